@@ -1,0 +1,30 @@
+// Shapes shared by every area: timestamps, pagination, strict body booleans, asset classes.
+import { z } from 'zod';
+
+/** ISO 8601 UTC timestamps travel as strings so REST and typed clients see the same value. */
+export const ZTimestamp = z.string().meta({ format: 'date-time' });
+
+export const ZAssetClass = z.enum(['crypto', 'us_equity', 'kr_equity']);
+export type TAssetClass = z.infer<typeof ZAssetClass>;
+
+/**
+ * A boolean in a request body. trpc-to-openapi marks plain `z.boolean()` schemas as coercing
+ * (it mutates the shared schema), which would read the string "false" as true; a union is left
+ * alone, so bodies stay strict.
+ */
+export const bodyBoolean = () => z.union([z.boolean()]);
+
+/** Page query of every list route: `page` from 1, `size` 1–100 (default 20). */
+export const ZPageQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  size: z.coerce.number().int().min(1).max(100).default(20),
+});
+export type TPageQuery = z.infer<typeof ZPageQuery>;
+
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({
+    items: z.array(item),
+    total: z.number().int(),
+    page: z.number().int(),
+    size: z.number().int(),
+  });

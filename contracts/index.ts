@@ -1,0 +1,6 @@
+// The single source of every wire shape: the server and the client both import from here.
+export * from './errors.ts';
+export * from './common.ts';
+export * from './auth.ts';
+export * from './admin.ts';
+export * from './health.ts';

@@ -1,0 +1,241 @@
+// Every setting of the service, read from the environment and validated once, here.
+// Nothing else reads process.env. Secrets follow DESIGN §4: generated and kept in DATA_DIR
+// outside production, required in production, placeholders always refused.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(`${setting}: ${message}`);
+    this.name = 'ConfigError';
+    this.setting = setting;
+  }
+}
+
+const flag = (fallback: boolean) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      if (value === 'true' || value === '1') return true;
+      if (value === 'false' || value === '0') return false;
+      ctx.addIssue({ code: 'custom', message: 'expected true, false, 1 or 0' });
+      return z.NEVER;
+    });
+
+const int = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    (value) => (value === undefined || value === '' ? fallback : value),
+    z.coerce.number().int().min(min).max(max),
+  );
+
+const num = (fallback: number, min: number, max: number) =>
+  z.preprocess(
+    (value) => (value === undefined || value === '' ? fallback : value),
+    z.coerce.number().min(min).max(max),
+  );
+
+const text = (fallback = '') =>
+  z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined ? fallback : value.trim()));
+
+const list = () =>
+  text().transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+const ZEnv = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: text('127.0.0.1'),
+  PORT: int(8000, 0, 65535),
+  DATA_DIR: text('./data'),
+  DATABASE_URL: text(),
+  DB_POOL_SIZE: int(10, 1, 200),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WORKERS_IN_PROCESS: flag(true),
+  BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
+  CORS_ORIGINS: list(),
+  TRUST_PROXY: flag(false),
+  METRICS_TOKEN: text(),
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 300_000),
+
+  AUTH_SECRET_KEY: text(),
+  ENCRYPTION_SALT: text(),
+  LIVE_CONFIRM_SECRET: text(),
+  AUTH_ACCESS_TOKEN_TTL_MIN: int(30, 1, 24 * 60),
+  AUTH_REFRESH_TOKEN_TTL_DAYS: int(7, 1, 365),
+  LOGIN_MAX_FAILURES: int(5, 1, 1000),
+  LOGIN_WINDOW_MIN: int(15, 1, 24 * 60),
+  ADMIN_USERNAME: text(),
+  ADMIN_PASSWORD: text(),
+  ADMIN_EMAIL: text('admin@example.com'),
+  DEMO_DATA: flag(true),
+
+  FEATURE_EQUITY_PAPER: flag(true),
+  FEATURE_EQUITY_LIVE: flag(false),
+  FEATURE_LLM_ANALYSIS: flag(true),
+  FEATURE_EQUITY_ANALYSIS: flag(false),
+  FEATURE_USBROKER_BROKER: flag(true),
+  FEATURE_KRBROKER_BROKER: flag(true),
+  ALLOW_LIVE: z
+    .string()
+    .optional()
+    .transform((value) => value?.trim() === '1'),
+
+  BROKER_MODE: z.enum(['simulated', 'real']).default('simulated'),
+  SIM_INITIAL_CASH_USD: num(100_000, 0, 1e15),
+  SIM_INITIAL_CASH_USDT: num(100_000, 0, 1e15),
+  SIM_INITIAL_CASH_KRW: num(100_000_000, 0, 1e18),
+  SIM_TICK_INTERVAL_MS: int(1000, 0, 3_600_000),
+
+  RISK_MARKET_HOURS: z.enum(['enforce', 'ignore']).default('enforce'),
+  RISK_DEFAULT_STOP_PCT: num(5, 0.01, 100),
+  RISK_MAX_RISK_PER_TRADE_PCT: num(2, 0.01, 100),
+  RISK_DAILY_LOSS_LIMIT_PCT: num(5, 0.01, 100),
+  RISK_PAPER_MIN_DAYS: int(90, 0, 3650),
+  RISK_PAPER_MIN_TRADES: int(50, 0, 1_000_000),
+  LIVE_DAILY_TRADE_LIMIT: int(10, 0, 1_000_000),
+  KILL_SWITCH_LIQUIDATE: flag(false),
+  ALERT_WEBHOOK_URL: text(),
+  OPERATOR_EMAILS: list(),
+
+  LLM_PROVIDER: z.enum(['heuristic', 'openai', 'anthropic']).default('heuristic'),
+  LLM_BASE_URL: text(),
+  LLM_API_KEY: text(),
+  LLM_MODEL: text(),
+  LLM_PRICE_INPUT_PER_MTOK: num(0, 0, 1e6),
+  LLM_PRICE_OUTPUT_PER_MTOK: num(0, 0, 1e6),
+  LLM_DAILY_BUDGET_USD: num(5, 0, 1e9),
+  LLM_GLOBAL_DAILY_BUDGET_USD: num(100, 0, 1e9),
+
+  SMTP_HOST: text(),
+  SMTP_PORT: int(587, 1, 65535),
+  SMTP_USER: text(),
+  SMTP_PASSWORD: text(),
+  SMTP_FROM: text(),
+  BOTCHECK_VERIFY_URL: text(),
+  BOTCHECK_SECRET_KEY: text(),
+
+  WS_HEARTBEAT_INTERVAL_SEC: int(30, 1, 3600),
+});
+
+type TEnv = z.infer<typeof ZEnv>;
+
+export type Config = Omit<TEnv, 'AUTH_SECRET_KEY' | 'ENCRYPTION_SALT' | 'LIVE_CONFIRM_SECRET'> & {
+  AUTH_SECRET_KEY: string;
+  ENCRYPTION_SALT: string;
+  LIVE_CONFIRM_SECRET: string;
+  /** Absolute DATA_DIR. */
+  dataDir: string;
+  isProduction: boolean;
+  /** What start-up should say once a logger exists (never a secret's value). */
+  warnings: string[];
+};
+
+const PLACEHOLDERS = new Set(['change-me', 'changeme', 'secret', 'your-secret-key', 'please-change-me']);
+const GENERATED_SECRETS = ['AUTH_SECRET_KEY', 'ENCRYPTION_SALT'] as const;
+type GeneratedSecret = (typeof GENERATED_SECRETS)[number];
+
+const refusePlaceholder = (setting: string, value: string) => {
+  if (PLACEHOLDERS.has(value.toLowerCase())) {
+    throw new ConfigError(setting, 'is a placeholder value; set a long random secret');
+  }
+};
+
+/** Reads DATA_DIR/secrets.json, adding any generated secret that is missing. */
+const keptSecrets = (dataDir: string, missing: GeneratedSecret[]): Record<GeneratedSecret, string> => {
+  const file = path.join(dataDir, 'secrets.json');
+  let kept: Partial<Record<GeneratedSecret, string>> = {};
+  if (existsSync(file)) {
+    try {
+      kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<Record<GeneratedSecret, string>>;
+    } catch {
+      throw new ConfigError('DATA_DIR', `${file} is not valid JSON; fix or remove it`);
+    }
+  }
+  let changed = false;
+  for (const name of missing) {
+    if (typeof kept[name] !== 'string' || kept[name].length < 32) {
+      kept[name] = randomBytes(48).toString('base64url');
+      changed = true;
+    }
+  }
+  if (changed) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return kept as Record<GeneratedSecret, string>;
+};
+
+export const loadConfig = (env: Record<string, string | undefined> = process.env): Config => {
+  const parsed = ZEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const setting = String(issue?.path[0] ?? 'environment');
+    throw new ConfigError(setting, issue?.message ?? 'invalid value');
+  }
+  const values = parsed.data;
+  const isProduction = values.NODE_ENV === 'production';
+  const dataDir = path.resolve(values.DATA_DIR);
+  const warnings: string[] = [];
+
+  for (const name of [...GENERATED_SECRETS, 'LIVE_CONFIRM_SECRET'] as const) {
+    if (values[name]) refusePlaceholder(name, values[name]);
+  }
+  if (values.AUTH_SECRET_KEY && values.AUTH_SECRET_KEY.length < 32) {
+    throw new ConfigError('AUTH_SECRET_KEY', 'must be at least 32 characters');
+  }
+
+  const missing = GENERATED_SECRETS.filter((name) => !values[name]);
+  if (missing.length > 0 && isProduction) {
+    throw new ConfigError(missing[0]!, 'is required when NODE_ENV=production');
+  }
+  const secrets = { AUTH_SECRET_KEY: values.AUTH_SECRET_KEY, ENCRYPTION_SALT: values.ENCRYPTION_SALT };
+  if (missing.length > 0) {
+    const kept = keptSecrets(dataDir, missing);
+    for (const name of missing) secrets[name] = kept[name];
+    warnings.push(`${missing.join(', ')} not set: using the generated value kept in ${path.join(dataDir, 'secrets.json')}`);
+  }
+
+  if (values.ADMIN_USERNAME && !values.ADMIN_PASSWORD) {
+    throw new ConfigError('ADMIN_PASSWORD', 'is required when ADMIN_USERNAME is set');
+  }
+  if (values.ADMIN_PASSWORD && (values.ADMIN_PASSWORD.length < 8 || values.ADMIN_PASSWORD.length > 128)) {
+    throw new ConfigError('ADMIN_PASSWORD', 'must be 8-128 characters');
+  }
+
+  return {
+    ...values,
+    ...secrets,
+    LIVE_CONFIRM_SECRET: values.LIVE_CONFIRM_SECRET || secrets.AUTH_SECRET_KEY,
+    DEMO_DATA: env.DEMO_DATA === undefined || env.DEMO_DATA === '' ? !isProduction : values.DEMO_DATA,
+    dataDir,
+    isProduction,
+    warnings,
+  };
+};
+
+/** Names of settings whose values must never be printed. */
+export const SECRET_SETTINGS = [
+  'AUTH_SECRET_KEY',
+  'ENCRYPTION_SALT',
+  'LIVE_CONFIRM_SECRET',
+  'ADMIN_PASSWORD',
+  'LLM_API_KEY',
+  'SMTP_PASSWORD',
+  'BOTCHECK_SECRET_KEY',
+  'METRICS_TOKEN',
+  'DATABASE_URL',
+] as const;

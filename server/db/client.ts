@@ -1,0 +1,158 @@
+// The database: PostgreSQL through postgres.js when DATABASE_URL is set, else embedded PGlite
+// under DATA_DIR. Both drivers sit behind DatabaseHandle; nothing outside this module knows
+// which one runs.
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema/index.ts';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly kind: 'pglite' | 'postgres';
+  /** Applies pending migrations; on Postgres under an advisory lock so N instances apply them once. */
+  migrate(): Promise<void>;
+  /** True when a trivial query answers. */
+  ping(): Promise<boolean>;
+  /** Calls onMessage for every NOTIFY on the channel; resolves to an unsubscribe function. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string;
+  dataDir: string;
+  poolSize: number;
+}
+
+const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** Arbitrary constant shared by every instance: the key of the migration advisory lock. */
+const MIGRATION_LOCK_KEY = 7_326_501_901;
+
+export class DataDirLockedError extends Error {
+  constructor(dir: string, pid: number) {
+    super(
+      `DATA_DIR ${dir} is in use by process ${pid} (embedded database). Stop it first, ` +
+        'use its HTTP routes, or point DATABASE_URL at PostgreSQL to run several processes.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** PGlite is one process's database: hold DATA_DIR with a pid lock file, taking over stale ones. */
+const lockDataDir = (dir: string): (() => void) => {
+  const lockFile = path.join(dir, 'pglite.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockFile, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number.parseInt(readFileSync(lockFile, 'utf8'), 10);
+      if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+        throw new DataDirLockedError(dir, holder);
+      }
+      rmSync(lockFile, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${dir}`);
+};
+
+const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
+  mkdirSync(dataDir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
+  try {
+    const { PGlite } = await import('@electric-sql/pglite');
+    const { drizzle } = await import('drizzle-orm/pglite');
+    const { migrate } = await import('drizzle-orm/pglite/migrator');
+    const client = await PGlite.create(path.join(dataDir, 'pgdata'));
+    const db = drizzle({ client, schema });
+    return {
+      db,
+      kind: 'pglite',
+      migrate: () => migrate(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+      ping: async () => {
+        try {
+          await client.query('select 1');
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      listen: async (channel, onMessage) => {
+        const unlisten = await client.listen(channel, onMessage);
+        return () => unlisten();
+      },
+      close: async () => {
+        try {
+          await client.close();
+        } finally {
+          unlock();
+        }
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+};
+
+const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise<DatabaseHandle> => {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+  const client = postgres(databaseUrl, { max: poolSize, onnotice: () => undefined });
+  const db = drizzle({ client, schema });
+  return {
+    db,
+    kind: 'postgres',
+    migrate: async () => {
+      // A single dedicated connection holds the session-level advisory lock for the whole run.
+      const lockClient = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+      try {
+        await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+        await migrate(drizzle({ client: lockClient }), { migrationsFolder: MIGRATIONS_FOLDER });
+        await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+      } finally {
+        await lockClient.end({ timeout: 5 });
+      }
+    },
+    ping: async () => {
+      try {
+        await client`select 1`;
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    listen: async (channel, onMessage) => {
+      const subscription = await client.listen(channel, onMessage);
+      return () => subscription.unlisten();
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+};
+
+export const openDatabase = (options: DatabaseOptions): Promise<DatabaseHandle> =>
+  options.databaseUrl ? openPostgres(options) : openPglite(options.dataDir);
+
+/** Queues a NOTIFY; inside a transaction it is delivered only if the transaction commits. */
+export const notify = async (db: Db | Tx, channel: string, payload: string): Promise<void> => {
+  await db.execute(sql`select pg_notify(${channel}, ${payload})`);
+};

@@ -1,0 +1,21 @@
+// The append-only audit log: who did what, to whom, from where.
+import { bigint, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { createdAt } from './columns.ts';
+
+export const auditEvents = pgTable(
+  'audit_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    action: text('action').notNull(),
+    actorUserId: integer('actor_user_id'),
+    subjectUserId: integer('subject_user_id'),
+    requestId: text('request_id'),
+    address: text('address'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('audit_events_subject_idx').on(t.subjectUserId, t.createdAt),
+    index('audit_events_action_idx').on(t.action, t.createdAt),
+  ],
+);

@@ -1,0 +1,5 @@
+// The whole schema, one file per aggregate.
+export * from './users.ts';
+export * from './auth.ts';
+export * from './audit.ts';
+export * from './system.ts';

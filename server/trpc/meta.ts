@@ -1,0 +1,12 @@
+// What a procedure declares about itself besides its OpenAPI route.
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { TAppErrorCode } from '../../contracts/errors.ts';
+
+export type ProcedureMeta = OpenApiMeta & {
+  /** Success status on REST (201 creation, 202 accepted, 204 no body); 200 when absent. */
+  status?: 200 | 201 | 202 | 204;
+  /** Still served while an operator has halted the service. */
+  haltExempt?: boolean;
+  /** Error codes this procedure documents, beyond the ones every route can answer. */
+  errors?: TAppErrorCode[];
+};

@@ -1,0 +1,126 @@
+// Starts the real service on an ephemeral port with a database of its own: embedded PGlite in
+// a temporary DATA_DIR, or, when DATABASE_URL is set, a fresh PostgreSQL database per server.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
+import { startApp, type RunningApp } from '../../server/app.ts';
+import { loadConfig, type Config } from '../../server/config.ts';
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestServer extends RunningApp {
+  config: Config;
+  dataDir: string;
+  databaseUrl: string;
+  http<T = any>(method: string, path: string, opts?: { body?: unknown; rawBody?: string; token?: string; headers?: Record<string, string> }): Promise<HttpResult<T>>;
+  stop(): Promise<void>;
+}
+
+/** A fresh database on the Postgres named by DATABASE_URL; '' when tests run on PGlite. */
+export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) return { url: '', drop: () => Promise.resolve() };
+  const name = `ts_test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const dropper = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+      await dropper.unsafe(`drop database if exists ${name} with (force)`);
+      await dropper.end();
+    },
+  };
+};
+
+export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
+
+export const startTestServer = async (env: Record<string, string> = {}, reuse?: { dataDir: string; databaseUrl: string }): Promise<TestServer> => {
+  const dataDir = reuse?.dataDir ?? tempDir();
+  const database = reuse ? { url: reuse.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const app = await startApp(config);
+  const http: TestServer['http'] = async (method, urlPath, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${app.url}${urlPath}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed as any, text };
+  };
+  return {
+    ...app,
+    config,
+    dataDir,
+    databaseUrl: database.url,
+    http,
+    stop: async () => {
+      await app.close();
+      if (!reuse) {
+        await database.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+};
+
+let counter = 0;
+/** A unique, valid username for this test process. */
+export const uniqueName = (prefix = 'user') => `${prefix}_${process.pid}_${++counter}`;
+
+export interface TestUser {
+  user: TUserResponse;
+  tokens: TTokenResponse;
+  password: string;
+  username: string;
+}
+
+export const registerAndLogin = async (server: TestServer, prefix = 'user'): Promise<TestUser> => {
+  const username = uniqueName(prefix);
+  const password = `pw-${username}-secret`;
+  const registered = await server.http<TUserResponse>('POST', '/api/auth/register', {
+    body: { username, email: `${username}@example.com`, password },
+  });
+  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
+  const login = await server.http<TTokenResponse>('POST', '/api/auth/login', { body: { username, password } });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+  return { user: registered.body, tokens: login.body, password, username };
+};
+
+/** Logs in the admin created at start-up from ADMIN_USERNAME / ADMIN_PASSWORD. */
+export const ADMIN = { username: 'ops_admin', password: 'ops-admin-password' };
+export const adminEnv = { ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password };
+export const loginAdmin = async (server: TestServer): Promise<TTokenResponse> => {
+  const login = await server.http<TTokenResponse>('POST', '/api/auth/login', { body: ADMIN });
+  if (login.status !== 200) throw new Error(`admin login failed: ${login.status} ${login.text}`);
+  return login.body;
+};
