@@ -12,6 +12,7 @@ import type { Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/client.ts';
 import { startChangeFeed } from './events/changes.ts';
 import { createHttpServer } from './http/server.ts';
+import { startWorkers } from './jobs/index.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { appRouter } from './routers/index.ts';
@@ -80,6 +81,7 @@ export const startApp = async (config: Config, options: { logger?: Logger } = {}
     throw error;
   }
 
+  const workers = config.WORKERS_IN_PROCESS ? startWorkers(services) : undefined;
   const server = createHttpServer(appRouter, services);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -100,6 +102,7 @@ export const startApp = async (config: Config, options: { logger?: Logger } = {}
       const deadline = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await stopped;
       clearTimeout(deadline);
+      await workers?.stop();
       await services.changes.close().catch(() => undefined);
       await database.close();
       logger.info('stopped');

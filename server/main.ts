@@ -17,11 +17,6 @@ try {
   throw error;
 }
 
-if (process.argv.includes('--workers-only')) {
-  // Workers arrive with the job queue; until then there is nothing to run without the API.
-  fail('npm run worker: no background workers exist yet; run npm start');
-}
-
 try {
   const app = await startApp(config);
   let signalled = false;

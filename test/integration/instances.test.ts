@@ -1,0 +1,55 @@
+// Two API instances on one PostgreSQL: state that every request consults is cached per process
+// and invalidated through LISTEN/NOTIFY, so a change made on one instance holds on the other.
+// Embedded PGlite is one process's database, so this runs only when DATABASE_URL is set.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminEnv, loginAdmin, registerAndLogin, startTestServer, tempDir, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+
+const onPostgres = Boolean(process.env.DATABASE_URL);
+
+describe.skipIf(!onPostgres)('several instances on one database', () => {
+  let a: TestServer;
+  let b: TestServer;
+  // Instances share their secrets through settings (a generated secret is one DATA_DIR's own).
+  const env = { ...adminEnv, AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances', ENCRYPTION_SALT: 'shared-salt-for-both-instances' };
+  beforeAll(async () => {
+    a = await startTestServer(env);
+    b = await startTestServer(env, { dataDir: tempDir(), databaseUrl: a.databaseUrl });
+  });
+  afterAll(async () => {
+    await b?.stop();
+    await a?.stop();
+  });
+
+  it('a token issued by one instance is accepted by the other', async () => {
+    const { tokens, user } = await registerAndLogin(a, 'multi');
+    const me = await b.http('GET', '/api/auth/me', { token: tokens.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body.id).toBe(user.id);
+  });
+
+  it('deactivating a user on one instance ends its tokens on the other', async () => {
+    const { tokens, user } = await registerAndLogin(a, 'multi_deact');
+    // Instance b has the user cached as active.
+    expect((await b.http('GET', '/api/auth/me', { token: tokens.access_token })).status).toBe(200);
+    const admin = await loginAdmin(a);
+    expect((await a.http('POST', `/api/admin/users/${user.id}/deactivate`, { token: admin.access_token })).status).toBe(200);
+    const after = await waitFor(() => b.http('GET', '/api/auth/me', { token: tokens.access_token }), (res) => res.status !== 200);
+    expect(after.status).toBe(401);
+  });
+
+  it('a halt set on one instance holds on the other, and lifting it too', async () => {
+    const { tokens } = await registerAndLogin(a, 'multi_halt');
+    const admin = await loginAdmin(a);
+    try {
+      expect((await a.http('POST', '/api/admin/halt', { token: admin.access_token, body: { halted: true } })).status).toBe(200);
+      const halted = await waitFor(() => b.http('GET', '/api/auth/me', { token: tokens.access_token }), (res) => res.status !== 200);
+      expect(halted.status).toBe(503);
+      expect(halted.body.code).toBe('SERVICE_HALTED');
+    } finally {
+      await a.http('POST', '/api/admin/halt', { token: admin.access_token, body: { halted: false } });
+    }
+    const resumed = await waitFor(() => b.http('GET', '/api/auth/me', { token: tokens.access_token }), (res) => res.status === 200);
+    expect(resumed.status).toBe(200);
+  });
+});
