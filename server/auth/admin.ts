@@ -8,7 +8,7 @@ import { refreshTokenFamilies, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { ChangeFeed } from '../events/changes.ts';
 import { hashPassword } from './passwords.ts';
-import { toAuthUser, toUserResponse, type AuthUser } from './users.ts';
+import { toAuthUser, toUserResponse, type AuthUser, type UserDirectory } from './users.ts';
 
 export const listUsers = async ({ db, page }: { db: Db; page: TPageQuery }): Promise<TUserList> => {
   const rows = await db
@@ -24,14 +24,15 @@ export const listUsers = async ({ db, page }: { db: Db; page: TPageQuery }): Pro
 export const setUserActive = async (opts: {
   db: Db;
   changes: ChangeFeed;
+  users: UserDirectory;
   actor: AuthUser;
   userId: number;
   active: boolean;
   origin: RequestOrigin;
 }): Promise<AuthUser> => {
-  const { db, changes, actor, userId, active, origin } = opts;
+  const { db, changes, users: directory, actor, userId, active, origin } = opts;
   if (!active && userId === actor.id) throw new AppError('CONFLICT', 'An admin cannot deactivate itself');
-  return db.transaction(async (tx) => {
+  const updated = await db.transaction(async (tx) => {
     const [row] = await tx.update(users).set({ isActive: active, updatedAt: new Date() }).where(eq(users.id, userId)).returning();
     if (!row) throw new AppError('NOT_FOUND', 'User not found');
     if (!active) {
@@ -44,6 +45,9 @@ export const setUserActive = async (opts: {
     await changes.publish(tx, { kind: 'user', id: userId });
     return toAuthUser(row);
   });
+  // Other instances drop their copy on the notification; this one must not wait for its own.
+  directory.forget(userId);
+  return updated;
 };
 
 /** Creates the user with role admin, or promotes the existing one (its password is left alone). */

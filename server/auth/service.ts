@@ -155,6 +155,7 @@ export const createAuthService = async ({ db, tokens, throttle, users: directory
       await recordAudit(tx, { action: 'auth.password_change', actorUserId: user.id, subjectUserId: user.id, origin });
       await changes.publish(tx, { kind: 'user', id: user.id });
     });
+    directory.forget(user.id);
   };
 
   /** Resolves a Bearer access token to an active user, or throws 401. */

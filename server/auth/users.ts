@@ -45,7 +45,12 @@ const MAX_ENTRIES = 50_000;
 
 export const createUserDirectory = ({ db, changes }: { db: Db; changes: ChangeFeed }): UserDirectory => {
   const cache = new Map<number, { user: AuthUser | null; loadedAt: number }>();
-  const forget = (id: number) => cache.delete(id);
+  // Bumped by every forget: a read that started before a change must not cache what it read.
+  let epoch = 0;
+  const forget = (id: number) => {
+    epoch++;
+    cache.delete(id);
+  };
   changes.subscribe((change) => {
     if (change.kind === 'user') forget(change.id);
   });
@@ -54,10 +59,13 @@ export const createUserDirectory = ({ db, changes }: { db: Db; changes: ChangeFe
     get: async (id) => {
       const hit = cache.get(id);
       if (hit && Date.now() - hit.loadedAt < SAFETY_TTL_MS) return hit.user;
+      const readEpoch = epoch;
       const [row] = await db.select().from(users).where(eq(users.id, id));
       const user = row ? toAuthUser(row) : null;
-      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
-      cache.set(id, { user, loadedAt: Date.now() });
+      if (readEpoch === epoch) {
+        if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+        cache.set(id, { user, loadedAt: Date.now() });
+      }
       return user;
     },
   };

@@ -20,7 +20,7 @@ export const adminRouter = router({
     .input(ZUserIdPath)
     .output(ZUserResponse)
     .mutation(async ({ ctx, input }) =>
-      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, actor: ctx.user, userId: input.id, active: false, origin: ctx.origin })),
+      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, users: ctx.services.users, actor: ctx.user, userId: input.id, active: false, origin: ctx.origin })),
     ),
 
   activateUser: adminProcedure
@@ -28,7 +28,7 @@ export const adminRouter = router({
     .input(ZUserIdPath)
     .output(ZUserResponse)
     .mutation(async ({ ctx, input }) =>
-      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, actor: ctx.user, userId: input.id, active: true, origin: ctx.origin })),
+      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, users: ctx.services.users, actor: ctx.user, userId: input.id, active: true, origin: ctx.origin })),
     ),
 
   halt: adminProcedure

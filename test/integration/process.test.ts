@@ -1,0 +1,398 @@
+// The real entry points as child processes: `node server/main.ts` and `node server/cli.ts`.
+// Start-up refusals, the PGlite DATA_DIR lock, graceful shutdown, the first admin, and a restart
+// that keeps users and tokens (DESIGN §4). These always exercise embedded PGlite: the children
+// get an explicit environment without DATABASE_URL, whatever the suite runs on.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+// The entry points are TypeScript run by Node's own type stripping (Node >= 24, package.json
+// engines). Under `npm test` the running Node is that one; otherwise use the repo's pinned Node.
+const NODE = Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : path.join(REPO, 'node_modules', 'node', 'bin', 'node');
+/** How long any one wait on a child may take before the test fails (a deadline, not a sleep). */
+const DEADLINE_MS = 60_000;
+// A fresh PGlite DATA_DIR takes ~10 s to initialise on a busy machine; each later open ~3 s.
+const TIMEOUT = { timeout: 150_000 };
+
+interface LogLine {
+  msg?: string;
+  level?: string;
+  port?: number;
+  [key: string]: unknown;
+}
+
+interface Child {
+  readonly proc: ChildProcessWithoutNullStreams;
+  readonly name: string;
+  stdout: string;
+  stderr: string;
+  /** Set once the process has exited and its output is fully read. */
+  result?: { code: number | null; signal: NodeJS.Signals | null };
+  /** Resolves with the exit code (null when ended by a signal) after all output is read. */
+  readonly closed: Promise<number | null>;
+}
+
+const running = new Set<Child>();
+const dirs: string[] = [];
+
+const tempDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ts-process-'));
+  dirs.push(dir);
+  return dir;
+};
+
+afterAll(async () => {
+  const children = [...running];
+  for (const child of children) {
+    if (child.proc.pid !== undefined && !child.result) process.kill(child.proc.pid, 'SIGKILL');
+  }
+  await Promise.all(children.map((child) => child.closed));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A minimal, explicit environment: nothing of the test process leaks in (no DATABASE_URL). */
+const envFor = (dataDir: string, extra: Record<string, string> = {}): Record<string, string> => ({
+  PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  HOME: process.env.HOME ?? tmpdir(),
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  ...extra,
+});
+
+const within = async <T>(promise: Promise<T>, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${DEADLINE_MS} ms`)), DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+const spawnNode = (args: string[], env: Record<string, string>, stdin = ''): Child => {
+  const proc = spawn(NODE, args, { cwd: REPO, env, stdio: 'pipe' });
+  const child: Child = {
+    proc,
+    name: `node ${args.join(' ')}`,
+    stdout: '',
+    stderr: '',
+    closed: new Promise<number | null>((resolve) => {
+      proc.once('close', (code, signal) => {
+        child.result = { code, signal };
+        running.delete(child);
+        resolve(code);
+      });
+    }),
+  };
+  running.add(child);
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout += chunk;
+  });
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr += chunk;
+  });
+  proc.on('error', (error) => {
+    child.stderr += `spawn failed: ${error.message}\n`;
+  });
+  proc.stdin.on('error', () => undefined); // a child that exits before reading its input
+  proc.stdin.end(stdin);
+  return child;
+};
+
+/** Runs a command to completion. */
+const run = async (args: string[], env: Record<string, string>, stdin?: string) => {
+  const child = spawnNode(args, env, stdin);
+  const code = await within(child.closed, child.name);
+  return { code, stdout: child.stdout, stderr: child.stderr };
+};
+
+const logLines = (text: string): LogLine[] =>
+  text.split('\n').flatMap((line) => {
+    try {
+      const parsed = JSON.parse(line) as LogLine | null;
+      return parsed !== null && typeof parsed === 'object' ? [parsed] : [];
+    } catch {
+      return [];
+    }
+  });
+
+/** Resolves with the first log line carrying msg; rejects if the process ends first. */
+const waitForLog = (child: Child, msg: string): Promise<LogLine> =>
+  within(
+    new Promise<LogLine>((resolve, reject) => {
+      const check = () => {
+        const line = logLines(child.stdout).find((entry) => entry.msg === msg);
+        if (line) {
+          child.proc.stdout.off('data', check);
+          resolve(line);
+        }
+      };
+      child.proc.stdout.on('data', check);
+      void child.closed.then((code) => {
+        child.proc.stdout.off('data', check);
+        check();
+        reject(new Error(`${child.name} exited (${code}) before logging '${msg}'\nstderr: ${child.stderr}\nstdout: ${child.stdout}`));
+      });
+      check();
+    }),
+    `${child.name}: waiting for '${msg}'`,
+  );
+
+interface Server {
+  child: Child;
+  url: string;
+}
+
+const startServer = async (env: Record<string, string>): Promise<Server> => {
+  const child = spawnNode(['server/main.ts'], env);
+  const listening = await waitForLog(child, 'listening');
+  expect(listening.port).toEqual(expect.any(Number));
+  return { child, url: `http://127.0.0.1:${listening.port}` };
+};
+
+/** SIGTERM, then the exit code. */
+const stopServer = async (server: Server): Promise<number | null> => {
+  if (server.child.result) return server.child.result.code;
+  process.kill(server.child.proc.pid!, 'SIGTERM');
+  return within(server.child.closed, `${server.child.name}: stopping`);
+};
+
+const call = async (server: Server, method: string, urlPath: string, opts: { body?: unknown; token?: string } = {}) => {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${server.url}${urlPath}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await response.text();
+  let body: any = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body, text };
+};
+
+const login = async (server: Server, username: string, password: string) => {
+  const res = await call(server, 'POST', '/api/auth/login', { body: { username, password } });
+  expect(res.status, res.text).toBe(200);
+  return res.body as { access_token: string; refresh_token: string };
+};
+
+const register = async (server: Server, username: string, password: string) => {
+  const res = await call(server, 'POST', '/api/auth/register', { body: { username, email: `${username}@example.com`, password } });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { id: number; username: string };
+};
+
+describe('a bad configuration stops start-up with a non-zero exit naming the setting', TIMEOUT, () => {
+  it.each([
+    ['AUTH_SECRET_KEY=change-me', { AUTH_SECRET_KEY: 'change-me' }, 'AUTH_SECRET_KEY'],
+    ['ENCRYPTION_SALT=secret', { ENCRYPTION_SALT: 'secret' }, 'ENCRYPTION_SALT'],
+    ['LIVE_CONFIRM_SECRET=Please-Change-Me', { LIVE_CONFIRM_SECRET: 'Please-Change-Me' }, 'LIVE_CONFIRM_SECRET'],
+    ['NODE_ENV=production without AUTH_SECRET_KEY', { NODE_ENV: 'production', ENCRYPTION_SALT: 'a-production-encryption-salt-value' }, 'AUTH_SECRET_KEY'],
+    ['PORT=abc', { PORT: 'abc' }, 'PORT'],
+  ])('server: %s', async (_name, extra, setting) => {
+    const dataDir = tempDir();
+    const result = await run(['server/main.ts'], envFor(dataDir, extra));
+    expect(result.code, result.stderr).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain(setting);
+    expect(logLines(result.stdout).some((line) => line.msg === 'listening')).toBe(false);
+    // Refused before any secret was generated or the database opened.
+    expect(existsSync(path.join(dataDir, 'pgdata'))).toBe(false);
+  });
+
+  it('the CLI refuses a placeholder secret the same way', async () => {
+    const result = await run(['server/cli.ts', 'db', 'migrate'], envFor(tempDir(), { AUTH_SECRET_KEY: 'CHANGEME' }));
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('AUTH_SECRET_KEY');
+  });
+});
+
+describe('CLI usage', TIMEOUT, () => {
+  it.each([[['frobnicate']], [['db']], [[]]])('%j exits non-zero with the usage', async (args) => {
+    const result = await run(['server/cli.ts', ...args], envFor(tempDir()));
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain('usage');
+    expect(result.stderr).toContain('db migrate');
+    expect(result.stderr).toContain('users create-admin');
+  });
+});
+
+// One DATA_DIR through its life, with no secrets in the environment: generated once into
+// DATA_DIR/secrets.json and kept. The steps run in order and build on one another.
+describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
+  let dataDir: string;
+  let server: Server | undefined;
+  const envAdmin = { username: 'env_admin', password: 'env-admin-password' };
+  const boss = { username: 'boss_user', password: 'boss-user-password' };
+  const stdinAdmin = { username: 'stdin_admin', password: 'stdin-admin-password' };
+  const regular = { username: 'regular_user', password: 'regular-user-password' };
+  const promoted = { username: 'promoted_user', password: 'promoted-user-password' };
+  let regularTokens: { access_token: string; refresh_token: string };
+  let regularId: number;
+
+  const env = (extra: Record<string, string> = {}) => envFor(dataDir, extra);
+  const serverEnv = () => env({ ADMIN_USERNAME: envAdmin.username, ADMIN_PASSWORD: envAdmin.password });
+
+  beforeAll(() => {
+    dataDir = tempDir();
+  });
+  afterAll(async () => {
+    if (server) await stopServer(server);
+  });
+
+  it('db migrate applies the migrations while no server runs, and keeps generated secrets in DATA_DIR (0600)', async () => {
+    const result = await run(['server/cli.ts', 'db', 'migrate'], env());
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('migrations applied (pglite)');
+    const secrets = path.join(dataDir, 'secrets.json');
+    expect(statSync(secrets).mode & 0o777).toBe(0o600);
+    expect(Object.keys(JSON.parse(readFileSync(secrets, 'utf8'))).sort()).toEqual(['AUTH_SECRET_KEY', 'ENCRYPTION_SALT']);
+    // The CLI let go of the database.
+    expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
+  });
+
+  it('users create-admin creates an admin with ADMIN_PASSWORD from the environment', async () => {
+    const result = await run(['server/cli.ts', 'users', 'create-admin', '--username', boss.username, '--email', 'boss@example.com'], env({ ADMIN_PASSWORD: boss.password }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`created admin ${boss.username}`);
+    expect(result.stdout).not.toContain(boss.password);
+  });
+
+  it('the server starts, creates the start-up admin from ADMIN_USERNAME / ADMIN_PASSWORD, and never logs a secret', async () => {
+    server = await startServer(serverEnv());
+    const logs = logLines(server.child.stdout);
+    expect(logs.find((line) => line.msg === 'listening')).toMatchObject({ host: '127.0.0.1', db: 'pglite' });
+    expect(logs.some((line) => line.msg === 'admin user created' && line.username === envAdmin.username)).toBe(true);
+    const warning = logs.find((line) => line.level === 'warn' && String(line.msg).includes('secrets.json'));
+    expect(warning?.msg).toContain('AUTH_SECRET_KEY');
+    const kept = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8')) as Record<string, string>;
+    for (const value of Object.values(kept)) expect(server.child.stdout + server.child.stderr).not.toContain(value);
+    expect(server.child.stdout).not.toContain(envAdmin.password);
+
+    const health = await call(server, 'GET', '/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'ok', db: 'ok' });
+
+    const tokens = await login(server, envAdmin.username, envAdmin.password);
+    const me = await call(server, 'GET', '/api/auth/me', { token: tokens.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ username: envAdmin.username, role: 'admin', email: 'admin@example.com' });
+  });
+
+  it('the admin created by the CLI logs in with role admin and reaches the operator routes', async () => {
+    const tokens = await login(server!, boss.username, boss.password);
+    const me = await call(server!, 'GET', '/api/auth/me', { token: tokens.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ username: boss.username, email: 'boss@example.com', role: 'admin', is_active: true });
+    const users = await call(server!, 'GET', '/api/admin/users', { token: tokens.access_token });
+    expect(users.status, users.text).toBe(200);
+    expect(users.body.items.map((user: { username: string }) => user.username)).toEqual(expect.arrayContaining([boss.username, envAdmin.username]));
+  });
+
+  it('regular users register and log in', async () => {
+    regularId = (await register(server!, regular.username, regular.password)).id;
+    regularTokens = await login(server!, regular.username, regular.password);
+    await register(server!, promoted.username, promoted.password);
+    const me = await call(server!, 'GET', '/api/auth/me', { token: regularTokens.access_token });
+    expect(me.body).toMatchObject({ id: regularId, role: 'user' });
+    const forbidden = await call(server!, 'GET', '/api/admin/users', { token: regularTokens.access_token });
+    expect(forbidden.status).toBe(403);
+  });
+
+  it('while the server holds the DATA_DIR, db migrate refuses it with a clear message', async () => {
+    const result = await run(['server/cli.ts', 'db', 'migrate'], env());
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain(`DATA_DIR ${dataDir} is in use by process ${server!.child.proc.pid}`);
+  });
+
+  it('while the server holds the DATA_DIR, a second server refuses it with the same message', async () => {
+    const result = await run(['server/main.ts'], serverEnv());
+    expect(result.code).not.toBe(0);
+    expect(result.code).not.toBeNull();
+    expect(result.stderr).toContain(`DATA_DIR ${dataDir} is in use by process ${server!.child.proc.pid}`);
+    expect(logLines(result.stdout).some((line) => line.msg === 'listening')).toBe(false);
+    // The refusals left the running server and its lock alone.
+    expect(readFileSync(path.join(dataDir, 'pglite.lock'), 'utf8')).toBe(String(server!.child.proc.pid));
+    expect((await call(server!, 'GET', '/health')).body).toMatchObject({ status: 'ok', db: 'ok' });
+    expect((await call(server!, 'GET', '/api/auth/me', { token: regularTokens.access_token })).status).toBe(200);
+  });
+
+  it('SIGTERM stops the idle server with exit code 0, logs stopped, and releases the DATA_DIR', async () => {
+    const code = await stopServer(server!);
+    const logs = logLines(server!.child.stdout);
+    server = undefined;
+    expect(code).toBe(0);
+    expect(logs).toEqual(expect.arrayContaining([expect.objectContaining({ msg: 'shutting down', signal: 'SIGTERM' }), expect.objectContaining({ msg: 'stopped' })]));
+    expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
+  });
+
+  it('users create-admin promotes an existing regular user', async () => {
+    const result = await run(['server/cli.ts', 'users', 'create-admin', '--username', promoted.username], env({ ADMIN_PASSWORD: 'some-other-password' }));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`promoted admin ${promoted.username}`);
+  });
+
+  it('users create-admin reads the password from standard input when ADMIN_PASSWORD is unset', async () => {
+    const result = await run(['server/cli.ts', 'users', 'create-admin', '--username', stdinAdmin.username, '--email', 'stdin@example.com'], env(), `${stdinAdmin.password}\n`);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`created admin ${stdinAdmin.username}`);
+  });
+
+  it('a restart on the same DATA_DIR works and ensures the start-up admin again', async () => {
+    server = await startServer(serverEnv());
+    expect(logLines(server.child.stdout).some((line) => line.msg === 'admin user ensured' && line.username === envAdmin.username)).toBe(true);
+    const tokens = await login(server, envAdmin.username, envAdmin.password);
+    expect((await call(server, 'GET', '/api/auth/me', { token: tokens.access_token })).body).toMatchObject({ role: 'admin' });
+  });
+
+  it('after the restart the old access token still works and the old refresh token still rotates', async () => {
+    const me = await call(server!, 'GET', '/api/auth/me', { token: regularTokens.access_token });
+    expect(me.status, me.text).toBe(200);
+    expect(me.body).toMatchObject({ id: regularId, username: regular.username, role: 'user' });
+
+    const rotated = await call(server!, 'POST', '/api/auth/refresh', { body: { refresh_token: regularTokens.refresh_token } });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.refresh_token).not.toBe(regularTokens.refresh_token);
+    expect((await call(server!, 'GET', '/api/auth/me', { token: rotated.body.access_token })).status).toBe(200);
+    // Still single-use after the restart.
+    expect((await call(server!, 'POST', '/api/auth/refresh', { body: { refresh_token: regularTokens.refresh_token } })).status).toBe(401);
+  });
+
+  it('the promoted user keeps its password and is an admin; the stdin password logs in', async () => {
+    const promotedTokens = await login(server!, promoted.username, promoted.password);
+    expect((await call(server!, 'GET', '/api/auth/me', { token: promotedTokens.access_token })).body).toMatchObject({ role: 'admin' });
+    expect((await call(server!, 'GET', '/api/admin/users', { token: promotedTokens.access_token })).status).toBe(200);
+
+    const stdinTokens = await login(server!, stdinAdmin.username, stdinAdmin.password);
+    expect((await call(server!, 'GET', '/api/auth/me', { token: stdinTokens.access_token })).body).toMatchObject({
+      username: stdinAdmin.username,
+      email: 'stdin@example.com',
+      role: 'admin',
+    });
+  });
+
+  it('SIGTERM stops the restarted server with exit code 0', async () => {
+    const code = await stopServer(server!);
+    const logs = logLines(server!.child.stdout);
+    server = undefined;
+    expect(code).toBe(0);
+    expect(logs.some((line) => line.msg === 'stopped')).toBe(true);
+    expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
+  });
+});
