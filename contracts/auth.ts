@@ -1,6 +1,6 @@
 // Wire shapes of /api/auth: registration, login, token rotation, the current user.
 import { z } from 'zod';
-import { ZTimestamp } from './common.ts';
+import { requestText, ZTimestamp } from './common.ts';
 
 export const ZUserRole = z.enum(['user', 'admin']);
 export type TUserRole = z.infer<typeof ZUserRole>;
@@ -20,7 +20,7 @@ export const ZUserRegister = z.object({
 export type TUserRegister = z.infer<typeof ZUserRegister>;
 
 export const ZUserLogin = z.object({
-  username: z.string().min(1).max(254),
+  username: requestText().min(1).max(254),
   password: z.string().min(1).max(1024),
 });
 export type TUserLogin = z.infer<typeof ZUserLogin>;

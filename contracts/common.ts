@@ -28,3 +28,10 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
     page: z.number().int(),
     size: z.number().int(),
   });
+
+/**
+ * Free text in a request: no NUL (Postgres text refuses it) and no unpaired surrogate (jsonb
+ * refuses it), so such input is a 422 rather than a failed query.
+ */
+export const requestText = () =>
+  z.string().refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not contain NUL or unpaired surrogate characters');

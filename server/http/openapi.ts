@@ -65,7 +65,8 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
       if (meta.openapi.protect) codes.push('UNAUTHORIZED');
       if (meta.procedure.startsWith('admin.')) codes.push('FORBIDDEN');
       if (!meta.haltExempt) codes.push('SERVICE_HALTED');
-      if (operation.requestBody) codes.push('PAYLOAD_TOO_LARGE');
+      // The body limit applies to every request that may carry one, before any route runs.
+      if (method !== 'get') codes.push('PAYLOAD_TOO_LARGE');
       const byStatus = new Map<number, Set<TAppErrorCode>>();
       for (const code of codes) {
         const status = statusOf(code);
@@ -80,5 +81,8 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
     paths[`/api${path}`] = item;
   }
   doc.paths = paths;
+  // trpc-to-openapi adds schemas of its own error shape; our errors all use ErrorBody.
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
   return JSON.stringify(doc);
 };

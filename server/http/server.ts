@@ -11,9 +11,29 @@ import { checkHealth, featureFlags } from './health.ts';
 import { BodyTooLargeError, clientAddressOf, errorBody, readBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler } from './rest.ts';
+import { compileRouteTemplates } from './routes.ts';
 import { createTrpcHandler, TRPC_PREFIX } from './trpc.ts';
 
 const API_PREFIX = '/api/';
+/** Deeper JSON overflows the stack of whatever walks it recursively (re-serialising, coercing). */
+const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text, strings skipped; one pass, no recursion. */
+const jsonDepth = (text: string): number => {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+};
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const sameSecret = (given: string, expected: string) => {
@@ -28,6 +48,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const trpc = createTrpcHandler(router, services);
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
+  const routeOf = compileRouteTemplates(router, '/api');
 
   const applyCors = (req: IncomingMessage, res: ServerResponse) => {
     const origin = req.headers.origin;
@@ -57,6 +78,10 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     }
     const text = raw.toString('utf8').trim();
     if (text === '') return { value: {} };
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      sendError(res, errorBody('VALIDATION_ERROR', 'Malformed JSON body', [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }]));
+      return undefined;
+    }
     try {
       return { value: JSON.parse(text) as unknown };
     } catch (error) {
@@ -85,6 +110,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       return;
     }
     if (pathname.startsWith(API_PREFIX) && pathname !== '/api/openapi.json') {
+      state.http.route = routeOf(method, pathname);
       const body = await parseBody(req, res);
       if (body) await rest(req, res, state, body.value);
       return;

@@ -4,6 +4,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import { contextFor, type RequestState } from '../trpc/context.ts';
+import { describeError } from '../trpc/errors.ts';
 
 export const TRPC_PREFIX = '/trpc/';
 
@@ -18,12 +19,14 @@ export const createTrpcHandler = (router: AppRouter, services: Services) =>
       createContext: () => contextFor(services, state),
       responseMeta: ({ errors }) => {
         const headers: Record<string, string> = {};
+        // Request-shape errors are 422 here too, as on REST (tRPC itself would say 400 or 415).
+        const invalid = errors.length > 0 && errors.every((error) => describeError(error).domainCode === 'VALIDATION_ERROR');
         for (const error of errors) {
           const data = (error.cause as { retryAfterSec?: number } | undefined)?.retryAfterSec;
           if (data !== undefined) headers['Retry-After'] = String(data);
           if (error.code === 'UNAUTHORIZED') headers['WWW-Authenticate'] = 'Bearer';
         }
-        return { headers };
+        return invalid ? { status: 422, headers } : { headers };
       },
       onError: ({ error, path }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR') services.logger.error({ err: error.cause ?? error, procedure: path }, 'procedure failed');

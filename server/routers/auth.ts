@@ -17,14 +17,15 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/auth/login', tags, summary: 'Exchange credentials for tokens' },
       haltExempt: true,
-      errors: ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+      // Halt-exempt for admins only: a user's login answers 503 while halted.
+      errors: ['UNAUTHORIZED', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED', 'SERVICE_HALTED'],
     })
     .input(ZUserLogin)
     .output(ZTokenResponse)
     .mutation(({ ctx, input }) => ctx.services.auth.login(input, ctx.origin)),
 
   refresh: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'Rotate a refresh token' }, haltExempt: true, errors: ['UNAUTHORIZED'] })
+    .meta({ openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'Rotate a refresh token' }, haltExempt: true, errors: ['UNAUTHORIZED', 'SERVICE_HALTED'] })
     .input(ZTokenRefresh)
     .output(ZTokenResponse)
     .mutation(({ ctx, input }) => ctx.services.auth.refresh(input.refresh_token, ctx.origin)),
