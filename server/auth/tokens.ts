@@ -1,5 +1,5 @@
 // JWT access and refresh tokens: HS256 only, with sub, type, jti, iat and exp.
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '../errors.ts';
 
@@ -25,8 +25,16 @@ export interface TokenSigner {
 
 const ALGORITHM = 'HS256';
 
+/** Verified access tokens kept in memory; a bound on memory, not on correctness. */
+const MAX_CACHED_TOKENS = 20_000;
+
 export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; refreshTtlDays: number }): TokenSigner => {
-  const key = new TextEncoder().encode(opts.secret);
+  // Imported once: jose would import a raw key on every sign and verify.
+  const key = createSecretKey(Buffer.from(opts.secret, 'utf8'));
+  // Access tokens are presented on every request: the signature of one exact token string is
+  // checked once, then its claims come from here until it expires. Whether its user is still
+  // active is not cached here (the user directory answers that, invalidated on change).
+  const verifiedAccess = new Map<string, VerifiedToken>();
   const accessTtlSec = opts.accessTtlMin * 60;
   const refreshTtlSec = opts.refreshTtlDays * 86_400;
 
@@ -47,6 +55,14 @@ export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; 
     signAccess: (userId) => sign({ type: 'access' }, userId, randomUUID(), accessTtlSec),
     signRefresh: (userId, jti, familyId) => sign({ type: 'refresh', fam: familyId }, userId, jti, refreshTtlSec),
     verify: async (token, expected) => {
+      if (expected === 'access') {
+        const hit = verifiedAccess.get(token);
+        if (hit) {
+          if (hit.expiresAt.getTime() > Date.now()) return hit;
+          verifiedAccess.delete(token);
+          throw new AppError('UNAUTHORIZED', 'Token expired');
+        }
+      }
       let payload;
       try {
         ({ payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['sub', 'jti', 'exp', 'iat'] }));
@@ -61,7 +77,12 @@ export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; 
       }
       const familyId = typeof payload.fam === 'string' ? payload.fam : undefined;
       if (expected === 'refresh' && !familyId) throw new AppError('UNAUTHORIZED', 'Invalid token');
-      return { userId, type: expected, jti: payload.jti!, familyId, expiresAt: new Date(payload.exp! * 1000) };
+      const verified: VerifiedToken = { userId, type: expected, jti: payload.jti!, familyId, expiresAt: new Date(payload.exp! * 1000) };
+      if (expected === 'access') {
+        if (verifiedAccess.size >= MAX_CACHED_TOKENS) verifiedAccess.delete(verifiedAccess.keys().next().value!);
+        verifiedAccess.set(token, verified);
+      }
+      return verified;
     },
   };
 };

@@ -49,6 +49,9 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const routeOf = compileRouteTemplates(router, '/api');
+  // The request line holds only fields chosen here (never a URL, header or body), so it skips
+  // the redaction pass that every other log call goes through.
+  const requestLog = logger.child({}, { redact: [] });
 
   const applyCors = (req: IncomingMessage, res: ServerResponse) => {
     const origin = req.headers.origin;
@@ -159,7 +162,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, seconds);
       // The route template, never the raw URL: a query string may carry a token.
-      logger.info(
+      requestLog.info(
         { reqId: state.origin.requestId, ...labels, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, userId: state.http.userId },
         'request',
       );

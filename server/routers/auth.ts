@@ -32,6 +32,7 @@ export const authRouter = router({
 
   me: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user', protect: true } })
+    // Declared void on purpose: without an input, trpc-to-openapi builds a z.object({}) per request.
     .input(z.void())
     .output(ZUserResponse)
     .query(({ ctx }) => toUserResponse(ctx.user)),

@@ -1,5 +1,4 @@
 // The per-request context: who is asking, from where, and the services procedures call into.
-import type { AuthUser } from '../auth/users.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Services } from '../services.ts';
 
@@ -24,10 +23,6 @@ export interface Context {
   origin: RequestOrigin;
   authorization: string | undefined;
   http: HttpResponseState;
-}
-
-export interface AuthedContext extends Context {
-  user: AuthUser;
 }
 
 export const contextFor = (services: Services, state: RequestState): Context => ({
