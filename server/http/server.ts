@@ -52,6 +52,19 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   // The request line holds only fields chosen here (never a URL, header or body), so it skips
   // the redaction pass that every other log call goes through.
   const requestLog = logger.child({}, { redact: [] });
+  // Label children looked up once per (method, route, status) instead of hashed per request.
+  const series = new Map<string, { observe: (seconds: number) => void }>();
+  const seriesOf = (labels: { method: string; route: string; status: string }) => {
+    const key = `${labels.method} ${labels.route} ${labels.status}`;
+    let found = series.get(key);
+    if (!found) {
+      const count = metrics.httpRequests.labels(labels);
+      const duration = metrics.httpDuration.labels(labels);
+      found = { observe: (seconds) => (count.inc(), duration.observe(seconds)) };
+      series.set(key, found);
+    }
+    return found;
+  };
 
   const applyCors = (req: IncomingMessage, res: ServerResponse) => {
     const origin = req.headers.origin;
@@ -159,8 +172,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - state.startedAt) / 1e9;
       const labels = { method: req.method ?? 'GET', route: state.http.route ?? 'unmatched', status: String(res.statusCode) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, seconds);
+      seriesOf(labels).observe(seconds);
       // The route template, never the raw URL: a query string may carry a token.
       requestLog.info(
         { reqId: state.origin.requestId, ...labels, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10, userId: state.http.userId },

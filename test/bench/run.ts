@@ -1,6 +1,7 @@
 // `npm run bench`: GET /api/auth/me through the whole service (HTTP layer, trpc-to-openapi,
 // authedProcedure, token check, cached user lookup, one log line and one metric sample) against
-// a raw node:http handler answering the same bytes, in the same run, under the same load.
+// a raw node:http handler answering the same bytes, in the same run, under the same load; and,
+// as the issue's reference point, a bare trpc-to-openapi handler with one zod route.
 //
 // Fairness (DESIGN §9, the issue's benchmark requirement):
 // - Both servers live in this process, so they share the same Node, flags, heap and machine
@@ -32,6 +33,7 @@ import { startApp, type RunningApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/observability/logger.ts';
 import { createTestDatabase } from '../support/server.ts';
+import { startBareServer } from './bare.ts';
 import type { LoadSpec, LoadSummary, TargetSummary } from './load.ts';
 
 const GOAL_RATIO = 0.18;
@@ -169,8 +171,8 @@ const countLines = (file: string, needle: string): number => {
 const fixed = (value: number, digits = 0) => value.toFixed(digits);
 const pad = (text: string, width: number) => text.padStart(width);
 
-const printReport = (args: { db: string; raw: TargetSummary; ours: TargetSummary; loadBefore: number[]; loadAfter: number[]; logLines: number }) => {
-  const { raw, ours } = args;
+const printReport = (args: { db: string; raw: TargetSummary; bare: TargetSummary; ours: TargetSummary; loadBefore: number[]; loadAfter: number[]; logLines: number }) => {
+  const { raw, bare, ours } = args;
   const columns = ['target', 'req/s', 'requests', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors'];
   const widths = [22, 13, 10, 8, 8, 8, 8, 8, 7];
   const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : pad(cell, widths[i]!))).join(' ');
@@ -206,11 +208,14 @@ const printReport = (args: { db: string; raw: TargetSummary; ours: TargetSummary
   console.log('');
   console.log(row(columns));
   console.log(line('raw node:http', raw));
+  console.log(line('bare trpc-to-openapi', bare));
   console.log(line('ours /api/auth/me', ours));
   console.log(`req/s: mean over the measured time (completed requests / ${fixed(raw.durationSec, 1)} s raw, ${fixed(ours.durationSec, 1)} s ours)`);
   console.log('');
   const percent = `${(ratio * 100).toFixed(2)} %`;
+  const bareRatio = raw.requestsPerSec > 0 ? bare.requestsPerSec / raw.requestsPerSec : 0;
   console.log(`ours / raw: ${percent} of raw req/s`);
+  console.log(`reference: bare trpc-to-openapi (one zod route, no auth, no logs, no metrics) / raw: ${(bareRatio * 100).toFixed(2)} %`);
   console.log(`${verdict(ratio >= GOAL_RATIO)}  throughput: ${percent} of raw (goal >= ${GOAL_RATIO * 100} %)`);
   const p99Note = settings.connections === GOAL_CONNECTIONS ? '' : ` [measured at ${settings.connections} connections, the goal is stated at ${GOAL_CONNECTIONS}]`;
   console.log(`${verdict(ours.latencyMs.p99 <= GOAL_P99_MS)}  latency: ours p99 ${fixed(ours.latencyMs.p99)} ms (goal <= ${GOAL_P99_MS} ms at ${GOAL_CONNECTIONS} connections)${p99Note}`);
@@ -266,12 +271,17 @@ const main = async () => {
   if (check.status !== 200 || !check.body.equals(reference.body) || check.contentType !== contentType) {
     throw new Error('raw server does not answer the same bytes as ours');
   }
-  console.log(`both answer ${reference.body.length} bytes of ${contentType}: ${reference.body.toString('utf8')}`);
+  const bare = await startBareServer(ROUTE, JSON.parse(reference.body.toString('utf8')));
+  cleanups.push({ what: 'bare server', run: () => closeServer(bare.server) });
+  const bareCheck = await getOnce(`${bare.url}${ROUTE}`, token);
+  if (bareCheck.status !== 200 || !bareCheck.body.equals(reference.body)) throw new Error('bare server does not answer the same bytes as ours');
+  console.log(`all three answer ${reference.body.length} bytes of ${contentType}: ${reference.body.toString('utf8')}`);
 
-  console.log(`measuring raw and ours: ${settings.warmupSeconds} s warm-up each, then ${settings.seconds} s each in ${settings.rounds} alternating slices ...`);
-  const [rawSummary, oursSummary] = await generateLoad({
+  console.log(`measuring raw, bare and ours: ${settings.warmupSeconds} s warm-up each, then ${settings.seconds} s each in ${settings.rounds} alternating slices ...`);
+  const [rawSummary, bareSummary, oursSummary] = await generateLoad({
     targets: [
       { name: 'raw', url: `${raw.url}${ROUTE}` },
+      { name: 'bare', url: `${bare.url}${ROUTE}` },
       { name: 'ours', url: `${app.url}${ROUTE}` },
     ],
     headers,
@@ -281,7 +291,7 @@ const main = async () => {
     seconds: settings.seconds,
     rounds: settings.rounds,
   });
-  if (!rawSummary || !oursSummary) throw new Error('load generator returned too few summaries');
+  if (!rawSummary || !bareSummary || !oursSummary) throw new Error('load generator returned too few summaries');
   const loadAfter = loadavg();
 
   // Close the service first so every log line is flushed, then count them.
@@ -289,7 +299,7 @@ const main = async () => {
   await closeLog();
   const logLines = countLines(logFile, '"msg":"request"');
 
-  printReport({ db, raw: rawSummary, ours: oursSummary, loadBefore, loadAfter, logLines });
+  printReport({ db, raw: rawSummary, bare: bareSummary, ours: oursSummary, loadBefore, loadAfter, logLines });
 };
 
 try {
