@@ -1,9 +1,10 @@
 // The HTTP layer from outside: every documented route answers bad input with 422 (never 500),
 // bodies are read as JSON whatever their content type, the size limit, unknown routes, request
 // ids, CORS, health and flags, and strict body booleans on REST and /trpc alike.
-import { request, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, uniqueName, type TestServer, type TestUser } from '../support/server.ts';
+import { sendRaw } from '../support/raw.ts';
 
 let server: TestServer;
 /** CORS for one origin, a small body limit, and live trading switched on. */
@@ -24,38 +25,8 @@ afterAll(async () => {
   await Promise.all([server?.stop(), tuned?.stop()]);
 });
 
-interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
-
-/**
- * One request through node:http, so the request carries exactly the headers given (fetch adds a
- * text/plain content type to string bodies and normalises `..` out of paths).
- */
 const send = (target: TestServer, method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}) =>
-  new Promise<RawResponse>((resolve, reject) => {
-    const req = request(`${target.url}${path}`, { method, headers: opts.headers ?? {}, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // not JSON: keep the text
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (opts.body !== undefined) req.write(opts.body);
-    req.end();
-  });
+  sendRaw(target.url, method, path, opts);
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

@@ -1,9 +1,9 @@
 // GET /api/openapi.json and /docs: the document names every route with its real success status,
 // its error statuses in the envelope and its security; every documented path reaches its own
 // procedure; the docs page is served from the package, never a CDN.
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { sendRaw } from '../support/raw.ts';
 
 let server: TestServer;
 let adminToken: string;
@@ -18,35 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
-
-/** One request through node:http: exactly these headers, and the path as written (no `..` folding). */
 const send = (method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}) =>
-  new Promise<RawResponse>((resolve, reject) => {
-    const req = request(`${server.url}${path}`, { method, headers: opts.headers ?? {}, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown = text;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          // not JSON: keep the text
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    if (opts.body !== undefined) req.write(opts.body);
-    req.end();
-  });
+  sendRaw(server.url, method, path, opts);
 
 interface Operation {
   method: string;
