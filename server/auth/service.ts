@@ -85,15 +85,17 @@ export const createAuthService = async ({ db, tokens, throttle, users: directory
     const [row] = await db.select().from(users).where(sql`lower(${users.username}) = ${key}`);
     const passwordOk = await verifyPassword(row?.passwordHash ?? dummyHash, input.password);
     if (!row || !passwordOk) {
-      await throttle.recordFailure(key, origin.address);
-      await recordAudit(db, { action: 'auth.login_failed', subjectUserId: row?.id ?? null, origin, data: { username: input.username } });
+      await db.transaction(async (tx) => {
+        await throttle.recordFailure(tx, key, origin.address);
+        await recordAudit(tx, { action: 'auth.login_failed', subjectUserId: row?.id ?? null, origin, data: { username: input.username } });
+      });
       throw new AppError('UNAUTHORIZED', 'Invalid username or password');
     }
     const user = toAuthUser(row);
     if (!user.isActive) throw new AppError('FORBIDDEN', 'Account is deactivated');
     refuseWhileHalted(user);
-    await throttle.clear(key, origin.address);
     return db.transaction(async (tx) => {
+      await throttle.clear(tx, key, origin.address);
       const familyId = randomUUID();
       await tx.insert(refreshTokenFamilies).values({ id: familyId, userId: user.id });
       await recordAudit(tx, { action: 'auth.login', actorUserId: user.id, subjectUserId: user.id, origin });
