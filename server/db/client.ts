@@ -21,6 +21,7 @@ export interface DatabaseHandle {
   ping(): Promise<boolean>;
   /** Calls onMessage for every NOTIFY on the channel; resolves to an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Closes the database; calling it again returns the same promise. */
   close(): Promise<void>;
 }
 
@@ -83,6 +84,7 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
     const { migrate } = await import('drizzle-orm/pglite/migrator');
     const client = await PGlite.create(path.join(dataDir, 'pgdata'));
     const db = drizzle({ client, schema });
+    let closed: Promise<void> | undefined;
     return {
       db,
       kind: 'pglite',
@@ -99,13 +101,14 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
         const unlisten = await client.listen(channel, onMessage);
         return () => unlisten();
       },
-      close: async () => {
-        try {
-          await client.close();
-        } finally {
-          unlock();
-        }
-      },
+      close: () =>
+        (closed ??= (async () => {
+          try {
+            await client.close();
+          } finally {
+            unlock();
+          }
+        })()),
     };
   } catch (error) {
     unlock();
@@ -119,6 +122,7 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   const client = postgres(databaseUrl, { max: poolSize, onnotice: () => undefined });
   const db = drizzle({ client, schema });
+  let closed: Promise<void> | undefined;
   return {
     db,
     kind: 'postgres',
@@ -145,7 +149,7 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
       const subscription = await client.listen(channel, onMessage);
       return () => subscription.unlisten();
     },
-    close: () => client.end({ timeout: 5 }),
+    close: () => (closed ??= client.end({ timeout: 5 })),
   };
 };
 

@@ -1,6 +1,7 @@
 // Two API instances on one PostgreSQL: state that every request consults is cached per process
 // and invalidated through LISTEN/NOTIFY, so a change made on one instance holds on the other.
 // Embedded PGlite is one process's database, so this runs only when DATABASE_URL is set.
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -18,6 +19,7 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
   });
   afterAll(async () => {
     await b?.stop();
+    if (b) rmSync(b.dataDir, { recursive: true, force: true });
     await a?.stop();
   });
 

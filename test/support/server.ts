@@ -83,11 +83,15 @@ export const startTestServer = async (env: Record<string, string> = {}, reuse?: 
     dataDir,
     databaseUrl: database.url,
     http,
+    // A reused DATA_DIR and database belong to the caller; our own are removed even if close fails.
     stop: async () => {
-      await app.close();
-      if (!reuse) {
-        await database.drop();
-        rmSync(dataDir, { recursive: true, force: true });
+      try {
+        await app.close();
+      } finally {
+        if (!reuse) {
+          await database.drop();
+          rmSync(dataDir, { recursive: true, force: true });
+        }
       }
     },
   };
