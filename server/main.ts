@@ -36,5 +36,6 @@ try {
   process.on('SIGINT', stop);
 } catch (error) {
   if (error instanceof DataDirLockedError) fail(error.message);
+  if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
   throw error;
 }

@@ -3,7 +3,9 @@ import { count, desc, eq, sql } from 'drizzle-orm';
 import type { TUserList } from '../../contracts/admin.ts';
 import type { TPageQuery } from '../../contracts/common.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
+import { ConfigError } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 import { refreshTokenFamilies, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { ChangeFeed } from '../events/changes.ts';
@@ -61,7 +63,23 @@ export const ensureAdmin = async (opts: {
 }): Promise<{ user: AuthUser; created: boolean }> => {
   const { db, changes, username, password, email, via } = opts;
   const passwordHash = await hashPassword(password);
-  return db.transaction(async (tx) => {
+  try {
+    return await createOrPromoteAdmin({ db, changes, username, email, passwordHash, via });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConfigError('ADMIN_EMAIL', `${email} belongs to another user; choose another address`);
+    throw error;
+  }
+};
+
+const createOrPromoteAdmin = ({ db, changes, username, email, passwordHash, via }: {
+  db: Db;
+  changes: ChangeFeed;
+  username: string;
+  email: string;
+  passwordHash: string;
+  via: 'startup' | 'cli';
+}): Promise<{ user: AuthUser; created: boolean }> =>
+  db.transaction(async (tx) => {
     const [existing] = await tx.select().from(users).where(sql`lower(${users.username}) = ${username.toLowerCase()}`).for('update');
     if (existing) {
       const [row] = await tx.update(users).set({ role: 'admin', isActive: true, updatedAt: new Date() }).where(eq(users.id, existing.id)).returning();
@@ -75,4 +93,3 @@ export const ensureAdmin = async (opts: {
     await recordAudit(tx, { action: 'admin.bootstrap_create', subjectUserId: row!.id, data: { via } });
     return { user: toAuthUser(row!), created: true };
   });
-};

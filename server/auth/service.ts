@@ -5,6 +5,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { TPasswordChange, TTokenResponse, TUserLogin, TUserRegister } from '../../contracts/auth.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
 import type { Db, Tx } from '../db/client.ts';
+import { isUniqueViolation } from '../db/errors.ts';
 import { refreshTokenFamilies, refreshTokens, users } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { ChangeFeed } from '../events/changes.ts';
@@ -22,14 +23,6 @@ export interface AuthServiceDeps {
   halt: HaltSwitch;
   changes: ChangeFeed;
 }
-
-/** Postgres' unique_violation, as both drivers report it (drizzle wraps it in `cause`). */
-const isUniqueViolation = (error: unknown): boolean => {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if ((e as { code?: unknown }).code === '23505') return true;
-  }
-  return false;
-};
 
 const usernameKey = (username: string) => username.toLowerCase();
 
