@@ -1,0 +1,24 @@
+// Logged errors never carry a failed query's parameters.
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+import { describe, expect, it } from 'vitest';
+import { serializeError } from '../../server/observability/logger.ts';
+
+describe('serializeError', () => {
+  it('keeps the SQL and the database reason of a failed query, not its parameters', () => {
+    const reason = Object.assign(new Error('duplicate key value violates unique constraint "users_email_lower_key"'), { code: '23505' });
+    const failed = new DrizzleQueryError('insert into "users" ("username", "password_hash") values ($1, $2)', ['alice', '$argon2id$v=19$secret-hash'], reason);
+    const logged = serializeError(failed);
+    expect(JSON.stringify(logged)).not.toContain('secret-hash');
+    expect(JSON.stringify(logged)).not.toContain('alice');
+    expect(logged).toMatchObject({
+      type: 'DrizzleQueryError',
+      message: 'Failed query: insert into "users" ("username", "password_hash") values ($1, $2)',
+      cause: { code: '23505', message: expect.stringContaining('users_email_lower_key') },
+    });
+  });
+
+  it('keeps an ordinary error’s message and stack', () => {
+    const logged = serializeError(new TypeError('boom'));
+    expect(logged).toMatchObject({ type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') });
+  });
+});
