@@ -1,109 +1,72 @@
-// The REST facade: trpc-to-openapi serves the documented /api paths from the same procedures
-// as /trpc. We hand it a body we already read and parsed (size limit and malformed JSON are
-// answered before it runs), capture what it answers, and reshape every error into the
-// envelope of DESIGN §5 here, in one place.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
-import { ZAppErrorCode, type TFieldError } from '../../contracts/errors.ts';
+// The REST facade: the documented /api paths, served from the same procedures as /trpc. The
+// routes and the OpenAPI document come from the procedures' trpc-to-openapi meta; a matched
+// request calls its procedure through tRPC's own server-side caller, so every middleware, input
+// and output schema runs exactly as on /trpc. Errors become the envelope of DESIGN §5 here.
+import type { ServerResponse } from 'node:http';
+import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import { contextFor, type Context, type RequestState } from '../trpc/context.ts';
-import { errorBody, sendError, sendJson } from './io.ts';
+import { describeError } from '../trpc/errors.ts';
+import { createCallerFactory } from '../trpc/init.ts';
+import { errorBody, sendError } from './io.ts';
+import type { RestRoute, RouteMatch } from './routes.ts';
 
-/** The slice of a ServerResponse trpc-to-openapi writes to; we keep what it writes. */
-class CapturedResponse {
-  statusCode = 200;
-  headers: Record<string, string> = {};
-  body: string | undefined;
-  private readonly real: ServerResponse;
-  private readonly done: () => void;
+type ProcedureCall = (input: unknown) => Promise<unknown>;
 
-  constructor(real: ServerResponse, done: () => void) {
-    this.real = real;
-    this.done = done;
-  }
-  setHeader(name: string, value: string | number | readonly string[]) {
-    this.headers[name.toLowerCase()] = String(value);
-  }
-  end(body?: string) {
-    this.body = body;
-    this.done();
-  }
-  // The library listens for the client going away; those events come from the real response.
-  once(event: string, listener: () => void) {
-    this.real.once(event, listener);
-    return this;
-  }
-  off(event: string, listener: () => void) {
-    this.real.off(event, listener);
-    return this;
-  }
-  get writableEnded() {
-    return this.real.writableEnded;
-  }
-}
+export type RestHandler = (res: ServerResponse, state: RequestState, match: RouteMatch, query: string, body: unknown) => Promise<void>;
 
-interface LibraryErrorBody {
-  message?: string;
-  data?: { domainCode?: string; errors?: TFieldError[]; retryAfterSec?: number };
-}
+/** Query string to input: repeated keys and array-typed fields become arrays, others strings. */
+const queryInput = (route: RestRoute, query: string): Record<string, unknown> => {
+  const input: Record<string, unknown> = {};
+  if (!query) return input;
+  for (const [key, value] of new URLSearchParams(query)) {
+    const seen = input[key];
+    if (seen === undefined) input[key] = route.arrayFields.has(key) ? [value] : value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else input[key] = [seen, value];
+  }
+  return input;
+};
 
-/** Where the REST facade is mounted. */
-export const API_PREFIX = '/api';
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export type RestHandler = (req: IncomingMessage, res: ServerResponse, state: RequestState, body: unknown) => Promise<void>;
+/** What a matched request hands its procedure: path parameters over query or body fields. */
+export const inputOf = ({ route, params }: RouteMatch, query: string, body: unknown): unknown => {
+  if (route.takesNoInput) return undefined;
+  if (!route.readsBody) return { ...queryInput(route, query), ...params };
+  // A body that is not an object reaches the schema as it is, so the error says what it got.
+  if (!isPlainObject(body)) return body;
+  return { ...body, ...params };
+};
 
 export const createRestHandler = (router: AppRouter, services: Services): RestHandler => {
-  const states = new WeakMap<IncomingMessage, RequestState>();
-  const handle = createOpenApiExpressMiddleware({
-    router,
-    createContext: ({ req }: { req: IncomingMessage }): Context => contextFor(services, states.get(req)!),
-    responseMeta: ({ ctx, errors }: { ctx?: Context; errors: unknown[] }) =>
-      errors.length === 0 && ctx ? { status: ctx.http.status ?? 200, headers: ctx.http.headers } : {},
-    onError: ({ error, path }: { error: Error; path?: string }) => {
-      if ((error as { code?: string }).code === 'INTERNAL_SERVER_ERROR') {
-        services.logger.error({ err: error.cause ?? error, procedure: path }, 'procedure failed');
-      }
-    },
-    maxBodySize: services.config.BODY_LIMIT_BYTES,
-  });
+  const createCaller = createCallerFactory(router);
+  const procedureOf = (ctx: Context, path: string): ProcedureCall =>
+    path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(ctx)) as ProcedureCall;
 
-  return async (req, res, state, body) => {
-    states.set(req, state);
-    // trpc-to-openapi reads a pre-parsed `req.body` and insists on a JSON content type; a body
-    // sent without one is read as JSON (DESIGN §4), which we already did.
-    Object.assign(req, { body });
-    req.headers['content-type'] = 'application/json';
-    // Procedures declare paths without the /api prefix.
-    req.url = (req.url ?? '/').slice(API_PREFIX.length);
-    const captured = await new Promise<CapturedResponse>((resolve, reject) => {
-      const capture: CapturedResponse = new CapturedResponse(res, () => resolve(capture));
-      handle(req as never, capture as never).catch(reject);
-    });
-
-    if (captured.statusCode < 400) {
-      const headers = { ...captured.headers };
-      delete headers['content-type'];
-      if (captured.statusCode === 204) {
-        sendJson(res, 204, undefined, headers);
-        return;
+  return async (res, state, match, query, body) => {
+    const ctx = contextFor(services, state);
+    let output: unknown;
+    try {
+      output = await procedureOf(ctx, match.route.procedure)(inputOf(match, query, body));
+    } catch (cause) {
+      const error = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause });
+      const described = describeError(error);
+      if (described.domainCode === 'INTERNAL_ERROR') {
+        services.logger.error({ err: error.cause ?? error, procedure: match.route.procedure, reqId: state.origin.requestId }, 'procedure failed');
       }
-      res.statusCode = captured.statusCode;
-      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.end(captured.body);
+      sendError(res, errorBody(described.domainCode, described.message, described.errors), described.retryAfterSec);
       return;
     }
-
-    let parsed: LibraryErrorBody = {};
-    try {
-      parsed = JSON.parse(captured.body ?? '{}') as LibraryErrorBody;
-    } catch {
-      // fall through to a plain internal error
+    res.statusCode = ctx.http.status ?? 200;
+    for (const [name, value] of Object.entries(ctx.http.headers)) res.setHeader(name, value);
+    if (res.statusCode === 204 || output === undefined) {
+      res.end();
+      return;
     }
-    const code = ZAppErrorCode.safeParse(parsed.data?.domainCode);
-    const domainCode = code.success ? code.data : 'INTERNAL_ERROR';
-    const message = domainCode === 'INTERNAL_ERROR' ? 'Internal server error' : (parsed.message ?? domainCode);
-    sendError(res, errorBody(domainCode, message, parsed.data?.errors), parsed.data?.retryAfterSec);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify(output));
   };
 };

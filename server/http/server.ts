@@ -11,7 +11,7 @@ import { checkHealth, featureFlags } from './health.ts';
 import { BodyTooLargeError, clientAddressOf, errorBody, readBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler } from './rest.ts';
-import { compileRouteTemplates } from './routes.ts';
+import { compileRestRoutes } from './routes.ts';
 import { createTrpcHandler, TRPC_PREFIX } from './trpc.ts';
 
 const API_PREFIX = '/api/';
@@ -48,7 +48,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const trpc = createTrpcHandler(router, services);
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
-  const routeOf = compileRouteTemplates(router, '/api');
+  const matchRoute = compileRestRoutes(router, '/api');
   // The request line holds only fields chosen here (never a URL, header or body), so it skips
   // the redaction pass that every other log call goes through.
   const requestLog = logger.child({}, { redact: [] });
@@ -118,7 +118,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     res.end(await metrics.registry.metrics());
   };
 
-  const dispatch = async (req: IncomingMessage, res: ServerResponse, state: RequestState, pathname: string) => {
+  const dispatch = async (req: IncomingMessage, res: ServerResponse, state: RequestState, pathname: string, query: string) => {
     const method = req.method ?? 'GET';
     if (method === 'OPTIONS') {
       state.http.route = 'OPTIONS';
@@ -126,9 +126,14 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       return;
     }
     if (pathname.startsWith(API_PREFIX) && pathname !== '/api/openapi.json') {
-      state.http.route = routeOf(method, pathname);
-      const body = await parseBody(req, res);
-      if (body) await rest(req, res, state, body.value);
+      const match = matchRoute(method, pathname);
+      if (!match) {
+        sendError(res, errorBody('NOT_FOUND', `No route for ${method} ${pathname}`));
+        return;
+      }
+      state.http.route = match.route.template;
+      const body = match.route.readsBody ? await parseBody(req, res) : { value: undefined };
+      if (body) await rest(res, state, match, query, body.value);
       return;
     }
     if (pathname.startsWith(TRPC_PREFIX)) {
@@ -167,7 +172,10 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     };
     res.setHeader('X-Request-Id', state.origin.requestId);
     applyCors(req, res);
-    const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const pathname = queryAt === -1 ? url : url.slice(0, queryAt);
+    const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
 
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - state.startedAt) / 1e9;
@@ -180,7 +188,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       );
     });
 
-    dispatch(req, res, state, pathname).catch((error: unknown) => {
+    dispatch(req, res, state, pathname, query).catch((error: unknown) => {
       logger.error({ err: error, reqId: state.origin.requestId }, 'unhandled request error');
       if (!res.headersSent) sendError(res, errorBody('INTERNAL_ERROR', 'Internal server error'));
       else res.end();

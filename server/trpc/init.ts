@@ -33,6 +33,7 @@ const t = initTRPC
   });
 
 export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
 const BEARER = /^Bearer\s+(\S+)$/i;
