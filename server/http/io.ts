@@ -46,6 +46,26 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<Buffer> =
     req.once('error', reject);
   });
 
+/** Deeper JSON overflows the stack of whatever walks it recursively (re-serialising, coercing). */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text, strings skipped; one pass, no recursion. */
+export const jsonDepth = (text: string): number => {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+};
+
 export const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);

@@ -8,32 +8,13 @@ import type { Services } from '../services.ts';
 import type { RequestState } from '../trpc/context.ts';
 import { serveDocs } from './docs.ts';
 import { checkHealth, featureFlags } from './health.ts';
-import { BodyTooLargeError, clientAddressOf, errorBody, readBody, requestIdOf, sendError, sendJson } from './io.ts';
+import { BodyTooLargeError, clientAddressOf, errorBody, jsonDepth, MAX_JSON_DEPTH, readBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createRestHandler } from './rest.ts';
 import { compileRestRoutes } from './routes.ts';
 import { createTrpcHandler, TRPC_PREFIX } from './trpc.ts';
 
 const API_PREFIX = '/api/';
-/** Deeper JSON overflows the stack of whatever walks it recursively (re-serialising, coercing). */
-const MAX_JSON_DEPTH = 64;
-
-/** The deepest nesting of arrays and objects in JSON text, strings skipped; one pass, no recursion. */
-const jsonDepth = (text: string): number => {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return deepest;
-};
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const sameSecret = (given: string, expected: string) => {
