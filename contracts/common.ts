@@ -8,9 +8,9 @@ export const ZAssetClass = z.enum(['crypto', 'us_equity', 'kr_equity']);
 export type TAssetClass = z.infer<typeof ZAssetClass>;
 
 /**
- * A boolean in a request body. trpc-to-openapi marks plain `z.boolean()` schemas as coercing
- * (it mutates the shared schema), which would read the string "false" as true; a union is left
- * alone, so bodies stay strict.
+ * A boolean in a request body: strict, "false" is refused rather than read as true. Our REST
+ * runtime coerces nothing, but trpc-to-openapi's own handler marks plain `z.boolean()` schemas
+ * as coercing by mutating them; a union is left alone, so bodies stay strict either way.
  */
 export const bodyBoolean = () => z.union([z.boolean()]);
 
