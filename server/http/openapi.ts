@@ -4,7 +4,7 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import type { AppRouter } from '../routers/index.ts';
-import type { ProcedureMeta } from '../trpc/meta.ts';
+import { restRoutesOf } from './routes.ts';
 
 type Operation = {
   operationId?: string;
@@ -44,17 +44,14 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
     defs: { ErrorBody: ZErrorBody },
   });
 
-  const metaByRoute = new Map<string, ProcedureMeta & { procedure: string }>();
-  for (const [procedure, definition] of Object.entries(router._def.procedures)) {
-    const meta = (definition as unknown as { _def: { meta?: ProcedureMeta } })._def.meta;
-    if (meta?.openapi) metaByRoute.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, { ...meta, procedure });
-  }
+  const routeOf = new Map(restRoutesOf(router, '').map((route) => [`${route.method.toLowerCase()} ${route.template}`, route]));
 
   const paths: Record<string, PathItem> = {};
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, PathItem>)) {
     for (const [method, operation] of Object.entries(item)) {
-      const meta = metaByRoute.get(`${method} ${path}`);
-      if (!meta?.openapi) continue;
+      const route = routeOf.get(`${method} ${path}`);
+      if (!route) continue;
+      const { meta } = route;
       const success = meta.status ?? 200;
       const ok = operation.responses?.['200'] as Record<string, unknown> | undefined;
       const responses: Record<string, unknown> = {
@@ -63,10 +60,10 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
 
       const codes: TAppErrorCode[] = ['VALIDATION_ERROR', 'INTERNAL_ERROR', ...(meta.errors ?? [])];
       if (meta.openapi.protect) codes.push('UNAUTHORIZED');
-      if (meta.procedure.startsWith('admin.')) codes.push('FORBIDDEN');
+      if (route.procedure.startsWith('admin.')) codes.push('FORBIDDEN');
       if (!meta.haltExempt) codes.push('SERVICE_HALTED');
-      // The body limit applies to every request that may carry one, before any route runs.
-      if (method !== 'get') codes.push('PAYLOAD_TOO_LARGE');
+      // The body limit applies wherever the runtime reads a body, before the procedure runs.
+      if (route.readsBody) codes.push('PAYLOAD_TOO_LARGE');
       const byStatus = new Map<number, Set<TAppErrorCode>>();
       for (const code of codes) {
         const status = statusOf(code);

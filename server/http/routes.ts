@@ -1,6 +1,7 @@
 // The REST route table, compiled once from the procedures' OpenAPI meta: which procedure a
 // method and path reach, with the path's parameters. Literal segments win over parameters.
-import { instanceofZodTypeKind, instanceofZodTypeObject, unwrapZodType } from 'trpc-to-openapi';
+// The one place that reads procedure definitions; the OpenAPI document is built from it too.
+import { instanceofZodTypeObject, unwrapZodType } from 'trpc-to-openapi';
 import type { AppRouter } from '../routers/index.ts';
 import type { ProcedureMeta } from '../trpc/meta.ts';
 
@@ -10,6 +11,7 @@ export interface RestRoute {
   template: string;
   /** Dotted procedure path, e.g. `admin.deactivateUser`. */
   procedure: string;
+  meta: ProcedureMeta & { openapi: NonNullable<ProcedureMeta['openapi']> };
   /** Input comes from the JSON body (POST, PUT, PATCH) or from the query string. */
   readsBody: boolean;
   /** The procedure declares no input (or a void one). */
@@ -59,7 +61,8 @@ const inputShapeOf = (def: ProcedureDef) => {
   return instanceofZodTypeObject(input) ? (input as unknown as { shape: Record<string, unknown> }).shape : undefined;
 };
 
-export const compileRestRoutes = (router: AppRouter, prefix: string): RouteMatcher => {
+/** Every procedure with an OpenAPI route, as a route, fewest path parameters first. */
+export const restRoutesOf = (router: AppRouter, prefix: string): RestRoute[] => {
   const routes: RestRoute[] = [];
   for (const [procedure, definition] of Object.entries(router._def.procedures)) {
     const def = (definition as unknown as { _def: ProcedureDef })._def;
@@ -81,19 +84,23 @@ export const compileRestRoutes = (router: AppRouter, prefix: string): RouteMatch
         .filter(([, schema]) => kindOf(schema) === 'array')
         .map(([name]) => name),
     );
-    const onlyInput = def.inputs[0];
     routes.push({
       method: openapi.method,
       template,
       procedure,
+      meta: { ...def.meta, openapi },
       readsBody: !['GET', 'DELETE'].includes(openapi.method),
-      takesNoInput: def.inputs.length === 0 || instanceofZodTypeKind(onlyInput as never, 'void'),
+      takesNoInput: def.inputs.length === 0 || kindOf(def.inputs[0]) === 'void',
       arrayFields,
       pattern: new RegExp(`^${source}/?$`),
       paramNames,
     });
   }
-  routes.sort((a, b) => a.paramNames.length - b.paramNames.length);
+  return routes.sort((a, b) => a.paramNames.length - b.paramNames.length);
+};
+
+export const compileRestRoutes = (router: AppRouter, prefix: string): RouteMatcher => {
+  const routes = restRoutesOf(router, prefix);
   const literal = new Map(routes.filter((route) => route.paramNames.length === 0).map((route) => [`${route.method} ${route.template}`, route]));
 
   return (method, pathname) => {
