@@ -2,6 +2,7 @@
 // transport status, any error → the domain code and field errors every caller sees.
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import type { DefaultErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import { ZodError } from 'zod';
 import type { TAppErrorCode, TFieldError } from '../../contracts/errors.ts';
 import { AppError } from '../errors.ts';
@@ -64,4 +65,21 @@ export const describeError = (error: TRPCError): DomainErrorData & { message: st
   // Never echo an unexpected error's message: it may hold internals.
   const message = domainCode === 'INTERNAL_ERROR' ? 'Internal server error' : error.message;
   return { domainCode, message };
+};
+
+/** The error shape typed clients receive: no stack, ever; data rebuilt from what callers may see. */
+export const formatError = ({ shape, error }: { shape: DefaultErrorShape; error: TRPCError }) => {
+  const described = describeError(error);
+  return {
+    ...shape,
+    message: described.message,
+    data: {
+      code: shape.data.code,
+      httpStatus: shape.data.httpStatus,
+      path: shape.data.path,
+      domainCode: described.domainCode,
+      errors: described.errors,
+      retryAfterSec: described.retryAfterSec,
+    },
+  };
 };

@@ -6,31 +6,13 @@ import { ZodError } from 'zod';
 import { AppError } from '../errors.ts';
 import type { AuthUser } from '../auth/users.ts';
 import type { Context } from './context.ts';
-import { describeError, toTRPCError } from './errors.ts';
+import { formatError, toTRPCError } from './errors.ts';
 import type { ProcedureMeta } from './meta.ts';
 
 const t = initTRPC
   .context<Context>()
   .meta<ProcedureMeta>()
-  .create({
-    transformer: superjson,
-    errorFormatter: ({ shape, error }) => {
-      const described = describeError(error);
-      // No stack, ever: the shape's data is rebuilt from what callers may see.
-      return {
-        ...shape,
-        message: described.message,
-        data: {
-          code: shape.data.code,
-          httpStatus: shape.data.httpStatus,
-          path: shape.data.path,
-          domainCode: described.domainCode,
-          errors: described.errors,
-          retryAfterSec: described.retryAfterSec,
-        },
-      };
-    },
-  });
+  .create({ transformer: superjson, errorFormatter: formatError });
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
