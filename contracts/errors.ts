@@ -10,6 +10,9 @@ export const ZAppErrorCode = z.enum([
   'NOT_FOUND',
   'CONFLICT',
   'PAYLOAD_TOO_LARGE',
+  'METHOD_NOT_ALLOWED',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'HEADERS_TOO_LARGE',
   'INTERNAL_ERROR',
   'SERVICE_HALTED',
   'RATE_LIMIT_EXCEEDED',
@@ -59,8 +62,14 @@ export const statusOf = (code: TAppErrorCode): number => {
     case 'CONFLICT':
     case 'IDEMPOTENCY_CONFLICT':
       return 409;
+    case 'METHOD_NOT_ALLOWED':
+      return 405;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
+    case 'HEADERS_TOO_LARGE':
+      return 431;
     case 'VALIDATION_ERROR':
     case 'RISK_RULE_VIOLATION':
     case 'MARKET_CLOSED':

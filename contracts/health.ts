@@ -1,11 +1,13 @@
-// Wire shapes of /health and /health/flags.
+// Wire shapes of /health and /health/flags. The OpenAPI document renders these same schemas, so
+// what it says about the two routes follows the code.
 import { z } from 'zod';
 
 export const ZHealth = z.object({
-  status: z.enum(['ok', 'degraded']),
+  status: z.enum(['ok', 'degraded']).meta({ description: '`degraded`, with HTTP 503, when the database does not answer' }),
   db: z.enum(['ok', 'down']),
   version: z.string(),
-  uptime_s: z.number(),
+  uptime_s: z.int().min(0).meta({ description: 'Whole seconds since the process started' }),
+  halted: z.boolean().meta({ description: 'An operator has halted the service (POST /api/admin/halt); the process itself is still healthy' }),
 });
 export type THealth = z.infer<typeof ZHealth>;
 

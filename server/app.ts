@@ -1,25 +1,36 @@
-// Composition of one service instance: config -> db -> services -> http. main.ts, the CLI and
-// the tests all build it here, so there is one wiring.
+// The composition root of one service instance: config -> db -> change feed -> areas -> http ->
+// workers. main.ts, the worker, the CLI and the tests all build it here, so there is one wiring.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ensureAdmin } from './auth/admin.ts';
-import { createAuthService } from './auth/service.ts';
-import { createLoginThrottle } from './auth/throttle.ts';
+import { createAuth } from './auth/auth.ts';
+import { createThrottle } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
-import { createUserDirectory } from './auth/users.ts';
-import type { Config } from './config.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { ConfigError, type Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/client.ts';
+import { AppError } from './errors.ts';
 import { startChangeFeed } from './events/changes.ts';
 import { createHttpServer } from './http/server.ts';
-import { startWorkers } from './jobs/index.ts';
+import { startWorkers, type Workers } from './jobs/index.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { appRouter } from './routers/index.ts';
 import type { Services } from './services.ts';
-import { createHaltSwitch } from './system/halt.ts';
+import { createHalt } from './system/halt.ts';
+import { createUsers } from './users/users.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** How often cached shared state is re-read even without a notification: a bound, not the mechanism. */
+const CACHE_SAFETY_RELOAD_MS = 30_000;
+
+export interface AppOptions {
+  logger?: Logger;
+  clock?: Clock;
+  /** Tests shorten it to see the safety reload work. */
+  cacheSafetyReloadMs?: number;
+}
 
 /** Opens the database and applies migrations: what every entry point needs first. */
 export const openMigratedDatabase = async (config: Config): Promise<DatabaseHandle> => {
@@ -33,19 +44,55 @@ export const openMigratedDatabase = async (config: Config): Promise<DatabaseHand
   }
 };
 
-export const createServices = async (config: Config, logger: Logger, database: DatabaseHandle): Promise<Services> => {
+/** Builds every area once. On failure, whatever was started is stopped again (the database stays the caller's). */
+export const createServices = async (config: Config, logger: Logger, database: DatabaseHandle, options: AppOptions = {}): Promise<Services> => {
   const db = database.db;
+  const clock = options.clock ?? systemClock();
   const changes = await startChangeFeed(database, logger);
-  const users = createUserDirectory({ db, changes });
-  const halt = await createHaltSwitch({ db, changes, logger });
-  const tokens = createTokenSigner({
-    secret: config.AUTH_SECRET_KEY,
-    accessTtlMin: config.AUTH_ACCESS_TOKEN_TTL_MIN,
-    refreshTtlDays: config.AUTH_REFRESH_TOKEN_TTL_DAYS,
-  });
-  const throttle = createLoginThrottle({ db, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
-  const auth = await createAuthService({ db, tokens, throttle, users, halt, changes });
-  return { config, logger, metrics: createMetrics(), database, db, changes, users, halt, auth, startedAt: Date.now(), version: VERSION };
+  try {
+    const users = createUsers({ db, changes, clock, logger });
+    const halt = await createHalt({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
+    const tokens = createTokenSigner({
+      secret: config.AUTH_SECRET_KEY,
+      accessTtlMin: config.AUTH_ACCESS_TOKEN_TTL_MIN,
+      refreshTtlDays: config.AUTH_REFRESH_TOKEN_TTL_DAYS,
+      clock,
+    });
+    const throttle = createThrottle({ db, clock, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
+    const auth = await createAuth({ db, clock, tokens, throttle, users, halt, changes });
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        halt.close();
+        await changes.close().catch(() => undefined);
+        await database.close();
+      })());
+    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, startedAt: clock.now(), version: VERSION, close };
+  } catch (error) {
+    await changes.close().catch(() => undefined);
+    throw error;
+  }
+};
+
+/** Start-up's ADMIN_USERNAME: create the admin when missing; never promote or revive an existing user. */
+const bootstrapAdmin = async ({ config, users, logger }: Services) => {
+  try {
+    const result = await users.bootstrapAdmin({ username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD, email: config.ADMIN_EMAIL });
+    const fields = { userId: result.user.id, username: result.user.username };
+    if (result.outcome === 'created') logger.info(fields, 'admin user created');
+    else if (result.outcome === 'exists') logger.info(fields, 'admin user exists');
+    else {
+      logger.warn(
+        { ...fields, reason: result.reason },
+        result.reason === 'not_admin'
+          ? 'ADMIN_USERNAME names an existing user who is not an admin: left as it is (promote it with `npm run cli -- users create-admin`)'
+          : 'ADMIN_USERNAME names a deactivated admin: left deactivated (reactivate it with `npm run cli -- users create-admin`)',
+      );
+    }
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'CONFLICT') throw new ConfigError('ADMIN_EMAIL', `${config.ADMIN_EMAIL} belongs to another user; choose another address`);
+    throw error;
+  }
 };
 
 export interface RunningApp {
@@ -58,56 +105,59 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-export const startApp = async (config: Config, options: { logger?: Logger } = {}): Promise<RunningApp> => {
+const listen = (server: Server, port: number, host: string) =>
+  new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+export const startApp = async (config: Config, options: AppOptions = {}): Promise<RunningApp> => {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   for (const warning of config.warnings) logger.warn(warning);
   const database = await openMigratedDatabase(config);
   let services: Services;
   try {
-    services = await createServices(config, logger, database);
-    if (config.ADMIN_USERNAME) {
-      const { user, created } = await ensureAdmin({
-        db: services.db,
-        changes: services.changes,
-        username: config.ADMIN_USERNAME,
-        password: config.ADMIN_PASSWORD,
-        email: config.ADMIN_EMAIL,
-        via: 'startup',
-      });
-      logger.info({ userId: user.id, username: user.username }, created ? 'admin user created' : 'admin user ensured');
-    }
+    services = await createServices(config, logger, database, options);
   } catch (error) {
     await database.close();
     throw error;
   }
 
-  const workers = config.WORKERS_IN_PROCESS ? startWorkers(services) : undefined;
-  const server = createHttpServer(appRouter, services);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  let workers: Workers | undefined;
+  let server: Server | undefined;
+  try {
+    if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
+    workers = config.WORKERS_IN_PROCESS ? startWorkers(services) : undefined;
+    server = createHttpServer(appRouter, services);
+    await listen(server, config.PORT, config.HOST);
+  } catch (error) {
+    // Nothing started here may outlive a failed start: a port in use must not leave the data dir held.
+    server?.close();
+    await workers?.stop();
+    await services.close();
+    throw error;
+  }
+  const httpServer = server;
+  const { port } = httpServer.address() as AddressInfo;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   logger.info({ host: config.HOST, port, db: database.kind }, 'listening');
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
+      const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      httpServer.closeIdleConnections();
+      const deadline = setTimeout(() => httpServer.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
       await stopped;
       clearTimeout(deadline);
       await workers?.stop();
-      await services.changes.close().catch(() => undefined);
-      await database.close();
+      await services.close();
       logger.info('stopped');
       logger.flush();
     })());
 
-  return { services, server, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
+  return { services, server: httpServer, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
 };

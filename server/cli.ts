@@ -1,14 +1,15 @@
 // Operator commands: `npm run cli -- <command>`.
 //   db migrate                          apply pending migrations
 //   users create-admin [--username U] [--email E]
-//                                       create or promote an admin; the password comes from
-//                                       ADMIN_PASSWORD or, when unset, from standard input
+//                                       create an admin, or promote and reactivate the existing
+//                                       user of that name; the password comes from ADMIN_PASSWORD
+//                                       or, when unset, from standard input
 import { parseArgs } from 'node:util';
-import { ensureAdmin } from './auth/admin.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { DataDirLockedError } from './db/client.ts';
-import { openMigratedDatabase } from './app.ts';
-import { startChangeFeed } from './events/changes.ts';
+import { z } from 'zod';
+import { ZPassword, ZUsername } from '../contracts/auth.ts';
+import { createServices, openMigratedDatabase } from './app.ts';
+import { defaultAdminEmail, loadConfig } from './config.ts';
+import { fail, runEntry } from './entry.ts';
 import { createLogger } from './observability/logger.ts';
 
 const USAGE = `usage: npm run cli -- <command>
@@ -16,10 +17,6 @@ const USAGE = `usage: npm run cli -- <command>
   users create-admin [--username NAME] [--email EMAIL]   (password: ADMIN_PASSWORD or stdin)`;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
-const fail = (message: string): never => {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-};
 
 const readStdin = async (): Promise<string> => {
   if (process.stdin.isTTY) process.stderr.write('password: ');
@@ -28,7 +25,13 @@ const readStdin = async (): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8').split('\n')[0]?.trim() ?? '';
 };
 
-const main = async () => {
+/** The value, checked by the same rule the API applies; a failure names the option. */
+const checked = <T>(name: string, schema: z.ZodType<T>, value: unknown): T => {
+  const result = schema.safeParse(value);
+  return result.success ? result.data : fail(`${name}: ${result.error.issues[0]?.message ?? 'invalid value'}`);
+};
+
+runEntry(async () => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: { username: { type: 'string' }, email: { type: 'string' } },
@@ -38,33 +41,22 @@ const main = async () => {
 
   const config = loadConfig();
   const database = await openMigratedDatabase(config);
+  if (command === 'db migrate') {
+    await database.close();
+    out(`migrations applied (${database.kind})`);
+    return;
+  }
+  const services = await createServices(config, createLogger('warn'), database).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   try {
-    if (command === 'db migrate') {
-      out(`migrations applied (${database.kind})`);
-      return;
-    }
-    const username = values.username ?? config.ADMIN_USERNAME;
-    if (!username || !/^[a-zA-Z0-9_]{3,64}$/.test(username)) fail('a username of 3-64 letters, digits or _ is required (--username or ADMIN_USERNAME)');
-    const password = config.ADMIN_PASSWORD || (await readStdin());
-    if (password.length < 8 || password.length > 128) fail('the password must be 8-128 characters');
-    const changes = await startChangeFeed(database, createLogger('warn'));
-    const { user, created } = await ensureAdmin({
-      db: database.db,
-      changes,
-      username: username,
-      password,
-      email: values.email ?? config.ADMIN_EMAIL,
-      via: 'cli',
-    });
-    await changes.close();
+    const username = checked('--username', ZUsername, values.username ?? config.ADMIN_USERNAME);
+    const password = checked('password', ZPassword, config.ADMIN_PASSWORD || (await readStdin()));
+    const email = checked('--email', z.email(), values.email ?? (values.username ? defaultAdminEmail(username) : config.ADMIN_EMAIL));
+    const { user, created } = await services.users.promoteAdmin({ username, password, email });
     out(`${created ? 'created' : 'promoted'} admin ${user.username} (id ${user.id})`);
   } finally {
-    await database.close();
+    await services.close();
   }
-};
-
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
-  if (error instanceof DataDirLockedError) fail(error.message);
-  fail(error instanceof Error ? error.message : String(error));
 });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ZPassword, ZUsername } from '../contracts/auth.ts';
 
 export class ConfigError extends Error {
   readonly setting: string;
@@ -79,7 +80,7 @@ const ZEnv = z.object({
   LOGIN_WINDOW_MIN: int(15, 1, 24 * 60),
   ADMIN_USERNAME: text(),
   ADMIN_PASSWORD: text(),
-  ADMIN_EMAIL: text('admin@example.com'),
+  ADMIN_EMAIL: text(),
   DEMO_DATA: flag(true),
 
   FEATURE_EQUITY_PAPER: flag(true),
@@ -179,6 +180,15 @@ const keptSecrets = (dataDir: string, missing: GeneratedSecret[]): Record<Genera
   return kept as Record<GeneratedSecret, string>;
 };
 
+/** The rule of the user-facing schema, applied to a setting (the value itself is never echoed). */
+const refuseInvalid = (setting: string, schema: z.ZodType, value: string) => {
+  const checked = schema.safeParse(value);
+  if (!checked.success) throw new ConfigError(setting, checked.error.issues[0]?.message ?? 'invalid value');
+};
+
+/** One address per admin name, so two deployments' admins never collide; `.invalid` never resolves. */
+export const defaultAdminEmail = (username: string): string => (username ? `${username.toLowerCase()}@admin.invalid` : '');
+
 export const loadConfig = (env: Record<string, string | undefined> = process.env): Config => {
   const parsed = ZEnv.safeParse(env);
   if (!parsed.success) {
@@ -209,17 +219,17 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     warnings.push(`${missing.join(', ')} not set: using the generated value kept in ${path.join(dataDir, 'secrets.json')}`);
   }
 
-  if (values.ADMIN_USERNAME && !values.ADMIN_PASSWORD) {
-    throw new ConfigError('ADMIN_PASSWORD', 'is required when ADMIN_USERNAME is set');
+  if (values.ADMIN_USERNAME) {
+    if (!values.ADMIN_PASSWORD) throw new ConfigError('ADMIN_PASSWORD', 'is required when ADMIN_USERNAME is set');
+    refuseInvalid('ADMIN_USERNAME', ZUsername, values.ADMIN_USERNAME);
   }
-  if (values.ADMIN_PASSWORD && (values.ADMIN_PASSWORD.length < 8 || values.ADMIN_PASSWORD.length > 128)) {
-    throw new ConfigError('ADMIN_PASSWORD', 'must be 8-128 characters');
-  }
+  if (values.ADMIN_PASSWORD) refuseInvalid('ADMIN_PASSWORD', ZPassword, values.ADMIN_PASSWORD);
 
   return {
     ...values,
     ...secrets,
     LIVE_CONFIRM_SECRET: values.LIVE_CONFIRM_SECRET || secrets.AUTH_SECRET_KEY,
+    ADMIN_EMAIL: values.ADMIN_EMAIL || defaultAdminEmail(values.ADMIN_USERNAME),
     DEMO_DATA: env.DEMO_DATA === undefined || env.DEMO_DATA === '' ? !isProduction : values.DEMO_DATA,
     dataDir,
     isProduction,

@@ -1,23 +1,34 @@
-// What procedures and HTTP handlers can reach: the composed services of one instance.
-import type { AuthService } from './auth/service.ts';
-import type { UserDirectory } from './auth/users.ts';
+// One instance's composed parts: the infrastructure (config, logs, metrics, clock, database,
+// change feed) and the areas built once from it. HTTP handlers reach the whole; procedures see
+// the areas through their context.
+import type { Auth } from './auth/auth.ts';
+import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, Db } from './db/client.ts';
 import type { ChangeFeed } from './events/changes.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
-import type { HaltSwitch } from './system/halt.ts';
+import type { Halt } from './system/halt.ts';
+import type { Users } from './users/users.ts';
 
-export interface Services {
+/** The domain areas, each built once in the composition root (app.ts). */
+export interface Areas {
+  auth: Auth;
+  users: Users;
+  halt: Halt;
+}
+
+export interface Services extends Areas {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  clock: Clock;
   database: DatabaseHandle;
   db: Db;
   changes: ChangeFeed;
-  users: UserDirectory;
-  halt: HaltSwitch;
-  auth: AuthService;
-  startedAt: number;
+  /** The clock's instant at start-up. */
+  startedAt: Date;
   version: string;
+  /** Stops the areas' timers and the change feed, then closes the database. */
+  close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 // The audit log: every write that matters records who did it, to whom, and from where, in the
 // same transaction as the change itself.
-import type { Db, Tx } from '../db/client.ts';
+import type { Queryable } from '../db/client.ts';
 import { auditEvents } from '../db/schema/index.ts';
 
 /** Where a request came from; carried into every audit record. */
@@ -15,9 +15,11 @@ export interface AuditRecord {
   subjectUserId?: number | null;
   origin?: RequestOrigin;
   data?: Record<string, unknown>;
+  /** The clock's instant of the change. */
+  at: Date;
 }
 
-export const recordAudit = async (db: Db | Tx, record: AuditRecord): Promise<void> => {
+export const recordAudit = async (db: Queryable, record: AuditRecord): Promise<void> => {
   await db.insert(auditEvents).values({
     action: record.action,
     actorUserId: record.actorUserId ?? null,
@@ -25,5 +27,6 @@ export const recordAudit = async (db: Db | Tx, record: AuditRecord): Promise<voi
     requestId: record.origin?.requestId ?? null,
     address: record.origin?.address ?? null,
     data: record.data ?? {},
+    createdAt: record.at,
   });
 };

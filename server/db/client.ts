@@ -11,6 +11,8 @@ import * as schema from './schema/index.ts';
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+/** What a query module runs on: the database, or the caller's transaction. */
+export type Queryable = Db | Tx;
 
 export interface DatabaseHandle {
   readonly db: Db;
@@ -19,8 +21,12 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** True when a trivial query answers. */
   ping(): Promise<boolean>;
-  /** Calls onMessage for every NOTIFY on the channel; resolves to an unsubscribe function. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls onMessage for every NOTIFY on the channel, and onConnect each time the listening
+   * connection is (re)established (notifications sent while it was down are lost, so callers
+   * reload what they cache). Resolves to an unsubscribe function.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onConnect?: () => void): Promise<() => Promise<void>>;
   /** Closes the database; calling it again returns the same promise. */
   close(): Promise<void>;
 }
@@ -97,8 +103,10 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
           return false;
         }
       },
-      listen: async (channel, onMessage) => {
+      listen: async (channel, onMessage, onConnect) => {
+        // In-process: the one connection never drops.
         const unlisten = await client.listen(channel, onMessage);
+        onConnect?.();
         return () => unlisten();
       },
       close: () =>
@@ -145,8 +153,8 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
         return false;
       }
     },
-    listen: async (channel, onMessage) => {
-      const subscription = await client.listen(channel, onMessage);
+    listen: async (channel, onMessage, onConnect) => {
+      const subscription = await client.listen(channel, onMessage, onConnect);
       return () => subscription.unlisten();
     },
     close: () => (closed ??= client.end({ timeout: 5 })),
@@ -157,6 +165,6 @@ export const openDatabase = (options: DatabaseOptions): Promise<DatabaseHandle> 
   options.databaseUrl ? openPostgres(options) : openPglite(options.dataDir);
 
 /** Queues a NOTIFY; inside a transaction it is delivered only if the transaction commits. */
-export const notify = async (db: Db | Tx, channel: string, payload: string): Promise<void> => {
+export const notify = async (db: Queryable, channel: string, payload: string): Promise<void> => {
   await db.execute(sql`select pg_notify(${channel}, ${payload})`);
 };

@@ -1,16 +1,17 @@
 // The change feed: every instance LISTENs on one channel, and a write that changes state other
-// instances cache (a user's status, the halt switch) publishes a change in its transaction,
-// so each instance drops its copy at once (DESIGN §8).
-import type { DatabaseHandle, Db, Tx } from '../db/client.ts';
+// instances cache (a user's status, the halt switch) publishes a change in its transaction, so
+// each instance drops its copy at once. After the listening connection comes back, a `resync`
+// change tells every cache to reload: notifications sent while it was down are gone.
+import type { DatabaseHandle, Queryable } from '../db/client.ts';
 import { notify } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
 
-export type Change = { kind: 'user'; id: number } | { kind: 'halt' };
-type Handler = (change: Change) => void;
+export type Change = { kind: 'user'; id: number } | { kind: 'halt' } | { kind: 'resync' };
+type Handler = (change: Change) => void | Promise<void>;
 
 export interface ChangeFeed {
   /** Publishes on commit of the given transaction (or at once outside one). */
-  publish(db: Db | Tx, change: Change): Promise<void>;
+  publish(db: Queryable, change: Exclude<Change, { kind: 'resync' }>): Promise<void>;
   subscribe(handler: Handler): () => void;
   close(): Promise<void>;
 }
@@ -19,16 +20,36 @@ const CHANNEL = 'ts_changes';
 
 export const startChangeFeed = async (database: DatabaseHandle, logger: Logger): Promise<ChangeFeed> => {
   const handlers = new Set<Handler>();
-  const unlisten = await database.listen(CHANNEL, (payload) => {
-    let change: Change;
-    try {
-      change = JSON.parse(payload) as Change;
-    } catch {
-      logger.warn({ payload }, 'ignoring malformed change notification');
-      return;
+  // One handler that fails (or rejects) must not keep the change from the others.
+  const deliver = (change: Change) => {
+    for (const handler of handlers) {
+      try {
+        Promise.resolve(handler(change)).catch((error: unknown) => logger.error({ err: error, change }, 'change handler failed'));
+      } catch (error) {
+        logger.error({ err: error, change }, 'change handler failed');
+      }
     }
-    for (const handler of handlers) handler(change);
-  });
+  };
+  let connections = 0;
+  const unlisten = await database.listen(
+    CHANNEL,
+    (payload) => {
+      let change: Change;
+      try {
+        change = JSON.parse(payload) as Change;
+      } catch {
+        logger.warn('ignoring malformed change notification');
+        return;
+      }
+      deliver(change);
+    },
+    () => {
+      // The first connection comes before any cache has loaded; every later one is a reconnect.
+      if (++connections === 1) return;
+      logger.warn({ channel: CHANNEL }, 'change feed reconnected: reloading caches');
+      deliver({ kind: 'resync' });
+    },
+  );
   return {
     publish: (db, change) => notify(db, CHANNEL, JSON.stringify(change)),
     subscribe: (handler) => {

@@ -12,7 +12,9 @@ export const checkHealth = async (services: Services): Promise<THealth> => {
     status: dbOk ? 'ok' : 'degraded',
     db: dbOk ? 'ok' : 'down',
     version: services.version,
-    uptime_s: Math.round((Date.now() - services.startedAt) / 1000),
+    uptime_s: Math.round((services.clock.now().getTime() - services.startedAt.getTime()) / 1000),
+    // A halt is an operator's decision, not a fault: it is reported here but keeps the 200.
+    halted: services.halt.isHalted(),
   };
 };
 

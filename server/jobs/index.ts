@@ -10,10 +10,10 @@ export interface Workers {
 }
 
 export const startWorkers = (services: Services): Workers => {
-  const { db, config, logger } = services;
+  const { db, config, logger, clock } = services;
   let running: Promise<void> = Promise.resolve();
   const sweep = () => {
-    running = sweepExpiredAuthRows({ db, loginWindowMin: config.LOGIN_WINDOW_MIN })
+    running = sweepExpiredAuthRows({ db, loginWindowMin: config.LOGIN_WINDOW_MIN, now: clock.now() })
       .then((removed) => logger.info({ job: 'auth-sweep', ...removed }, 'job done'))
       .catch((error: unknown) => logger.error({ err: error, job: 'auth-sweep' }, 'job failed'));
   };

@@ -1,8 +1,8 @@
 // /api/admin: operator routes. Every one is audited and stays open while the service is halted.
+import { z } from 'zod';
 import { ZHaltRequest, ZHaltState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
-import { listUsers, setUserActive } from '../auth/admin.ts';
-import { toUserResponse } from '../auth/users.ts';
+import { toUserResponse } from '../users/users.ts';
 import { adminProcedure, router } from '../trpc/init.ts';
 
 const tags = ['admin'];
@@ -13,27 +13,29 @@ export const adminRouter = router({
     .meta({ openapi: openapi('GET', '/admin/users', 'List users, newest first'), haltExempt: true })
     .input(ZUserListQuery)
     .output(ZUserList)
-    .query(({ ctx, input }) => listUsers({ db: ctx.services.db, page: input })),
+    .query(({ ctx, input }) => ctx.users.list({ page: input })),
 
   deactivateUser: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/deactivate', 'Deactivate a user; its tokens stop working at once'), haltExempt: true, errors: ['NOT_FOUND', 'CONFLICT'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{id}/deactivate', 'Deactivate a user; its tokens and sessions end at once'), haltExempt: true, errors: ['NOT_FOUND', 'CONFLICT'] })
     .input(ZUserIdPath)
     .output(ZUserResponse)
-    .mutation(async ({ ctx, input }) =>
-      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, users: ctx.services.users, actor: ctx.user, userId: input.id, active: false, origin: ctx.origin })),
-    ),
+    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: false, origin: ctx.origin }))),
 
   activateUser: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/activate', 'Reactivate a user'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{id}/activate', 'Reactivate a user (tokens issued before stay invalid)'), haltExempt: true, errors: ['NOT_FOUND'] })
     .input(ZUserIdPath)
     .output(ZUserResponse)
-    .mutation(async ({ ctx, input }) =>
-      toUserResponse(await setUserActive({ db: ctx.services.db, changes: ctx.services.changes, users: ctx.services.users, actor: ctx.user, userId: input.id, active: true, origin: ctx.origin })),
-    ),
+    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: true, origin: ctx.origin }))),
+
+  haltState: adminProcedure
+    .meta({ openapi: openapi('GET', '/admin/halt', 'Whether the service is halted'), haltExempt: true })
+    .input(z.void())
+    .output(ZHaltState)
+    .query(({ ctx }) => ctx.halt.state()),
 
   halt: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/halt', 'Halt or resume the whole service'), haltExempt: true })
     .input(ZHaltRequest)
     .output(ZHaltState)
-    .mutation(({ ctx, input }) => ctx.services.halt.set({ halted: input.halted, actorUserId: ctx.user.id, origin: ctx.origin })),
+    .mutation(({ ctx, input }) => ctx.halt.set({ halted: input.halted, actor: ctx.user, origin: ctx.origin })),
 });

@@ -1,7 +1,7 @@
 // /api/auth: register, login, refresh, me, logout, password.
 import { z } from 'zod';
 import { ZPasswordChange, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse } from '../../contracts/auth.ts';
-import { toUserResponse } from '../auth/users.ts';
+import { toUserResponse } from '../users/users.ts';
 import { authedProcedure, publicProcedure, router } from '../trpc/init.ts';
 
 const tags = ['auth'];
@@ -11,7 +11,7 @@ export const authRouter = router({
     .meta({ openapi: { method: 'POST', path: '/auth/register', tags, summary: 'Create a user' }, status: 201, errors: ['CONFLICT'] })
     .input(ZUserRegister)
     .output(ZUserResponse)
-    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.services.auth.register(input, ctx.origin))),
+    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.auth.register({ input, origin: ctx.origin }))),
 
   login: publicProcedure
     .meta({
@@ -22,13 +22,13 @@ export const authRouter = router({
     })
     .input(ZUserLogin)
     .output(ZTokenResponse)
-    .mutation(({ ctx, input }) => ctx.services.auth.login(input, ctx.origin)),
+    .mutation(({ ctx, input }) => ctx.auth.login({ input, origin: ctx.origin })),
 
   refresh: publicProcedure
     .meta({ openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'Rotate a refresh token' }, haltExempt: true, errors: ['UNAUTHORIZED', 'SERVICE_HALTED'] })
     .input(ZTokenRefresh)
     .output(ZTokenResponse)
-    .mutation(({ ctx, input }) => ctx.services.auth.refresh(input.refresh_token, ctx.origin)),
+    .mutation(({ ctx, input }) => ctx.auth.refresh({ refreshToken: input.refresh_token, origin: ctx.origin })),
 
   me: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user', protect: true } })
@@ -41,11 +41,21 @@ export const authRouter = router({
     .meta({ openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'Revoke a refresh-token family', protect: true }, status: 204 })
     .input(ZTokenRefresh)
     .output(z.void())
-    .mutation(({ ctx, input }) => ctx.services.auth.logout(ctx.user, input.refresh_token, ctx.origin)),
+    .mutation(({ ctx, input }) => ctx.auth.logout({ user: ctx.user, refreshToken: input.refresh_token, origin: ctx.origin })),
+
+  logoutAll: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/auth/logout-all', tags, summary: 'End every session and every token of the current user', protect: true }, status: 204 })
+    .input(z.void())
+    .output(z.void())
+    .mutation(({ ctx }) => ctx.auth.logoutAll({ user: ctx.user, origin: ctx.origin })),
 
   changePassword: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/password', tags, summary: 'Change the password and revoke every session', protect: true }, status: 204 })
+    .meta({
+      openapi: { method: 'POST', path: '/auth/password', tags, summary: 'Change the password; every session and token ends', protect: true },
+      status: 204,
+      errors: ['RATE_LIMIT_EXCEEDED'],
+    })
     .input(ZPasswordChange)
     .output(z.void())
-    .mutation(({ ctx, input }) => ctx.services.auth.changePassword(ctx.user, input, ctx.origin)),
+    .mutation(({ ctx, input }) => ctx.auth.changePassword({ user: ctx.user, input, origin: ctx.origin })),
 });

@@ -1,33 +1,54 @@
-// The per-request context: who is asking, from where, and the services procedures call into.
+// The context procedures see. The inner part is independent of the transport: the areas, who is
+// asking (the bearer credential, resolved by the guard), from where, and a request-scoped logger.
+// REST, /trpc and the WebSocket channels each build it from the facts of their request.
 import type { RequestOrigin } from '../audit/log.ts';
-import type { Services } from '../services.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Areas, Services } from '../services.ts';
 
-/** Response details a procedure or middleware decides and the HTTP layer applies. */
+/** Response details a procedure or middleware decides and the transport applies. */
 export interface HttpResponseState {
   status: number | undefined;
   headers: Record<string, string>;
-  /** Route template for logs and metrics (e.g. `/api/auth/me`). */
+  /** Route template for logs and metrics (e.g. `/api/auth/me`), set by the transport. */
   route: string | undefined;
   userId: number | undefined;
 }
 
-export interface RequestState {
+/** What a transport knows about one request. */
+export interface RequestFacts {
   origin: RequestOrigin;
   authorization: string | undefined;
+}
+
+export interface RequestState extends RequestFacts {
   http: HttpResponseState;
   startedAt: bigint;
 }
 
-export interface Context {
-  services: Services;
+export interface Context extends Areas {
   origin: RequestOrigin;
   authorization: string | undefined;
+  /** Carries the request id; made on first use, since most requests never log from a procedure. */
+  readonly logger: Logger;
   http: HttpResponseState;
 }
 
-export const contextFor = (services: Services, state: RequestState): Context => ({
-  services,
-  origin: state.origin,
-  authorization: state.authorization,
-  http: state.http,
-});
+export const newResponseState = (): HttpResponseState => ({ status: undefined, headers: {}, route: undefined, userId: undefined });
+
+export const createInnerContext = (services: Services, facts: RequestFacts, http: HttpResponseState = newResponseState()): Context => {
+  let logger: Logger | undefined;
+  return {
+    auth: services.auth,
+    users: services.users,
+    halt: services.halt,
+    origin: facts.origin,
+    authorization: facts.authorization,
+    http,
+    get logger() {
+      return (logger ??= services.logger.child({ reqId: facts.origin.requestId }));
+    },
+  };
+};
+
+/** The context of an HTTP request (REST or /trpc). */
+export const contextFor = (services: Services, state: RequestState): Context => createInnerContext(services, state, state.http);

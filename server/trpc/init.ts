@@ -1,10 +1,10 @@
 // tRPC instance and the base procedure builders: public, authed, admin. Every procedure passes
-// the same middleware: route bookkeeping, success status, the halt switch and error mapping.
+// the same middleware: the halt switch, authentication and role, success status, error mapping.
 import { initTRPC, TRPCError } from '@trpc/server';
 import superjson from 'superjson';
 import { ZodError } from 'zod';
 import { AppError } from '../errors.ts';
-import type { AuthUser } from '../auth/users.ts';
+import type { AuthUser } from '../users/users.ts';
 import type { Context } from './context.ts';
 import { formatError, toTRPCError } from './errors.ts';
 import type { ProcedureMeta } from './meta.ts';
@@ -24,22 +24,21 @@ const BEARER = /^Bearer\s+(\S+)$/i;
 const authorize = async (ctx: Context, role: 'user' | 'admin'): Promise<AuthUser> => {
   const token = ctx.authorization ? BEARER.exec(ctx.authorization)?.[1] : undefined;
   if (!token) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
-  const user = await ctx.services.auth.authenticate(token);
+  const user = await ctx.auth.authenticate(token);
   ctx.http.userId = user.id;
   if (role === 'admin' && user.role !== 'admin') throw new AppError('FORBIDDEN', 'Admin role required');
   return user;
 };
 
 /**
- * The one middleware every procedure passes, in order: route bookkeeping, the halt switch,
+ * The one middleware every procedure passes, in order: the halt switch,
  * authentication and role, then the success status or the error mapping. One step instead of
  * a chain keeps the hot path short (tRPC copies its options at every middleware level).
  */
 const guard = <TUser extends AuthUser | undefined>(resolveUser: (ctx: Context) => Promise<TUser>) =>
-  t.middleware(async ({ ctx, meta, path, next }) => {
-    ctx.http.route ??= meta?.openapi?.path ? `/api${meta.openapi.path}` : `trpc:${path}`;
+  t.middleware(async ({ ctx, meta, next }) => {
     try {
-      if (ctx.services.halt.isHalted() && !meta?.haltExempt) throw new AppError('SERVICE_HALTED');
+      if (ctx.halt.isHalted() && !meta?.haltExempt) throw new AppError('SERVICE_HALTED');
       const user = await resolveUser(ctx);
       const result = await next({ ctx: { user } });
       if (result.ok) {

@@ -1,7 +1,7 @@
 // The auth sweep removes rows that can never matter again and nothing else.
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loginFailures, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
+import { authThrottle, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
 import { registerAndLogin, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -14,24 +14,24 @@ afterAll(() => server.stop());
 const jtiOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()).jti as string;
 
 describe('auth sweep', () => {
-  it('deletes expired refresh tokens, emptied families and stale login failures, keeping live ones', async () => {
+  it('deletes expired refresh tokens, emptied families and stale throttle counters, keeping live ones', async () => {
     const { db } = server.services;
     const live = await registerAndLogin(server, 'sweep_live');
     const stale = await registerAndLogin(server, 'sweep_stale');
     const staleJti = jtiOf(stale.tokens.refresh_token);
     await db.update(refreshTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(refreshTokens.jti, staleJti));
-    await db.insert(loginFailures).values([
-      { usernameKey: 'someone', address: '127.0.0.1', failedAt: new Date(Date.now() - 16 * 60_000) },
-      { usernameKey: 'someone', address: '127.0.0.1', failedAt: new Date() },
+    await db.insert(authThrottle).values([
+      { scope: 'login', key: 'someone', address: '127.0.0.1', attempts: 3, windowStartedAt: new Date(Date.now() - 16 * 60_000) },
+      { scope: 'login', key: 'someone', address: '127.0.0.2', attempts: 1, windowStartedAt: new Date() },
     ]);
 
-    const removed = await sweepExpiredAuthRows({ db, loginWindowMin: 15 });
-    expect(removed).toEqual({ refreshTokens: 1, families: 1, loginFailures: 1 });
+    const removed = await sweepExpiredAuthRows({ db, loginWindowMin: 15, now: new Date() });
+    expect(removed).toEqual({ refreshTokens: 1, families: 1, throttles: 1 });
 
     const left = await db.select().from(refreshTokens).where(inArray(refreshTokens.jti, [staleJti, jtiOf(live.tokens.refresh_token)]));
     expect(left.map((row) => row.jti)).toEqual([jtiOf(live.tokens.refresh_token)]);
     expect(await db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.userId, stale.user.id))).toEqual([]);
-    expect((await db.select().from(loginFailures).where(eq(loginFailures.usernameKey, 'someone'))).length).toBe(1);
+    expect((await db.select().from(authThrottle).where(eq(authThrottle.key, 'someone'))).map((row) => row.address)).toEqual(['127.0.0.2']);
     // The live session still rotates.
     expect((await server.http('POST', '/api/auth/refresh', { body: { refresh_token: live.tokens.refresh_token } })).status).toBe(200);
   });

@@ -1,9 +1,19 @@
-// GET /api/openapi.json and /docs: the document names every route with its real success status,
-// its error statuses in the envelope and its security; every documented path reaches its own
-// procedure; the docs page is served from the package, never a CDN.
+// GET /api/openapi.json and /docs: the document names every route with a stable operation id,
+// its real success status, its error statuses in the envelope and its security, and /health
+// beside them; every documented path reaches its own procedure; what scripts/openapi.ts prints
+// (what CI lints) is what the server serves; the docs page is served from the package, never a CDN.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../server/http/openapi.ts';
+import { restRoutesOf } from '../../server/http/routes.ts';
+import { appRouter } from '../../server/routers/index.ts';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { sendRaw } from '../support/raw.ts';
+
+const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+const HEALTH_PATHS = ['/health', '/health/flags'];
 
 let server: TestServer;
 let adminToken: string;
@@ -44,6 +54,13 @@ const operation = (method: string, path: string) => {
 
 const urlOf = (path: string) => path.replace(/\{\w+\}/g, '1');
 const isAdminRoute = (path: string) => path.startsWith('/api/admin/');
+/** Operations served by procedures, as opposed to the plain /health routes. */
+const apiOperations = () => operations().filter((o) => o.path.startsWith('/api/'));
+/** The documented schema a response refers to, resolved in components. */
+const schemaOf = (response: any) => {
+  const ref: string = response.content['application/json'].schema.$ref;
+  return doc.components.schemas[ref.replace('#/components/schemas/', '')];
+};
 
 /** Calls an operation the way a caller who read only the document would: ids 1, body {}. */
 const call = (o: Operation, token: string | undefined, body = '{}') =>
@@ -73,6 +90,18 @@ describe('the document', () => {
     expect(doc.info).toMatchObject({ title: expect.any(String), version: expect.any(String) });
   });
 
+  it('is what scripts/openapi.ts prints (what CI lints), built the same way every time', async () => {
+    const served = (await send('GET', '/api/openapi.json')).text;
+    expect(buildOpenApiDocument(appRouter, packageJson.version)).toBe(served);
+    const script = new URL('../../scripts/openapi.ts', import.meta.url).pathname;
+    const { stdout } = await promisify(execFile)(process.execPath, [script]);
+    expect(stdout.trim()).toBe(served);
+  });
+
+  it('names the license of package.json', () => {
+    expect(doc.info.license).toEqual({ name: packageJson.license, identifier: packageJson.license });
+  });
+
   it('is public', async () => {
     expect((await send('GET', '/api/openapi.json', { headers: { authorization: 'Bearer not.a.token' } })).status).toBe(200);
   });
@@ -92,13 +121,32 @@ describe('the document', () => {
         '/api/admin/halt',
       ]),
     );
-    for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/api\//);
+    for (const path of Object.keys(doc.paths).filter((p) => !HEALTH_PATHS.includes(p))) expect(path).toMatch(/^\/api\//);
+  });
+
+  it('documents every REST route of the routers, each under an id derived from its procedure', () => {
+    const routes = restRoutesOf(appRouter, '/api');
+    expect(routes.length).toBeGreaterThanOrEqual(10);
+    const documented = routes.map((route) => [route.procedure, doc.paths[route.template]?.[route.method.toLowerCase()]?.operationId]);
+    // `auth.login` → `authLogin`, written out here rather than imported, so a change of convention shows.
+    const expected = routes.map((route) => [route.procedure, route.procedure.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())]);
+    expect(documented).toEqual(expected);
+    expect(operation('POST', '/api/auth/login').operationId).toBe('authLogin');
+    expect(operation('POST', '/api/admin/users/{id}/deactivate').operationId).toBe('adminDeactivateUser');
+    expect(apiOperations().length).toBe(routes.length);
   });
 
   it('gives every operation a unique operationId', () => {
     const ids = operations().map((o) => o.op.operationId);
-    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('declares security on every operation: bearer or, for a public one, explicitly none', () => {
+    const problems = operations()
+      .filter((o) => !(Array.isArray(o.op.security) && (o.op.security.length === 0 || JSON.stringify(o.op.security) === JSON.stringify([{ bearerAuth: [] }]))))
+      .map((o) => `${o.method} ${o.path}: ${JSON.stringify(o.op.security)}`);
+    expect(problems).toEqual([]);
   });
 
   it("register's success is 201, not 200", () => {
@@ -129,7 +177,7 @@ describe('the document', () => {
     });
     expect(doc.components.schemas.ErrorBody.required).toEqual(expect.arrayContaining(['code', 'message', 'status']));
     const problems: string[] = [];
-    for (const o of operations()) {
+    for (const o of apiOperations()) {
       for (const [status, response] of Object.entries<any>(o.op.responses)) {
         if (Number(status) < 400) continue;
         if (response?.content?.['application/json']?.schema?.$ref !== '#/components/schemas/ErrorBody') problems.push(`${o.method} ${o.path} ${status}`);
@@ -139,11 +187,15 @@ describe('the document', () => {
     expect(problems).toEqual([]);
   });
 
-  it('public operations (register, login, refresh) carry no security', () => {
-    for (const path of ['/api/auth/register', '/api/auth/login', '/api/auth/refresh']) {
-      const op = operation('POST', path);
-      expect(op.security ?? [], path).toEqual([]);
-    }
+  it('public operations (register, login, refresh, health) say so with security: []', () => {
+    const publicOps = [
+      ['POST', '/api/auth/register'],
+      ['POST', '/api/auth/login'],
+      ['POST', '/api/auth/refresh'],
+      ['GET', '/health'],
+      ['GET', '/health/flags'],
+    ] as const;
+    for (const [method, path] of publicOps) expect(operation(method, path).security, path).toEqual([]);
   });
 
   it('every operation that needs a token declares bearerAuth and a 401; the others declare none', async () => {
@@ -158,8 +210,8 @@ describe('the document', () => {
         expect(res.headers['www-authenticate'], `${o.method} ${o.path}`).toBe('Bearer');
         if (JSON.stringify(o.op.security) !== JSON.stringify([{ bearerAuth: [] }])) problems.push(`${o.method} ${o.path}: security ${JSON.stringify(o.op.security)}`);
         if (!o.op.responses['401']) problems.push(`${o.method} ${o.path}: no 401 response`);
-      } else if ((o.op.security ?? []).length > 0) {
-        problems.push(`${o.method} ${o.path}: answered ${res.status} without a token but declares security`);
+      } else if (JSON.stringify(o.op.security) !== '[]') {
+        problems.push(`${o.method} ${o.path}: answered ${res.status} without a token but declares security ${JSON.stringify(o.op.security)}`);
       }
     }
     expect(protectedCount).toBeGreaterThanOrEqual(7);
@@ -178,13 +230,44 @@ describe('the document', () => {
   });
 });
 
+describe('/health and /health/flags', () => {
+  it('are documented as public operations tagged health, from the schemas the routes answer with', async () => {
+    const health = operation('GET', '/health');
+    const flags = operation('GET', '/health/flags');
+    expect(health).toMatchObject({ tags: ['health'], security: [] });
+    expect(flags).toMatchObject({ tags: ['health'], security: [] });
+    expect(Object.keys(health.responses).sort()).toEqual(['200', '503']);
+    expect(Object.keys(flags.responses)).toEqual(['200']);
+
+    const healthSchema = schemaOf(health.responses['200']);
+    expect(schemaOf(health.responses['503'])).toBe(healthSchema);
+    expect(healthSchema.properties.status.enum).toEqual(['ok', 'degraded']);
+    expect(healthSchema.properties.halted).toMatchObject({ type: 'boolean' });
+
+    // The documented fields are exactly the ones the routes answer with, all of them required.
+    const answer = await send('GET', '/health');
+    expect(answer.status).toBe(200);
+    expect(Object.keys(healthSchema.properties).sort()).toEqual(Object.keys(answer.body).sort());
+    expect([...healthSchema.required].sort()).toEqual(Object.keys(answer.body).sort());
+    const flagsSchema = schemaOf(flags.responses['200']);
+    const flagsAnswer = await send('GET', '/health/flags');
+    expect(Object.keys(flagsSchema.properties).sort()).toEqual(Object.keys(flagsAnswer.body).sort());
+    for (const [name, value] of Object.entries(flagsAnswer.body)) {
+      expect(typeof value, name).toBe('boolean');
+      expect(flagsSchema.properties[name], name).toMatchObject({ type: 'boolean' });
+    }
+  });
+});
+
 describe('every documented path reaches its own procedure', () => {
   it('answers each operation from its own route, with a documented status', async () => {
     const problems: string[] = [];
     const reached: string[] = [];
     for (const o of operations()) {
+      // A user of its own per call: an operation such as logout-all ends every session of its caller.
+      const token = isAdminRoute(o.path) ? adminToken : (await registerAndLogin(server, 'reach')).tokens.access_token;
       const before = await metricsText();
-      const res = await call(o, isAdminRoute(o.path) ? adminToken : user.tokens.access_token);
+      const res = await call(o, token);
       const after = await metricsText();
       const where = `${o.method} ${o.path} -> ${res.status} ${res.text.slice(0, 200)}`;
 

@@ -291,7 +291,7 @@ describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
     const tokens = await login(server, envAdmin.username, envAdmin.password);
     const me = await call(server, 'GET', '/api/auth/me', { token: tokens.access_token });
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ username: envAdmin.username, role: 'admin', email: 'admin@example.com' });
+    expect(me.body).toMatchObject({ username: envAdmin.username, role: 'admin', email: 'env_admin@admin.invalid' });
   });
 
   it('the admin created by the CLI logs in with role admin and reaches the operator routes', async () => {
@@ -354,9 +354,9 @@ describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
     expect(result.stdout).toContain(`created admin ${stdinAdmin.username}`);
   });
 
-  it('a restart on the same DATA_DIR works and ensures the start-up admin again', async () => {
+  it('a restart on the same DATA_DIR works and finds the start-up admin in place', async () => {
     server = await startServer(serverEnv());
-    expect(logLines(server.child.stdout).some((line) => line.msg === 'admin user ensured' && line.username === envAdmin.username)).toBe(true);
+    expect(logLines(server.child.stdout).some((line) => line.msg === 'admin user exists' && line.username === envAdmin.username)).toBe(true);
     const tokens = await login(server, envAdmin.username, envAdmin.password);
     expect((await call(server, 'GET', '/api/auth/me', { token: tokens.access_token })).body).toMatchObject({ role: 'admin' });
   });

@@ -37,6 +37,7 @@ const nowSec = () => Math.floor(Date.now() / 1000);
 const accessClaims = (sub: string, overrides: JWTPayload = {}): JWTPayload => ({
   sub,
   type: 'access',
+  ver: 0,
   jti: randomUUID(),
   iat: nowSec(),
   exp: nowSec() + 600,
@@ -175,21 +176,23 @@ describe('deactivation', () => {
     expectUnauthorized(await refresh(victim.tokens.refresh_token));
   });
 
-  it('takes effect on the very next request of the same instance, every time', async () => {
+  it('takes effect on the very next request of the same instance, every time, and activation revives no token', async () => {
     // The instance caches users; it must not wait for its own change notification to drop one.
     // One round can pass by luck while that notification races the response, so repeat.
     const victim = await registerAndLogin(server, 'sec_deact_race');
     const admin = await loginAdmin(server);
     const outcomes: string[] = [];
+    let token = victim.tokens.access_token;
     for (let round = 0; round < 25; round++) {
-      expect((await me(victim.tokens.access_token)).status).toBe(200);
+      expect((await me(token)).status).toBe(200);
       expect((await server.http('POST', `/api/admin/users/${victim.user.id}/deactivate`, { token: admin.access_token })).status).toBe(200);
-      const afterDeactivate = (await me(victim.tokens.access_token)).status;
+      const afterDeactivate = (await me(token)).status;
       expect((await server.http('POST', `/api/admin/users/${victim.user.id}/activate`, { token: admin.access_token })).status).toBe(200);
-      const afterActivate = (await me(victim.tokens.access_token)).status;
+      const afterActivate = (await me(token)).status;
       outcomes.push(`${afterDeactivate}/${afterActivate}`);
+      token = (await server.services.auth.issueSession({ user: (await server.services.users.get(victim.user.id))! })).access_token;
     }
-    expect(outcomes).toEqual(Array.from({ length: 25 }, () => '401/200'));
+    expect(outcomes).toEqual(Array.from({ length: 25 }, () => '401/401'));
   });
 });
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
-import { startApp, type RunningApp } from '../../server/app.ts';
+import { startApp, type AppOptions, type RunningApp } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 
 export interface HttpResult<T = any> {
@@ -46,7 +46,11 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
 
 export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
 
-export const startTestServer = async (env: Record<string, string> = {}, reuse?: { dataDir: string; databaseUrl: string }): Promise<TestServer> => {
+export const startTestServer = async (
+  env: Record<string, string> = {},
+  reuse?: { dataDir: string; databaseUrl: string },
+  options: AppOptions = {},
+): Promise<TestServer> => {
   const dataDir = reuse?.dataDir ?? tempDir();
   const database = reuse ? { url: reuse.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
   const config = loadConfig({
@@ -58,7 +62,7 @@ export const startTestServer = async (env: Record<string, string> = {}, reuse?: 
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const app = await startApp(config);
+  const app = await startApp(config, options);
   const http: TestServer['http'] = async (method, urlPath, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;

@@ -63,7 +63,7 @@ describe('defaults', () => {
       TRUST_PROXY: false,
       WORKERS_IN_PROCESS: true,
       DATABASE_URL: '',
-      ADMIN_EMAIL: 'admin@example.com',
+      ADMIN_EMAIL: '',
       FEATURE_EQUITY_PAPER: true,
       FEATURE_EQUITY_LIVE: false,
       FEATURE_LLM_ANALYSIS: true,
@@ -352,8 +352,16 @@ describe('first admin', () => {
     expectRejected(withSecrets({ ADMIN_USERNAME: 'boss_user', ADMIN_PASSWORD: 'short' }), 'ADMIN_PASSWORD');
   });
 
-  it('defaults ADMIN_EMAIL', () => {
-    const config = loadConfig(withSecrets({ ADMIN_USERNAME: 'boss_user', ADMIN_PASSWORD: 'a-long-password' }));
-    expect(config).toMatchObject({ ADMIN_USERNAME: 'boss_user', ADMIN_EMAIL: 'admin@example.com' });
+  it('derives ADMIN_EMAIL from the username, so two admins never share one', () => {
+    const first = loadConfig(withSecrets({ ADMIN_USERNAME: 'Boss_User', ADMIN_PASSWORD: 'a-long-password' }));
+    const second = loadConfig(withSecrets({ ADMIN_USERNAME: 'other_boss', ADMIN_PASSWORD: 'a-long-password' }));
+    expect(first.ADMIN_EMAIL).toBe('boss_user@admin.invalid');
+    expect(second.ADMIN_EMAIL).toBe('other_boss@admin.invalid');
+  });
+
+  it('applies the API rules to ADMIN_USERNAME and ADMIN_PASSWORD, naming the setting', () => {
+    expect(() => loadConfig(withSecrets({ ADMIN_USERNAME: 'no spaces', ADMIN_PASSWORD: 'a-long-password' }))).toThrow(/^ADMIN_USERNAME: /);
+    expect(() => loadConfig(withSecrets({ ADMIN_USERNAME: 'ab', ADMIN_PASSWORD: 'a-long-password' }))).toThrow(/^ADMIN_USERNAME: /);
+    expect(() => loadConfig(withSecrets({ ADMIN_USERNAME: 'boss_user', ADMIN_PASSWORD: 'short' }))).toThrow(/^ADMIN_PASSWORD: /);
   });
 });

@@ -1,5 +1,5 @@
 // Refresh-token families (rotation with reuse detection) and failed-login throttling.
-import { bigint, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsColumn } from './columns.ts';
 import { users } from './users.ts';
 
@@ -34,13 +34,19 @@ export const refreshTokens = pgTable(
   (t) => [index('refresh_tokens_family_idx').on(t.familyId), index('refresh_tokens_expires_idx').on(t.expiresAt)],
 );
 
-export const loginFailures = pgTable(
-  'login_failures',
+/**
+ * Failed-attempt counters for throttled credential checks (login per username and address,
+ * password change per user). One row per key, updated under its row lock, so the count and the
+ * decision to let an attempt through are one atomic step.
+ */
+export const authThrottle = pgTable(
+  'auth_throttle',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    usernameKey: text('username_key').notNull(),
+    scope: text('scope', { enum: ['login', 'password'] }).notNull(),
+    key: text('key').notNull(),
     address: text('address').notNull(),
-    failedAt: createdAt(),
+    attempts: integer('attempts').notNull(),
+    windowStartedAt: tsColumn('window_started_at').notNull(),
   },
-  (t) => [index('login_failures_lookup_idx').on(t.usernameKey, t.address, t.failedAt)],
+  (t) => [primaryKey({ columns: [t.scope, t.key, t.address] }), index('auth_throttle_window_idx').on(t.windowStartedAt)],
 );

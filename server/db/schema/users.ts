@@ -12,6 +12,9 @@ export const users = pgTable(
     passwordHash: text('password_hash').notNull(),
     role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
     isActive: boolean('is_active').notNull().default(true),
+    // Carried in every token; raising it ends every token issued before (password change,
+    // deactivation, logout everywhere). Reactivation leaves it, so old tokens stay dead.
+    tokenVersion: integer('token_version').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: tsColumn('updated_at').notNull().defaultNow(),
   },

@@ -1,0 +1,98 @@
+// SQL on the auth tables: refresh-token families and tokens (sessions), and the failed-attempt
+// throttle. The only module that knows their columns.
+import { and, eq, isNull, lt, notExists, sql } from 'drizzle-orm';
+import type { Queryable } from '../db/client.ts';
+import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
+
+export const insertSession = async (db: Queryable, { familyId, userId, at }: { familyId: string; userId: number; at: Date }): Promise<void> => {
+  await db.insert(refreshTokenFamilies).values({ id: familyId, userId, createdAt: at });
+};
+
+export const insertRefreshToken = async (db: Queryable, values: { jti: string; familyId: string; userId: number; at: Date; expiresAt: Date }): Promise<void> => {
+  const { at, ...rest } = values;
+  await db.insert(refreshTokens).values({ ...rest, issuedAt: at });
+};
+
+/** The user's session, locked for the rest of the transaction; undefined when it is not theirs. */
+export const lockSession = async (db: Queryable, { familyId, userId }: { familyId: string; userId: number }) =>
+  (
+    await db
+      .select()
+      .from(refreshTokenFamilies)
+      .where(and(eq(refreshTokenFamilies.id, familyId), eq(refreshTokenFamilies.userId, userId)))
+      .for('update')
+  )[0];
+
+/** Marks a refresh token used; false when it was already used or does not belong to the session. */
+export const claimRefreshToken = async (db: Queryable, { jti, familyId, at }: { jti: string; familyId: string; at: Date }): Promise<boolean> => {
+  const claimed = await db
+    .update(refreshTokens)
+    .set({ usedAt: at })
+    .where(and(eq(refreshTokens.jti, jti), eq(refreshTokens.familyId, familyId), isNull(refreshTokens.usedAt)))
+    .returning({ jti: refreshTokens.jti });
+  return claimed.length > 0;
+};
+
+/** Revokes one session of the user, or all of them. */
+export const revokeSessions = async (db: Queryable, { userId, familyId, reason, at }: { userId: number; familyId?: string; reason: string; at: Date }): Promise<void> => {
+  await db
+    .update(refreshTokenFamilies)
+    .set({ revokedAt: at, revokedReason: reason })
+    .where(
+      and(
+        eq(refreshTokenFamilies.userId, userId),
+        familyId === undefined ? undefined : eq(refreshTokenFamilies.id, familyId),
+        isNull(refreshTokenFamilies.revokedAt),
+      ),
+    );
+};
+
+export type ThrottleKey = { scope: 'login' | 'password'; key: string; address: string };
+
+const throttleRow = ({ scope, key, address }: ThrottleKey) =>
+  and(eq(authThrottle.scope, scope), eq(authThrottle.key, key), eq(authThrottle.address, address));
+
+/**
+ * Counts one attempt unless the key already holds `max` within the window, in one statement:
+ * the upsert takes the row's lock, so parallel attempts are counted one after another and no
+ * more than `max` get through. Returns false when the attempt is refused.
+ */
+export const claimAttempt = async (db: Queryable, { at, windowStart, max, ...key }: ThrottleKey & { at: Date; windowStart: Date; max: number }): Promise<boolean> => {
+  const stale = sql`${authThrottle.windowStartedAt} < ${windowStart}`;
+  const claimed = await db
+    .insert(authThrottle)
+    .values({ ...key, attempts: 1, windowStartedAt: at })
+    .onConflictDoUpdate({
+      target: [authThrottle.scope, authThrottle.key, authThrottle.address],
+      set: {
+        attempts: sql`case when ${stale} then 1 else ${authThrottle.attempts} + 1 end`,
+        windowStartedAt: sql`case when ${stale} then ${at} else ${authThrottle.windowStartedAt} end`,
+      },
+      setWhere: sql`${stale} or ${authThrottle.attempts} < ${max}`,
+    })
+    .returning({ attempts: authThrottle.attempts });
+  return claimed.length > 0;
+};
+
+export const throttleWindowStart = async (db: Queryable, key: ThrottleKey): Promise<Date | undefined> =>
+  (await db.select({ at: authThrottle.windowStartedAt }).from(authThrottle).where(throttleRow(key)))[0]?.at;
+
+export const clearAttempts = async (db: Queryable, key: ThrottleKey): Promise<void> => {
+  await db.delete(authThrottle).where(throttleRow(key));
+};
+
+/** Deletes auth rows that can never matter again; counts what went. */
+export const deleteExpiredAuthRows = async (db: Queryable, { now, throttleWindowStart }: { now: Date; throttleWindowStart: Date }) => {
+  const tokens = await db.delete(refreshTokens).where(lt(refreshTokens.expiresAt, now)).returning({ jti: refreshTokens.jti });
+  const families = await db
+    .delete(refreshTokenFamilies)
+    .where(
+      and(
+        lt(refreshTokenFamilies.createdAt, now),
+        notExists(db.select({ one: sql`1` }).from(refreshTokens).where(sql`${refreshTokens.familyId} = ${refreshTokenFamilies.id}`)),
+      ),
+    )
+    .returning({ id: refreshTokenFamilies.id });
+  const throttles = await db.delete(authThrottle).where(lt(authThrottle.windowStartedAt, throttleWindowStart)).returning({ key: authThrottle.key });
+  return { refreshTokens: tokens.length, families: families.length, throttles: throttles.length };
+};
