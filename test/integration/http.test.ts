@@ -459,7 +459,7 @@ describe('health', () => {
     const res = await send(server, 'GET', '/health');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body).toEqual({ status: 'ok', db: 'ok', version: expect.any(String), uptime_s: expect.any(Number) });
+    expect(res.body).toEqual({ status: 'ok', db: 'ok', version: expect.any(String), uptime_s: expect.any(Number), halted: false });
     expect(res.body.version).not.toBe('');
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });
