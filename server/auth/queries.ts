@@ -58,7 +58,9 @@ const throttleRow = ({ scope, key, address }: ThrottleKey) =>
  * more than `max` get through. Returns false when the attempt is refused.
  */
 export const claimAttempt = async (db: Queryable, { at, windowStart, max, ...key }: ThrottleKey & { at: Date; windowStart: Date; max: number }): Promise<boolean> => {
-  const stale = sql`${authThrottle.windowStartedAt} < ${windowStart}`;
+  // Raw SQL parameters bypass the column mapping: pass instants as text with a cast (postgres.js
+  // does not serialise a Date here).
+  const stale = sql`${authThrottle.windowStartedAt} < ${windowStart.toISOString()}::timestamptz`;
   const claimed = await db
     .insert(authThrottle)
     .values({ ...key, attempts: 1, windowStartedAt: at })
@@ -66,9 +68,9 @@ export const claimAttempt = async (db: Queryable, { at, windowStart, max, ...key
       target: [authThrottle.scope, authThrottle.key, authThrottle.address],
       set: {
         attempts: sql`case when ${stale} then 1 else ${authThrottle.attempts} + 1 end`,
-        windowStartedAt: sql`case when ${stale} then ${at} else ${authThrottle.windowStartedAt} end`,
+        windowStartedAt: sql`case when ${stale} then ${at.toISOString()}::timestamptz else ${authThrottle.windowStartedAt} end`,
       },
-      setWhere: sql`${stale} or ${authThrottle.attempts} < ${max}`,
+      setWhere: sql`${stale} or ${authThrottle.attempts} < ${max}::integer`,
     })
     .returning({ attempts: authThrottle.attempts });
   return claimed.length > 0;

@@ -1,7 +1,6 @@
 // Prometheus metrics. One registry per service instance (tests run several in one process).
-// Besides HTTP traffic it holds the hooks later areas report into: orders by gate outcome,
-// queue depth, WebSocket connections.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Each area adds its own series here when it lands.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -21,24 +20,6 @@ export const createMetrics = () => {
       help: 'HTTP request latency by route template, method and status',
       labelNames: ['method', 'route', 'status'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [registry],
-    }),
-    ordersByGate: new Counter({
-      name: 'orders_gate_outcomes_total',
-      help: 'Order placements by asset class, the gate that decided, and the outcome',
-      labelNames: ['asset_class', 'gate', 'outcome'] as const,
-      registers: [registry],
-    }),
-    queueDepth: new Gauge({
-      name: 'job_queue_depth',
-      help: 'Jobs waiting per queue',
-      labelNames: ['queue'] as const,
-      registers: [registry],
-    }),
-    wsConnections: new Gauge({
-      name: 'ws_connections',
-      help: 'Open WebSocket connections per channel',
-      labelNames: ['channel'] as const,
       registers: [registry],
     }),
   };

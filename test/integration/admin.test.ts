@@ -1,4 +1,4 @@
-// /api/admin over HTTP: the role guard, the user list, deactivate/activate, the halt switch
+// /api/admin over HTTP (the role guard is in route-security.test.ts): the user list, deactivate/activate, the halt switch
 // and the audit trail every operator action leaves.
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -28,36 +28,6 @@ const expectError = (res: HttpResult, status: number, code: string) => {
 
 const asAdmin = (method: string, path: string, body?: unknown) => server.http(method, path, { token: adminToken, body });
 const login = (username: string, password: string) => server.http('POST', '/api/auth/login', { body: { username, password } });
-
-describe('admin guard', () => {
-  const routes = (targetId: number): [string, string, unknown][] => [
-    ['GET', '/api/admin/users', undefined],
-    ['POST', `/api/admin/users/${targetId}/deactivate`, undefined],
-    ['POST', `/api/admin/users/${targetId}/activate`, undefined],
-    ['POST', '/api/admin/halt', { halted: true }],
-  ];
-
-  it('answers 401 with WWW-Authenticate on every admin route without a token', async () => {
-    const target = await registerAndLogin(server, 'adm_guard_t');
-    for (const [method, path, body] of routes(target.user.id)) {
-      const res = await server.http(method, path, { body });
-      expectError(res, 401, 'UNAUTHORIZED');
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    }
-  });
-
-  it('answers 403 FORBIDDEN on every admin route for a regular user, and changes nothing', async () => {
-    const target = await registerAndLogin(server, 'adm_guard_t');
-    for (const [method, path, body] of routes(target.user.id)) {
-      expectError(await server.http(method, path, { token: regular.tokens.access_token, body }), 403, 'FORBIDDEN');
-    }
-    // Nor on itself.
-    expectError(await server.http('POST', `/api/admin/users/${regular.user.id}/deactivate`, { token: regular.tokens.access_token }), 403, 'FORBIDDEN');
-    // The target is still active and the service is not halted.
-    expect((await server.http('GET', '/api/auth/me', { token: target.tokens.access_token })).status).toBe(200);
-    expect((await login(target.username, target.password)).status).toBe(200);
-  });
-});
 
 describe('GET /api/admin/users', () => {
   it('lists users newest first as {items,total,page,size}, without password hashes', async () => {

@@ -2,6 +2,7 @@
 // and invalidated through LISTEN/NOTIFY, so a change made on one instance holds on the other.
 // Embedded PGlite is one process's database, so this runs only when DATABASE_URL is set.
 import { rmSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -53,5 +54,27 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
     }
     const resumed = await waitFor(() => b.http('GET', '/api/auth/me', { token: tokens.access_token }), (res) => res.status === 200);
     expect(resumed.status).toBe(200);
+  });
+});
+
+describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.stop());
+
+  it('is re-established and the caches reload what changed while it was down', async () => {
+    const { db } = server.services;
+    expect(server.services.halt.isHalted()).toBe(false);
+    // A change whose notification this instance never hears: written straight to the table.
+    await db.execute(sql`update system_state set value = '{"halted": true}', version = version + 1 where key = 'halt'`);
+    await db.execute(sql`insert into system_state (key, value, version) values ('halt', '{"halted": true}', 1) on conflict (key) do nothing`);
+    expect(server.services.halt.isHalted()).toBe(false);
+    const ended = await db.execute(sql`select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and query ilike 'listen%'`);
+    // Postgres only, so the postgres.js result shape: an array of rows.
+    expect((ended as unknown as unknown[]).length).toBeGreaterThan(0);
+    const health = await waitFor(() => server.http('GET', '/health'), (res) => res.body.halted === true, 20_000);
+    expect(health.body.halted).toBe(true);
   });
 });

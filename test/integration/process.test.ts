@@ -76,11 +76,11 @@ const within = async <T>(promise: Promise<T>, what: string): Promise<T> => {
   }
 };
 
-const spawnNode = (args: string[], env: Record<string, string>, stdin = ''): Child => {
-  const proc = spawn(NODE, args, { cwd: REPO, env, stdio: 'pipe' });
+const spawnNode = (args: string[], env: Record<string, string>, stdin = '', command = NODE): Child => {
+  const proc = spawn(command, args, { cwd: REPO, env, stdio: 'pipe' });
   const child: Child = {
     proc,
-    name: `node ${args.join(' ')}`,
+    name: `${command === NODE ? 'node' : command} ${args.join(' ')}`,
     stdout: '',
     stderr: '',
     closed: new Promise<number | null>((resolve) => {
@@ -394,5 +394,21 @@ describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
     expect(code).toBe(0);
     expect(logs.some((line) => line.msg === 'stopped')).toBe(true);
     expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
+  });
+});
+
+// Process managers signal the process they started: for `npm start` that is npm, not node.
+describe('npm start', TIMEOUT, () => {
+  it('stops the server gracefully when npm itself gets SIGTERM, leaving no process and no lock behind', async () => {
+    const dataDir = tempDir();
+    const npm = spawnNode(['start'], envFor(dataDir), '', 'npm');
+    await waitForLog(npm, 'listening');
+    const serverPid = Number(readFileSync(path.join(dataDir, 'pglite.lock'), 'utf8'));
+    expect(serverPid).not.toBe(npm.proc.pid);
+    process.kill(npm.proc.pid!, 'SIGTERM');
+    await within(npm.closed, 'npm start after SIGTERM');
+    expect(logLines(npm.stdout).map((line) => line.msg)).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
+    expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
+    expect(() => process.kill(serverPid, 0)).toThrow(/ESRCH/);
   });
 });

@@ -71,7 +71,6 @@ describe('defaults', () => {
       FEATURE_USBROKER_BROKER: true,
       FEATURE_KRBROKER_BROKER: true,
       ALLOW_LIVE: false,
-      BROKER_MODE: 'simulated',
     });
     expect(config.dataDir).toBe(path.resolve(dir));
     expect(config.warnings).toEqual([]);
@@ -303,27 +302,6 @@ describe('LIVE_CONFIRM_SECRET', () => {
   it('keeps its own value when set', () => {
     const own = 'a-separate-live-confirmation-secret';
     expect(loadConfig(withSecrets({ LIVE_CONFIRM_SECRET: own })).LIVE_CONFIRM_SECRET).toBe(own);
-  });
-});
-
-describe('DEMO_DATA', () => {
-  it('defaults to true outside production', () => {
-    expect(loadConfig(withSecrets()).DEMO_DATA).toBe(true);
-    expect(loadConfig(withSecrets({ NODE_ENV: 'test' })).DEMO_DATA).toBe(true);
-  });
-
-  it('defaults to false in production', () => {
-    expect(loadConfig(withSecrets({ NODE_ENV: 'production' })).DEMO_DATA).toBe(false);
-    expect(loadConfig(withSecrets({ NODE_ENV: 'production', DEMO_DATA: '' })).DEMO_DATA).toBe(false);
-  });
-
-  it('follows an explicit value either way', () => {
-    expect(loadConfig(withSecrets({ DEMO_DATA: 'false' })).DEMO_DATA).toBe(false);
-    expect(loadConfig(withSecrets({ NODE_ENV: 'production', DEMO_DATA: 'true' })).DEMO_DATA).toBe(true);
-  });
-
-  it('rejects a value that is not a flag', () => {
-    expectRejected(withSecrets({ DEMO_DATA: 'yes' }), 'DEMO_DATA');
   });
 });
 

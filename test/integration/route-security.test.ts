@@ -1,0 +1,88 @@
+// The security checks every operation of the router must pass, run over the routes themselves
+// (so a new route is covered the day it is added): no token, a refresh token in place of an
+// access token, the wrong role, the halt switch, and another user's resource.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
+import { appRouter } from '../../server/routers/index.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+
+const routes = restRoutesOf(appRouter, '/api');
+/** A user id that no test creates: path parameters point nowhere, so no check changes data. */
+const NOWHERE = 2_147_483_000;
+const pathOf = (route: RestRoute, id: number | string = NOWHERE) => route.template.replace(/\{[^}]+\}/g, String(id));
+const isAdminRoute = (route: RestRoute) => route.procedure.startsWith('admin.');
+
+/**
+ * Routes whose path names a resource a user owns, and how to make one for an owner (returning its
+ * path id). The cross-user check below runs over these, and a test fails while a non-admin route
+ * with a path parameter is missing here.
+ */
+const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string>> = {};
+
+let server: TestServer;
+let user: FactoryUser;
+let admin: FactoryUser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  user = await newUser(server, { prefix: 'sec_user' });
+  admin = await newUser(server, { role: 'admin', prefix: 'sec_admin' });
+});
+afterAll(() => server.stop());
+
+const call = (route: RestRoute, opts: { token?: string; id?: number | string } = {}) =>
+  server.http(route.method, pathOf(route, opts.id), { token: opts.token, body: route.readsBody ? {} : undefined });
+
+describe.each(routes.map((route) => [`${route.method} ${route.template}`, route] as const))('%s', (_name, route) => {
+  it.runIf(route.meta.openapi.protect)('answers 401 with WWW-Authenticate without a token, with a refresh token, and with a garbage one', async () => {
+    for (const token of [undefined, user.tokens.refresh_token, 'not-a-jwt']) {
+      const res = await call(route, { token });
+      expect(res.status, res.text).toBe(401);
+      expect(res.body).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it.runIf(!route.meta.openapi.protect)('is public: no token is asked for', async () => {
+    expect((await call(route)).status).not.toBe(401);
+  });
+
+  it.runIf(isAdminRoute(route))('answers 403 FORBIDDEN to a regular user', async () => {
+    const res = await call(route, { token: user.tokens.access_token });
+    expect(res.status, res.text).toBe(403);
+    expect(res.body).toMatchObject({ code: 'FORBIDDEN' });
+  });
+});
+
+describe('while halted', () => {
+  it('every route answers 503 SERVICE_HALTED but the exempt ones, which still answer an admin', async () => {
+    await server.services.halt.set({ halted: true, actor: admin.auth, origin: { requestId: 'test', address: '127.0.0.1' } });
+    try {
+      for (const route of routes) {
+        const res = await call(route, { token: route.meta.haltExempt ? admin.tokens.access_token : user.tokens.access_token });
+        if (route.meta.haltExempt) expect(res.status, `${route.template}: ${res.text}`).not.toBe(503);
+        else expect(res.body, `${route.method} ${route.template}`).toMatchObject({ code: 'SERVICE_HALTED', status: 503 });
+      }
+    } finally {
+      await server.services.halt.set({ halted: false, actor: admin.auth, origin: { requestId: 'test', address: '127.0.0.1' } });
+    }
+  });
+});
+
+describe("another user's resource", () => {
+  it('every user-facing route with a path parameter has an ownership fixture', () => {
+    const parameterised = routes.filter((route) => route.paramNames.length > 0 && !isAdminRoute(route)).map((route) => route.procedure);
+    expect(parameterised.filter((procedure) => !OWNED[procedure])).toEqual([]);
+  });
+
+  const owned = routes.filter((route) => OWNED[route.procedure]);
+  it.runIf(owned.length > 0).each(owned.map((route) => [`${route.method} ${route.template}`, route] as const))('%s answers 404 as for a missing one', async (_name, route) => {
+    const owner = await newUser(server, { prefix: 'sec_owner' });
+    const id = await OWNED[route.procedure]!(server, owner);
+    const foreign = await call(route, { token: user.tokens.access_token, id });
+    const missing = await call(route, { token: user.tokens.access_token });
+    expect(foreign.status).toBe(404);
+    expect({ ...foreign.body, message: undefined }).toEqual({ ...missing.body, message: undefined });
+  });
+});
