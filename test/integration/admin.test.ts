@@ -8,13 +8,11 @@ import { ADMIN, adminEnv, loginAdmin, registerAndLogin, startTestServer, uniqueN
 let server: TestServer;
 let adminToken: string;
 let adminId: number;
-let regular: TestUser;
 
 beforeAll(async () => {
   server = await startTestServer(adminEnv);
   adminToken = (await loginAdmin(server)).access_token;
   adminId = (await server.http('GET', '/api/auth/me', { token: adminToken })).body.id;
-  regular = await registerAndLogin(server, 'adm_regular');
 });
 afterAll(() => server.stop());
 

@@ -73,7 +73,7 @@ describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
     expect(server.services.halt.isHalted()).toBe(false);
     const ended = await db.execute(sql`select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = current_database() and query ilike 'listen%'`);
     // Postgres only, so the postgres.js result shape: an array of rows.
-    expect((ended as unknown as unknown[]).length).toBeGreaterThan(0);
+    expect((ended as unknown[]).length).toBeGreaterThan(0);
     const health = await waitFor(() => server.http('GET', '/health'), (res) => res.body.halted === true, 20_000);
     expect(health.body.halted).toBe(true);
   });
