@@ -1,12 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, fastest first: unit (pure logic), integration (the real server in-process over
+// HTTP, each file on its own copy of a migrated template database) and process (the entry points
+// as child processes).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Integration files each start a server with its own database; two cores, two at a time.
+    // Two cores: two files at a time.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
+      },
+      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+    ],
   },
 });

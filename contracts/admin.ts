@@ -1,6 +1,6 @@
 // Wire shapes of the operator routes under /api/admin.
 import { z } from 'zod';
-import { bodyBoolean, pageOf, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, intParam, pageOf, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZUserResponse } from './auth.ts';
 
 export const ZUserListQuery = ZPageQuery;
@@ -8,7 +8,7 @@ export const ZUserList = pageOf(ZUserResponse);
 export type TUserList = z.infer<typeof ZUserList>;
 
 export const ZUserIdPath = z.object({
-  id: z.coerce.number().int().min(1).max(2_147_483_647),
+  id: intParam({ min: 1, max: 2_147_483_647 }),
 });
 
 export const ZHaltRequest = z.object({ halted: bodyBoolean() });

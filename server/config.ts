@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { trustProxySetting } from './http/proxy.ts';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
 
 export class ConfigError extends Error {
@@ -63,7 +64,7 @@ const ZEnv = z.object({
   WORKERS_IN_PROCESS: flag(true),
   BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
   CORS_ORIGINS: list(),
-  TRUST_PROXY: flag(false),
+  TRUST_PROXY: trustProxySetting(),
   METRICS_TOKEN: text(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 300_000),
 

@@ -1,8 +1,9 @@
-// node:http plumbing shared by every handler: request ids, client addresses, bounded body
+// node:http plumbing shared by every handler: request ids, declared media types, bounded body
 // reads, JSON and error responses in the envelope of DESIGN §5.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { statusOf, type TAppErrorCode, type TErrorBody, type TFieldError } from '../../contracts/errors.ts';
+import { excerpt } from '../trpc/errors.ts';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -11,13 +12,37 @@ export const requestIdOf = (req: IncomingMessage): string => {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 };
 
-export const clientAddressOf = (req: IncomingMessage, trustProxy: boolean): string => {
-  if (trustProxy) {
-    const forwarded = req.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    if (first) return first;
+const JSON_MEDIA_TYPE = 'application/json';
+
+/**
+ * The media type a request declares for its body, lower-case and without parameters; a body
+ * without Content-Type (or with an empty one) is read as JSON.
+ */
+export const mediaTypeOf = (req: IncomingMessage): string => {
+  const declared = req.headers['content-type'];
+  if (declared === undefined || declared === JSON_MEDIA_TYPE) return JSON_MEDIA_TYPE;
+  const semicolon = declared.indexOf(';');
+  const essence = (semicolon === -1 ? declared : declared.slice(0, semicolon)).trim().toLowerCase();
+  return essence === '' ? JSON_MEDIA_TYPE : essence;
+};
+
+/** `application/json` and its structured-syntax relatives (`application/problem+json`). */
+export const isJsonMediaType = (mediaType: string): boolean =>
+  mediaType === JSON_MEDIA_TYPE || (mediaType.startsWith('application/') && mediaType.endsWith('+json'));
+
+/**
+ * Why a request body cannot be read as it is declared, or undefined when it can: JSON, or a
+ * type the route lists in `accepts`, with no Content-Encoding other than identity (we inflate
+ * nothing, so a compressed body would only ever be a confusing JSON error).
+ */
+export const unreadableBody = (req: IncomingMessage, mediaType: string, accepts: readonly string[] | undefined): string | undefined => {
+  if (!isJsonMediaType(mediaType) && !accepts?.some((type) => type.toLowerCase() === mediaType)) {
+    const accepted = [JSON_MEDIA_TYPE, ...(accepts ?? []).filter((type) => type !== JSON_MEDIA_TYPE)];
+    return `Content-Type ${excerpt(mediaType)} is not accepted here; send ${accepted.join(' or ')}`;
   }
-  return req.socket.remoteAddress ?? 'unknown';
+  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') return `Content-Encoding ${excerpt(encoding)} is not accepted; send the body uncompressed`;
+  return undefined;
 };
 
 export class BodyTooLargeError extends Error {}

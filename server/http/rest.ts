@@ -1,20 +1,23 @@
 // The REST facade: the documented /api paths, served from the same procedures as /trpc. The
 // routes and the OpenAPI document come from the procedures' trpc-to-openapi meta; a matched
 // request calls its procedure through tRPC's own server-side caller, so every middleware, input
-// and output schema runs exactly as on /trpc. Errors become the envelope of DESIGN §5 here.
-import type { ServerResponse } from 'node:http';
+// and output schema runs exactly as on /trpc. Bodies are read here (media type, size, JSON
+// depth), and errors become the envelope of DESIGN §5.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import { contextFor, type Context, type RequestState } from '../trpc/context.ts';
-import { describeError } from '../trpc/errors.ts';
+import { describeError, excerpt } from '../trpc/errors.ts';
 import { createCallerFactory } from '../trpc/init.ts';
-import { errorBody, sendError } from './io.ts';
+import { BodyTooLargeError, errorBody, isJsonMediaType, jsonDepth, MAX_JSON_DEPTH, mediaTypeOf, readBody, sendError, unreadableBody } from './io.ts';
 import type { RestRoute, RouteMatch } from './routes.ts';
 
 type ProcedureCall = (input: unknown) => Promise<unknown>;
 
-export type RestHandler = (res: ServerResponse, state: RequestState, match: RouteMatch, query: string, body: unknown) => Promise<void>;
+const NO_BODY: { value: unknown } = { value: undefined };
+
+export type RestHandler = (req: IncomingMessage, res: ServerResponse, state: RequestState, match: RouteMatch, query: string) => Promise<void>;
 
 /** Query string to input: repeated keys and array-typed fields become arrays, others strings. */
 const queryInput = (route: RestRoute, query: string): Record<string, unknown> => {
@@ -42,18 +45,64 @@ export const inputOf = ({ route, params }: RouteMatch, query: string, body: unkn
 };
 
 export const createRestHandler = (router: AppRouter, services: Services): RestHandler => {
+  const { config } = services;
   const createCaller = createCallerFactory(router);
   const procedureOf = (ctx: Context, path: string): ProcedureCall =>
     path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(ctx)) as ProcedureCall;
 
-  return async (res, state, match, query, body) => {
+  /**
+   * Reads a route's body: JSON, or a media type the route documents in its OpenAPI meta
+   * (`openapi.contentTypes`, e.g. a CSV import), which reaches its input schema as text.
+   * Answers 415/413/422 itself and returns undefined when it did.
+   */
+  const bodyOf = async (req: IncomingMessage, res: ServerResponse, route: RestRoute): Promise<{ value: unknown } | undefined> => {
+    const mediaType = mediaTypeOf(req);
+    const unreadable = unreadableBody(req, mediaType, route.meta.openapi.contentTypes);
+    if (unreadable) {
+      // The body stays unread: the connection cannot be reused.
+      res.setHeader('Connection', 'close');
+      sendError(res, errorBody('UNSUPPORTED_MEDIA_TYPE', unreadable));
+      return undefined;
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, config.BODY_LIMIT_BYTES);
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      res.setHeader('Connection', 'close');
+      sendError(res, errorBody('PAYLOAD_TOO_LARGE', `Body larger than ${config.BODY_LIMIT_BYTES} bytes`));
+      return undefined;
+    }
+    const text = raw.toString('utf8');
+    if (!isJsonMediaType(mediaType)) return { value: text };
+    const trimmed = text.trim();
+    if (trimmed === '') return { value: {} };
+    if (jsonDepth(trimmed) > MAX_JSON_DEPTH) {
+      sendError(res, errorBody('VALIDATION_ERROR', 'Malformed JSON body', [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }]));
+      return undefined;
+    }
+    try {
+      return { value: JSON.parse(trimmed) as unknown };
+    } catch (error) {
+      // V8 quotes the text around the error: bounded and printable before it is echoed.
+      sendError(res, errorBody('VALIDATION_ERROR', 'Malformed JSON body', [{ path: '', message: excerpt((error as Error).message, 120) }]));
+      return undefined;
+    }
+  };
+
+  return async (req, res, state, match, query) => {
+    // No await (and no promise) on the way of a route without a body: the hot path stays short.
+    const body = match.route.readsBody ? await bodyOf(req, res, match.route) : NO_BODY;
+    if (!body) return;
     const ctx = contextFor(services, state);
     let output: unknown;
     try {
-      output = await procedureOf(ctx, match.route.procedure)(inputOf(match, query, body));
+      output = await procedureOf(ctx, match.route.procedure)(inputOf(match, query, body.value));
     } catch (cause) {
       const error = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause });
       const described = describeError(error);
+      // A server bug (an output failing its own schema among them): the caller learns nothing
+      // of it, the log gets the cause and the procedure.
       if (described.domainCode === 'INTERNAL_ERROR') {
         services.logger.error({ err: error.cause ?? error, procedure: match.route.procedure, reqId: state.origin.requestId }, 'procedure failed');
       }

@@ -1,21 +1,33 @@
-// The node:http server: request id, CORS, body limit and JSON parsing in front of the
-// procedures; health, metrics, OpenAPI and docs beside them; one log line and one metric
-// sample per request.
+// The node:http server: request id, client address and CORS in front of the procedures (REST
+// and /trpc); health, metrics, OpenAPI and docs beside them; the envelope for requests node
+// itself refuses; one log line and one metric sample per request.
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import type { RequestState } from '../trpc/context.ts';
+import { excerpt } from '../trpc/errors.ts';
 import { serveDocs } from './docs.ts';
 import { checkHealth, featureFlags } from './health.ts';
-import { BodyTooLargeError, clientAddressOf, errorBody, jsonDepth, MAX_JSON_DEPTH, readBody, requestIdOf, sendError, sendJson } from './io.ts';
+import { errorBody, requestIdOf, sendError, sendJson } from './io.ts';
+import { answerClientError, responseFinished, responseStarted } from './malformed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { clientAddressOf } from './proxy.ts';
 import { createRestHandler } from './rest.ts';
-import { compileRestRoutes } from './routes.ts';
+import { compileRestRoutes, restRoutesOf } from './routes.ts';
 import { createTrpcHandler, TRPC_PREFIX } from './trpc.ts';
 
 const API_PREFIX = '/api/';
-const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Paths served outside the REST table, all GET (and so HEAD) only. */
+const FIXED_PATHS = new Set(['/health', '/health/flags', '/metrics', '/api/openapi.json', '/docs', '/docs/']);
+const FIXED_ALLOW = 'GET, HEAD';
+
+const noRoute = (method: string, pathname: string) => errorBody('NOT_FOUND', `No route for ${excerpt(method, 16)} ${excerpt(pathname, 60)}`);
+
+const notAllowed = (res: ServerResponse, method: string, allow: string) => {
+  res.setHeader('Allow', allow);
+  sendError(res, errorBody('METHOD_NOT_ALLOWED', `${excerpt(method, 16)} is not allowed here; allowed: ${allow}`));
+};
 
 const sameSecret = (given: string, expected: string) => {
   const a = Buffer.from(given);
@@ -30,6 +42,13 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const matchRoute = compileRestRoutes(router, '/api');
+  const restRoutes = restRoutesOf(router, '/api');
+  /** The methods a REST path answers to, for a 405's Allow; undefined when no route has the path. */
+  const restPathOf = (pathname: string): { allow: string; template: string } | undefined => {
+    const routes = restRoutes.filter((route) => route.pattern.test(pathname));
+    if (routes.length === 0) return undefined;
+    return { allow: [...new Set(routes.map((route) => route.method))].join(', '), template: routes[0]!.template };
+  };
   // The request line holds only fields chosen here (never a URL, header or body), so it skips
   // the redaction pass that every other log call goes through.
   const requestLog = logger.child({}, { redact: [] });
@@ -61,32 +80,6 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     }
   };
 
-  /** Reads and parses a JSON body; answers 413/422 itself and returns undefined when it did. */
-  const parseBody = async (req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | undefined> => {
-    if (METHODS_WITHOUT_BODY.has(req.method ?? 'GET')) return { value: undefined };
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, config.BODY_LIMIT_BYTES);
-    } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      res.setHeader('Connection', 'close');
-      sendError(res, errorBody('PAYLOAD_TOO_LARGE', `Body larger than ${config.BODY_LIMIT_BYTES} bytes`));
-      return undefined;
-    }
-    const text = raw.toString('utf8').trim();
-    if (text === '') return { value: {} };
-    if (jsonDepth(text) > MAX_JSON_DEPTH) {
-      sendError(res, errorBody('VALIDATION_ERROR', 'Malformed JSON body', [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }]));
-      return undefined;
-    }
-    try {
-      return { value: JSON.parse(text) as unknown };
-    } catch (error) {
-      sendError(res, errorBody('VALIDATION_ERROR', 'Malformed JSON body', [{ path: '', message: (error as Error).message }]));
-      return undefined;
-    }
-  };
-
   const serveMetrics = async (req: IncomingMessage, res: ServerResponse) => {
     if (config.METRICS_TOKEN) {
       const given = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
@@ -108,21 +101,28 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     }
     if (pathname.startsWith(API_PREFIX) && pathname !== '/api/openapi.json') {
       const match = matchRoute(method, pathname);
-      if (!match) {
-        sendError(res, errorBody('NOT_FOUND', `No route for ${method} ${pathname}`));
+      if (match) {
+        // Set before the call: logs and metrics name the template, whatever the procedure does.
+        state.http.route = match.route.template;
+        await rest(req, res, state, match, query);
         return;
       }
-      state.http.route = match.route.template;
-      const body = match.route.readsBody ? await parseBody(req, res) : { value: undefined };
-      if (body) await rest(res, state, match, query, body.value);
+      const known = restPathOf(pathname);
+      if (known) {
+        state.http.route = known.template;
+        notAllowed(res, method, known.allow);
+      } else sendError(res, noRoute(method, pathname));
       return;
     }
     if (pathname.startsWith(TRPC_PREFIX)) {
-      await trpc(req, res, state, pathname);
+      await trpc(req, res, state, pathname, query);
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {
-      sendError(res, errorBody('NOT_FOUND', `No route for ${method} ${pathname}`));
+      if (FIXED_PATHS.has(pathname)) {
+        state.http.route = pathname === '/docs/' ? '/docs' : pathname;
+        notAllowed(res, method, FIXED_ALLOW);
+      } else sendError(res, noRoute(method, pathname));
       return;
     }
     state.http.route = pathname.startsWith('/docs') ? '/docs' : pathname;
@@ -140,11 +140,13 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       res.end(openApiJson);
     } else if (!serveDocs(pathname, res)) {
       state.http.route = 'unmatched';
-      sendError(res, errorBody('NOT_FOUND', `No route for ${method} ${pathname}`));
+      sendError(res, noRoute(method, pathname));
     }
   };
 
-  return createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const socket = req.socket;
+    responseStarted(socket);
     const state: RequestState = {
       origin: { requestId: requestIdOf(req), address: clientAddressOf(req, config.TRUST_PROXY) },
       authorization: req.headers.authorization,
@@ -159,6 +161,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     const query = queryAt === -1 ? '' : url.slice(queryAt + 1);
 
     res.once('finish', () => {
+      responseFinished(socket);
       const seconds = Number(process.hrtime.bigint() - state.startedAt) / 1e9;
       const labels = { method: req.method ?? 'GET', route: state.http.route ?? 'unmatched', status: String(res.statusCode) };
       seriesOf(labels).observe(seconds);
@@ -175,4 +178,13 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
       else res.end();
     });
   });
+
+  server.on('clientError', (error: Error & { code?: string }, socket) => {
+    const answer = answerClientError(error, socket);
+    if (!answer) return;
+    const labels = { method: 'unknown', route: 'malformed', status: String(answer.status) };
+    seriesOf(labels).observe(0);
+    requestLog.info({ reqId: answer.requestId, ...labels, status: answer.status, reason: answer.reason }, 'request');
+  });
+  return server;
 };

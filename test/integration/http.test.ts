@@ -1,6 +1,7 @@
 // The HTTP layer from outside: every documented route answers bad input with 422 (never 500),
-// bodies are read as JSON whatever their content type, the size limit, unknown routes, request
-// ids, CORS, health and flags, and strict body booleans on REST and /trpc alike.
+// JSON bodies with or without a declared type (other media types: http-edges.test.ts), the size
+// limit, unknown routes, request ids, CORS, health and flags, and strict body booleans on REST
+// and /trpc alike.
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, uniqueName, type TestServer, type TestUser } from '../support/server.ts';
@@ -268,7 +269,7 @@ describe('hostile but well-formed JSON never causes a 500', () => {
   });
 });
 
-describe('request bodies are read as JSON', () => {
+describe('request bodies are read as JSON when declared so or not declared at all', () => {
   const registration = (prefix: string) => {
     const username = uniqueName(prefix);
     return { username, email: `${username}@example.com`, password: 'password123' };
@@ -276,9 +277,11 @@ describe('request bodies are read as JSON', () => {
 
   it.each([
     ['no content type', {}],
+    ['an empty content type', { 'content-type': '' }],
     ['application/json; charset=utf-8', { 'content-type': 'application/json; charset=utf-8' }],
-    ['text/plain', { 'content-type': 'text/plain' }],
-    ['text/plain; charset=UTF-8', { 'content-type': 'text/plain; charset=UTF-8' }],
+    ['Application/JSON (media types are case-insensitive)', { 'content-type': 'Application/JSON' }],
+    ['application/vnd.api+json', { 'content-type': 'application/vnd.api+json' }],
+    ['Content-Encoding: identity', { 'content-type': 'application/json', 'content-encoding': 'identity' }],
   ])('with %s', async (_what, headers: Record<string, string>) => {
     const body = registration('ctype');
     const res = await send(server, 'POST', '/api/auth/register', { headers, body: JSON.stringify(body) });

@@ -1,10 +1,11 @@
 // Starts the real service on an ephemeral port with a database of its own: embedded PGlite in
 // a temporary DATA_DIR, or, when DATABASE_URL is set, a fresh PostgreSQL database per server.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { inject } from 'vitest';
 import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
 import { startApp, type AppOptions, type RunningApp } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
@@ -24,13 +25,17 @@ export interface TestServer extends RunningApp {
   stop(): Promise<void>;
 }
 
-/** A fresh database on the Postgres named by DATABASE_URL; '' when tests run on PGlite. */
+/** The migrated template of test/support/global-setup.ts, when this project has one. */
+const template = () => inject('databaseTemplate') as ReturnType<typeof inject<'databaseTemplate'>> | undefined;
+
+/** A fresh database on the Postgres named by DATABASE_URL (a copy of the migrated template); '' on PGlite. */
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) return { url: '', drop: () => Promise.resolve() };
   const name = `ts_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  await admin.unsafe(`create database ${name}`);
+  const source = template();
+  await admin.unsafe(source?.kind === 'postgres' ? `create database ${name} template ${source.name}` : `create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -46,12 +51,20 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
 
 export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
 
+/** A DATA_DIR holding a copy of the migrated PGlite template, when there is one. */
+const dataDirFromTemplate = (): string => {
+  const dir = tempDir();
+  const source = template();
+  if (source?.kind === 'pglite') cpSync(path.join(source.dataDir, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
+  return dir;
+};
+
 export const startTestServer = async (
   env: Record<string, string> = {},
   reuse?: { dataDir: string; databaseUrl: string },
   options: AppOptions = {},
 ): Promise<TestServer> => {
-  const dataDir = reuse?.dataDir ?? tempDir();
+  const dataDir = reuse?.dataDir ?? (process.env.DATABASE_URL ? tempDir() : dataDirFromTemplate());
   const database = reuse ? { url: reuse.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
   const config = loadConfig({
     NODE_ENV: 'test',

@@ -60,7 +60,7 @@ describe('defaults', () => {
       LOGIN_WINDOW_MIN: 15,
       BODY_LIMIT_BYTES: 1_048_576,
       CORS_ORIGINS: [],
-      TRUST_PROXY: false,
+      TRUST_PROXY: { mode: 'off' },
       WORKERS_IN_PROCESS: true,
       DATABASE_URL: '',
       ADMIN_EMAIL: '',
@@ -104,10 +104,9 @@ describe('feature flags', () => {
     ['false', false],
     ['0', false],
   ])('accepts %s', (value, expected) => {
-    const config = loadConfig(withSecrets({ FEATURE_EQUITY_PAPER: value, FEATURE_EQUITY_LIVE: value, TRUST_PROXY: value }));
+    const config = loadConfig(withSecrets({ FEATURE_EQUITY_PAPER: value, FEATURE_EQUITY_LIVE: value }));
     expect(config.FEATURE_EQUITY_PAPER).toBe(expected);
     expect(config.FEATURE_EQUITY_LIVE).toBe(expected);
-    expect(config.TRUST_PROXY).toBe(expected);
   });
 
   it.each(['FEATURE_EQUITY_PAPER', 'FEATURE_LLM_ANALYSIS', 'FEATURE_KRBROKER_BROKER', 'WORKERS_IN_PROCESS'])(
