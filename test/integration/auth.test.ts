@@ -1,5 +1,7 @@
 // /api/auth over HTTP: the happy paths and every auth error row of the interface.
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditEvents, refreshTokenFamilies } from '../../server/db/schema/index.ts';
 import { registerAndLogin, startTestServer, uniqueName, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -157,7 +159,7 @@ describe('refresh', () => {
   });
 
   it('reuse of a used refresh token answers 401 and revokes the whole family', async () => {
-    const { tokens } = await registerAndLogin(server, 'reuse');
+    const { tokens, user } = await registerAndLogin(server, 'reuse');
     const rotated = await server.http('POST', '/api/auth/refresh', { body: { refresh_token: tokens.refresh_token } });
     expect(rotated.status).toBe(200);
     const replay = await server.http('POST', '/api/auth/refresh', { body: { refresh_token: tokens.refresh_token } });
@@ -165,6 +167,13 @@ describe('refresh', () => {
     // The legitimate holder's newer token died with the family.
     const newer = await server.http('POST', '/api/auth/refresh', { body: { refresh_token: rotated.body.refresh_token } });
     expect(newer.status).toBe(401);
+    // What the rule promises is written: the family revoked for reuse, and one audit record of it.
+    const familyId = decode(tokens.refresh_token).fam as string;
+    const { db } = server.services;
+    const [family] = await db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.id, familyId));
+    expect(family).toMatchObject({ revokedReason: 'reuse', revokedAt: expect.any(Date) });
+    const audits = await db.select().from(auditEvents).where(and(eq(auditEvents.action, 'auth.refresh_reuse'), eq(auditEvents.subjectUserId, user.id)));
+    expect(audits.map((row) => row.data)).toEqual([{ family_id: familyId }]);
   });
 
   it('two concurrent refreshes with one token: exactly one wins', async () => {
