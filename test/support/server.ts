@@ -26,7 +26,14 @@ export interface TestServer extends RunningApp {
 }
 
 /** The migrated template of test/support/global-setup.ts, when this project has one. */
-const template = () => inject('databaseTemplate') as ReturnType<typeof inject<'databaseTemplate'>> | undefined;
+const template = (): ReturnType<typeof inject<'databaseTemplate'>> | undefined => {
+  try {
+    return inject('databaseTemplate');
+  } catch {
+    // Outside a vitest worker (npm run bench): no template, a plain database.
+    return undefined;
+  }
+};
 
 /** A fresh database on the Postgres named by DATABASE_URL (a copy of the migrated template); '' on PGlite. */
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
