@@ -97,6 +97,8 @@ const bootstrapAdmin = async ({ config, users, logger }: Services) => {
 
 export interface RunningApp {
   services: Services;
+  /** The in-process workers, when WORKERS_IN_PROCESS is on. */
+  workers: Workers | undefined;
   server: Server;
   /** Base URL, e.g. http://127.0.0.1:8000 */
   url: string;
@@ -130,7 +132,7 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
   let server: Server | undefined;
   try {
     if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
-    workers = config.WORKERS_IN_PROCESS ? startWorkers(services) : undefined;
+    workers = config.WORKERS_IN_PROCESS ? await startWorkers(services) : undefined;
     server = createHttpServer(appRouter, services);
     await listen(server, config.PORT, config.HOST);
   } catch (error) {
@@ -159,5 +161,5 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
       logger.flush();
     })());
 
-  return { services, server: httpServer, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
+  return { services, workers, server: httpServer, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
 };

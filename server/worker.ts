@@ -12,7 +12,7 @@ runEntry(async () => {
   const logger = createLogger(config.LOG_LEVEL);
   const database = await openMigratedDatabase(config);
   const services = await createServices(config, logger, database);
-  const workers = startWorkers(services);
+  const workers = await startWorkers(services);
   stopOnSignal(async (signal) => {
     logger.info({ signal }, 'worker shutting down');
     await workers.stop();

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -27,6 +28,8 @@ export interface DatabaseHandle {
    * reload what they cache). Resolves to an unsubscribe function.
    */
   listen(channel: string, onMessage: (payload: string) => void, onConnect?: () => void): Promise<() => Promise<void>>;
+  /** How pg-boss reaches this database: PGlite's own client, or a small pool of its own on Postgres. */
+  jobQueueOptions(): Promise<Pick<JobQueueOptions, 'db' | 'backend' | 'connectionString' | 'max'>>;
   /** Closes the database; calling it again returns the same promise. */
   close(): Promise<void>;
 }
@@ -109,6 +112,10 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
         onConnect?.();
         return () => unlisten();
       },
+      jobQueueOptions: async () => {
+        const { fromPglite } = await import('pg-boss');
+        return { db: fromPglite(client), backend: 'pglite' };
+      },
       close: () =>
         (closed ??= (async () => {
           try {
@@ -157,6 +164,8 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
       const subscription = await client.listen(channel, onMessage, onConnect);
       return () => subscription.unlisten();
     },
+    // pg-boss brings its own pg pool: a quarter of DB_POOL_SIZE (at least 2) beside postgres.js's.
+    jobQueueOptions: () => Promise.resolve({ connectionString: databaseUrl, max: Math.max(2, Math.ceil(poolSize / 4)) }),
     close: () => (closed ??= client.end({ timeout: 5 })),
   };
 };

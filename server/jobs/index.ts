@@ -1,30 +1,40 @@
-// Background work. Runs inside the API process (WORKERS_IN_PROCESS=true, the default) or alone
-// (`npm run worker`). Today it holds the periodic auth sweep; the job queue (pg-boss) joins here.
+// Background work on pg-boss, in the same database: scheduled and queued jobs, each run by one
+// worker of whichever instance claims it. Runs inside the API process (WORKERS_IN_PROCESS=true,
+// the default) or alone (`npm run worker`). Later areas add their queues here.
+import { PgBoss } from 'pg-boss';
 import type { Services } from '../services.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
 
-const SWEEP_INTERVAL_MS = 60 * 60_000;
+export const AUTH_SWEEP = 'auth-sweep';
+/** Hourly, at a minute off the hour so it does not meet every other hourly job. */
+const AUTH_SWEEP_CRON = '17 * * * *';
 
 export interface Workers {
+  readonly boss: PgBoss;
   stop(): Promise<void>;
 }
 
-export const startWorkers = (services: Services): Workers => {
-  const { db, config, logger, clock } = services;
-  let running: Promise<void> = Promise.resolve();
-  const sweep = () => {
-    running = sweepExpiredAuthRows({ db, loginWindowMin: config.LOGIN_WINDOW_MIN, now: clock.now() })
-      .then((removed) => logger.info({ job: 'auth-sweep', ...removed }, 'job done'))
-      .catch((error: unknown) => logger.error({ err: error, job: 'auth-sweep' }, 'job failed'));
-  };
-  sweep();
-  const timer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  timer.unref();
-  logger.info({ jobs: ['auth-sweep'] }, 'workers started');
+export const startWorkers = async (services: Services): Promise<Workers> => {
+  const { db, config, logger, clock, database } = services;
+  const boss = new PgBoss({ ...(await database.jobQueueOptions()), application_name: 'trading-service-jobs' });
+  boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
+  await boss.start();
+  try {
+    await boss.createQueue(AUTH_SWEEP);
+    await boss.schedule(AUTH_SWEEP, AUTH_SWEEP_CRON);
+    await boss.work(AUTH_SWEEP, async () => {
+      const removed = await sweepExpiredAuthRows({ db, loginWindowMin: config.LOGIN_WINDOW_MIN, now: clock.now() });
+      logger.info({ job: AUTH_SWEEP, ...removed }, 'job done');
+    });
+    // One sweep when workers start, then the schedule: a singleton, so N starting instances queue one.
+    await boss.send(AUTH_SWEEP, {}, { singletonKey: 'startup', singletonSeconds: 60 });
+  } catch (error) {
+    await boss.stop({ graceful: false });
+    throw error;
+  }
+  logger.info({ jobs: [AUTH_SWEEP] }, 'workers started');
   return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
+    boss,
+    stop: () => boss.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }),
   };
 };

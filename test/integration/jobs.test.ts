@@ -3,6 +3,9 @@ import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
+import { AUTH_SWEEP } from '../../server/jobs/index.ts';
+import { newUser } from '../support/factories.ts';
+import { waitFor } from '../support/wait.ts';
 import { registerAndLogin, startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -34,5 +37,25 @@ describe('auth sweep', () => {
     expect((await db.select().from(authThrottle).where(eq(authThrottle.key, 'someone'))).map((row) => row.address)).toEqual(['127.0.0.2']);
     // The live session still rotates.
     expect((await server.http('POST', '/api/auth/refresh', { body: { refresh_token: live.tokens.refresh_token } })).status).toBe(200);
+  });
+});
+
+describe('the job queue (pg-boss)', () => {
+  let withWorkers: TestServer;
+  beforeAll(async () => {
+    withWorkers = await startTestServer({ WORKERS_IN_PROCESS: 'true' });
+  });
+  afterAll(() => withWorkers.stop());
+
+  it('schedules the auth sweep hourly and runs it as a queued job', async () => {
+    const boss = withWorkers.workers!.boss;
+    const schedules = await boss.getSchedules();
+    expect(schedules.map((schedule) => [schedule.name, schedule.cron])).toEqual([[AUTH_SWEEP, '17 * * * *']]);
+    const { db } = withWorkers.services;
+    const user = await newUser(withWorkers, { prefix: 'job_sweep' });
+    await db.update(refreshTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(refreshTokens.userId, user.user.id));
+    await boss.send(AUTH_SWEEP, {});
+    const left = await waitFor(() => db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.userId, user.user.id)), (rows) => rows.length === 0, 30_000);
+    expect(left).toEqual([]);
   });
 });

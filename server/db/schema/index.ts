@@ -3,3 +3,6 @@ export * from './users.ts';
 export * from './auth.ts';
 export * from './audit.ts';
 export * from './system.ts';
+export * from './instruments.ts';
+export * from './keys.ts';
+export * from './simulator.ts';

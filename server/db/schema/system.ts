@@ -11,3 +11,10 @@ export const systemState = pgTable('system_state', {
   updatedAt: tsColumn('updated_at').notNull().defaultNow(),
   updatedBy: text('updated_by'),
 });
+
+/** Work one instance must do at a time (the price walk, resting-order matching): a lease in the database. */
+export const leases = pgTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: tsColumn('expires_at').notNull(),
+});
