@@ -1,0 +1,269 @@
+// The simulated broker's matching rules as pure functions: when one order fills against one
+// price observation, the OCO children of a bracket, and the order status machine with its events.
+import { Decimal } from 'decimal.js';
+import { ExactDecimal, type TOrderSide } from './fills.ts';
+
+/**
+ * Order types as the broker layer sees them. stop_limit does not reach here: it is collapsed to
+ * stop for every broker (the interface's rule) with its limit kept in metadata.stop_limit_price,
+ * so a stop, once triggered, is a market order.
+ */
+export type TBrokerOrderType = 'market' | 'limit' | 'stop';
+export type TTimeInForce = 'day' | 'gtc' | 'ioc' | 'fok';
+
+export interface MatchableOrder {
+  side: TOrderSide;
+  orderType: TBrokerOrderType;
+  timeInForce: TTimeInForce;
+  qty: Decimal;
+  filledQty: Decimal;
+  limitPrice?: Decimal | null | undefined;
+  stopPrice?: Decimal | null | undefined;
+}
+
+export interface PriceObservation {
+  price: Decimal;
+  /**
+   * The most a resting order can take at this observation; undefined is unlimited. It bounds
+   * limit orders only (see `evaluate`).
+   */
+  liquidity?: Decimal | undefined;
+  /** The instrument's lot size: a partial fill is cut down to whole lots. */
+  lotSize?: Decimal | undefined;
+}
+
+export type TMatchOutcome =
+  /**
+   * Fill `fillQty` taken against `fillReference` (the fill arithmetic adds slippage and fees).
+   * With `thenCancel` the unfilled rest is canceled; without it, a rest left over keeps resting.
+   */
+  | { kind: 'fill'; fillQty: Decimal; fillReference: Decimal; thenCancel?: 'ioc' }
+  | { kind: 'cancel'; cancel: 'ioc' | 'fok' }
+  | { kind: 'rest'; rest: true };
+
+const REST: TMatchOutcome = { kind: 'rest', rest: true };
+
+const requiredPrice = (order: MatchableOrder, field: 'limitPrice' | 'stopPrice'): Decimal => {
+  const value = order[field];
+  if (value == null) throw new Error(`a ${order.orderType} order needs ${field}`);
+  return value;
+};
+
+/** Where this observation would fill the order, or undefined when it does not reach it. */
+const reachablePrice = (order: MatchableOrder, price: Decimal): Decimal | undefined => {
+  switch (order.orderType) {
+    case 'market':
+      return price;
+    case 'limit': {
+      const limit = requiredPrice(order, 'limitPrice');
+      // Once the limit is reached the observed price is the better of the two: a price that gaps
+      // through the limit fills there, not at the limit.
+      if (order.side === 'buy') return price.lte(limit) ? price : undefined;
+      return price.gte(limit) ? price : undefined;
+    }
+    case 'stop': {
+      const stop = requiredPrice(order, 'stopPrice');
+      const triggered = order.side === 'buy' ? price.gte(stop) : price.lte(stop);
+      // Triggered, a stop is a market order: it fills at the observed price, which after a gap
+      // is worse than the stop, as on a real exchange.
+      return triggered ? price : undefined;
+    }
+  }
+};
+
+const availableQty = ({ liquidity, lotSize }: PriceObservation): Decimal | undefined => {
+  if (liquidity === undefined) return undefined;
+  const positive = ExactDecimal.max(liquidity, 0);
+  return lotSize === undefined ? positive : positive.toNearest(lotSize, Decimal.ROUND_DOWN);
+};
+
+/**
+ * What one price observation does to one order (its unfilled rest).
+ * - market: fills all of the rest at once, whatever the liquidity. The liquidity models depth
+ *   resting at a price, which a market order walks through; its cost is the profile's slippage.
+ *   A market order that rested would wait for nothing: it has no price to wait for.
+ * - limit: fills when the price reaches the limit (buy: price ≤ limit, sell: price ≥ limit), at
+ *   most `liquidity` per observation, so a large resting order fills across several ticks.
+ * - stop: triggers when the price reaches the stop (buy: price ≥ stop, sell: price ≤ stop) and then
+ *   fills as a market order.
+ * - day and gtc rest alike here; ending a day order at the session close is the expiry job's
+ *   part (the `expire` transition).
+ * - ioc fills what it can at its first observation and cancels the rest; fok fills everything
+ *   then or cancels. An ioc or fok stop that is not triggered at once therefore cancels: it could
+ *   not fill immediately.
+ */
+export const evaluate = (order: MatchableOrder, observation: PriceObservation): TMatchOutcome => {
+  const remaining = new ExactDecimal(order.qty).minus(order.filledQty);
+  if (remaining.lte(0)) throw new Error('evaluate called on an order with nothing left to fill');
+  const immediate = order.timeInForce === 'ioc' || order.timeInForce === 'fok' ? order.timeInForce : undefined;
+  const fillReference = reachablePrice(order, observation.price);
+  if (fillReference === undefined) return immediate ? { kind: 'cancel', cancel: immediate } : REST;
+
+  const available = order.orderType === 'limit' ? availableQty(observation) : undefined;
+  const fillQty = available === undefined ? remaining : ExactDecimal.min(remaining, available);
+  const complete = fillQty.eq(remaining);
+  if (immediate === 'fok' && !complete) return { kind: 'cancel', cancel: 'fok' };
+  if (fillQty.isZero()) return immediate ? { kind: 'cancel', cancel: immediate } : REST;
+  if (immediate === 'ioc' && !complete) return { kind: 'fill', fillQty, fillReference, thenCancel: 'ioc' };
+  return { kind: 'fill', fillQty, fillReference };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Brackets
+
+export interface BracketSpec {
+  takeProfit: Decimal;
+  stopLoss: Decimal;
+  stopLossLimit?: Decimal | null | undefined;
+}
+
+/**
+ * Why a bracket cannot protect this entry, or undefined when it can. Long-only: brackets go on
+ * buys, with stop_loss < entry reference < take_profit. The entry reference is the price the
+ * entry is expected at: its limit, its stop, or the current price for a market order.
+ */
+export const validateBracket = ({ side, entryReference, bracket }: { side: TOrderSide; entryReference: Decimal; bracket: BracketSpec }): string | undefined => {
+  if (side !== 'buy') return 'a bracket protects a long entry: only buy orders take one';
+  const { takeProfit, stopLoss, stopLossLimit } = bracket;
+  if (stopLoss.lte(0) || takeProfit.lte(0)) return 'bracket prices must be greater than 0';
+  if (stopLossLimit != null && stopLossLimit.lte(0)) return 'bracket stop_loss_limit must be greater than 0';
+  if (!stopLoss.lt(entryReference)) return `bracket stop_loss ${stopLoss.toFixed()} must be below the entry price ${entryReference.toFixed()}`;
+  if (!takeProfit.gt(entryReference)) return `bracket take_profit ${takeProfit.toFixed()} must be above the entry price ${entryReference.toFixed()}`;
+  return undefined;
+};
+
+export type TBracketLeg = 'take_profit' | 'stop_loss';
+
+export interface BracketChild {
+  leg: TBracketLeg;
+  side: 'sell';
+  orderType: 'limit' | 'stop';
+  qty: Decimal;
+  limitPrice: Decimal | null;
+  stopPrice: Decimal | null;
+  timeInForce: 'gtc';
+  /** stop_limit_price as a decimal string when the stop-loss came with a limit. */
+  metadata: { stop_limit_price?: string };
+}
+
+export interface OcoPair {
+  takeProfit: BracketChild;
+  stopLoss: BracketChild;
+}
+
+/**
+ * The OCO pair protecting a filled long entry, sized to the quantity actually filled (an entry
+ * that ended partly filled is protected for what it holds). Children are gtc whatever the
+ * entry's time in force: a protective exit must not lapse at the session close while the
+ * position stays open.
+ */
+export const bracketChildren = (entry: { side: TOrderSide; filledQty: Decimal }, bracket: BracketSpec): OcoPair => {
+  if (entry.side !== 'buy') throw new Error('bracket children protect a long entry: the entry must be a buy');
+  if (entry.filledQty.lte(0)) throw new Error('bracket children need a filled entry');
+  const common = { side: 'sell', qty: entry.filledQty, timeInForce: 'gtc' } as const;
+  return {
+    takeProfit: { ...common, leg: 'take_profit', orderType: 'limit', limitPrice: bracket.takeProfit, stopPrice: null, metadata: {} },
+    stopLoss: {
+      ...common,
+      leg: 'stop_loss',
+      orderType: 'stop',
+      limitPrice: null,
+      stopPrice: bracket.stopLoss,
+      metadata: bracket.stopLossLimit == null ? {} : { stop_limit_price: bracket.stopLossLimit.toFixed() },
+    },
+  };
+};
+
+export type TOcoAction = { action: 'cancel'; sibling: BracketChild } | { action: 'resize'; sibling: BracketChild; qty: Decimal };
+
+/**
+ * What a fill of one leg does to the other. A full fill closes the protected quantity, so the
+ * sibling is canceled. A partial fill (a take-profit limit filling across ticks) shrinks the
+ * sibling to what is still held, so the rest of the position stays protected and the two legs
+ * can never sell more than is held.
+ */
+export const onChildFilled = ({ pair, leg, filledQty }: { pair: OcoPair; leg: TBracketLeg; filledQty: Decimal }): TOcoAction => {
+  const filled = leg === 'take_profit' ? pair.takeProfit : pair.stopLoss;
+  const sibling = leg === 'take_profit' ? pair.stopLoss : pair.takeProfit;
+  if (filledQty.lte(0) || filledQty.gt(filled.qty)) throw new Error(`filled quantity ${filledQty.toFixed()} is outside the leg's ${filled.qty.toFixed()}`);
+  const stillHeld = new ExactDecimal(filled.qty).minus(filledQty);
+  return stillHeld.isZero() ? { action: 'cancel', sibling } : { action: 'resize', sibling, qty: stillHeld };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+export type TOrderStatus = 'pending' | 'accepted' | 'open' | 'partially_filled' | 'filled' | 'canceled' | 'rejected' | 'expired';
+
+/**
+ * Broker events, one per transition. The WebSocket layer sends `expired` as event_type
+ * `canceled` with status `expired` (DESIGN §6); this is the broker's own word.
+ */
+export type TBrokerEventType = 'accepted' | 'open' | 'partial_fill' | 'fill' | 'canceled' | 'rejected' | 'expired';
+
+export type TOrderTrigger =
+  | { kind: 'accept' }
+  | { kind: 'open' }
+  | { kind: 'fill'; fillQty: Decimal }
+  | { kind: 'cancel' }
+  | { kind: 'reject' }
+  | { kind: 'expire' };
+
+export interface OrderState {
+  status: TOrderStatus;
+  qty: Decimal;
+  filledQty: Decimal;
+}
+
+export type TTransition = { ok: true; status: TOrderStatus; filledQty: Decimal; event: TBrokerEventType } | { ok: false; reason: string };
+
+const TERMINAL: ReadonlySet<TOrderStatus> = new Set(['filled', 'canceled', 'rejected', 'expired']);
+
+/** A finished order takes no further transition (and cannot be canceled). */
+export const isTerminal = (status: TOrderStatus): boolean => TERMINAL.has(status);
+
+// Where each trigger may come from. A fill may arrive on an accepted order (the simulator fills
+// a market order before anything else happens); a broker may still reject an order it had
+// accepted, but not one already working on the book. A pending order is still on its way to the
+// broker: it is canceled once the broker has answered, not before.
+const ALLOWED_FROM: Record<TOrderTrigger['kind'], readonly TOrderStatus[]> = {
+  accept: ['pending'],
+  open: ['accepted'],
+  fill: ['accepted', 'open', 'partially_filled'],
+  cancel: ['accepted', 'open', 'partially_filled'],
+  reject: ['pending', 'accepted'],
+  expire: ['accepted', 'open', 'partially_filled'],
+};
+
+/**
+ * The order after one trigger, with the event that the transition emits; `ok: false` with a
+ * reason when the trigger does not apply (a fill on a canceled order, a fill beyond the order's
+ * quantity, a cancel of a finished order). A canceled or expired order keeps what it filled.
+ */
+export const transition = (state: OrderState, trigger: TOrderTrigger): TTransition => {
+  if (!ALLOWED_FROM[trigger.kind].includes(state.status)) {
+    return { ok: false, reason: `cannot ${trigger.kind} an order that is ${state.status}` };
+  }
+  switch (trigger.kind) {
+    case 'accept':
+      return { ok: true, status: 'accepted', filledQty: state.filledQty, event: 'accepted' };
+    case 'open':
+      return { ok: true, status: 'open', filledQty: state.filledQty, event: 'open' };
+    case 'fill': {
+      if (trigger.fillQty.lte(0)) return { ok: false, reason: 'a fill must have a positive quantity' };
+      const filledQty = new ExactDecimal(state.filledQty).plus(trigger.fillQty);
+      if (filledQty.gt(state.qty)) {
+        return { ok: false, reason: `fill of ${trigger.fillQty.toFixed()} would exceed the order quantity ${state.qty.toFixed()}` };
+      }
+      return filledQty.eq(state.qty)
+        ? { ok: true, status: 'filled', filledQty, event: 'fill' }
+        : { ok: true, status: 'partially_filled', filledQty, event: 'partial_fill' };
+    }
+    case 'cancel':
+      return { ok: true, status: 'canceled', filledQty: state.filledQty, event: 'canceled' };
+    case 'reject':
+      return { ok: true, status: 'rejected', filledQty: state.filledQty, event: 'rejected' };
+    case 'expire':
+      return { ok: true, status: 'expired', filledQty: state.filledQty, event: 'expired' };
+  }
+};
