@@ -4,3 +4,6 @@ export * from './common.ts';
 export * from './auth.ts';
 export * from './admin.ts';
 export * from './health.ts';
+export * from './symbols.ts';
+export * from './instruments.ts';
+export * from './marketdata.ts';

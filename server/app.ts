@@ -17,6 +17,8 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 import { appRouter } from './routers/index.ts';
 import type { Services } from './services.ts';
+import { createInstruments } from './instruments/instruments.ts';
+import { createMarketData } from './marketdata/marketdata.ts';
 import { createHalt } from './system/halt.ts';
 import { createUsers } from './users/users.ts';
 
@@ -60,6 +62,10 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     const throttle = createThrottle({ db, clock, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
     const auth = await createAuth({ db, clock, tokens, throttle, users, halt, changes });
+    const instruments = createInstruments({ db, clock, logger });
+    const marketData = createMarketData({ db, clock, logger, instruments });
+    // Reference data every entry point needs: seeded into an empty database, production too.
+    await instruments.seedIfEmpty();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -67,7 +73,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, instruments, marketData, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await changes.close().catch(() => undefined);
     throw error;
@@ -131,6 +137,7 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
   let workers: Workers | undefined;
   let server: Server | undefined;
   try {
+    if (config.DEMO_DATA) await services.marketData.seedDemoIfEmpty();
     if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
     workers = config.WORKERS_IN_PROCESS ? await startWorkers(services) : undefined;
     server = createHttpServer(appRouter, services);

@@ -4,19 +4,29 @@
 //                                       create an admin, or promote and reactivate the existing
 //                                       user of that name; the password comes from ADMIN_PASSWORD
 //                                       or, when unset, from standard input
+//   ohlcv import FILE --symbol S --asset-class C
+//                                       import daily bars from a CSV file (all rows or none)
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
+import { ZAssetClass } from '../contracts/common.ts';
+import { AppError } from './errors.ts';
 import { createServices, openMigratedDatabase } from './app.ts';
 import { defaultAdminEmail, loadConfig } from './config.ts';
-import { fail, runEntry } from './entry.ts';
+import { CommandError, fail, runEntry } from './entry.ts';
 import { createLogger } from './observability/logger.ts';
 
 const USAGE = `usage: npm run cli -- <command>
   db migrate
-  users create-admin [--username NAME] [--email EMAIL]   (password: ADMIN_PASSWORD or stdin)`;
+  users create-admin [--username NAME] [--email EMAIL]   (password: ADMIN_PASSWORD or stdin)
+  ohlcv import FILE --symbol SYMBOL --asset-class crypto|us_equity|kr_equity`;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
+/** Ends the command with a message once the database is closed (fail would exit at once). */
+const refuse = (message: string): never => {
+  throw new CommandError(message);
+};
 
 const readStdin = async (): Promise<string> => {
   if (process.stdin.isTTY) process.stderr.write('password: ');
@@ -25,19 +35,29 @@ const readStdin = async (): Promise<string> => {
   return Buffer.concat(chunks).toString('utf8').split('\n')[0]?.trim() ?? '';
 };
 
+const readText = (file: string): string => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    return refuse(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+};
+
 /** The value, checked by the same rule the API applies; a failure names the option. */
 const checked = <T>(name: string, schema: z.ZodType<T>, value: unknown): T => {
   const result = schema.safeParse(value);
-  return result.success ? result.data : fail(`${name}: ${result.error.issues[0]?.message ?? 'invalid value'}`);
+  return result.success ? result.data : refuse(`${name}: ${result.error.issues[0]?.message ?? 'invalid value'}`);
 };
 
 runEntry(async () => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { username: { type: 'string' }, email: { type: 'string' } },
+    options: { username: { type: 'string' }, email: { type: 'string' }, symbol: { type: 'string' }, 'asset-class': { type: 'string' } },
   });
-  const command = positionals.join(' ');
-  if (command !== 'db migrate' && command !== 'users create-admin') fail(USAGE);
+  const [first, second, file, ...rest] = positionals;
+  const command = `${first ?? ''} ${second ?? ''}`;
+  const known = ['db migrate', 'users create-admin', 'ohlcv import'];
+  if (!known.includes(command) || (command === 'ohlcv import' ? file === undefined || rest.length > 0 : file !== undefined)) fail(USAGE);
 
   const config = loadConfig();
   const database = await openMigratedDatabase(config);
@@ -51,6 +71,20 @@ runEntry(async () => {
     throw error;
   });
   try {
+    if (command === 'ohlcv import') {
+      const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
+      const symbol = values.symbol ?? refuse('--symbol is required');
+      const csv = readText(file!);
+      try {
+        const result = await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } });
+        out(`imported ${result.imported} bars of ${result.asset_class} ${result.symbol} (${result.first_date} .. ${result.last_date}); ${result.replaced_synthetic} synthetic bars replaced`);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const details = (error.errors ?? []).map((item) => `  ${item.path}: ${item.message}`).join('\n');
+        refuse(`${error.message}${details ? `\n${details}` : ''}`);
+      }
+      return;
+    }
     const username = checked('--username', ZUsername, values.username ?? config.ADMIN_USERNAME);
     const password = checked('password', ZPassword, config.ADMIN_PASSWORD || (await readStdin()));
     const email = checked('--email', z.email(), values.email ?? (values.username ? defaultAdminEmail(username) : config.ADMIN_EMAIL));

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { trustProxySetting } from './http/proxy.ts';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
+import { parseAllowList } from './keys/allowlist.ts';
 
 export class ConfigError extends Error {
   readonly setting: string;
@@ -36,6 +37,21 @@ const int = (fallback: number, min: number, max: number) =>
     (value) => (value === undefined || value === '' ? fallback : value),
     z.coerce.number().int().min(min).max(max),
   );
+
+/** A non-negative decimal kept as exact text (money never goes through a binary float). */
+const decimalSetting = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx) => {
+      const text = value === undefined || value === '' ? fallback : value;
+      if (!/^\d{1,15}(\.\d{1,8})?$/.test(text)) {
+        ctx.addIssue({ code: 'custom', message: 'expected a non-negative decimal number' });
+        return z.NEVER;
+      }
+      return text;
+    });
 
 const text = (fallback = '') =>
   z
@@ -78,6 +94,7 @@ const ZEnv = z.object({
   ADMIN_USERNAME: text(),
   ADMIN_PASSWORD: text(),
   ADMIN_EMAIL: text(),
+  DEMO_DATA: flag(true),
 
   FEATURE_EQUITY_PAPER: flag(true),
   FEATURE_EQUITY_LIVE: flag(false),
@@ -89,6 +106,19 @@ const ZEnv = z.object({
     .string()
     .optional()
     .transform((value) => value?.trim() === '1'),
+
+  // Only the simulator is built; the real adapters arrive with their own issue of work.
+  BROKER_MODE: z.enum(['simulated'], { message: "only 'simulated' is available (the real broker adapters are not built yet)" }).default('simulated'),
+  SIM_INITIAL_CASH_USD: decimalSetting('100000'),
+  SIM_INITIAL_CASH_USDT: decimalSetting('100000'),
+  SIM_INITIAL_CASH_KRW: decimalSetting('100000000'),
+  SIM_TICK_INTERVAL_MS: int(1000, 0, 3_600_000),
+  /** The most a resting order fills per price tick, in lots of its instrument; 0 is no limit. */
+  SIM_LIQUIDITY_LOTS_PER_TICK: int(0, 0, 1_000_000_000),
+  /** Extra allowed key origins (`exchange:mode=origin`, comma-separated), added to the brokers' own. */
+  BROKER_BASE_URLS: list(),
+  /** Registering keys with paper_mode=false; off by default. */
+  ALLOW_LIVE_KEYS: flag(false),
 });
 
 type TEnv = z.infer<typeof ZEnv>;
@@ -184,12 +214,19 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     refuseInvalid('ADMIN_USERNAME', ZUsername, values.ADMIN_USERNAME);
   }
   if (values.ADMIN_PASSWORD) refuseInvalid('ADMIN_PASSWORD', ZPassword, values.ADMIN_PASSWORD);
+  try {
+    parseAllowList(values.BROKER_BASE_URLS);
+  } catch (error) {
+    throw new ConfigError('BROKER_BASE_URLS', (error as Error).message);
+  }
 
   return {
     ...values,
     ...secrets,
     LIVE_CONFIRM_SECRET: values.LIVE_CONFIRM_SECRET || secrets.AUTH_SECRET_KEY,
     ADMIN_EMAIL: values.ADMIN_EMAIL || defaultAdminEmail(values.ADMIN_USERNAME),
+    // Synthetic demo bars: on by default, except in production and in tests (which bring fixtures).
+    DEMO_DATA: env.DEMO_DATA === undefined || env.DEMO_DATA.trim() === '' ? values.NODE_ENV === 'development' : values.DEMO_DATA,
     dataDir,
     isProduction,
     warnings,

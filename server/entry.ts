@@ -3,6 +3,9 @@
 import { ConfigError } from './config.ts';
 import { DataDirLockedError } from './db/client.ts';
 
+/** A command refused what it was given: its message is all the operator needs, no stack. */
+export class CommandError extends Error {}
+
 /** Prints one line to stderr and exits non-zero. */
 export const fail = (message: string): never => {
   process.stderr.write(`${message}\n`);
@@ -12,7 +15,7 @@ export const fail = (message: string): never => {
 /** The line an operator reads when start-up or a command fails. */
 const describe = (error: unknown): string => {
   if (error instanceof ConfigError) return `configuration error: ${error.message}`;
-  if (error instanceof DataDirLockedError) return error.message;
+  if (error instanceof DataDirLockedError || error instanceof CommandError) return error.message;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 };
 

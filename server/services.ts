@@ -8,6 +8,8 @@ import type { DatabaseHandle, Db } from './db/client.ts';
 import type { ChangeFeed } from './events/changes.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
+import type { Instruments } from './instruments/instruments.ts';
+import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
 
@@ -16,6 +18,8 @@ export interface Areas {
   auth: Auth;
   users: Users;
   halt: Halt;
+  instruments: Instruments;
+  marketData: MarketData;
 }
 
 export interface Services extends Areas {

@@ -39,6 +39,7 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 export const inputOf = ({ route, params }: RouteMatch, query: string, body: unknown): unknown => {
   if (route.takesNoInput) return undefined;
   if (!route.readsBody) return { ...queryInput(route, query), ...params };
+  if (typeof body === 'string' && route.meta.textBodyField) return { ...queryInput(route, query), ...params, [route.meta.textBodyField]: body };
   // A body that is not an object reaches the schema as it is, so the error says what it got.
   if (!isPlainObject(body)) return body;
   return { ...body, ...params };

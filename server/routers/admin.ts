@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { ZHaltRequest, ZHaltState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
+import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
+import { ZOhlcvImport, ZOhlcvImportResult } from '../../contracts/marketdata.ts';
 import { toUserResponse } from '../users/users.ts';
 import { adminProcedure, router } from '../trpc/init.ts';
 
@@ -26,6 +28,29 @@ export const adminRouter = router({
     .input(ZUserIdPath)
     .output(ZUserResponse)
     .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: true, origin: ctx.origin }))),
+
+  upsertInstrument: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/instruments', 'Add an instrument (201) or update one (200)'), haltExempt: true, status: 201 })
+    .input(ZInstrumentUpsert)
+    .output(ZInstrument)
+    .mutation(async ({ ctx, input }) => {
+      const { instrument, created } = await ctx.instruments.upsert({ actor: ctx.user, input, origin: ctx.origin });
+      ctx.http.status = created ? 201 : 200;
+      return instrument;
+    }),
+
+  importOhlcv: adminProcedure
+    .meta({
+      openapi: {
+        ...openapi('POST', '/admin/market-data/ohlcv', 'Import daily bars: JSON {asset_class, symbol, bars}, or a text/csv body with asset_class and symbol in the query'),
+        contentTypes: ['application/json', 'text/csv'],
+      },
+      textBodyField: 'csv',
+      haltExempt: true,
+    })
+    .input(ZOhlcvImport)
+    .output(ZOhlcvImportResult)
+    .mutation(({ ctx, input }) => ctx.marketData.importBars({ actor: ctx.user, input, origin: ctx.origin })),
 
   haltState: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/halt', 'Whether the service is halted'), haltExempt: true })

@@ -2,10 +2,14 @@
 import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
 import { authRouter } from './auth.ts';
+import { instrumentsRouter } from './instruments.ts';
+import { marketDataRouter } from './marketdata.ts';
 
 export const appRouter = router({
   auth: authRouter,
   admin: adminRouter,
+  instruments: instrumentsRouter,
+  marketData: marketDataRouter,
 });
 
 export type AppRouter = typeof appRouter;

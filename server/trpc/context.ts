@@ -41,6 +41,8 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     auth: services.auth,
     users: services.users,
     halt: services.halt,
+    instruments: services.instruments,
+    marketData: services.marketData,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

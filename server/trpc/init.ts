@@ -42,7 +42,8 @@ const guard = <TUser extends AuthUser | undefined>(resolveUser: (ctx: Context) =
       const user = await resolveUser(ctx);
       const result = await next({ ctx: { user } });
       if (result.ok) {
-        if (meta?.status) ctx.http.status = meta.status;
+        // A procedure that decides its own status (201 created or 200 updated) keeps it.
+        if (meta?.status) ctx.http.status ??= meta.status;
         return result;
       }
       const cause = result.error.cause;

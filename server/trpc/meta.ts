@@ -9,4 +9,9 @@ export type ProcedureMeta = OpenApiMeta & {
   haltExempt?: boolean;
   /** Error codes this procedure documents, beyond the ones every route can answer. */
   errors?: TAppErrorCode[];
+  /**
+   * For a route that documents a non-JSON body (`openapi.contentTypes`, e.g. text/csv): the input
+   * field its text fills, the query string carrying the other fields.
+   */
+  textBodyField?: string;
 };

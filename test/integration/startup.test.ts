@@ -2,26 +2,13 @@
 // a failed start (the port taken) that leaves nothing running or held.
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/observability/logger.ts';
 import { findUserByUsername } from '../../server/users/queries.ts';
 import { newUser } from '../support/factories.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { createTestDatabase, startTestServer, tempDir, type TestServer } from '../support/server.ts';
-
-/** A logger whose lines the test reads. */
-const capturedLogger = () => {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger('info', sink), lines };
-};
 
 describe('ADMIN_USERNAME at start-up', () => {
   const dataDir = tempDir();

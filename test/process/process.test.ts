@@ -3,7 +3,7 @@
 // that keeps users and tokens (DESIGN §4). These always exercise embedded PGlite: the children
 // get an explicit environment without DATABASE_URL, whatever the suite runs on.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -410,5 +410,33 @@ describe('npm start', TIMEOUT, () => {
     expect(logLines(npm.stdout).map((line) => line.msg)).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
     expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
     expect(() => process.kill(serverPid, 0)).toThrow(/ESRCH/);
+  });
+});
+
+describe('ohlcv import (CLI)', TIMEOUT, () => {
+  const fixture = path.join(REPO, 'test/fixtures/ohlcv/orcl-adj-close.csv');
+
+  it('imports a CSV file for a registered instrument, and refuses a bad file naming its rows, writing nothing', async () => {
+    const dataDir = tempDir();
+    const rows = readFileSync(fixture, 'utf8').trim().split('\n').length - 1;
+    const ok = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'orcl', '--asset-class', 'us_equity'], envFor(dataDir));
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`imported ${rows} bars of us_equity ORCL`);
+
+    const bad = path.join(dataDir, 'bad.csv');
+    writeFileSync(bad, 'date,open,high,low,close,volume\n2020-01-02,10,11,9,10.5,100\n2020-01-03,10,9,8,10.5,100\n');
+    const refused = await run(['server/cli.ts', 'ohlcv', 'import', bad, '--symbol', 'ORCL', '--asset-class', 'us_equity'], envFor(dataDir));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('row 2');
+    expect(refused.stderr).not.toContain('at ');
+
+    const unknown = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'NOPEX', '--asset-class', 'us_equity'], envFor(dataDir));
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('not a registered us_equity instrument');
+    const usage = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'ORCL', '--asset-class', 'bonds'], envFor(dataDir));
+    expect(usage.code).toBe(1);
+    expect(usage.stderr).toContain('--asset-class');
+    // The refused runs released the data directory.
+    expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
   });
 });

@@ -342,3 +342,30 @@ describe('first admin', () => {
     expect(() => loadConfig(withSecrets({ ADMIN_USERNAME: 'boss_user', ADMIN_PASSWORD: 'short' }))).toThrow(/^ADMIN_PASSWORD: /);
   });
 });
+
+describe('settings of instruments, market data and the simulator', () => {
+  it('DEMO_DATA defaults on in development only, and follows an explicit value', () => {
+    expect(loadConfig(withSecrets()).DEMO_DATA).toBe(true);
+    expect(loadConfig(withSecrets({ NODE_ENV: 'test' })).DEMO_DATA).toBe(false);
+    expect(loadConfig(withSecrets({ NODE_ENV: 'production' })).DEMO_DATA).toBe(false);
+    expect(loadConfig(withSecrets({ NODE_ENV: 'production', DEMO_DATA: 'true' })).DEMO_DATA).toBe(true);
+    expect(loadConfig(withSecrets({ DEMO_DATA: 'false' })).DEMO_DATA).toBe(false);
+    expectRejected(withSecrets({ DEMO_DATA: 'yes' }), 'DEMO_DATA');
+  });
+
+  it('keeps starting cash as exact decimal text and refuses anything else', () => {
+    expect(loadConfig(withSecrets({ SIM_INITIAL_CASH_KRW: '5000000.25' })).SIM_INITIAL_CASH_KRW).toBe('5000000.25');
+    expect(loadConfig(withSecrets()).SIM_INITIAL_CASH_USDT).toBe('100000');
+    for (const value of ['-1', '1e6', 'abc', '0x10']) expectRejected(withSecrets({ SIM_INITIAL_CASH_USD: value }), 'SIM_INITIAL_CASH_USD');
+  });
+
+  it('accepts only the simulated broker mode for now', () => {
+    expect(loadConfig(withSecrets()).BROKER_MODE).toBe('simulated');
+    expectRejected(withSecrets({ BROKER_MODE: 'real' }), 'BROKER_MODE');
+  });
+
+  it('checks BROKER_BASE_URLS entries, naming the setting', () => {
+    expect(loadConfig(withSecrets({ BROKER_BASE_URLS: 'us_broker:paper=http://127.0.0.1:9000' })).BROKER_BASE_URLS).toEqual(['us_broker:paper=http://127.0.0.1:9000']);
+    for (const value of ['us_broker=http://x', 'bank:paper=http://x', 'us_broker:paper=not a url']) expectRejected(withSecrets({ BROKER_BASE_URLS: value }), 'BROKER_BASE_URLS');
+  });
+});

@@ -1,0 +1,33 @@
+// Broker events as every adapter reports them (the simulator today, real brokers later): the
+// order service persists them and the events service delivers them.
+import { z } from 'zod';
+import { ZAssetClass, ZTimestamp } from './common.ts';
+
+export const ZTradingMode = z.enum(['paper', 'live']);
+export type TTradingMode = z.infer<typeof ZTradingMode>;
+
+export const ZBrokerOrderStatus = z.enum(['accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
+export type TBrokerOrderStatus = z.infer<typeof ZBrokerOrderStatus>;
+
+export const ZBrokerEventType = z.enum(['accepted', 'open', 'partial_fill', 'fill', 'canceled', 'rejected', 'expired']);
+export type TBrokerEventType = z.infer<typeof ZBrokerEventType>;
+
+export const ZBrokerEvent = z.object({
+  type: ZBrokerEventType,
+  user_id: z.number().int(),
+  asset_class: ZAssetClass,
+  mode: ZTradingMode,
+  broker: z.string(),
+  broker_order_id: z.string(),
+  client_order_id: z.string(),
+  symbol: z.string(),
+  status: ZBrokerOrderStatus,
+  /** Decimal strings: exact, as the broker's books hold them. */
+  filled_qty: z.string(),
+  avg_fill_price: z.string().nullable(),
+  /** The execution of a fill event; a duplicate delivery repeats its id. */
+  fill: z.object({ execution_id: z.string(), qty: z.string(), price: z.string(), fee: z.string() }).nullable(),
+  reason: z.string().nullable(),
+  at: ZTimestamp,
+});
+export type TBrokerEvent = z.infer<typeof ZBrokerEvent>;

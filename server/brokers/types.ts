@@ -1,0 +1,92 @@
+// The one interface every broker adapter implements (the simulator, and later the US, KR and
+// crypto adapters): what the order service, the key test and the events service call.
+import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+
+export type { TBrokerEvent, TBrokerOrderStatus, TTradingMode };
+
+/** An order as the broker is asked to take it. stop_limit arrives collapsed to stop. */
+export interface BrokerOrderRequest {
+  clientOrderId: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  /** Decimal strings throughout. */
+  qty: string;
+  orderType: 'market' | 'limit' | 'stop';
+  timeInForce: 'day' | 'gtc' | 'ioc' | 'fok';
+  limitPrice?: string | null;
+  stopPrice?: string | null;
+  bracket?: { takeProfit: string; stopLoss: string; stopLossLimit: string | null } | null;
+  /** Kept with the order: stop_limit_price of a collapsed stop_limit, report_uuid, ... */
+  metadata?: Record<string, unknown>;
+}
+
+/** An order as the broker's books hold it. */
+export interface BrokerOrder {
+  brokerOrderId: string;
+  clientOrderId: string;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  symbol: string;
+  side: 'buy' | 'sell';
+  orderType: 'market' | 'limit' | 'stop';
+  timeInForce: 'day' | 'gtc' | 'ioc' | 'fok';
+  qty: string;
+  filledQty: string;
+  avgFillPrice: string | null;
+  limitPrice: string | null;
+  stopPrice: string | null;
+  status: TBrokerOrderStatus;
+  /** The entry of a bracket child. */
+  parentId: string | null;
+  metadata: Record<string, unknown>;
+  submittedAt: Date;
+  updatedAt: Date;
+}
+
+export interface BrokerPosition {
+  symbol: string;
+  qty: string;
+  avgEntryPrice: string;
+  currentPrice: string;
+  realizedPnl: string;
+  currency: string;
+}
+
+export interface BrokerAccount {
+  broker: string;
+  paper: boolean;
+  currency: string;
+  cash: string;
+  equity: string;
+  buyingPower: string;
+  asOf: Date;
+}
+
+export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string };
+
+export interface Broker {
+  readonly name: string;
+  readonly assetClass: TAssetClass;
+  readonly mode: TTradingMode;
+  /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
+  placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
+  /** Throws BrokerRejectedError when the order is finished or unknown. */
+  cancelOrder(lookup: { brokerOrderId: string }): Promise<BrokerOrder>;
+  getOrder(lookup: OrderLookup): Promise<BrokerOrder | undefined>;
+  listOpenOrders(): Promise<BrokerOrder[]>;
+  positions(): Promise<BrokerPosition[]>;
+  account(): Promise<BrokerAccount>;
+  /** This account's events from now on, until the signal aborts. */
+  events(signal: AbortSignal): AsyncIterable<TBrokerEvent>;
+}
+
+/** The broker refused the request (maps to 422 BROKER_REJECTED). */
+export class BrokerRejectedError extends Error {
+  override readonly name = 'BrokerRejectedError';
+}
+
+/** The broker could not be reached or failed (maps to 502 BROKER_UNAVAILABLE). */
+export class BrokerUnavailableError extends Error {
+  override readonly name = 'BrokerUnavailableError';
+}
