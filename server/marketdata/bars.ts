@@ -146,29 +146,3 @@ export const validateBars = (rows: readonly BarCandidate[]): TBarsResult => {
   bars.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
   return { ok: true, bars };
 };
-
-/** A price or volume in a JSON request: a finite number or a numeric string, carried on as a decimal string. */
-const decimalInput = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const canonical = typeof value === 'number' ? (Number.isFinite(value) ? new Decimal(value).toFixed() : null) : decimalText(value.trim());
-  if (canonical === null) {
-    ctx.addIssue({ code: 'custom', message: 'must be a number or a numeric string' });
-    return z.NEVER;
-  }
-  return canonical;
-});
-
-/**
- * A bar in a JSON request body. It only converts: the rules (prices > 0, high/low, dates, no
- * duplicates) belong to `validateBars`, which the route runs on the whole list so JSON and CSV
- * imports answer with the same row errors.
- */
-export const ZBarInput = z.object({
-  date: z.string(),
-  open: decimalInput,
-  high: decimalInput,
-  low: decimalInput,
-  close: decimalInput,
-  adj_close: decimalInput.optional(),
-  volume: decimalInput,
-});
-export type TBarInput = z.infer<typeof ZBarInput>;

@@ -1,12 +1,13 @@
 // Daily bars from CSV (the layouts of real files, date forms, each broken rule by row number,
-// unreadable and empty input) and from JSON (ZBarInput, then validateBars).
+// unreadable and empty input) and from JSON (ZOhlcvBarInput, then validateBars).
 // The fixtures are the first rows of real public data files (Yahoo-sourced prices as kept by
 // backtesting.py, pandas-ta, backtrader and CryptoProphet; see /work/shared/data/SOURCES.md),
 // plus one written here in ccxt's layout.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type BarCandidate, MAX_ROW_ERRORS, validateBars, ZBarInput } from '../../server/marketdata/bars.ts';
+import { ZOhlcvBarInput } from '../../contracts/marketdata.ts';
+import { type BarCandidate, MAX_ROW_ERRORS, validateBars } from '../../server/marketdata/bars.ts';
 import { parseOhlcvCsv } from '../../server/marketdata/csv.ts';
 
 const fixture = (name: string) => readFileSync(path.join(import.meta.dirname, '../fixtures/ohlcv', name), 'utf8');
@@ -252,18 +253,18 @@ describe('input that is no OHLCV file', () => {
   });
 });
 
-describe('bars from JSON (ZBarInput, then validateBars)', () => {
-  const parseBars = (input: unknown[]) => validateBars(input.map((bar) => ZBarInput.parse(bar)));
+describe('bars from JSON (ZOhlcvBarInput, then validateBars)', () => {
+  const parseBars = (input: unknown[]) => validateBars(input.map((bar) => ZOhlcvBarInput.parse(bar)));
 
-  it('takes numbers and numeric strings and carries them as decimal strings', () => {
-    const bar = ZBarInput.parse({ date: '2024-01-02', open: 0.1, high: '0.30', low: 0.1, close: 0.2, adj_close: 0.2, volume: 1.2e6 });
-    expect(bar).toEqual({ date: '2024-01-02', open: '0.1', high: '0.3', low: '0.1', close: '0.2', adj_close: '0.2', volume: '1200000' });
+  it('takes numbers and numeric strings and carries them as canonical decimal strings', () => {
+    const result = parseBars([{ date: '2024-01-02', open: 0.1, high: '0.30', low: 0.1, close: 0.2, adj_close: 0.2, volume: 1.2e6 }]);
+    expect(result).toEqual({ ok: true, bars: [{ date: '2024-01-02', open: '0.1', high: '0.3', low: '0.1', close: '0.2', adj_close: '0.2', volume: '1200000' }] });
   });
 
-  it('refuses a non-numeric string, a boolean and a missing field', () => {
-    expect(ZBarInput.safeParse({ date: '2024-01-02', open: 'ten', high: 11, low: 9, close: 10, volume: 1 }).success).toBe(false);
-    expect(ZBarInput.safeParse({ date: '2024-01-02', open: true, high: 11, low: 9, close: 10, volume: 1 }).success).toBe(false);
-    expect(ZBarInput.safeParse({ date: '2024-01-02', high: 11, low: 9, close: 10, volume: 1 }).success).toBe(false);
+  it('refuses a non-numeric string as a row error, and a boolean or a missing field in the schema', () => {
+    expect(parseBars([{ date: '2024-01-02', open: 'ten', high: 11, low: 9, close: 10, volume: 1 }])).toMatchObject({ ok: false, errors: [{ row: 1 }] });
+    expect(ZOhlcvBarInput.safeParse({ date: '2024-01-02', open: true, high: 11, low: 9, close: 10, volume: 1 }).success).toBe(false);
+    expect(ZOhlcvBarInput.safeParse({ date: '2024-01-02', high: 11, low: 9, close: 10, volume: 1 }).success).toBe(false);
   });
 
   it('gives JSON bars the same row errors as CSV rows', () => {
