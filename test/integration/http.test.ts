@@ -106,7 +106,8 @@ const notValidationError = (res: { status: number; body: any }, expectPaths: str
   if (!Array.isArray(body.errors) || body.errors.length === 0) return `no field errors: ${JSON.stringify(body)}`;
   if (!body.errors.every((e: any) => typeof e.path === 'string' && typeof e.message === 'string')) return `error without a path: ${JSON.stringify(body)}`;
   const paths = body.errors.map((e: any) => e.path);
-  const missing = expectPaths.filter((p) => !paths.includes(p));
+  // An error inside a field (an array's element: `bars.0`) names that field too.
+  const missing = expectPaths.filter((p) => !paths.some((path: string) => path === p || path.startsWith(`${p}.`)));
   return missing.length > 0 ? `errors lack ${missing.join(', ')}: ${JSON.stringify(body.errors)}` : undefined;
 };
 
