@@ -19,6 +19,11 @@ import { appRouter } from './routers/index.ts';
 import type { Services } from './services.ts';
 import { createInstruments } from './instruments/instruments.ts';
 import { createMarketData } from './marketdata/marketdata.ts';
+import { createBrokers } from './brokers/brokers.ts';
+import { createSimulator } from './brokers/simulator/index.ts';
+import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
+import { createKeyCipher } from './keys/crypto.ts';
+import { createExchangeKeys } from './keys/keys.ts';
 import { createHalt } from './system/halt.ts';
 import { createUsers } from './users/users.ts';
 
@@ -66,14 +71,37 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const marketData = createMarketData({ db, clock, logger, instruments });
     // Reference data every entry point needs: seeded into an empty database, production too.
     await instruments.seedIfEmpty();
+    const simulator = await createSimulator({
+      db,
+      clock,
+      logger,
+      changes,
+      initialCash: { crypto: config.SIM_INITIAL_CASH_USDT, us_equity: config.SIM_INITIAL_CASH_USD, kr_equity: config.SIM_INITIAL_CASH_KRW },
+      tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
+      liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,
+    });
+    const brokers = createBrokers({ db, clock, simulator, instruments });
+    const keys = createExchangeKeys({
+      db,
+      clock,
+      cipher: createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT }),
+      fingerprintSecret: config.AUTH_SECRET_KEY,
+      rules: {
+        brokerEnabled: { us_broker: config.FEATURE_USBROKER_BROKER, kr_broker: config.FEATURE_KRBROKER_BROKER },
+        allowLiveKeys: config.ALLOW_LIVE_KEYS,
+        allowList: parseAllowList([...DEFAULT_BASE_URLS, ...config.BROKER_BASE_URLS]),
+      },
+      brokers: brokers.forKeys,
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         halt.close();
+        await simulator.stop();
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, instruments, marketData, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, brokers, keys, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await changes.close().catch(() => undefined);
     throw error;

@@ -8,7 +8,10 @@ import type { DatabaseHandle, Db } from './db/client.ts';
 import type { ChangeFeed } from './events/changes.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
+import type { Brokers } from './brokers/brokers.ts';
+import type { Simulator } from './brokers/simulator/index.ts';
 import type { Instruments } from './instruments/instruments.ts';
+import type { ExchangeKeys } from './keys/keys.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -20,6 +23,8 @@ export interface Areas {
   halt: Halt;
   instruments: Instruments;
   marketData: MarketData;
+  brokers: Brokers;
+  keys: ExchangeKeys;
 }
 
 export interface Services extends Areas {
@@ -30,6 +35,8 @@ export interface Services extends Areas {
   database: DatabaseHandle;
   db: Db;
   changes: ChangeFeed;
+  /** The simulated broker's engine: its books, prices and leased loop (workers start the loop). */
+  simulator: Simulator;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

@@ -9,7 +9,8 @@ import { excerpt } from '../trpc/errors.ts';
 import { errorBody } from './io.ts';
 
 const RESPONSES_IN_FLIGHT = Symbol('responsesInFlight');
-type TrackedSocket = Duplex & { [RESPONSES_IN_FLIGHT]?: number };
+const CLOSE_WHEN_DONE = Symbol('closeWhenDone');
+type TrackedSocket = Duplex & { [RESPONSES_IN_FLIGHT]?: number; [CLOSE_WHEN_DONE]?: boolean };
 
 /**
  * Counts the responses a connection owes, so that a parse error is answered only between
@@ -22,7 +23,11 @@ export const responseStarted = (socket: Duplex): void => {
 };
 
 export const responseFinished = (socket: Duplex): void => {
-  (socket as TrackedSocket)[RESPONSES_IN_FLIGHT]! -= 1;
+  const tracked = socket as TrackedSocket;
+  tracked[RESPONSES_IN_FLIGHT]! -= 1;
+  // Bytes after a request that cannot be framed (a body sent without a length) broke the
+  // connection while its response was under way: that response is out, now the connection goes.
+  if (tracked[RESPONSES_IN_FLIGHT] === 0 && tracked[CLOSE_WHEN_DONE]) socket.end();
 };
 
 export interface ClientErrorAnswer {
@@ -57,11 +62,17 @@ const messageOf = (code: TAppErrorCode, nodeCode: string | undefined, reason: un
 
 /**
  * The server's 'clientError' listener. Returns what it answered, or undefined when it could only
- * close the connection (the peer is gone, or a response is under way on it).
+ * close the connection (the peer is gone, or a response is under way on it: then it closes once
+ * that response is out).
  */
 export const answerClientError = (error: Error & { code?: string; reason?: unknown }, socket: Duplex): ClientErrorAnswer | undefined => {
   const code = codeOf(error.code);
-  if (code === undefined || !socket.writable || ((socket as TrackedSocket)[RESPONSES_IN_FLIGHT] ?? 0) > 0) {
+  if (code !== undefined && socket.writable && ((socket as TrackedSocket)[RESPONSES_IN_FLIGHT] ?? 0) > 0) {
+    // A response is under way: let it finish, then close (see responseFinished).
+    (socket as TrackedSocket)[CLOSE_WHEN_DONE] = true;
+    return undefined;
+  }
+  if (code === undefined || !socket.writable) {
     socket.destroy();
     return undefined;
   }

@@ -6,6 +6,7 @@ import type { Services } from '../services.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
+export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
 
@@ -15,7 +16,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, database } = services;
+  const { db, config, logger, clock, database, simulator } = services;
   const boss = new PgBoss({ ...(await database.jobQueueOptions()), application_name: 'trading-service-jobs' });
   boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
   await boss.start();
@@ -28,13 +29,25 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     });
     // One sweep when workers start, then the schedule: a singleton, so N starting instances queue one.
     await boss.send(AUTH_SWEEP, {}, { singletonKey: 'startup', singletonSeconds: 60 });
+    // Day orders end at their session's close: checked every minute by whichever worker claims it.
+    await boss.createQueue(EXPIRE_DAY_ORDERS);
+    await boss.schedule(EXPIRE_DAY_ORDERS, '* * * * *');
+    await boss.work(EXPIRE_DAY_ORDERS, async () => {
+      const expired = await simulator.expireDayOrders();
+      if (expired > 0) logger.info({ job: EXPIRE_DAY_ORDERS, expired }, 'job done');
+    });
+    // The price walk and the matching of resting orders: one instance at a time, under a lease.
+    simulator.start();
   } catch (error) {
     await boss.stop({ graceful: false });
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, 'simulator'] }, 'workers started');
   return {
     boss,
-    stop: () => boss.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS }),
+    stop: async () => {
+      await simulator.stop();
+      await boss.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS });
+    },
   };
 };

@@ -4,6 +4,7 @@ import { ZHaltRequest, ZHaltState, ZUserIdPath, ZUserList, ZUserListQuery } from
 import { ZUserResponse } from '../../contracts/auth.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
 import { ZOhlcvImport, ZOhlcvImportResult } from '../../contracts/marketdata.ts';
+import { ZSimOutageRequest, ZSimOutageResponse, ZSimPriceRequest, ZSimPriceResponse } from '../../contracts/simulator.ts';
 import { toUserResponse } from '../users/users.ts';
 import { adminProcedure, router } from '../trpc/init.ts';
 
@@ -51,6 +52,18 @@ export const adminRouter = router({
     .input(ZOhlcvImport)
     .output(ZOhlcvImportResult)
     .mutation(({ ctx, input }) => ctx.marketData.importBars({ actor: ctx.user, input, origin: ctx.origin })),
+
+  setSimPrice: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/sim/prices', 'Set (or clear, with null) the price the simulated broker trades a symbol at'), haltExempt: true })
+    .input(ZSimPriceRequest)
+    .output(ZSimPriceResponse)
+    .mutation(({ ctx, input }) => ctx.brokers.setPrice({ actor: ctx.user, input, origin: ctx.origin })),
+
+  setSimOutage: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/sim/outage', 'Make the simulated broker of an asset class fail (down) or work again'), haltExempt: true })
+    .input(ZSimOutageRequest)
+    .output(ZSimOutageResponse)
+    .mutation(({ ctx, input }) => ctx.brokers.setOutage({ actor: ctx.user, assetClass: input.asset_class, down: input.down, origin: ctx.origin })),
 
   haltState: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/halt', 'Whether the service is halted'), haltExempt: true })

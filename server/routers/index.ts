@@ -2,7 +2,9 @@
 import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
 import { authRouter } from './auth.ts';
+import { equityRouter } from './equity.ts';
 import { instrumentsRouter } from './instruments.ts';
+import { keysRouter } from './keys.ts';
 import { marketDataRouter } from './marketdata.ts';
 
 export const appRouter = router({
@@ -10,6 +12,8 @@ export const appRouter = router({
   admin: adminRouter,
   instruments: instrumentsRouter,
   marketData: marketDataRouter,
+  exchangeKeys: keysRouter,
+  equity: equityRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -43,6 +43,8 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     halt: services.halt,
     instruments: services.instruments,
     marketData: services.marketData,
+    brokers: services.brokers,
+    keys: services.keys,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

@@ -320,6 +320,16 @@ describe("node's own refusals answer in the envelope, with X-Request-Id, then cl
     expect(res.body).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
     await wire.closed;
   });
+
+  it('a body sent without a length after a request that reads none: that request is answered, then the connection closes', async () => {
+    const wire = await openWire(port());
+    // DELETE reads no body; the unframed bytes after it cannot be parsed as a next request.
+    wire.write('DELETE /api/exchange-keys/7 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n{"not":"framed"}');
+    const res = await wire.response();
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 'UNAUTHORIZED' });
+    await wire.closed;
+  });
 });
 
 describe('a known path with another method is 405 with Allow', () => {

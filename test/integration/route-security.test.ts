@@ -18,7 +18,20 @@ const isAdminRoute = (route: RestRoute) => route.procedure.startsWith('admin.');
  * path id). The cross-user check below runs over these, and a test fails while a non-admin route
  * with a path parameter is missing here.
  */
-const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string>> = {};
+let keyCount = 0;
+const ownedKey = async (server: TestServer, owner: TestUser) => {
+  const key = await server.services.keys.create({
+    user: { id: owner.user.id },
+    input: { asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `route-security-key-${process.pid}-${++keyCount}`, api_secret: 'route-security-secret', paper_mode: true, label: 'default', permissions: 'trade_only' },
+    origin: { requestId: 'test', address: '127.0.0.1' },
+  });
+  return String(key.id);
+};
+
+const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string>> = {
+  'exchangeKeys.update': ownedKey,
+  'exchangeKeys.remove': ownedKey,
+};
 
 let server: TestServer;
 let user: FactoryUser;

@@ -1,0 +1,69 @@
+// Wire shapes of /api/exchange-keys: registering, listing, changing, deleting and testing a
+// user's exchange or broker API keys. The key and secret go in, never out.
+import { z } from 'zod';
+import { bodyBoolean, intParam, ZAssetClass, ZTimestamp } from './common.ts';
+
+/** Which adapter a key is for; each fits one asset class. */
+export const EXCHANGE_OF_ASSET_CLASS = { crypto: 'crypto_exchange', us_equity: 'us_broker', kr_equity: 'kr_broker' } as const;
+
+const hasControlCharacter = (value: string) => Array.from(value).some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
+const secretText = () => z.string().trim().min(1).max(512).refine((value) => !hasControlCharacter(value), 'must not contain control characters');
+
+const keyFields = {
+  asset_class: ZAssetClass.default('crypto'),
+  exchange: z.string().trim().min(1).max(32),
+  api_key: secretText(),
+  api_secret: secretText(),
+  base_url: z.url({ protocol: /^https?$/ }).max(255).optional(),
+  account_no: z.string().trim().min(1).max(32).optional(),
+  account_product_code: z.string().trim().min(1).max(8).optional(),
+  paper_mode: bodyBoolean().default(true),
+};
+
+export const ZExchangeKeyTestRequest = z.object(keyFields);
+export type TExchangeKeyTestRequest = z.infer<typeof ZExchangeKeyTestRequest>;
+
+export const ZExchangeKeyCreate = z.object({
+  ...keyFields,
+  label: z.string().trim().min(1).max(64).default('default'),
+  permissions: z.string().trim().min(1).max(64).default('trade_only'),
+});
+export type TExchangeKeyCreate = z.infer<typeof ZExchangeKeyCreate>;
+
+export const ZExchangeKeyPatch = z.object({
+  id: intParam({ min: 1, max: 2_147_483_647 }),
+  label: z.string().trim().min(1).max(64).optional(),
+  is_active: bodyBoolean().optional(),
+});
+export type TExchangeKeyPatch = z.infer<typeof ZExchangeKeyPatch>;
+
+export const ZExchangeKeyIdPath = z.object({ id: intParam({ min: 1, max: 2_147_483_647 }) });
+
+export const ZExchangeKeyListQuery = z.object({ asset_class: ZAssetClass.optional() });
+
+export const ZExchangeKeyResponse = z.object({
+  id: z.number().int(),
+  asset_class: ZAssetClass,
+  exchange: z.string(),
+  label: z.string(),
+  permissions: z.string(),
+  is_active: z.boolean(),
+  paper_mode: z.boolean(),
+  /** First 4, `...`, last 4; `****` when the stored key no longer decrypts. */
+  api_key_masked: z.string(),
+  account_no_masked: z.string().nullable(),
+  account_product_code: z.string().nullable(),
+  created_at: ZTimestamp,
+});
+export type TExchangeKeyResponse = z.infer<typeof ZExchangeKeyResponse>;
+
+export const ZExchangeKeyTestResponse = z.object({
+  ok: z.boolean(),
+  asset_class: ZAssetClass,
+  paper_mode: z.boolean(),
+  equity: z.number().nullable(),
+  buying_power: z.number().nullable(),
+  currency: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export type TExchangeKeyTestResponse = z.infer<typeof ZExchangeKeyTestResponse>;

@@ -1,0 +1,45 @@
+// The brokers of users: one instance per user × asset class × mode, built from the user's active
+// key and cached until that key changes. In simulated mode (the only one built) every instance is
+// a view of the simulator's books for that account.
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import type { KeyBrokers } from '../keys/keys.ts';
+import { findActiveKey } from '../keys/queries.ts';
+import type { Simulator } from './simulator/index.ts';
+import type { Broker } from './types.ts';
+
+type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
+
+export type BrokerRegistry = ReturnType<typeof createBrokerRegistry>;
+
+export const createBrokerRegistry = ({ db, simulator }: { db: Db; simulator: Simulator }) => {
+  const cache = new Map<string, Broker>();
+  const keyOf = ({ userId, assetClass, mode }: Account) => `${userId}:${assetClass}:${mode}`;
+
+  /** The user's broker, or 403 BROKER_NOT_CONFIGURED without an active key for the asset class. */
+  const forUser = async (account: Account): Promise<Broker> => {
+    const cached = cache.get(keyOf(account));
+    if (cached) return cached;
+    const key = await findActiveKey(db, { userId: account.userId, assetClass: account.assetClass });
+    if (!key) throw new AppError('BROKER_NOT_CONFIGURED', `No active ${account.assetClass} broker key is registered`);
+    const broker = simulator.brokerFor(account);
+    cache.set(keyOf(account), broker);
+    return broker;
+  };
+
+  const release = ({ userId, assetClass }: { userId: number; assetClass: TAssetClass }) => {
+    for (const mode of ['paper', 'live'] as const) cache.delete(keyOf({ userId, assetClass, mode }));
+  };
+
+  /** What the exchange-key area asks of the brokers. */
+  const forKeys: KeyBrokers = {
+    keyRegistered: (account) => simulator.openAccount(account),
+    release,
+    // The simulator has no credentials to check: the test answers with the user's simulated account.
+    testAccount: ({ userId, assetClass, mode }) => simulator.brokerFor({ userId, assetClass, mode }).account(),
+  };
+
+  return { forUser, release, forKeys };
+};

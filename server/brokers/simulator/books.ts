@@ -1,0 +1,507 @@
+// Changes of the simulated broker's books, each inside the caller's transaction: placing an
+// order, filling it against a price, canceling, expiring, the OCO children of a bracket and the
+// reset of an account. Every function takes the account's row lock first (then order rows), so
+// one account's changes never interleave, and returns the broker events to emit after commit.
+// The arithmetic is fills.ts's and the rules are matching.ts's; this module only applies them.
+import { randomUUID } from 'node:crypto';
+import type { Decimal } from 'decimal.js';
+import type { TBrokerEvent, TBrokerEventType } from '../../../contracts/brokers.ts';
+import type { Tx } from '../../db/client.ts';
+import type { InstrumentRow } from '../../db/schema/index.ts';
+import { defaultProfileFor } from '../fees.ts';
+import { applyFill, checkLot, computeFill, ExactDecimal } from '../fills.ts';
+import {
+  bracketChildren,
+  evaluate,
+  isTerminal,
+  onChildFilled,
+  transition,
+  validateBracket,
+  type BracketChild,
+  type MatchableOrder,
+  type OcoPair,
+  type TOrderTrigger,
+  type TTransition,
+} from '../matching.ts';
+import { BrokerRejectedError, type BrokerOrder, type BrokerOrderRequest } from '../types.ts';
+import { tickSizeOf } from './prices.ts';
+import {
+  deletePositions,
+  findPosition,
+  insertAccountIfMissing,
+  insertFill,
+  insertOrder,
+  listActiveOrders,
+  listWorkingSells,
+  lockAccount,
+  lockOrder,
+  resetAccountRow,
+  savePosition,
+  updateCash,
+  updateOrder,
+  type AccountKey,
+  type SimAccountRow,
+  type SimOrderRow,
+} from './queries.ts';
+
+/** The broker name in events (TBrokerEvent.broker). */
+export const BROKER_NAME = 'simulator';
+
+const d = (value: Decimal.Value) => new ExactDecimal(value);
+const text = (value: Decimal) => value.toFixed();
+const maybe = (value: string | null | undefined) => (value == null ? null : d(value));
+const active = (row: SimOrderRow) => !isTerminal(row.status);
+const keyOf = (row: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode'>): AccountKey => ({ userId: row.userId, assetClass: row.assetClass, mode: row.mode });
+
+export const newBrokerOrderId = () => `sim_${randomUUID().replaceAll('-', '')}`;
+
+export const toBrokerOrder = (row: SimOrderRow): BrokerOrder => ({
+  brokerOrderId: row.id,
+  clientOrderId: row.clientOrderId,
+  assetClass: row.assetClass,
+  mode: row.mode,
+  symbol: row.symbol,
+  side: row.side,
+  orderType: row.orderType,
+  timeInForce: row.timeInForce,
+  qty: text(d(row.qty)),
+  filledQty: text(d(row.filledQty)),
+  avgFillPrice: row.avgFillPrice == null ? null : text(d(row.avgFillPrice)),
+  limitPrice: row.limitPrice == null ? null : text(d(row.limitPrice)),
+  stopPrice: row.stopPrice == null ? null : text(d(row.stopPrice)),
+  status: row.status,
+  parentId: row.parentId,
+  metadata: row.metadata,
+  submittedAt: row.createdAt,
+  updatedAt: row.updatedAt,
+});
+
+const eventOf = (
+  row: SimOrderRow,
+  type: TBrokerEventType,
+  at: Date,
+  extra: { fill?: TBrokerEvent['fill']; reason?: string | null } = {},
+): TBrokerEvent => ({
+  type,
+  user_id: row.userId,
+  asset_class: row.assetClass,
+  mode: row.mode,
+  broker: BROKER_NAME,
+  broker_order_id: row.id,
+  client_order_id: row.clientOrderId,
+  symbol: row.symbol,
+  status: row.status,
+  filled_qty: text(d(row.filledQty)),
+  avg_fill_price: row.avgFillPrice == null ? null : text(d(row.avgFillPrice)),
+  fill: extra.fill ?? null,
+  reason: extra.reason ?? null,
+  at: at.toISOString(),
+});
+
+/** One transaction's hold on one account: its locked cash and the events the changes emit. */
+interface Session {
+  tx: Tx;
+  at: Date;
+  account: SimAccountRow;
+  cash: Decimal;
+  events: TBrokerEvent[];
+}
+
+const openSession = async (tx: Tx, key: AccountKey, at: Date): Promise<Session | undefined> => {
+  const account = await lockAccount(tx, key);
+  return account && { tx, at, account, cash: d(account.cash), events: [] };
+};
+
+/** The account's session, opening the account first when it is missing (its first order or reset). */
+const openAccountSession = async (tx: Tx, key: AccountKey, opening: { currency: string; cash: string }, at: Date): Promise<Session> => {
+  const existing = await openSession(tx, key, at);
+  if (existing) return existing;
+  await insertAccountIfMissing(tx, { ...key, ...opening, at });
+  return (await openSession(tx, key, at))!;
+};
+
+const applied = (result: TTransition): Extract<TTransition, { ok: true }> => {
+  // The callers check the status first; a refused transition here is a bug in this module.
+  if (!result.ok) throw new Error(result.reason);
+  return result;
+};
+
+const stateOf = (row: SimOrderRow) => ({ status: row.status, qty: d(row.qty), filledQty: d(row.filledQty) });
+
+const matchableOf = (row: SimOrderRow): MatchableOrder => ({
+  side: row.side,
+  orderType: row.orderType,
+  timeInForce: row.timeInForce,
+  qty: d(row.qty),
+  filledQty: d(row.filledQty),
+  limitPrice: maybe(row.limitPrice),
+  stopPrice: maybe(row.stopPrice),
+});
+
+/** What one observation offers a resting order: the price, and the liquidity of one tick in lots. */
+export const observationFor = (instrument: InstrumentRow, price: Decimal, liquidityLotsPerTick: number) => {
+  const lotSize = d(instrument.lotSize);
+  return { price, lotSize, liquidity: liquidityLotsPerTick > 0 ? lotSize.times(liquidityLotsPerTick) : undefined };
+};
+
+/** Whether an observation would change this order: the cheap test before taking any lock. */
+export const wouldAct = (row: SimOrderRow, observation: ReturnType<typeof observationFor>): boolean =>
+  row.status === 'accepted' || evaluate(matchableOf(row), observation).kind !== 'rest';
+
+// ---------------------------------------------------------------------------------------------
+// Placement
+
+export interface PlaceInput {
+  key: AccountKey;
+  /** Opens the account with this currency and cash when it is missing. */
+  opening: { currency: string; cash: string };
+  request: BrokerOrderRequest;
+  instrument: InstrumentRow;
+  /** The current price: the funds check of a buy and a market bracket's entry reference. */
+  price: Decimal;
+  at: Date;
+  /** A day order's expiry: the close of its session. */
+  expiresAt: Date | null;
+}
+
+const rejected = (reason: string) => new BrokerRejectedError(reason);
+
+const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
+  let parsed: Decimal | undefined;
+  try {
+    parsed = value == null ? undefined : d(value);
+  } catch {
+    // not a number: refused below
+  }
+  if (!parsed?.isFinite() || parsed.lte(0)) throw rejected(`${name} must be a positive decimal, got ${String(value)}`);
+  return parsed;
+};
+
+/** The request's decimals, checked as a broker checks them before it takes an order. */
+const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request' | 'instrument' | 'price'>) => {
+  const qty = positiveDecimal('qty', request.qty);
+  const lotProblem = checkLot(qty, d(instrument.lotSize), instrument.fractional);
+  if (lotProblem) throw rejected(lotProblem);
+  const limitPrice = request.orderType === 'limit' ? positiveDecimal('limit_price', request.limitPrice) : null;
+  const stopPrice = request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
+  const bracket = request.bracket
+    ? {
+        takeProfit: positiveDecimal('take_profit', request.bracket.takeProfit),
+        stopLoss: positiveDecimal('stop_loss', request.bracket.stopLoss),
+        stopLossLimit: request.bracket.stopLossLimit == null ? null : positiveDecimal('stop_loss_limit', request.bracket.stopLossLimit),
+      }
+    : null;
+  if (bracket) {
+    const problem = validateBracket({ side: request.side, entryReference: limitPrice ?? stopPrice ?? price, bracket });
+    if (problem) throw rejected(problem);
+  }
+  return { qty, limitPrice, stopPrice, bracket };
+};
+
+/** What a sell may still take of the position: the held quantity less what working sells hold. */
+const availableToSell = async (session: Session, symbol: string): Promise<Decimal> => {
+  const key = keyOf(session.account);
+  const held = d((await findPosition(session.tx, { ...key, symbol }))?.qty ?? 0);
+  const working = await listWorkingSells(session.tx, { ...key, symbol });
+  const workingIds = new Set(working.map((row) => row.id));
+  // The two legs of an OCO pair sell the same units (one cancels the other): count the pair once.
+  const reserved = working
+    .filter((row) => !(row.metadata.leg === 'stop_loss' && row.ocoSiblingId !== null && workingIds.has(row.ocoSiblingId)))
+    .reduce((sum, row) => sum.plus(d(row.qty).minus(row.filledQty)), d(0));
+  return held.minus(reserved);
+};
+
+/**
+ * Takes the order on the books as `accepted`. Refusals (a bad quantity, funds, no position to
+ * sell, a client order id used before) throw BrokerRejectedError and write nothing.
+ */
+export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[] }> => {
+  const { key, request, instrument, price, at } = input;
+  const { qty, limitPrice, stopPrice, bracket } = checkRequest(input);
+  const session = await openAccountSession(tx, key, input.opening, at);
+
+  if (request.side === 'buy') {
+    // The most the order may cost at the price it can fill at: its limit, a stop's trigger (or
+    // the price, above it), the current price for a market order; slippage and fees included.
+    const reference = limitPrice ?? (stopPrice ? ExactDecimal.max(stopPrice, price) : price);
+    const cost = computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(key.assetClass), limitPrice });
+    if (session.cash.plus(cost.cashDelta).lt(0)) {
+      throw rejected(`insufficient funds: the order needs ${text(cost.cashDelta.negated())} ${session.account.currency}, cash is ${text(session.cash)}`);
+    }
+  } else {
+    const available = await availableToSell(session, request.symbol);
+    if (qty.gt(available)) throw rejected(`insufficient position: selling ${text(qty)} ${request.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
+  }
+
+  const row = await insertOrder(tx, {
+    userId: key.userId,
+    id: newBrokerOrderId(),
+    clientOrderId: request.clientOrderId,
+    assetClass: key.assetClass,
+    mode: key.mode,
+    symbol: request.symbol,
+    side: request.side,
+    orderType: request.orderType,
+    timeInForce: request.timeInForce,
+    qty: text(qty),
+    filledQty: '0',
+    limitPrice: limitPrice && text(limitPrice),
+    stopPrice: stopPrice && text(stopPrice),
+    status: applied(transition({ status: 'pending', qty, filledQty: d(0) }, { kind: 'accept' })).status as SimOrderRow['status'],
+    bracket: bracket && {
+      take_profit: text(bracket.takeProfit),
+      stop_loss: text(bracket.stopLoss),
+      stop_loss_limit: bracket.stopLossLimit && text(bracket.stopLossLimit),
+    },
+    metadata: request.metadata ?? {},
+    expiresAt: input.expiresAt,
+    createdAt: at,
+    updatedAt: at,
+  });
+  if (!row) throw rejected('duplicate client order id');
+  return { row, events: [eventOf(row, 'accepted', at)] };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Status changes without a fill
+
+type TEndTrigger = Extract<TOrderTrigger, { kind: 'cancel' | 'expire' | 'reject' | 'open' }>;
+
+const changeStatus = async (session: Session, row: SimOrderRow, trigger: TEndTrigger, reason: string | null): Promise<SimOrderRow> => {
+  const next = applied(transition(stateOf(row), trigger));
+  const updated = await updateOrder(session.tx, row, {
+    status: next.status as SimOrderRow['status'],
+    metadata: reason === null ? row.metadata : { ...row.metadata, reason },
+    updatedAt: session.at,
+  });
+  session.events.push(eventOf(updated, next.event, session.at, { reason }));
+  return updated;
+};
+
+interface EndOptions {
+  reason: string | null;
+  /** A cancel of one OCO leg by its owner ends the pair; a cancel caused by the other leg does not recurse. */
+  withSibling: boolean;
+  /** A reset removes the positions: no protective children for what an entry had filled. */
+  protect: boolean;
+}
+
+/** Cancels, expires or rejects a working order; a bracket entry that filled in part gets its children. */
+const endOrder = async (session: Session, row: SimOrderRow, trigger: Extract<TEndTrigger, { kind: 'cancel' | 'expire' | 'reject' }>, options: EndOptions): Promise<SimOrderRow> => {
+  const updated = await changeStatus(session, row, trigger, options.reason);
+  if (options.protect) await protectEntry(session, updated);
+  if (options.withSibling && updated.ocoSiblingId) {
+    const sibling = await lockOrder(session.tx, { userId: updated.userId, id: updated.ocoSiblingId });
+    if (sibling && active(sibling)) await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg was canceled');
+  }
+  return updated;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Brackets
+
+const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, at: Date) => ({
+  userId: entry.userId,
+  id: ids.id,
+  clientOrderId: `${entry.clientOrderId}:${child.leg === 'take_profit' ? 'tp' : 'sl'}`,
+  assetClass: entry.assetClass,
+  mode: entry.mode,
+  symbol: entry.symbol,
+  side: child.side,
+  orderType: child.orderType,
+  timeInForce: child.timeInForce,
+  qty: text(child.qty),
+  filledQty: '0',
+  limitPrice: child.limitPrice && text(child.limitPrice),
+  stopPrice: child.stopPrice && text(child.stopPrice),
+  status: 'open' as const,
+  parentId: entry.id,
+  ocoSiblingId: ids.siblingId,
+  metadata: { ...child.metadata, leg: child.leg },
+  expiresAt: null,
+  createdAt: at,
+  updatedAt: at,
+});
+
+/** A bracket entry that is finished with something filled becomes an OCO pair protecting it. */
+const protectEntry = async (session: Session, entry: SimOrderRow): Promise<void> => {
+  if (!entry.bracket || !isTerminal(entry.status) || d(entry.filledQty).lte(0)) return;
+  const pair = bracketChildren(
+    { side: entry.side, filledQty: d(entry.filledQty) },
+    { takeProfit: d(entry.bracket.take_profit), stopLoss: d(entry.bracket.stop_loss), stopLossLimit: maybe(entry.bracket.stop_loss_limit) },
+  );
+  const ids = { takeProfit: newBrokerOrderId(), stopLoss: newBrokerOrderId() };
+  for (const [child, id, siblingId] of [
+    [pair.takeProfit, ids.takeProfit, ids.stopLoss],
+    [pair.stopLoss, ids.stopLoss, ids.takeProfit],
+  ] as const) {
+    const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, session.at));
+    if (!row) throw new Error(`bracket child of ${entry.id} collides with an existing client order id`);
+    // Accepted and working at once: the broker takes the children on the entry's fill.
+    session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
+  }
+};
+
+const legOf = (row: SimOrderRow): 'take_profit' | 'stop_loss' => (row.metadata.leg === 'stop_loss' ? 'stop_loss' : 'take_profit');
+
+const asChild = (row: SimOrderRow, qty: Decimal): BracketChild => ({
+  leg: legOf(row),
+  side: 'sell',
+  orderType: row.orderType === 'stop' ? 'stop' : 'limit',
+  qty,
+  limitPrice: maybe(row.limitPrice),
+  stopPrice: maybe(row.stopPrice),
+  timeInForce: 'gtc',
+  metadata: {},
+});
+
+/** One leg filled (`remainingBefore` was its unfilled quantity): cancel the other leg, or shrink it to what is still held. */
+const settleOco = async (session: Session, leg: SimOrderRow, remainingBefore: Decimal, fillQty: Decimal): Promise<void> => {
+  if (!leg.ocoSiblingId) return;
+  const sibling = await lockOrder(session.tx, { userId: leg.userId, id: leg.ocoSiblingId });
+  if (!sibling || !active(sibling)) return;
+  const siblingRemaining = d(sibling.qty).minus(sibling.filledQty);
+  const filled = asChild(leg, remainingBefore);
+  const other = asChild(sibling, siblingRemaining);
+  const pair: OcoPair = legOf(leg) === 'take_profit' ? { takeProfit: filled, stopLoss: other } : { takeProfit: other, stopLoss: filled };
+  const action = onChildFilled({ pair, leg: legOf(leg), filledQty: fillQty });
+  if (action.action === 'cancel') {
+    await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg filled');
+    return;
+  }
+  // No broker event type says "replaced": the shrunk quantity shows in the order itself.
+  await updateOrder(session.tx, sibling, { qty: text(d(sibling.filledQty).plus(action.qty)), updatedAt: session.at });
+};
+
+// ---------------------------------------------------------------------------------------------
+// Fills
+
+/**
+ * Fills `fillQty` of the order against `reference`: the fill row, the position, the cash and the
+ * order, then the OCO sibling and a bracket's children. `refused` (nothing written) when the
+ * account cannot pay for a buy or no longer holds what a sell sells.
+ */
+const fillOrder = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, fillQty: Decimal, reference: Decimal): Promise<{ row: SimOrderRow } | { refused: string }> => {
+  const { tx, at } = session;
+  const key = keyOf(row);
+  const fill = computeFill({
+    side: row.side,
+    qty: fillQty,
+    referencePrice: reference,
+    tickSize: tickSizeOf(instrument),
+    profile: defaultProfileFor(row.assetClass),
+    limitPrice: row.orderType === 'limit' ? maybe(row.limitPrice) : null,
+  });
+  if (row.side === 'buy' && session.cash.plus(fill.cashDelta).lt(0)) return { refused: 'insufficient funds' };
+  const position = await findPosition(tx, { ...key, symbol: row.symbol });
+  if (row.side === 'sell' && d(position?.qty ?? 0).lt(fillQty)) return { refused: 'insufficient position' };
+
+  const next = applyFill(position && { qty: d(position.qty), avgEntryPrice: d(position.avgEntryPrice), realizedPnl: d(position.realizedPnl) }, fill);
+  await savePosition(tx, { ...key, symbol: row.symbol }, { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at });
+  session.cash = session.cash.plus(fill.cashDelta);
+  await updateCash(tx, key, text(session.cash));
+  const fillRow = await insertFill(tx, {
+    userId: row.userId,
+    orderId: row.id,
+    assetClass: row.assetClass,
+    mode: row.mode,
+    symbol: row.symbol,
+    side: row.side,
+    qty: text(fill.qty),
+    price: text(fill.price),
+    fee: text(fill.fee),
+    createdAt: at,
+  });
+
+  const before = stateOf(row);
+  const step = applied(transition(before, { kind: 'fill', fillQty }));
+  // The volume-weighted price of everything filled so far.
+  const avgFillPrice = d(row.avgFillPrice ?? 0).times(before.filledQty).plus(fill.notional).dividedBy(step.filledQty);
+  const updated = await updateOrder(tx, row, {
+    status: step.status as SimOrderRow['status'],
+    filledQty: text(step.filledQty),
+    avgFillPrice: text(avgFillPrice),
+    updatedAt: at,
+  });
+  session.events.push(
+    eventOf(updated, step.event, at, {
+      fill: { execution_id: `${BROKER_NAME}-${fillRow.id}`, qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
+    }),
+  );
+  await settleOco(session, updated, before.qty.minus(before.filledQty), fillQty);
+  await protectEntry(session, updated);
+  return { row: updated };
+};
+
+/**
+ * One price observation applied to one order, under the account's lock: fill (in part or whole),
+ * cancel (ioc, fok, or funds gone), or rest (an accepted order opens). Nothing happens to an
+ * order that finished meanwhile, so two instances matching the same order cannot fill it twice.
+ */
+export const matchInBooks = async (
+  tx: Tx,
+  { order, instrument, price, liquidityLotsPerTick, at }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; at: Date },
+): Promise<TBrokerEvent[]> => {
+  const session = await openSession(tx, keyOf(order), at);
+  if (!session) return [];
+  const row = await lockOrder(tx, order);
+  if (!row || !active(row)) return [];
+  const outcome = evaluate(matchableOf(row), observationFor(instrument, price, liquidityLotsPerTick));
+  switch (outcome.kind) {
+    case 'rest':
+      if (row.status === 'accepted') await changeStatus(session, row, { kind: 'open' }, null);
+      break;
+    case 'cancel':
+      await endOrder(session, row, { kind: 'cancel' }, { reason: `${outcome.cancel}: could not fill ${outcome.cancel === 'fok' ? 'in full ' : ''}at once`, withSibling: false, protect: true });
+      break;
+    case 'fill': {
+      const result = await fillOrder(session, row, instrument, outcome.fillQty, outcome.fillReference);
+      if ('refused' in result) {
+        // A broker refuses what it had only accepted, and cancels what was already working.
+        await endOrder(session, row, { kind: row.status === 'accepted' ? 'reject' : 'cancel' }, { reason: result.refused, withSibling: true, protect: true });
+      } else if (outcome.thenCancel) {
+        await endOrder(session, result.row, { kind: 'cancel' }, { reason: 'ioc: unfilled rest canceled', withSibling: false, protect: true });
+      }
+      break;
+    }
+  }
+  return session.events;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Cancel, expiry, reset
+
+/** The owner's cancel; a finished or unknown order is refused. Canceling one OCO leg ends the pair. */
+export const cancelInBooks = async (tx: Tx, { key, brokerOrderId, at }: { key: AccountKey; brokerOrderId: string; at: Date }): Promise<{ row: SimOrderRow; events: TBrokerEvent[] }> => {
+  const session = await openSession(tx, key, at);
+  const row = session && (await lockOrder(tx, { userId: key.userId, id: brokerOrderId }));
+  if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
+  if (!active(row)) throw rejected(`order is ${row.status} and cannot be canceled`);
+  const updated = await endOrder(session, row, { kind: 'cancel' }, { reason: null, withSibling: true, protect: true });
+  return { row: updated, events: session.events };
+};
+
+/** Expires a working order whose expiry has come (a day order at its session's close). */
+export const expireInBooks = async (tx: Tx, { order, at }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; at: Date }): Promise<TBrokerEvent[]> => {
+  const session = await openSession(tx, keyOf(order), at);
+  const row = session && (await lockOrder(tx, order));
+  if (!session || !row || !active(row) || !row.expiresAt || row.expiresAt > at) return [];
+  await endOrder(session, row, { kind: 'expire' }, { reason: 'day order: the session closed', withSibling: false, protect: true });
+  return session.events;
+};
+
+/** Cancels the working orders, removes the positions, and puts the cash back to `cash`. */
+export const resetInBooks = async (
+  tx: Tx,
+  { key, opening, at }: { key: AccountKey; opening: { currency: string; cash: string }; at: Date },
+): Promise<{ account: SimAccountRow; canceled: number; events: TBrokerEvent[] }> => {
+  const session = await openAccountSession(tx, key, opening, at);
+  const working = await listActiveOrders(tx, key);
+  for (const order of working) {
+    const row = await lockOrder(tx, order);
+    if (row && active(row)) await endOrder(session, row, { kind: 'cancel' }, { reason: 'account reset', withSibling: false, protect: false });
+  }
+  await deletePositions(tx, key);
+  const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
+  return { account, canceled: working.length, events: session.events };
+};

@@ -1,0 +1,62 @@
+// One simulated account seen through the Broker interface: every call fails as a real broker's
+// would while the operator holds its asset class down, and opens the account on first use.
+import type { TAssetClass } from '../../../contracts/common.ts';
+import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type OrderLookup, type TBrokerEvent } from '../types.ts';
+import { BROKER_NAME } from './books.ts';
+import type { AccountKey } from './queries.ts';
+
+/** What the simulator does for an account; the adapter adds the outage and the lazy opening. */
+export interface AccountBackend {
+  isDown(assetClass: TAssetClass): boolean;
+  openAccount(key: AccountKey): Promise<void>;
+  place(key: AccountKey, request: BrokerOrderRequest): Promise<BrokerOrder>;
+  cancel(key: AccountKey, brokerOrderId: string): Promise<BrokerOrder>;
+  getOrder(key: AccountKey, lookup: OrderLookup): Promise<BrokerOrder | undefined>;
+  listOpenOrders(key: AccountKey): Promise<BrokerOrder[]>;
+  positions(key: AccountKey): Promise<BrokerPosition[]>;
+  account(key: AccountKey): Promise<BrokerAccount>;
+  stream(key: AccountKey, signal: AbortSignal): AsyncIterable<TBrokerEvent>;
+}
+
+export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey): Broker => {
+  let opened: Promise<void> | undefined;
+  /** Fails while down; opens the account once per adapter (a failed opening is tried again). */
+  const ready = async () => {
+    if (backend.isDown(key.assetClass)) throw new BrokerUnavailableError(`the simulated ${key.assetClass} broker is down (operator outage)`);
+    await (opened ??= backend.openAccount(key).catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    }));
+  };
+  return {
+    name: BROKER_NAME,
+    assetClass: key.assetClass,
+    mode: key.mode,
+    placeOrder: async (request) => {
+      await ready();
+      return backend.place(key, request);
+    },
+    cancelOrder: async ({ brokerOrderId }) => {
+      await ready();
+      return backend.cancel(key, brokerOrderId);
+    },
+    getOrder: async (lookup) => {
+      await ready();
+      return backend.getOrder(key, lookup);
+    },
+    listOpenOrders: async () => {
+      await ready();
+      return backend.listOpenOrders(key);
+    },
+    positions: async () => {
+      await ready();
+      return backend.positions(key);
+    },
+    account: async () => {
+      await ready();
+      return backend.account(key);
+    },
+    // A subscription, not a call: it stays open through an outage (a down broker has nothing to say).
+    events: (signal) => backend.stream(key, signal),
+  };
+};

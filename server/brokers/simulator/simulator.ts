@@ -1,0 +1,380 @@
+// The simulated broker (BROKER_MODE=simulated): a broker with its own books in the database, one
+// account per user × asset class × mode, Broker adapters over those accounts, the operator's
+// prices and outages, and the leased loop that walks prices and matches resting orders.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Decimal } from 'decimal.js';
+import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
+import { ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/client.ts';
+import type { InstrumentRow } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import type { ChangeFeed } from '../../events/changes.ts';
+import { findInstrument } from '../../instruments/queries.ts';
+import { nextClose } from '../../markets/calendar.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { ExactDecimal } from '../fills.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerPosition } from '../types.ts';
+import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
+import { createSimulatedBroker, type AccountBackend } from './broker.ts';
+import { createEventHub } from './events.ts';
+import { createLeasedLoop } from './lease.ts';
+import { createOutages } from './outage.ts';
+import { quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
+import {
+  findAccount,
+  findOrder,
+  insertAccountIfMissing,
+  listActiveOrders,
+  listExpiredOrders,
+  listLiveSymbols,
+  listPositions,
+  listWorkingOrders,
+  saveAdminPrice,
+  saveTickPrice,
+  type AccountKey,
+  type SimAccountRow,
+  type SimOrderRow,
+} from './queries.ts';
+
+const ASSET_CLASSES = ZAssetClass.options;
+
+/** The cash currency of each asset class's accounts. */
+export const ACCOUNT_CURRENCY: Record<TAssetClass, string> = { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' };
+
+export const DEFAULT_LEASE_NAME = 'simulator';
+
+export interface SimulatorOptions {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  changes: ChangeFeed;
+  /** Starting cash per asset class (SIM_INITIAL_CASH_USDT / _USD / _KRW), decimal strings. */
+  initialCash: Record<TAssetClass, string>;
+  /** SIM_TICK_INTERVAL_MS: one walk step and matching round per interval; 0 turns the loop off. */
+  tickIntervalMs: number;
+  /** SIM_LIQUIDITY_LOTS_PER_TICK: the most a resting limit order fills per observation, in lots; 0 is no limit. */
+  liquidityLotsPerTick: number;
+  /** The random walk's seed. */
+  seed?: number;
+  /** Standard deviation of one walk step, as a fraction of the price (default 0.0002: 2 basis points). */
+  walkVolatility?: string;
+  /** This instance's lease holder id (default host:pid:random). */
+  instanceId?: string;
+  /** The lease's name in the leases table (tests use their own). */
+  leaseName?: string;
+  /** How long a lease lasts without renewal (default five loop intervals, at least 5 s). */
+  leaseTtlMs?: number;
+  /** Safety re-read of the outage flags (default 30 s): a bound on a missed notification, not the mechanism. */
+  outageReloadMs?: number;
+}
+
+export interface AccountRef {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+}
+
+export interface PriceUpdate {
+  assetClass: TAssetClass;
+  symbol: string;
+  price: string;
+  source: TPriceSource;
+  at: string;
+}
+
+export interface Simulator {
+  readonly instanceId: string;
+  /** The Broker of one account; the account opens on its first call. */
+  brokerFor(account: AccountRef): Broker;
+  /** Opens the account with its starting cash; an existing account is kept as it is. */
+  openAccount(account: AccountRef): Promise<void>;
+  /** Resets the paper account: open orders canceled, positions removed, cash back to the starting amount. */
+  resetAccount(opts: { userId: number; assetClass: TAssetClass }): Promise<{ account: BrokerAccount; canceledOrders: number }>;
+  /** Sets an operator's price (null clears it) and matches that symbol's resting orders at once. */
+  setPrice(opts: { assetClass: TAssetClass; symbol: string; price: string | null }): Promise<PriceUpdate>;
+  setOutage(opts: { assetClass: TAssetClass; down: boolean; by?: string }): Promise<Record<TAssetClass, boolean>>;
+  isDown(assetClass: TAssetClass): boolean;
+  outages(): Record<TAssetClass, boolean>;
+  priceOf(opts: { assetClass: TAssetClass; symbol: string }): Promise<string>;
+  /** One walk step for the symbols with working orders or positions (not the operator-priced ones), then matching. */
+  tick(): Promise<void>;
+  /** One matching round of every working order against the current prices. */
+  matchResting(): Promise<void>;
+  /** Expires working orders whose session has closed; returns how many. */
+  expireDayOrders(): Promise<number>;
+  /** One round of the leased loop: takes or renews the lease, and when held ticks and expires. */
+  runLeased(): Promise<boolean>;
+  holdsLease(): boolean;
+  /** Every account's broker events in this instance (the order service's intake). */
+  onEvent(listener: (event: TBrokerEvent) => void): () => void;
+  /** Price changes made in this instance (walk ticks and operator prices). */
+  onPrice(listener: (update: PriceUpdate) => void): () => void;
+  /** Resolves when the fills this instance started after placements have finished. */
+  idle(): Promise<void>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+const startingCash = (assetClass: TAssetClass, value: string): string => {
+  const cash = new ExactDecimal(value);
+  if (!cash.isFinite() || cash.lt(0)) throw new Error(`initial cash of ${assetClass} must be a non-negative decimal, got ${value}`);
+  return cash.toFixed();
+};
+
+export const createSimulator = async (options: SimulatorOptions): Promise<Simulator> => {
+  const { db, clock, changes, tickIntervalMs, liquidityLotsPerTick } = options;
+  const logger = options.logger.child({ area: 'simulator' });
+  const instanceId = options.instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const initialCash = Object.fromEntries(ASSET_CLASSES.map((assetClass) => [assetClass, startingCash(assetClass, options.initialCash[assetClass])])) as Record<TAssetClass, string>;
+  const volatility = new ExactDecimal(options.walkVolatility ?? '0.0002');
+  const random = seededRandom(options.seed ?? 0x5eed);
+  const hub = createEventHub(logger);
+  const outages = await createOutages({ db, clock, changes, logger, reloadMs: options.outageReloadMs ?? 30_000 });
+  const priceListeners = new Set<(update: PriceUpdate) => void>();
+
+  const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
+  const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
+  const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`);
+
+  const publishPrice = (update: PriceUpdate) => {
+    for (const listener of priceListeners) {
+      try {
+        listener(update);
+      } catch (error) {
+        logger.error({ err: error }, 'price listener failed');
+      }
+    }
+  };
+
+  // Work started after a placement (its first match) runs on after the call returns.
+  const inflight = new Set<Promise<void>>();
+  const track = (work: Promise<void>) => {
+    const tracked = work.catch((error: unknown) => logger.error({ err: error }, 'simulated fill failed')).finally(() => inflight.delete(tracked));
+    inflight.add(tracked);
+  };
+  const idle = async () => {
+    while (inflight.size > 0) await Promise.all(inflight);
+  };
+
+  const instrumentOf = async (assetClass: TAssetClass, symbol: string): Promise<InstrumentRow> => {
+    const instrument = await findInstrument(db, { assetClass, symbol });
+    if (!instrument) throw new AppError('INVALID_SYMBOL', `unknown ${assetClass} symbol ${symbol}`);
+    return instrument;
+  };
+
+  /**
+   * One observation of the current price (read now unless the caller has just read it) applied
+   * to these orders, all of one symbol, each in its own transaction.
+   */
+  const matchOrders = async (instrument: InstrumentRow, orders: readonly SimOrderRow[], observed?: Decimal) => {
+    if (orders.length === 0) return;
+    const price = observed ?? (await quoteOf(db, instrument)).price;
+    const observation = observationFor(instrument, price, liquidityLotsPerTick);
+    for (const order of orders) {
+      if (!wouldAct(order, observation)) continue;
+      try {
+        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, at: clock.now() }));
+        hub.emit(events);
+      } catch (error) {
+        logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
+      }
+    }
+  };
+
+  const matchSymbol = async (assetClass: TAssetClass, symbol: string) => {
+    if (outages.isDown(assetClass)) return;
+    const instrument = await findInstrument(db, { assetClass, symbol });
+    if (instrument) await matchOrders(instrument, await listWorkingOrders(db, { assetClasses: [assetClass], symbol }));
+  };
+
+  const matchResting = async () => {
+    const bySymbol = new Map<string, SimOrderRow[]>();
+    for (const order of await listWorkingOrders(db, { assetClasses: upClasses() })) {
+      const key = `${order.assetClass}\u0000${order.symbol}`;
+      const group = bySymbol.get(key);
+      if (group) group.push(order);
+      else bySymbol.set(key, [order]);
+    }
+    for (const orders of bySymbol.values()) {
+      const { assetClass, symbol } = orders[0]!;
+      const instrument = await findInstrument(db, { assetClass, symbol });
+      if (instrument) await matchOrders(instrument, orders);
+    }
+  };
+
+  const tick = async () => {
+    for (const { assetClass, symbol } of await listLiveSymbols(db, upClasses())) {
+      const instrument = await findInstrument(db, { assetClass, symbol });
+      if (!instrument) continue;
+      const quote = await quoteOf(db, instrument);
+      // An operator's price holds until the operator clears it: the walk leaves it alone.
+      if (quote.source === 'admin') continue;
+      const at = clock.now();
+      const price = walkStep({ price: quote.price, tickSize: tickSizeOf(instrument), volatility, random }).toFixed();
+      await saveTickPrice(db, { assetClass, symbol, price, at });
+      publishPrice({ assetClass, symbol, price, source: 'tick', at: at.toISOString() });
+    }
+    await matchResting();
+  };
+
+  const expireDayOrders = async () => {
+    const now = clock.now();
+    let expired = 0;
+    for (const order of await listExpiredOrders(db, { now, assetClasses: upClasses() })) {
+      try {
+        const events = await db.transaction((tx) => expireInBooks(tx, { order, at: now }));
+        hub.emit(events);
+        if (events.some((event) => event.type === 'expired' && event.broker_order_id === order.id)) expired += 1;
+      } catch (error) {
+        logger.error({ err: error, broker_order_id: order.id }, 'expiring an order failed');
+      }
+    }
+    return expired;
+  };
+
+  const openAccount = async (key: AccountKey) => {
+    await insertAccountIfMissing(db, { ...key, ...opening(key.assetClass), at: clock.now() });
+  };
+
+  const positionsOf = async (key: AccountKey): Promise<BrokerPosition[]> => {
+    const rows = await listPositions(db, key);
+    return Promise.all(
+      rows.map(async (row) => {
+        const instrument = await findInstrument(db, { assetClass: row.assetClass, symbol: row.symbol });
+        // An instrument removed from the registry keeps its last known value: its entry price.
+        const price = instrument ? (await quoteOf(db, instrument)).price : new ExactDecimal(row.avgEntryPrice);
+        return {
+          symbol: row.symbol,
+          qty: new ExactDecimal(row.qty).toFixed(),
+          avgEntryPrice: new ExactDecimal(row.avgEntryPrice).toFixed(),
+          currentPrice: price.toFixed(),
+          realizedPnl: new ExactDecimal(row.realizedPnl).toFixed(),
+          currency: ACCOUNT_CURRENCY[row.assetClass],
+        };
+      }),
+    );
+  };
+
+  const accountOf = async (key: AccountKey, row?: SimAccountRow): Promise<BrokerAccount> => {
+    let account = row ?? (await findAccount(db, key));
+    if (!account) {
+      await openAccount(key);
+      account = (await findAccount(db, key))!;
+    }
+    const positions = await positionsOf(key);
+    const cash = new ExactDecimal(account.cash);
+    // Long-only and without margin: what can be bought is the cash.
+    const equity = positions.reduce((sum, position) => sum.plus(new ExactDecimal(position.qty).times(position.currentPrice)), cash);
+    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: account.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now() };
+  };
+
+  const backend: AccountBackend = {
+    isDown: (assetClass) => outages.isDown(assetClass),
+    openAccount,
+    place: async (key, request) => {
+      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol: request.symbol });
+      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
+      const { price } = await quoteOf(db, instrument);
+      const at = clock.now();
+      const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
+      const { row, events } = await db.transaction((tx) => placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, price, at, expiresAt }));
+      hub.emit(events);
+      // The answer is the order as accepted; its first match (a marketable order's fill, a
+      // resting order's `open`) follows at once in this instance and arrives as events.
+      track(matchOrders(instrument, [row], price));
+      return toBrokerOrder(row);
+    },
+    cancel: async (key, brokerOrderId) => {
+      const { row, events } = await db.transaction((tx) => cancelInBooks(tx, { key, brokerOrderId, at: clock.now() }));
+      hub.emit(events);
+      return toBrokerOrder(row);
+    },
+    getOrder: async (key, lookup) => {
+      const row = await findOrder(db, { ...key, ...lookup });
+      return row && toBrokerOrder(row);
+    },
+    listOpenOrders: async (key) => (await listActiveOrders(db, key)).map(toBrokerOrder),
+    positions: positionsOf,
+    account: (key) => accountOf(key),
+    stream: (key, signal) => hub.stream(key, signal),
+  };
+
+  const loop = createLeasedLoop({
+    db,
+    clock,
+    logger,
+    name: options.leaseName ?? DEFAULT_LEASE_NAME,
+    holder: instanceId,
+    ttlMs: options.leaseTtlMs ?? Math.max(5_000, 5 * tickIntervalMs),
+    intervalMs: tickIntervalMs,
+    work: async () => {
+      await tick();
+      await expireDayOrders();
+    },
+  });
+
+  return {
+    instanceId,
+    brokerFor: ({ userId, assetClass, mode }) => createSimulatedBroker(backend, { userId, assetClass, mode }),
+    openAccount: ({ userId, assetClass, mode }) => openAccount({ userId, assetClass, mode }),
+    resetAccount: async ({ userId, assetClass }) => {
+      if (outages.isDown(assetClass)) throw down(assetClass);
+      const key: AccountKey = { userId, assetClass, mode: 'paper' };
+      const { account, canceled, events } = await db.transaction((tx) => resetInBooks(tx, { key, opening: opening(assetClass), at: clock.now() }));
+      hub.emit(events);
+      return { account: await accountOf(key, account), canceledOrders: canceled };
+    },
+    setPrice: async ({ assetClass, symbol, price }) => {
+      const instrument = await instrumentOf(assetClass, symbol);
+      let value: string | null = null;
+      if (price !== null) {
+        let parsed: Decimal | undefined;
+        try {
+          parsed = new ExactDecimal(price);
+        } catch {
+          // not a number: refused below
+        }
+        if (!parsed?.isFinite() || parsed.lte(0)) throw new AppError('VALIDATION_ERROR', `price must be a positive decimal, got ${price}`, { errors: [{ path: 'price', message: 'must be greater than 0' }] });
+        value = parsed.toFixed();
+      }
+      const at = clock.now();
+      await saveAdminPrice(db, { assetClass, symbol, price: value, at });
+      const quote = await quoteOf(db, instrument);
+      const update: PriceUpdate = { assetClass, symbol, price: quote.price.toFixed(), source: quote.source, at: at.toISOString() };
+      publishPrice(update);
+      await matchSymbol(assetClass, symbol);
+      return update;
+    },
+    setOutage: ({ assetClass, down: isDown, by }) => outages.set({ assetClass, down: isDown, by: by ?? instanceId }),
+    isDown: (assetClass) => outages.isDown(assetClass),
+    outages: () => outages.all(),
+    priceOf: async ({ assetClass, symbol }) => (await quoteOf(db, await instrumentOf(assetClass, symbol))).price.toFixed(),
+    tick,
+    matchResting,
+    expireDayOrders,
+    runLeased: () => loop.runOnce(),
+    holdsLease: () => loop.holding(),
+    onEvent: (listener) => hub.onEvent(listener),
+    onPrice: (listener) => {
+      priceListeners.add(listener);
+      return () => priceListeners.delete(listener);
+    },
+    idle,
+    start: () => {
+      if (tickIntervalMs > 0) {
+        loop.start();
+        return;
+      }
+      // Walk off: no loop. One matching round at start still finishes what a crash interrupted
+      // (an accepted order whose first match never ran); fills are safe in any instance.
+      track(matchResting());
+    },
+    stop: async () => {
+      await loop.stop();
+      await idle();
+      outages.close();
+    },
+  };
+};

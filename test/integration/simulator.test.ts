@@ -1,0 +1,554 @@
+// The simulated broker through the Broker interface on a real database: each order type × time
+// in force, partial fills across ticks, bracket OCO pairs, a day order expiring at its session's
+// close, refusals (funds, shorting, lots, unknown symbols, duplicate ids), exact decimals, the
+// operator's outage and the paper reset. Where a rule promises a write, the test reads it back.
+import { and, eq } from 'drizzle-orm';
+import { Decimal } from 'decimal.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TBrokerEvent } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
+import { manualClock } from '../../server/clock.ts';
+import { simAccounts, simFills, simOrders, simPositions, systemState } from '../../server/db/schema/index.ts';
+import { upsertInstrument } from '../../server/instruments/queries.ts';
+import { upsertBars } from '../../server/marketdata/queries.ts';
+import { newUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+
+// Tuesday 10 March 2026, 11:00 in New York (EDT since the 8th), 00:00 in Seoul on the 11th.
+const START = '2026-03-10T15:00:00.000Z';
+const clock = manualClock(START);
+const INITIAL_CASH = { crypto: '100000', us_equity: '100000', kr_equity: '100000000' };
+
+let server: TestServer;
+let sim: Simulator;
+/** The same books with SIM_LIQUIDITY_LOTS_PER_TICK=2: resting limit orders fill two lots per observation. */
+let thinSim: Simulator;
+
+const simulatorOn = (liquidityLotsPerTick: number) =>
+  createSimulator({
+    db: server.services.db,
+    clock,
+    logger: server.services.logger,
+    changes: server.services.changes,
+    initialCash: INITIAL_CASH,
+    tickIntervalMs: 0,
+    liquidityLotsPerTick,
+    leaseName: 'simulator-test',
+    outageReloadMs: 50,
+  });
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' }, undefined, { clock });
+  sim = await simulatorOn(0);
+  thinSim = await simulatorOn(2);
+});
+afterAll(async () => {
+  await sim?.stop();
+  await thinSim?.stop();
+  await server?.stop();
+});
+
+const d = (value: Decimal.Value) => new Decimal(value);
+
+let instrumentCount = 0;
+/**
+ * A fresh instrument per test, at an operator's price, so one test's resting orders never meet
+ * another test's price moves.
+ */
+const newInstrument = async (assetClass: TAssetClass, { price, tick = '0.01', lot = '0.001' }: { price: string; tick?: string; lot?: string }) => {
+  const n = ++instrumentCount;
+  const krx = assetClass === 'kr_equity';
+  const symbol = assetClass === 'crypto' ? `SIM${n}/USDT` : krx ? `9${String(n).padStart(5, '0')}` : `SIMT${n}`;
+  await upsertInstrument(server.services.db, {
+    assetClass,
+    symbol,
+    exchange: assetClass === 'crypto' ? 'BINANCE' : krx ? 'KRX' : 'NASDAQ',
+    currency: { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' }[assetClass],
+    name: `Simulator test ${n}`,
+    referencePrice: price,
+    tickRule: krx ? 'krx_bands' : 'fixed',
+    tickSize: tick,
+    lotSize: krx ? '1' : lot,
+    fractional: !krx,
+    at: clock.now(),
+  });
+  await sim.setPrice({ assetClass, symbol, price });
+  return symbol;
+};
+
+interface Account {
+  userId: number;
+  broker: Broker;
+  events: TBrokerEvent[];
+  /** Waits until the account's stream has delivered an event that matches. */
+  seen(match: Partial<TBrokerEvent>): Promise<TBrokerEvent>;
+}
+
+const streams: AbortController[] = [];
+afterAll(() => streams.forEach((controller) => controller.abort()));
+
+const openAccount = async (assetClass: TAssetClass = 'crypto', on: Simulator = sim, mode: 'paper' | 'live' = 'paper'): Promise<Account> => {
+  const { user } = await newUser(server, { prefix: 'sim' });
+  const broker = on.brokerFor({ userId: user.id, assetClass, mode });
+  const events: TBrokerEvent[] = [];
+  const controller = new AbortController();
+  streams.push(controller);
+  const stream = broker.events(controller.signal);
+  void (async () => {
+    for await (const event of stream) events.push(event);
+  })();
+  const matches = (event: TBrokerEvent, match: Partial<TBrokerEvent>) => Object.entries(match).every(([field, value]) => event[field as keyof TBrokerEvent] === value);
+  return {
+    userId: user.id,
+    broker,
+    events,
+    seen: async (match) => (await waitFor(() => Promise.resolve(events.find((event) => matches(event, match))), (found) => found !== undefined))!,
+  };
+};
+
+let orderCount = 0;
+const order = (fields: Partial<BrokerOrderRequest> & Pick<BrokerOrderRequest, 'symbol' | 'side' | 'qty'>): BrokerOrderRequest => ({
+  clientOrderId: `sim-test-${process.pid}-${++orderCount}`,
+  orderType: 'market',
+  timeInForce: 'gtc',
+  ...fields,
+});
+
+const orderRow = async (userId: number, id: string) => (await server.services.db.select().from(simOrders).where(and(eq(simOrders.userId, userId), eq(simOrders.id, id))))[0]!;
+const fillRows = (userId: number, orderId: string) => server.services.db.select().from(simFills).where(and(eq(simFills.userId, userId), eq(simFills.orderId, orderId)));
+const accountRow = async (userId: number, assetClass: TAssetClass, mode: 'paper' | 'live' = 'paper') =>
+  (await server.services.db.select().from(simAccounts).where(and(eq(simAccounts.userId, userId), eq(simAccounts.assetClass, assetClass), eq(simAccounts.mode, mode))))[0];
+const positionRow = async (userId: number, symbol: string) => (await server.services.db.select().from(simPositions).where(and(eq(simPositions.userId, userId), eq(simPositions.symbol, symbol))))[0];
+const typesOf = (account: Account, brokerOrderId: string) => account.events.filter((event) => event.broker_order_id === brokerOrderId).map((event) => event.type);
+
+const rejectedWith = async (promise: Promise<unknown>, message: RegExp) => {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(BrokerRejectedError);
+  expect((error as Error).message).toMatch(message);
+};
+
+describe('market orders', () => {
+  it('answers accepted with nothing filled, then fills at once: fill row, position, cash and events', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const placed = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.3' }));
+    expect(placed).toMatchObject({ status: 'accepted', filledQty: '0', avgFillPrice: null, qty: '0.3', symbol });
+    const fill = await account.seen({ type: 'fill', broker_order_id: placed.brokerOrderId });
+    // 100 moved 5 bp against the buyer: 100.05; the fee is 0.1 % of 0.3 × 100.05 = 30.015.
+    expect(fill).toMatchObject({ status: 'filled', filled_qty: '0.3', avg_fill_price: '100.05', broker: 'simulator', asset_class: 'crypto', mode: 'paper', user_id: account.userId });
+    expect(fill.fill).toMatchObject({ qty: '0.3', price: '100.05', fee: '0.030015' });
+    expect(typesOf(account, placed.brokerOrderId)).toEqual(['accepted', 'fill']);
+
+    expect(await orderRow(account.userId, placed.brokerOrderId)).toMatchObject({ status: 'filled', clientOrderId: placed.clientOrderId });
+    expect(d((await orderRow(account.userId, placed.brokerOrderId)).filledQty).eq('0.3')).toBe(true);
+    const fills = await fillRows(account.userId, placed.brokerOrderId);
+    expect(fills).toHaveLength(1);
+    expect([d(fills[0]!.qty).toFixed(), d(fills[0]!.price).toFixed(), d(fills[0]!.fee).toFixed()]).toEqual(['0.3', '100.05', '0.030015']);
+    expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('0.3');
+    expect(d((await accountRow(account.userId, 'crypto'))!.cash).toFixed()).toBe('99969.954985');
+  });
+
+  it('keeps exact decimals: buy 0.3, sell 0.1 leaves 0.2, and the cash is exact to the last digit', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.3' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const sell = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.1' }));
+    await account.seen({ type: 'fill', broker_order_id: sell.brokerOrderId });
+    expect(await account.broker.positions()).toEqual([
+      { symbol, qty: '0.2', avgEntryPrice: '100.05', currentPrice: '100', realizedPnl: expect.any(String), currency: 'USDT' },
+    ]);
+    expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('0.2');
+    // 100000 − (30.015 + 0.030015) + (0.1 × 99.95 − 0.009995)
+    const cash = '99979.93999';
+    expect(d((await accountRow(account.userId, 'crypto'))!.cash).toFixed()).toBe(cash);
+    const view = await account.broker.account();
+    expect(view).toMatchObject({ broker: 'simulator', paper: true, currency: 'USDT', cash, buyingPower: cash, equity: d(cash).plus(d('0.2').times(100)).toFixed() });
+    // Selling the rest closes the position: it leaves the list.
+    const rest = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.2' }));
+    await account.seen({ type: 'fill', broker_order_id: rest.brokerOrderId });
+    expect(await account.broker.positions()).toEqual([]);
+  });
+
+  it('refuses a buy the cash cannot pay, with nothing written', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const request = order({ symbol, side: 'buy', qty: '1000' });
+    // 1000 × 100.05 = 100,050 (plus the fee) is more than the 100,000 of starting cash.
+    await rejectedWith(account.broker.placeOrder(request), /insufficient funds/);
+    expect(await account.broker.getOrder({ clientOrderId: request.clientOrderId })).toBeUndefined();
+    expect(d((await accountRow(account.userId, 'crypto'))!.cash).toFixed()).toBe('100000');
+    // The same order within the cash goes through.
+    const fits = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '990' }));
+    await account.seen({ type: 'fill', broker_order_id: fits.brokerOrderId });
+  });
+
+  it('refuses to sell what is not held (no shorting), and what working sells already hold', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.1' })), /insufficient position.*no short selling/);
+    expect(await account.broker.listOpenOrders()).toEqual([]);
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1.001' })), /insufficient position/);
+    const resting = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.6', orderType: 'limit', limitPrice: '150' }));
+    await account.seen({ type: 'open', broker_order_id: resting.brokerOrderId });
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.5' })), /0\.4 available/);
+    const fits = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.4' }));
+    await account.seen({ type: 'fill', broker_order_id: fits.brokerOrderId });
+  });
+
+  it('refuses unknown symbols, broken lot sizes, fractional KRX shares and a reused client order id', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount();
+    await rejectedWith(account.broker.placeOrder(order({ symbol: 'NOPE/USDT', side: 'buy', qty: '1' })), /unknown symbol/);
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.0005' })), /multiple of the lot size 0\.001/);
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0' })), /qty/);
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit' })), /limit_price/);
+    const krx = await newInstrument('kr_equity', { price: '50000' });
+    const kr = await openAccount('kr_equity');
+    await rejectedWith(kr.broker.placeOrder(order({ symbol: krx, side: 'buy', qty: '1.5' })), /whole number/);
+
+    const first = order({ symbol, side: 'buy', qty: '0.001' });
+    await account.broker.placeOrder(first);
+    await rejectedWith(account.broker.placeOrder({ ...first, qty: '0.002' }), /duplicate client order id/);
+    // The id is per account: another account may use it.
+    const other = await openAccount();
+    await other.broker.placeOrder(first);
+    await sim.idle();
+    expect(await server.services.db.select().from(simOrders).where(eq(simOrders.clientOrderId, first.clientOrderId))).toHaveLength(2);
+  });
+
+  it('prices KRX fills on the band grid and cuts fees and the sell tax to whole won', async () => {
+    const symbol = await newInstrument('kr_equity', { price: '50000' });
+    const account = await openAccount('kr_equity');
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '3' }));
+    // 50,025 is in the 100-won band above 50,000: 50,100; commission 0.015 % of 150,300 = 22.545 → 22.
+    expect((await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId })).fill).toMatchObject({ price: '50100', fee: '22' });
+    const sell = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1' }));
+    // 49,975 is in the 50-won band below 50,000: 49,950; commission 7.4925 → 7 plus tax 0.2 % 99.9 → 99.
+    expect((await account.seen({ type: 'fill', broker_order_id: sell.brokerOrderId })).fill).toMatchObject({ price: '49950', fee: '106' });
+    expect(d((await accountRow(account.userId, 'kr_equity'))!.cash).toFixed()).toBe(d('100000000').minus(150322).plus(49844).toFixed());
+  });
+});
+
+describe('each order type × time in force', () => {
+  // Market orders fill at once whatever their time in force. A limit buy below the price and a
+  // stop buy above it cannot fill at once: day and gtc rest (open) and fill when the price
+  // crosses; ioc and fok cancel at once.
+  const cases = (['market', 'limit', 'stop'] as const).flatMap((orderType) => (['day', 'gtc', 'ioc', 'fok'] as const).map((timeInForce) => ({ orderType, timeInForce })));
+
+  it.each(cases)('$orderType $timeInForce', async ({ orderType, timeInForce }) => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const placed = await account.broker.placeOrder(
+      order({ symbol, side: 'buy', qty: '1', orderType, timeInForce, limitPrice: orderType === 'limit' ? '95' : null, stopPrice: orderType === 'stop' ? '105' : null }),
+    );
+    expect(placed.status).toBe('accepted');
+    const row = await orderRow(account.userId, placed.brokerOrderId);
+    // A day order lives to its session's close: a crypto day is the UTC day.
+    expect(row.expiresAt?.toISOString() ?? null).toBe(timeInForce === 'day' ? '2026-03-11T00:00:00.000Z' : null);
+
+    if (orderType === 'market') {
+      await account.seen({ type: 'fill', broker_order_id: placed.brokerOrderId });
+      expect(typesOf(account, placed.brokerOrderId)).toEqual(['accepted', 'fill']);
+      return;
+    }
+    if (timeInForce === 'ioc' || timeInForce === 'fok') {
+      const canceled = await account.seen({ type: 'canceled', broker_order_id: placed.brokerOrderId });
+      expect(canceled.reason).toMatch(new RegExp(`^${timeInForce}:`));
+      expect(await orderRow(account.userId, placed.brokerOrderId)).toMatchObject({ status: 'canceled', filledQty: '0' });
+      expect(typesOf(account, placed.brokerOrderId)).toEqual(['accepted', 'canceled']);
+      return;
+    }
+    await account.seen({ type: 'open', broker_order_id: placed.brokerOrderId });
+    expect((await account.broker.listOpenOrders()).map((open) => open.brokerOrderId)).toEqual([placed.brokerOrderId]);
+    // A move that does not reach it leaves it resting.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: orderType === 'limit' ? '96' : '104' });
+    expect((await orderRow(account.userId, placed.brokerOrderId)).status).toBe('open');
+    // The price crosses: a limit fills at the better observed price (slipped, capped at the
+    // limit), a triggered stop at the observed price like a market order.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: orderType === 'limit' ? '94' : '106' });
+    const fill = await account.seen({ type: 'fill', broker_order_id: placed.brokerOrderId });
+    expect(fill.fill?.price).toBe(orderType === 'limit' ? '94.05' : '106.06');
+    expect(typesOf(account, placed.brokerOrderId)).toEqual(['accepted', 'open', 'fill']);
+  });
+
+  it('a marketable limit fills at once as ioc and fok too, never above its limit', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    for (const timeInForce of ['ioc', 'fok'] as const) {
+      const placed = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', timeInForce, limitPrice: '100.02' }));
+      // 100 slipped is 100.05, above the limit: the limit wins.
+      expect((await account.seen({ type: 'fill', broker_order_id: placed.brokerOrderId })).fill?.price).toBe('100.02');
+    }
+  });
+
+  it('a stop sell protects a position: it triggers when the price falls to it', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const stop = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '2', orderType: 'stop', stopPrice: '90', metadata: { stop_limit_price: '89.5' } }));
+    await account.seen({ type: 'open', broker_order_id: stop.brokerOrderId });
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '90.01' });
+    expect((await orderRow(account.userId, stop.brokerOrderId)).status).toBe('open');
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '88' });
+    expect((await account.seen({ type: 'fill', broker_order_id: stop.brokerOrderId })).fill?.price).toBe('87.95');
+    expect((await account.broker.getOrder({ brokerOrderId: stop.brokerOrderId }))?.metadata).toEqual({ stop_limit_price: '89.5' });
+    expect(await account.broker.positions()).toEqual([]);
+  });
+});
+
+describe('partial fills', () => {
+  it('a resting limit larger than the liquidity of a tick fills across ticks', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount('crypto', thinSim);
+    const placed = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.005', orderType: 'limit', limitPrice: '99' }));
+    await account.seen({ type: 'open', broker_order_id: placed.brokerOrderId });
+    // Two lots (0.002) per observation: the price reaching the limit, then each tick.
+    await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '98' });
+    expect(await orderRow(account.userId, placed.brokerOrderId)).toMatchObject({ status: 'partially_filled', filledQty: '0.002' });
+    await thinSim.tick();
+    expect(await orderRow(account.userId, placed.brokerOrderId)).toMatchObject({ status: 'partially_filled', filledQty: '0.004' });
+    await thinSim.tick();
+    expect(await orderRow(account.userId, placed.brokerOrderId)).toMatchObject({ status: 'filled', filledQty: '0.005' });
+    await account.seen({ type: 'fill', broker_order_id: placed.brokerOrderId });
+    expect(typesOf(account, placed.brokerOrderId)).toEqual(['accepted', 'open', 'partial_fill', 'partial_fill', 'fill']);
+    const fills = await fillRows(account.userId, placed.brokerOrderId);
+    expect(fills.map((fill) => d(fill.qty).toFixed())).toEqual(['0.002', '0.002', '0.001']);
+    expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('0.005');
+    // A market order walks the book: the liquidity does not cut it.
+    const market = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.01' }));
+    await account.seen({ type: 'fill', broker_order_id: market.brokerOrderId });
+  });
+
+  it('ioc takes what one tick offers and cancels the rest; fok cancels unless all of it fills', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount('crypto', thinSim);
+    const ioc = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.005', orderType: 'limit', limitPrice: '101', timeInForce: 'ioc' }));
+    const canceled = await account.seen({ type: 'canceled', broker_order_id: ioc.brokerOrderId });
+    expect(canceled).toMatchObject({ status: 'canceled', filled_qty: '0.002' });
+    expect(typesOf(account, ioc.brokerOrderId)).toEqual(['accepted', 'partial_fill', 'canceled']);
+    const fok = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.005', orderType: 'limit', limitPrice: '101', timeInForce: 'fok' }));
+    await account.seen({ type: 'canceled', broker_order_id: fok.brokerOrderId });
+    expect(await fillRows(account.userId, fok.brokerOrderId)).toEqual([]);
+  });
+});
+
+describe('brackets', () => {
+  const bracketed = async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const entry = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2', bracket: { takeProfit: '110', stopLoss: '90', stopLossLimit: '89' } }));
+    await account.seen({ type: 'fill', broker_order_id: entry.brokerOrderId });
+    const children = (await account.broker.listOpenOrders()).filter((open) => open.parentId === entry.brokerOrderId);
+    const takeProfit = children.find((child) => child.metadata.leg === 'take_profit')!;
+    const stopLoss = children.find((child) => child.metadata.leg === 'stop_loss')!;
+    return { symbol, account, entry, takeProfit, stopLoss };
+  };
+
+  it('become an OCO pair once the entry fills: take-profit limit and stop-loss stop for the filled quantity', async () => {
+    const { account, entry, takeProfit, stopLoss } = await bracketed();
+    expect(takeProfit).toMatchObject({ side: 'sell', orderType: 'limit', limitPrice: '110', qty: '2', timeInForce: 'gtc', status: 'open', clientOrderId: `${entry.clientOrderId}:tp` });
+    expect(stopLoss).toMatchObject({ side: 'sell', orderType: 'stop', stopPrice: '90', qty: '2', timeInForce: 'gtc', status: 'open', metadata: { leg: 'stop_loss', stop_limit_price: '89' } });
+    expect((await orderRow(account.userId, takeProfit.brokerOrderId)).ocoSiblingId).toBe(stopLoss.brokerOrderId);
+    expect((await orderRow(account.userId, stopLoss.brokerOrderId)).ocoSiblingId).toBe(takeProfit.brokerOrderId);
+    await account.seen({ type: 'open', broker_order_id: takeProfit.brokerOrderId });
+  });
+
+  it('take-profit fills → the stop-loss is canceled', async () => {
+    const { symbol, account, takeProfit, stopLoss } = await bracketed();
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '111' });
+    await account.seen({ type: 'fill', broker_order_id: takeProfit.brokerOrderId });
+    expect((await account.seen({ type: 'canceled', broker_order_id: stopLoss.brokerOrderId })).reason).toMatch(/oco/);
+    expect((await orderRow(account.userId, takeProfit.brokerOrderId)).status).toBe('filled');
+    expect((await orderRow(account.userId, stopLoss.brokerOrderId)).status).toBe('canceled');
+    expect(d((await positionRow(account.userId, symbol))!.qty).isZero()).toBe(true);
+    // Down through the old stop: nothing left to sell, nothing happens.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '80' });
+    expect(await fillRows(account.userId, stopLoss.brokerOrderId)).toEqual([]);
+  });
+
+  it('stop-loss fills → the take-profit is canceled', async () => {
+    const { symbol, account, takeProfit, stopLoss } = await bracketed();
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '89.5' });
+    expect((await account.seen({ type: 'fill', broker_order_id: stopLoss.brokerOrderId })).fill?.price).toBe('89.45');
+    await account.seen({ type: 'canceled', broker_order_id: takeProfit.brokerOrderId });
+    expect((await orderRow(account.userId, takeProfit.brokerOrderId)).status).toBe('canceled');
+    expect(await account.broker.listOpenOrders()).toEqual([]);
+  });
+
+  it('a partly filled take-profit shrinks the stop-loss to what is still held', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount('crypto', thinSim);
+    const entry = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.005', bracket: { takeProfit: '110', stopLoss: '90', stopLossLimit: null } }));
+    await account.seen({ type: 'fill', broker_order_id: entry.brokerOrderId });
+    const children = await account.broker.listOpenOrders();
+    const takeProfit = children.find((child) => child.metadata.leg === 'take_profit')!;
+    const stopLoss = children.find((child) => child.metadata.leg === 'stop_loss')!;
+    await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '112' });
+    await account.seen({ type: 'partial_fill', broker_order_id: takeProfit.brokerOrderId });
+    expect((await orderRow(account.userId, stopLoss.brokerOrderId)).qty).toBe('0.003');
+    // The stop-loss triggers and sells the rest: the take-profit ends.
+    await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '85' });
+    await account.seen({ type: 'fill', broker_order_id: stopLoss.brokerOrderId });
+    await account.seen({ type: 'canceled', broker_order_id: takeProfit.brokerOrderId });
+    expect(d((await positionRow(account.userId, symbol))!.qty).isZero()).toBe(true);
+  });
+
+  it('refuses a bracket that cannot protect the entry', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', bracket: { takeProfit: '99', stopLoss: '90', stopLossLimit: null } })), /take_profit/);
+  });
+});
+
+describe('cancel and lookups', () => {
+  it('cancels a resting order once; a finished one is refused', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const placed = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90' }));
+    await account.seen({ type: 'open', broker_order_id: placed.brokerOrderId });
+    expect(await account.broker.getOrder({ clientOrderId: placed.clientOrderId })).toMatchObject({ brokerOrderId: placed.brokerOrderId, status: 'open' });
+    expect(await account.broker.cancelOrder({ brokerOrderId: placed.brokerOrderId })).toMatchObject({ status: 'canceled' });
+    await account.seen({ type: 'canceled', broker_order_id: placed.brokerOrderId });
+    expect((await orderRow(account.userId, placed.brokerOrderId)).status).toBe('canceled');
+    await rejectedWith(account.broker.cancelOrder({ brokerOrderId: placed.brokerOrderId }), /canceled and cannot be canceled/);
+    await rejectedWith(account.broker.cancelOrder({ brokerOrderId: 'sim_unknown' }), /unknown order/);
+    // Another account cannot see or cancel it.
+    const other = await openAccount();
+    expect(await other.broker.getOrder({ brokerOrderId: placed.brokerOrderId })).toBeUndefined();
+    await rejectedWith(other.broker.cancelOrder({ brokerOrderId: placed.brokerOrderId }), /unknown order/);
+  });
+
+  it('opens an account on first use with the starting cash of its currency, once', async () => {
+    const { user } = await newUser(server, { prefix: 'sim' });
+    for (const [assetClass, currency, cash] of [
+      ['crypto', 'USDT', '100000'],
+      ['us_equity', 'USD', '100000'],
+      ['kr_equity', 'KRW', '100000000'],
+    ] as const) {
+      expect(await sim.brokerFor({ userId: user.id, assetClass, mode: 'paper' }).account()).toMatchObject({ currency, cash, equity: cash, buyingPower: cash, paper: true });
+      expect(await accountRow(user.id, assetClass)).toMatchObject({ currency, cash, initialCash: cash });
+    }
+    expect(await sim.brokerFor({ userId: user.id, assetClass: 'crypto', mode: 'live' }).account()).toMatchObject({ paper: false });
+    // Opening again (a key deleted and added again) keeps the books as they are.
+    await server.services.db.update(simAccounts).set({ cash: '5' }).where(and(eq(simAccounts.userId, user.id), eq(simAccounts.assetClass, 'crypto'), eq(simAccounts.mode, 'paper')));
+    await sim.openAccount({ userId: user.id, assetClass: 'crypto', mode: 'paper' });
+    expect((await accountRow(user.id, 'crypto'))!.cash).toBe('5');
+  });
+
+  it('prices: the operator’s price, else the last daily close, else the reference price', async () => {
+    const symbol = await newInstrument('us_equity', { price: '50' });
+    expect(await sim.priceOf({ assetClass: 'us_equity', symbol })).toBe('50');
+    await sim.setPrice({ assetClass: 'us_equity', symbol, price: null });
+    expect(await sim.priceOf({ assetClass: 'us_equity', symbol })).toBe('50');
+    await upsertBars(server.services.db, { assetClass: 'us_equity', symbol, bars: [{ date: '2026-03-09', open: '51', high: '53', low: '50', close: '52.5', volume: '1000' }], source: 'import', at: clock.now() });
+    expect(await sim.priceOf({ assetClass: 'us_equity', symbol })).toBe('52.5');
+    await sim.setPrice({ assetClass: 'us_equity', symbol, price: '49.99' });
+    expect(await sim.priceOf({ assetClass: 'us_equity', symbol })).toBe('49.99');
+  });
+});
+
+describe('day orders', () => {
+  it('expire at the close of their session on the clock; gtc orders stay', async () => {
+    const symbol = await newInstrument('us_equity', { price: '100', lot: '1' });
+    const account = await openAccount('us_equity');
+    const day = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90', timeInForce: 'day' }));
+    const gtc = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90', timeInForce: 'gtc' }));
+    await account.seen({ type: 'open', broker_order_id: gtc.brokerOrderId });
+    // 16:00 in New York on 10 March 2026 (EDT).
+    expect((await orderRow(account.userId, day.brokerOrderId)).expiresAt?.toISOString()).toBe('2026-03-10T20:00:00.000Z');
+    try {
+      clock.set('2026-03-10T19:59:59.999Z');
+      await sim.expireDayOrders();
+      expect((await orderRow(account.userId, day.brokerOrderId)).status).toBe('open');
+      clock.set('2026-03-10T20:00:00.000Z');
+      expect(await sim.expireDayOrders()).toBeGreaterThanOrEqual(1);
+      const expired = await account.seen({ type: 'expired', broker_order_id: day.brokerOrderId });
+      expect(expired).toMatchObject({ status: 'expired', at: '2026-03-10T20:00:00.000Z' });
+      expect((await orderRow(account.userId, day.brokerOrderId)).status).toBe('expired');
+      expect((await orderRow(account.userId, gtc.brokerOrderId)).status).toBe('open');
+      // An expired order does not fill when the price comes.
+      await sim.setPrice({ assetClass: 'us_equity', symbol, price: '89' });
+      expect(await fillRows(account.userId, day.brokerOrderId)).toEqual([]);
+      expect((await orderRow(account.userId, gtc.brokerOrderId)).status).toBe('filled');
+    } finally {
+      clock.set(START);
+    }
+  });
+});
+
+describe('outage', () => {
+  it('makes every call of that asset class’s brokers fail as unavailable, in every instance, until lifted', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const us = await openAccount('us_equity');
+    const resting = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90' }));
+    await account.seen({ type: 'open', broker_order_id: resting.brokerOrderId });
+    expect(await sim.setOutage({ assetClass: 'crypto', down: true })).toMatchObject({ crypto: true, us_equity: false });
+    try {
+      const stored = (await server.services.db.select().from(systemState).where(eq(systemState.key, 'sim_outage:crypto')))[0];
+      expect(stored?.value).toEqual({ down: true });
+      const calls: Array<Promise<unknown>> = [
+        account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' })),
+        account.broker.cancelOrder({ brokerOrderId: resting.brokerOrderId }),
+        account.broker.getOrder({ brokerOrderId: resting.brokerOrderId }),
+        account.broker.listOpenOrders(),
+        account.broker.positions(),
+        account.broker.account(),
+        sim.resetAccount({ userId: account.userId, assetClass: 'crypto' }),
+      ];
+      for (const call of calls) await expect(call).rejects.toBeInstanceOf(BrokerUnavailableError);
+      // Its matching stops too: a price through the limit fills nothing while down.
+      await sim.setPrice({ assetClass: 'crypto', symbol, price: '85' });
+      expect((await orderRow(account.userId, resting.brokerOrderId)).status).toBe('open');
+      // Other asset classes are untouched; another instance sees the outage on its next read.
+      await expect(us.broker.account()).resolves.toMatchObject({ currency: 'USD' });
+      await waitFor(() => Promise.resolve(thinSim.isDown('crypto')), (isDown) => isDown);
+    } finally {
+      await sim.setOutage({ assetClass: 'crypto', down: false });
+    }
+    await expect(account.broker.listOpenOrders()).resolves.toHaveLength(1);
+    await sim.matchResting();
+    await account.seen({ type: 'fill', broker_order_id: resting.brokerOrderId });
+    await waitFor(() => Promise.resolve(thinSim.isDown('crypto')), (isDown) => !isDown);
+  });
+});
+
+describe('reset', () => {
+  it('resets a paper account: open orders canceled, positions removed, starting cash back, reset_at set; live untouched', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const live = sim.brokerFor({ userId: account.userId, assetClass: 'crypto', mode: 'live' });
+    const liveBuy = await live.placeOrder(order({ symbol, side: 'buy', qty: '1' }));
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '3' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const resting = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1', orderType: 'limit', limitPrice: '150' }));
+    await account.seen({ type: 'open', broker_order_id: resting.brokerOrderId });
+    await sim.idle();
+    expect((await live.getOrder({ brokerOrderId: liveBuy.brokerOrderId }))?.status).toBe('filled');
+
+    clock.advance(1_000);
+    const { account: after, canceledOrders } = await sim.resetAccount({ userId: account.userId, assetClass: 'crypto' });
+    expect(canceledOrders).toBe(1);
+    expect(after).toMatchObject({ cash: '100000', equity: '100000', paper: true });
+    expect((await account.seen({ type: 'canceled', broker_order_id: resting.brokerOrderId })).reason).toBe('account reset');
+    const row = (await accountRow(account.userId, 'crypto'))!;
+    expect(row).toMatchObject({ cash: '100000', initialCash: '100000' });
+    expect(row.resetAt?.toISOString()).toBe(clock.now().toISOString());
+    expect(await account.broker.positions()).toEqual([]);
+    expect(await server.services.db.select().from(simPositions).where(and(eq(simPositions.userId, account.userId), eq(simPositions.mode, 'paper')))).toEqual([]);
+    expect((await orderRow(account.userId, resting.brokerOrderId)).status).toBe('canceled');
+    // The live account of the same user and asset class keeps its books.
+    expect(await live.positions()).toHaveLength(1);
+    expect(d((await accountRow(account.userId, 'crypto', 'live'))!.cash).lt(100000)).toBe(true);
+  });
+});
