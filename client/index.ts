@@ -72,6 +72,7 @@ export const createTradingClient = (options: TradingClientOptions) => {
   const rest = {
     get: <T>(path: string, query?: Query) => request<T>('GET', path, { query }),
     post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
+    patch: <T>(path: string, body?: unknown) => request<T>('PATCH', path, { body: body ?? {} }),
     delete: (path: string, query?: Query) => request<void>('DELETE', path, { query }),
   };
 

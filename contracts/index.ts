@@ -7,3 +7,6 @@ export * from './health.ts';
 export * from './symbols.ts';
 export * from './instruments.ts';
 export * from './marketdata.ts';
+export * from './keys.ts';
+export * from './simulator.ts';
+export * from './brokers.ts';

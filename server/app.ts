@@ -80,12 +80,13 @@ export const createServices = async (config: Config, logger: Logger, database: D
       tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
       liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,
     });
-    const brokers = createBrokers({ db, clock, simulator, instruments });
+    const brokers = createBrokers({ db, clock, simulator, instruments, changes });
     const keys = createExchangeKeys({
       db,
       clock,
       cipher: createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT }),
       fingerprintSecret: config.AUTH_SECRET_KEY,
+      changes,
       rules: {
         brokerEnabled: { us_broker: config.FEATURE_USBROKER_BROKER, kr_broker: config.FEATURE_KRBROKER_BROKER },
         allowLiveKeys: config.ALLOW_LIVE_KEYS,

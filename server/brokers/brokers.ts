@@ -5,6 +5,7 @@ import type { TAccountResponse, TSimPriceRequest } from '../../contracts/simulat
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import type { ChangeFeed } from '../events/changes.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { createBrokerRegistry } from './registry.ts';
@@ -25,8 +26,8 @@ export const toAccountResponse = (assetClass: TAssetClass, account: BrokerAccoun
 
 export type Brokers = ReturnType<typeof createBrokers>;
 
-export const createBrokers = ({ db, clock, simulator, instruments }: { db: Db; clock: Clock; simulator: Simulator; instruments: Instruments }) => {
-  const registry = createBrokerRegistry({ db, simulator });
+export const createBrokers = ({ db, clock, simulator, instruments, changes }: { db: Db; clock: Clock; simulator: Simulator; instruments: Instruments; changes: ChangeFeed }) => {
+  const registry = createBrokerRegistry({ db, simulator, changes });
 
   /** Starts the user's paper account of an asset class over: open orders canceled, positions gone, starting cash. */
   const resetPaperAccount = async ({ user, assetClass, origin }: { user: { id: number }; assetClass: TAssetClass; origin: RequestOrigin }): Promise<TAccountResponse> => {

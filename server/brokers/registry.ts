@@ -4,6 +4,7 @@
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Db } from '../db/client.ts';
+import type { ChangeFeed } from '../events/changes.ts';
 import { AppError } from '../errors.ts';
 import type { KeyBrokers } from '../keys/keys.ts';
 import { findActiveKey } from '../keys/queries.ts';
@@ -14,9 +15,14 @@ type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
 
 export type BrokerRegistry = ReturnType<typeof createBrokerRegistry>;
 
-export const createBrokerRegistry = ({ db, simulator }: { db: Db; simulator: Simulator }) => {
+export const createBrokerRegistry = ({ db, simulator, changes }: { db: Db; simulator: Simulator; changes: ChangeFeed }) => {
   const cache = new Map<string, Broker>();
   const keyOf = ({ userId, assetClass, mode }: Account) => `${userId}:${assetClass}:${mode}`;
+  // A key changed on any instance drops that user's brokers here too; after a reconnect, all of them.
+  changes.subscribe((change) => {
+    if (change.kind === 'resync') cache.clear();
+    else if (change.kind === 'broker_keys') for (const key of [...cache.keys()]) if (key.startsWith(`${change.userId}:`)) cache.delete(key);
+  });
 
   /** The user's broker, or 403 BROKER_NOT_CONFIGURED without an active key for the asset class. */
   const forUser = async (account: Account): Promise<Broker> => {

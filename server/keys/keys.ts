@@ -16,6 +16,7 @@ import { recordAudit, type RequestOrigin } from '../audit/log.ts';
 import type { BrokerAccount } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import type { ChangeFeed } from '../events/changes.ts';
 import type { ExchangeKeyRow } from '../db/schema/index.ts';
 import { sql } from 'drizzle-orm';
 import { AppError } from '../errors.ts';
@@ -37,7 +38,7 @@ export interface KeyCredentials {
 export interface KeyBrokers {
   /** A key was registered: the account of that user, asset class and mode exists from now on. */
   keyRegistered(opts: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<void>;
-  /** Drops the cached broker instance of the user and asset class (a key deleted or deactivated). */
+  /** Drops the cached broker instance of the user and asset class at once on this instance (others follow the change feed). */
   release(opts: { userId: number; assetClass: TAssetClass }): void;
   /** Builds a temporary broker from the credentials, asks for its account and discards it. */
   testAccount(opts: { userId: number; assetClass: TAssetClass; mode: TTradingMode; credentials: KeyCredentials }): Promise<BrokerAccount>;
@@ -54,8 +55,9 @@ const notFound = () => new AppError('NOT_FOUND', 'Exchange key not found');
 
 export type ExchangeKeys = ReturnType<typeof createExchangeKeys>;
 
-export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules, brokers }: {
+export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules, brokers, changes }: {
   db: Db;
+  changes: ChangeFeed;
   clock: Clock;
   cipher: KeyCipher;
   fingerprintSecret: string;
@@ -146,6 +148,7 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
         data: { key_id: inserted.id, asset_class: inserted.assetClass, exchange: inserted.exchange, paper_mode: inserted.paperMode },
         at,
       });
+      await changes.publish(tx, { kind: 'broker_keys', userId: user.id });
       return inserted;
     });
     await brokers.keyRegistered({ userId: user.id, assetClass: row.assetClass, mode: key.mode });
@@ -169,6 +172,7 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
         data: { key_id: updated.id, label: input.label, is_active: input.is_active },
         at,
       });
+      await changes.publish(tx, { kind: 'broker_keys', userId: user.id });
       return updated;
     });
     brokers.release({ userId: user.id, assetClass: row.assetClass });
@@ -181,6 +185,7 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
       const deleted = await deleteKey(tx, { userId: user.id, id });
       if (!deleted) throw notFound();
       await recordAudit(tx, { action: 'keys.delete', actorUserId: user.id, subjectUserId: user.id, origin, data: { key_id: id, asset_class: deleted.assetClass }, at });
+      await changes.publish(tx, { kind: 'broker_keys', userId: user.id });
       return deleted;
     });
     brokers.release({ userId: user.id, assetClass: row.assetClass });

@@ -57,6 +57,35 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
   });
 });
 
+describe.skipIf(!onPostgres)('broker keys across instances', () => {
+  let a: TestServer;
+  let b: TestServer;
+  const env = { AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances', ENCRYPTION_SALT: 'shared-salt-for-both-instances', SIM_TICK_INTERVAL_MS: '0' };
+  beforeAll(async () => {
+    a = await startTestServer(env);
+    b = await startTestServer(env, { dataDir: tempDir(), databaseUrl: a.databaseUrl });
+  });
+  afterAll(async () => {
+    await b?.stop();
+    if (b) rmSync(b.dataDir, { recursive: true, force: true });
+    await a?.stop();
+  });
+
+  it("deleting a key on one instance drops the user's broker on the other", async () => {
+    const { tokens, user } = await registerAndLogin(a, 'multi_keys');
+    const key = await a.http('POST', '/api/exchange-keys', { token: tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `multi-keys-${process.pid}`, api_secret: 's' } });
+    expect(key.status).toBe(201);
+    const account = { userId: user.id, assetClass: 'crypto' as const, mode: 'paper' as const };
+    expect((await b.services.brokers.forUser(account)).name).toBe('simulator');
+    expect((await a.http('DELETE', `/api/exchange-keys/${key.body.id}`, { token: tokens.access_token })).status).toBe(204);
+    const outcome = await waitFor(
+      () => b.services.brokers.forUser(account).then(() => 'cached', (error: { code?: string }) => error.code),
+      (value) => value !== 'cached',
+    );
+    expect(outcome).toBe('BROKER_NOT_CONFIGURED');
+  });
+});
+
 describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
   let server: TestServer;
   beforeAll(async () => {
