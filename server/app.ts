@@ -24,6 +24,8 @@ import { createSimulator } from './brokers/simulator/index.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
 import { createExchangeKeys } from './keys/keys.ts';
+import { createOrders } from './orders/orders.ts';
+import { alertChannelsFromConfig, createAlerts } from './alerts/index.ts';
 import { createHalt } from './system/halt.ts';
 import { createUsers } from './users/users.ts';
 
@@ -55,6 +57,7 @@ export const openMigratedDatabase = async (config: Config): Promise<DatabaseHand
 export const createServices = async (config: Config, logger: Logger, database: DatabaseHandle, options: AppOptions = {}): Promise<Services> => {
   const db = database.db;
   const clock = options.clock ?? systemClock();
+  const metrics = createMetrics();
   const changes = await startChangeFeed(database, logger);
   try {
     const users = createUsers({ db, changes, clock, logger });
@@ -94,15 +97,21 @@ export const createServices = async (config: Config, logger: Logger, database: D
       },
       brokers: brokers.forKeys,
     });
+    const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts });
+    // Every broker event of this instance goes to the order service (its fills, statuses, audit).
+    simulator.onEvent((event) => void orders.ingest(event));
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         halt.close();
         await simulator.stop();
+        await orders.idle();
+        await alerts.close();
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics: createMetrics(), clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, brokers, keys, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await changes.close().catch(() => undefined);
     throw error;
@@ -167,6 +176,8 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
   let server: Server | undefined;
   try {
     if (config.DEMO_DATA) await services.marketData.seedDemoIfEmpty();
+    // Intents a crash left without the broker's answer are settled before any request is served.
+    await services.orders.reconcile();
     if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
     workers = config.WORKERS_IN_PROCESS ? await startWorkers(services) : undefined;
     server = createHttpServer(appRouter, services);

@@ -53,6 +53,22 @@ const decimalSetting = (fallback: string) =>
       return text;
     });
 
+/** A percentage in (0, 100], kept as exact decimal text. */
+const percentSetting = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((value, ctx) => {
+      const text = value === undefined || value === '' ? fallback : value;
+      const number = Number(text);
+      if (!/^\d{1,3}(\.\d{1,6})?$/.test(text) || number <= 0 || number > 100) {
+        ctx.addIssue({ code: 'custom', message: 'expected a percentage above 0 and at most 100' });
+        return z.NEVER;
+      }
+      return text;
+    });
+
 const text = (fallback = '') =>
   z
     .string()
@@ -119,6 +135,21 @@ const ZEnv = z.object({
   BROKER_BASE_URLS: list(),
   /** Registering keys with paper_mode=false; off by default. */
   ALLOW_LIVE_KEYS: flag(false),
+
+  RATE_LIMIT_ORDERS_PER_MIN: int(30, 1, 1_000_000),
+  LIVE_DAILY_TRADE_LIMIT: int(10, 0, 1_000_000),
+  RISK_MARKET_HOURS: z.enum(['enforce', 'ignore']).default('enforce'),
+  RISK_DEFAULT_STOP_PCT: percentSetting('5'),
+  RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),
+  RISK_DAILY_LOSS_LIMIT_PCT: percentSetting('5'),
+
+  ALERT_WEBHOOK_URL: text(),
+  OPERATOR_EMAILS: list(),
+  SMTP_HOST: text(),
+  SMTP_PORT: int(587, 1, 65535),
+  SMTP_USER: text(),
+  SMTP_PASSWORD: text(),
+  SMTP_FROM: text(),
 });
 
 type TEnv = z.infer<typeof ZEnv>;

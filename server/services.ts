@@ -12,6 +12,8 @@ import type { Brokers } from './brokers/brokers.ts';
 import type { Simulator } from './brokers/simulator/index.ts';
 import type { Instruments } from './instruments/instruments.ts';
 import type { ExchangeKeys } from './keys/keys.ts';
+import type { Orders } from './orders/orders.ts';
+import type { Alerts } from './alerts/index.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -25,6 +27,7 @@ export interface Areas {
   marketData: MarketData;
   brokers: Brokers;
   keys: ExchangeKeys;
+  orders: Orders;
 }
 
 export interface Services extends Areas {
@@ -37,6 +40,8 @@ export interface Services extends Areas {
   changes: ChangeFeed;
   /** The simulated broker's engine: its books, prices and leased loop (workers start the loop). */
   simulator: Simulator;
+  /** Operator alerts: the log, the webhook and e-mail. */
+  alerts: Alerts;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

@@ -77,6 +77,8 @@ export interface Broker {
   listOpenOrders(): Promise<BrokerOrder[]>;
   positions(): Promise<BrokerPosition[]>;
   account(): Promise<BrokerAccount>;
+  /** The price the broker would trade the symbol at now; throws BrokerRejectedError for an unknown symbol. */
+  quote(symbol: string): Promise<string>;
   /** This account's events from now on, until the signal aborts. */
   events(signal: AbortSignal): AsyncIterable<TBrokerEvent>;
 }

@@ -22,5 +22,11 @@ export const createMetrics = () => {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    ordersByGate: new Counter({
+      name: 'orders_gate_outcomes_total',
+      help: 'Order placements by asset class, the gate that decided, and the outcome',
+      labelNames: ['asset_class', 'gate', 'outcome'] as const,
+      registers: [registry],
+    }),
   };
 };

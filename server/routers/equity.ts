@@ -1,13 +1,68 @@
-// /api/equity: the user's accounts at its brokers (orders and positions join here).
+// /api/equity: orders through the five gates, and the user's positions and accounts at its brokers.
+import { z } from 'zod';
+import { ZAccountQuery, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
 const tags = ['equity'];
+const openapi = (method: 'GET' | 'POST' | 'DELETE', path: `/${string}`, summary: string) => ({ method, path, tags, summary, protect: true });
 
 export const equityRouter = router({
+  placeOrder: authedProcedure
+    .meta({
+      openapi: openapi('POST', '/equity/orders', 'Place an order through the five gates (201, status accepted; the same client_order_id again answers the same order)'),
+      status: 201,
+      errors: [
+        'FEATURE_DISABLED',
+        'LIVE_NOT_ENABLED',
+        'RATE_LIMIT_EXCEEDED',
+        'RATE_LIMIT_LIVE_DAILY',
+        'BROKER_NOT_CONFIGURED',
+        'RISK_RULE_VIOLATION',
+        'MARKET_CLOSED',
+        'INSUFFICIENT_FUNDS',
+        'BROKER_REJECTED',
+        'BROKER_UNAVAILABLE',
+        'IDEMPOTENCY_CONFLICT',
+      ],
+    })
+    .input(ZPlaceOrderRequest)
+    .output(ZOrderResponse)
+    .mutation(({ ctx, input }) => ctx.orders.place({ user: ctx.user, request: input, origin: ctx.origin })),
+
+  listOrders: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/orders', 'Your orders of an asset class, newest first') })
+    .input(ZOrderListQuery)
+    .output(ZOrderList)
+    .query(({ ctx, input }) => ctx.orders.list({ user: ctx.user, query: input })),
+
+  getOrder: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/orders/{broker_order_id}', 'One of your orders'), errors: ['ORDER_NOT_FOUND'] })
+    .input(ZOrderPath)
+    .output(ZOrderResponse)
+    .query(({ ctx, input }) => ctx.orders.get({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class })),
+
+  cancelOrder: authedProcedure
+    .meta({ openapi: openapi('DELETE', '/equity/orders/{broker_order_id}', 'Cancel an open order (204)'), status: 204, errors: ['ORDER_NOT_FOUND', 'ORDER_NOT_CANCELABLE', 'BROKER_UNAVAILABLE', 'BROKER_NOT_CONFIGURED'] })
+    .input(ZOrderPath)
+    .output(z.void())
+    .mutation(({ ctx, input }) => ctx.orders.cancel({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class, origin: ctx.origin })),
+
+  positions: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/positions', 'Your positions at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
+    .input(ZAccountQuery)
+    .output(ZPositionList)
+    .query(({ ctx, input }) => ctx.orders.positions({ user: ctx.user, assetClass: input.asset_class, mode: input.mode })),
+
+  account: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/account', 'Your account at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
+    .input(ZAccountQuery)
+    .output(ZAccountResponse)
+    .query(({ ctx, input }) => ctx.orders.account({ user: ctx.user, assetClass: input.asset_class, mode: input.mode })),
+
   resetAccount: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/equity/account/reset', tags, summary: 'Start a paper account over: open orders canceled, positions removed, starting cash', protect: true },
+      openapi: openapi('POST', '/equity/account/reset', 'Start a paper account over: open orders canceled, positions removed, starting cash'),
       errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
     })
     .input(ZAccountResetRequest)

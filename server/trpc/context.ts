@@ -45,6 +45,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     marketData: services.marketData,
     brokers: services.brokers,
     keys: services.keys,
+    orders: services.orders,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

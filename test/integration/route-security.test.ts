@@ -28,9 +28,23 @@ const ownedKey = async (server: TestServer, owner: TestUser) => {
   return String(key.id);
 };
 
-const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string>> = {
+/** An order of the owner, resting at the simulator; its routes need the asset class in the query. */
+const ownedOrder = async (server: TestServer, owner: TestUser) => {
+  await ownedKey(server, owner);
+  await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+  const order = await server.services.orders.place({
+    user: { id: owner.user.id },
+    request: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc', live_mode: false },
+    origin: { requestId: 'test', address: '127.0.0.1' },
+  });
+  return { id: order.broker_order_id, query: '?asset_class=crypto' };
+};
+
+const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string }>> = {
   'exchangeKeys.update': ownedKey,
   'exchangeKeys.remove': ownedKey,
+  'equity.getOrder': ownedOrder,
+  'equity.cancelOrder': ownedOrder,
 };
 
 let server: TestServer;
@@ -44,8 +58,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const call = (route: RestRoute, opts: { token?: string; id?: number | string } = {}) =>
-  server.http(route.method, pathOf(route, opts.id), { token: opts.token, body: route.readsBody ? {} : undefined });
+const call = (route: RestRoute, opts: { token?: string; id?: number | string; query?: string } = {}) =>
+  server.http(route.method, `${pathOf(route, opts.id)}${opts.query ?? ''}`, { token: opts.token, body: route.readsBody ? {} : undefined });
 
 describe.each(routes.map((route) => [`${route.method} ${route.template}`, route] as const))('%s', (_name, route) => {
   it.runIf(route.meta.openapi.protect)('answers 401 with WWW-Authenticate without a token, with a refresh token, and with a garbage one', async () => {
@@ -92,9 +106,10 @@ describe("another user's resource", () => {
   const owned = routes.filter((route) => OWNED[route.procedure]);
   it.runIf(owned.length > 0).each(owned.map((route) => [`${route.method} ${route.template}`, route] as const))('%s answers 404 as for a missing one', async (_name, route) => {
     const owner = await newUser(server, { prefix: 'sec_owner' });
-    const id = await OWNED[route.procedure]!(server, owner);
-    const foreign = await call(route, { token: user.tokens.access_token, id });
-    const missing = await call(route, { token: user.tokens.access_token });
+    const made = await OWNED[route.procedure]!(server, owner);
+    const { id, query } = typeof made === 'string' ? { id: made, query: '' } : made;
+    const foreign = await call(route, { token: user.tokens.access_token, id, query });
+    const missing = await call(route, { token: user.tokens.access_token, query });
     expect(foreign.status).toBe(404);
     expect({ ...foreign.body, message: undefined }).toEqual({ ...missing.body, message: undefined });
   });

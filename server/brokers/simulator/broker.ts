@@ -15,6 +15,7 @@ export interface AccountBackend {
   listOpenOrders(key: AccountKey): Promise<BrokerOrder[]>;
   positions(key: AccountKey): Promise<BrokerPosition[]>;
   account(key: AccountKey): Promise<BrokerAccount>;
+  quote(key: AccountKey, symbol: string): Promise<string>;
   stream(key: AccountKey, signal: AbortSignal): AsyncIterable<TBrokerEvent>;
 }
 
@@ -55,6 +56,10 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     account: async () => {
       await ready();
       return backend.account(key);
+    },
+    quote: async (symbol) => {
+      await ready();
+      return backend.quote(key, symbol);
     },
     // A subscription, not a call: it stays open through an outage (a down broker has nothing to say).
     events: (signal) => backend.stream(key, signal),

@@ -298,6 +298,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     listOpenOrders: async (key) => (await listActiveOrders(db, key)).map(toBrokerOrder),
     positions: positionsOf,
     account: (key) => accountOf(key),
+    quote: async (key, symbol) => {
+      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol });
+      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
+      return (await quoteOf(db, instrument)).price.toFixed();
+    },
     stream: (key, signal) => hub.stream(key, signal),
   };
 

@@ -6,3 +6,4 @@ export * from './system.ts';
 export * from './instruments.ts';
 export * from './keys.ts';
 export * from './simulator.ts';
+export * from './orders.ts';

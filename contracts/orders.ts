@@ -1,0 +1,126 @@
+// Wire shapes of /api/equity/orders, positions and account, and the order event the events area
+// will carry to WebSocket clients.
+import { z } from 'zod';
+import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { ZTradingMode } from './brokers.ts';
+import { ZSymbolInput } from './symbols.ts';
+
+const positivePrice = () => z.number().finite().positive().max(1e15);
+
+export const ZOrderSide = z.enum(['buy', 'sell']);
+export const ZOrderType = z.enum(['market', 'limit', 'stop', 'stop_limit']);
+export const ZTimeInForce = z.enum(['day', 'gtc', 'ioc', 'fok']);
+export const ZOrderStatus = z.enum(['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
+export type TOrderStatus = z.infer<typeof ZOrderStatus>;
+/** The list filter, and the statuses each stands for. */
+export const ZOrderStatusFilter = z.enum(['pending', 'open', 'filled', 'canceled', 'rejected']);
+export const STATUSES_OF_FILTER: Record<z.infer<typeof ZOrderStatusFilter>, TOrderStatus[]> = {
+  pending: ['pending'],
+  open: ['accepted', 'open', 'partially_filled'],
+  filled: ['filled'],
+  canceled: ['canceled', 'expired'],
+  rejected: ['rejected'],
+};
+
+export const ZBracketSpec = z.object({
+  take_profit: positivePrice(),
+  stop_loss: positivePrice(),
+  stop_loss_limit: positivePrice().nullable().optional(),
+});
+
+export const ZPlaceOrderRequest = z
+  .object({
+    asset_class: ZAssetClass,
+    symbol: ZSymbolInput,
+    side: ZOrderSide,
+    qty: z.number().finite().positive().max(1e12),
+    order_type: ZOrderType,
+    limit_price: positivePrice().optional(),
+    stop_price: positivePrice().optional(),
+    bracket: ZBracketSpec.nullable().optional(),
+    client_order_id: z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only').optional(),
+    time_in_force: ZTimeInForce.default('day'),
+    report_uuid: z.uuid().optional(),
+    live_mode: bodyBoolean().default(false),
+  })
+  .superRefine((order, ctx) => {
+    const needsLimit = order.order_type === 'limit' || order.order_type === 'stop_limit';
+    const needsStop = order.order_type === 'stop' || order.order_type === 'stop_limit';
+    if (needsLimit && order.limit_price === undefined) ctx.addIssue({ code: 'custom', path: ['limit_price'], message: `is required for ${order.order_type} orders` });
+    if (needsStop && order.stop_price === undefined) ctx.addIssue({ code: 'custom', path: ['stop_price'], message: `is required for ${order.order_type} orders` });
+  });
+export type TPlaceOrderRequest = z.infer<typeof ZPlaceOrderRequest>;
+
+export const ZOrderResponse = z.object({
+  order_id: z.string(),
+  broker_order_id: z.string(),
+  client_order_id: z.string(),
+  asset_class: ZAssetClass,
+  exchange: z.string(),
+  symbol: z.string(),
+  side: ZOrderSide,
+  qty: z.number(),
+  filled_qty: z.number(),
+  avg_fill_price: z.number().nullable(),
+  order_type: ZOrderType,
+  limit_price: z.number().nullable(),
+  stop_price: z.number().nullable(),
+  status: ZOrderStatus,
+  currency: z.string(),
+  submitted_at: ZTimestamp,
+  updated_at: ZTimestamp,
+  bracket: z.object({ take_profit: z.number(), stop_loss: z.number(), stop_loss_limit: z.number().nullable() }).nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type TOrderResponse = z.infer<typeof ZOrderResponse>;
+
+export const ZOrderPath = z.object({
+  broker_order_id: z.string().min(1).max(128),
+  asset_class: ZAssetClass,
+  symbol: ZSymbolInput.optional(),
+});
+
+export const ZOrderListQuery = ZPageQuery.extend({
+  asset_class: ZAssetClass,
+  status: ZOrderStatusFilter.optional(),
+  /** An extension: paper or live only; both when absent. */
+  mode: ZTradingMode.optional(),
+});
+export type TOrderListQuery = z.infer<typeof ZOrderListQuery>;
+export const ZOrderList = pageOf(ZOrderResponse);
+
+export const ZAccountQuery = z.object({ asset_class: ZAssetClass, mode: ZTradingMode.default('paper') });
+
+export const ZPosition = z.object({
+  asset_class: ZAssetClass,
+  exchange: z.string(),
+  symbol: z.string(),
+  qty: z.number(),
+  avg_entry_price: z.number(),
+  current_price: z.number(),
+  unrealized_pnl: z.number(),
+  /** A fraction of the position's cost. */
+  unrealized_pnl_pct: z.number(),
+  currency: z.string(),
+  side: z.literal('LONG'),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export const ZPositionList = z.object({ items: z.array(ZPosition) });
+
+/** The `order_event` frame of /ws/equity/orders (the events area sends it). */
+export const ZOrderEvent = z.object({
+  type: z.literal('order_event'),
+  event_type: z.enum(['placed', 'accepted', 'open', 'partial_fill', 'fill', 'filled', 'canceled', 'rejected', 'replaced']),
+  asset_class: ZAssetClass,
+  broker: z.string(),
+  broker_order_id: z.string(),
+  client_order_id: z.string(),
+  symbol: z.string(),
+  filled_qty: z.number(),
+  avg_fill_price: z.number().nullable(),
+  status: ZOrderStatus,
+  received_at: ZTimestamp,
+  payload: z.record(z.string(), z.unknown()),
+});
+export type TOrderEvent = z.infer<typeof ZOrderEvent>;
+

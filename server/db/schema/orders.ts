@@ -1,0 +1,118 @@
+// The order service's own records: orders (the intent is written before the broker is called),
+// their fills (one row per broker execution), and the per-user state the gates read: live flags,
+// emergency locks, rate counters and the day-start equity snapshots.
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, date, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { createdAt, tsColumn } from './columns.ts';
+import { decimal } from './instruments.ts';
+
+const assetClass = () => text('asset_class', { enum: ['crypto', 'us_equity', 'kr_equity'] }).notNull();
+
+export const orders = pgTable(
+  'orders',
+  {
+    userId: integer('user_id').notNull(),
+    clientOrderId: text('client_order_id').notNull(),
+    /** Null until the broker has answered (an intent). */
+    brokerOrderId: text('broker_order_id'),
+    assetClass: assetClass(),
+    live: boolean('live').notNull(),
+    broker: text('broker').notNull(),
+    symbol: text('symbol').notNull(),
+    side: text('side', { enum: ['buy', 'sell'] }).notNull(),
+    /** As the caller asked: stop_limit stays stop_limit here (the broker sees a stop). */
+    orderType: text('order_type', { enum: ['market', 'limit', 'stop', 'stop_limit'] }).notNull(),
+    timeInForce: text('time_in_force', { enum: ['day', 'gtc', 'ioc', 'fok'] }).notNull(),
+    qty: decimal('qty').notNull(),
+    filledQty: decimal('filled_qty').notNull().default('0'),
+    avgFillPrice: decimal('avg_fill_price'),
+    limitPrice: decimal('limit_price'),
+    stopPrice: decimal('stop_price'),
+    status: text('status', { enum: ['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired'] }).notNull(),
+    bracket: jsonb('bracket').$type<{ take_profit: number; stop_loss: number; stop_loss_limit: number | null } | null>(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    /** The normalised request, to tell a replay from a different request under the same id. */
+    requestHash: text('request_hash'),
+    /** Why a broker refused or failed it, when it did. */
+    reason: text('reason'),
+    submittedAt: tsColumn('submitted_at').notNull(),
+    updatedAt: tsColumn('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.userId, t.clientOrderId] }),
+    uniqueIndex('orders_broker_id_key').on(t.userId, t.brokerOrderId),
+    index('orders_list_idx').on(t.userId, t.assetClass, t.submittedAt),
+    index('orders_pending_idx').on(t.status).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+export const orderFills = pgTable(
+  'order_fills',
+  {
+    userId: integer('user_id').notNull(),
+    id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    clientOrderId: text('client_order_id').notNull(),
+    /** The broker's execution id: a duplicate delivery of one fill is dropped by it. */
+    executionId: text('execution_id').notNull(),
+    qty: decimal('qty').notNull(),
+    price: decimal('price').notNull(),
+    fee: decimal('fee').notNull(),
+    at: tsColumn('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.id] }), uniqueIndex('order_fills_execution_key').on(t.userId, t.executionId), index('order_fills_order_idx').on(t.userId, t.clientOrderId)],
+);
+
+/** Per user and asset class: may it trade live, and when was its first live order. */
+export const liveFlags = pgTable(
+  'live_flags',
+  {
+    userId: integer('user_id').notNull(),
+    assetClass: assetClass(),
+    liveEnabled: boolean('live_enabled').notNull().default(false),
+    firstLiveOrderAt: tsColumn('first_live_order_at'),
+    updatedAt: tsColumn('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.assetClass] })],
+);
+
+/** The kill switch's lock per user and asset class (set by the kill switch, cleared by operators). */
+export const emergencyLocks = pgTable(
+  'emergency_locks',
+  {
+    userId: integer('user_id').notNull(),
+    assetClass: assetClass(),
+    lockedUntil: tsColumn('locked_until').notNull(),
+    reason: text('reason').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.assetClass] })],
+);
+
+/** Counters of the order rate limits, per user and window (a minute, or a UTC day for live orders). */
+export const orderRateCounters = pgTable(
+  'order_rate_counters',
+  {
+    userId: integer('user_id').notNull(),
+    /** `minute`, or `live:<asset_class>` for the daily live limit. */
+    scope: text('scope').notNull(),
+    windowStart: tsColumn('window_start').notNull(),
+    count: integer('count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.scope] })],
+);
+
+/** Equity at the first risk evaluation of each UTC day, per account: the daily loss bound and the kill switch read it. */
+export const equitySnapshots = pgTable(
+  'equity_snapshots',
+  {
+    userId: integer('user_id').notNull(),
+    assetClass: assetClass(),
+    mode: text('mode', { enum: ['paper', 'live'] }).notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    equity: decimal('equity').notNull(),
+    takenAt: tsColumn('taken_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.mode, t.day] })],
+);
+
+export type OrderRow = typeof orders.$inferSelect;

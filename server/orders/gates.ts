@@ -1,0 +1,158 @@
+// The five gates an order passes, in this order: flags → rate limit → broker configured → risk →
+// broker call. The first four are here, each a small named function that throws the AppError of
+// its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
+import { ExactDecimal } from '../brokers/fills.ts';
+import { BrokerUnavailableError, type Broker } from '../brokers/types.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import type { InstrumentRow } from '../db/schema/index.ts';
+import { AppError } from '../errors.ts';
+import { lastClose } from '../marketdata/queries.ts';
+import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
+import { utcDateOf } from './risk/day-start.ts';
+import { claimRate, dayStartEquity, findLiveFlag, findLock } from './queries.ts';
+
+export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
+
+/** What the gates know of one placement; the broker gate fills in `broker`. */
+export interface OrderAttempt {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  side: 'buy' | 'sell';
+  qty: string;
+  orderType: 'market' | 'limit' | 'stop' | 'stop_limit';
+  limitPrice: string | null;
+  stopPrice: string | null;
+  bracket: { takeProfit: string; stopLoss: string } | null;
+  /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
+  instrument: InstrumentRow | undefined;
+  broker?: Broker;
+  /** Rate units claimed so far, given back when the attempt ends without an accepted order. */
+  claimed: string[];
+}
+
+export interface GateDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
+}
+
+const MINUTE_MS = 60_000;
+export const MINUTE_SCOPE = 'minute';
+export const liveScope = (assetClass: TAssetClass) => `live:${assetClass}`;
+
+/** 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1 and the user's live flag. */
+const flagsGate = async (attempt: OrderAttempt, { db, config }: GateDeps) => {
+  if (attempt.mode === 'paper') {
+    if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Paper trading is disabled (FEATURE_EQUITY_PAPER)');
+    return;
+  }
+  if (!config.FEATURE_EQUITY_LIVE || !config.ALLOW_LIVE) throw new AppError('FEATURE_DISABLED', 'Live trading is disabled on this service');
+  const flag = await findLiveFlag(db, { userId: attempt.userId, assetClass: attempt.assetClass });
+  if (!flag?.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
+};
+
+/** 2. Orders per minute per user, and live orders per UTC day per asset class, counted in the database. */
+const rateLimitGate = async (attempt: OrderAttempt, { db, clock, config }: GateDeps) => {
+  const at = clock.now();
+  const minute = await claimRate(db, { userId: attempt.userId, scope: MINUTE_SCOPE, windowStart: new Date(at.getTime() - MINUTE_MS), at, max: config.RATE_LIMIT_ORDERS_PER_MIN });
+  if (!minute.counted) {
+    const retryAfterSec = Math.max(1, Math.ceil((minute.windowStartedAt.getTime() + MINUTE_MS - at.getTime()) / 1000));
+    throw new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ORDERS_PER_MIN} orders a minute`, { retryAfterSec });
+  }
+  if (attempt.mode !== 'live') return;
+  const midnight = new Date(`${utcDateOf(at)}T00:00:00.000Z`);
+  const day = await claimRate(db, { userId: attempt.userId, scope: liveScope(attempt.assetClass), windowStart: midnight, at, max: config.LIVE_DAILY_TRADE_LIMIT });
+  if (!day.counted) {
+    const retryAfterSec = Math.max(1, Math.ceil((midnight.getTime() + 86_400_000 - at.getTime()) / 1000));
+    throw new AppError('RATE_LIMIT_LIVE_DAILY', `The daily limit of ${config.LIVE_DAILY_TRADE_LIMIT} live orders is reached; it resets at 00:00 UTC`, { retryAfterSec });
+  }
+  attempt.claimed.push(liveScope(attempt.assetClass));
+};
+
+/** 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise). */
+const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
+  attempt.broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
+};
+
+const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
+
+/** 4. The risk manager, on the broker's own view of the account and the price. */
+const riskGate = async (attempt: OrderAttempt, { db, clock, config }: GateDeps) => {
+  const { instrument, broker } = attempt;
+  // An unregistered symbol has no price to judge: the broker call refuses it.
+  if (!instrument || !broker) return;
+  const at = clock.now();
+  const [account, positions, open, previousClose] = await Promise.all([
+    broker.account(),
+    broker.positions(),
+    broker.listOpenOrders(),
+    attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
+  ]);
+  const held = positions.find((position) => position.symbol === instrument.symbol);
+  const promised = open
+    .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
+    .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
+  const lock = await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass });
+  const startEquity = await dayStartEquity(db, { userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
+  const verdict = checkRisk(
+    {
+      assetClass: attempt.assetClass,
+      side: attempt.side,
+      qty: new ExactDecimal(attempt.qty),
+      orderType: attempt.orderType,
+      limitPrice: decimalOrUndefined(attempt.limitPrice),
+      stopPrice: decimalOrUndefined(attempt.stopPrice),
+      bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
+      referencePrice: new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol))),
+      previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
+      tickRule: instrument.tickRule,
+      tickSize: new ExactDecimal(instrument.tickSize),
+      account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
+      heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
+      dayStartEquity: new ExactDecimal(startEquity),
+      lockedUntil: lock && lock.lockedUntil > at ? lock.lockedUntil : null,
+      at,
+    },
+    riskSettingsFromConfig(config),
+  );
+  if (!verdict.ok) throw riskRefusalError(verdict);
+};
+
+export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> }[] = [
+  { name: 'flags', check: flagsGate },
+  { name: 'rate_limit', check: rateLimitGate },
+  { name: 'broker_configured', check: brokerConfiguredGate },
+  { name: 'risk', check: riskGate },
+];
+
+/** A refusal at one of the first four gates: which gate, and the error it answers with. */
+export class GateRefusal extends Error {
+  readonly gate: TGateName;
+  readonly error: AppError;
+  constructor(gate: TGateName, error: AppError) {
+    super(error.message);
+    this.name = 'GateRefusal';
+    this.gate = gate;
+    this.error = error;
+  }
+}
+
+/** Runs the first four gates in order; the first refusal ends the attempt. */
+export const runGates = async (attempt: OrderAttempt, deps: GateDeps): Promise<void> => {
+  for (const gate of GATES) {
+    try {
+      await gate.check(attempt, deps);
+    } catch (error) {
+      if (error instanceof AppError) throw new GateRefusal(gate.name, error);
+      // The risk gate reads the account through the broker: a broker that fails there fails the order.
+      if (error instanceof BrokerUnavailableError) throw new GateRefusal(gate.name, new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached'));
+      throw error;
+    }
+  }
+};

@@ -1,0 +1,532 @@
+// The order service: placement through the five gates with idempotent client order ids and the
+// intent written before the broker is called; cancel, reads, positions and account through the
+// user's broker; the intake of broker events (fills and statuses in one transaction with their
+// audit record); the reconciler that settles intents a crash left without an answer; and the
+// in-process publisher of order events.
+import { createHash, randomUUID } from 'node:crypto';
+import type { TBrokerEvent, TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import {
+  STATUSES_OF_FILTER,
+  type TOrderEvent,
+  type TOrderListQuery,
+  type TOrderResponse,
+  type TOrderStatus,
+  type TPlaceOrderRequest,
+} from '../../contracts/orders.ts';
+import { normaliseSymbol } from '../../contracts/symbols.ts';
+import type { TAccountResponse } from '../../contracts/simulator.ts';
+import { recordAudit, type RequestOrigin } from '../audit/log.ts';
+import type { Alerts } from '../alerts/index.ts';
+import { toAccountResponse } from '../brokers/brokers.ts';
+import { checkLot, ExactDecimal } from '../brokers/fills.ts';
+import { BrokerRejectedError, type Broker, type BrokerOrder } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db, Queryable } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
+import { AppError } from '../errors.ts';
+import type { Instruments } from '../instruments/instruments.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { GateRefusal, runGates, type OrderAttempt } from './gates.ts';
+import {
+  fillsOf,
+  findAuditedOrder,
+  findOrderByClientId,
+  insertFill,
+  insertOrderIntent,
+  listAuditedOrders,
+  listUnfinishedOrders,
+  markFirstLiveOrder,
+  releaseRate,
+  setLiveEnabled,
+  updateOrder,
+} from './queries.ts';
+
+/** How long a placement waits for the broker before it counts as unavailable. */
+const BROKER_TIMEOUT_MS = 10_000;
+/** How long a duplicate waits for the first copy's answer. */
+const REPLAY_WAIT_MS = 15_000;
+const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
+const RANK: Record<TOrderStatus, number> = { pending: 0, accepted: 1, open: 2, partially_filled: 3, filled: 4, canceled: 4, rejected: 4, expired: 4 };
+
+const CURRENCY: Record<TAssetClass, string> = { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' };
+const num = (value: string | null) => (value === null ? null : Number(value));
+/** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
+const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
+
+export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
+  order_id: row.clientOrderId,
+  broker_order_id: row.brokerOrderId ?? localBrokerId(row.clientOrderId),
+  client_order_id: row.clientOrderId,
+  asset_class: row.assetClass,
+  exchange: row.broker,
+  symbol: row.symbol,
+  side: row.side,
+  qty: Number(row.qty),
+  filled_qty: Number(row.filledQty),
+  avg_fill_price: num(row.avgFillPrice),
+  order_type: row.orderType,
+  limit_price: num(row.limitPrice),
+  stop_price: num(row.stopPrice),
+  status: row.status,
+  currency: CURRENCY[row.assetClass],
+  submitted_at: row.submittedAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+  bracket: row.bracket ? { take_profit: row.bracket.take_profit, stop_loss: row.bracket.stop_loss, stop_loss_limit: row.bracket.stop_loss_limit } : null,
+  metadata: { ...row.metadata, live: row.live, ...(row.reason ? { reason: row.reason } : {}) },
+});
+
+/** The request as it will be compared with a replay: symbol forms and defaults settled. */
+const normalised = (request: TPlaceOrderRequest, symbol: string) => ({
+  asset_class: request.asset_class,
+  symbol,
+  side: request.side,
+  qty: new ExactDecimal(request.qty).toFixed(),
+  order_type: request.order_type,
+  limit_price: request.limit_price ?? null,
+  stop_price: request.stop_price ?? null,
+  bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
+  time_in_force: request.time_in_force,
+  report_uuid: request.report_uuid ?? null,
+  live_mode: request.live_mode,
+});
+
+const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer from the broker within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface OrderDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  instruments: Instruments;
+  forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
+  alerts: Alerts;
+}
+
+export type Orders = ReturnType<typeof createOrders>;
+
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts }: OrderDeps) => {
+  const listeners = new Set<(event: TOrderEvent) => void>();
+  /** Publishes after commit, to listeners in this process (the events area carries them further). */
+  const publish = (event: TOrderEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        logger.error({ err: error }, 'order event listener failed');
+      }
+    }
+  };
+  const orderEventOf = (row: OrderRow, eventType: TOrderEvent['event_type'], payload: Record<string, unknown>): TOrderEvent => ({
+    type: 'order_event',
+    event_type: eventType,
+    asset_class: row.assetClass,
+    broker: row.broker,
+    broker_order_id: row.brokerOrderId ?? localBrokerId(row.clientOrderId),
+    client_order_id: row.clientOrderId,
+    symbol: row.symbol,
+    filled_qty: Number(row.filledQty),
+    avg_fill_price: num(row.avgFillPrice),
+    status: row.status,
+    received_at: clock.now().toISOString(),
+    payload,
+  });
+
+  const audit = (tx: Queryable, row: Pick<OrderRow, 'userId' | 'clientOrderId' | 'assetClass' | 'broker' | 'live' | 'brokerOrderId'>, action: string, data: Record<string, unknown>, origin?: RequestOrigin) =>
+    recordAudit(tx, {
+      action,
+      actorUserId: origin ? row.userId : null,
+      subjectUserId: row.userId,
+      origin,
+      data: { client_order_id: row.clientOrderId, broker_order_id: row.brokerOrderId, asset_class: row.assetClass, broker: row.broker, live: row.live, ...data },
+      at: clock.now(),
+    });
+
+  const countGate = (assetClass: TAssetClass, gate: string, outcome: 'passed' | 'refused' | 'failed') => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
+
+  /** The answer a replay of an order gets: its current state, or the refusal it ended with. */
+  const replayOf = async (userId: number, clientOrderId: string, hash: string): Promise<TOrderResponse> => {
+    // A wait bound in real time, not a rule of the domain: the injected clock may stand still.
+    const deadline = performance.now() + REPLAY_WAIT_MS;
+    let row = await findOrderByClientId(db, { userId, clientOrderId });
+    if (row && row.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'This client_order_id was used for a different order');
+    // A copy that arrives while the first is still with the broker waits for its answer.
+    while (row?.status === 'pending' && performance.now() < deadline) {
+      await sleep(20);
+      row = await findOrderByClientId(db, { userId, clientOrderId });
+    }
+    if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
+    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
+    if (row.status === 'rejected') throw new AppError('BROKER_REJECTED', `The broker refused the order: ${row.reason ?? 'rejected'}`);
+    return toOrderResponse(row);
+  };
+
+  const releaseClaims = async (attempt: OrderAttempt) => {
+    for (const scope of attempt.claimed) await releaseRate(db, { userId: attempt.userId, scope });
+  };
+
+  const place = async ({ user, request, origin }: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const assetClass = request.asset_class;
+    const mode: TTradingMode = request.live_mode ? 'live' : 'paper';
+    const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
+    const symbol = instrument?.symbol ?? (normaliseSymbol(request.symbol, assetClass) as { symbol?: string }).symbol ?? request.symbol.toUpperCase();
+    if (instrument) {
+      const lot = checkLot(new ExactDecimal(request.qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
+      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
+    }
+    const clientOrderId = request.client_order_id ?? randomUUID().replaceAll('-', '');
+    const hash = createHash('sha256').update(JSON.stringify(normalised(request, symbol))).digest('hex');
+    if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return replayOf(user.id, clientOrderId, hash);
+
+    const attempt: OrderAttempt = {
+      userId: user.id,
+      assetClass,
+      mode,
+      side: request.side,
+      qty: new ExactDecimal(request.qty).toFixed(),
+      orderType: request.order_type,
+      limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
+      stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
+      bracket: request.bracket ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss) } : null,
+      instrument,
+      claimed: [],
+    };
+    const identity = { userId: user.id, clientOrderId, assetClass, broker: 'simulator', live: mode === 'live', brokerOrderId: null };
+    try {
+      await runGates(attempt, { db, clock, config, forUser });
+    } catch (error) {
+      if (!(error instanceof GateRefusal)) throw error;
+      await releaseClaims(attempt);
+      // Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited.
+      await audit(db, identity, 'order.refused', { gate: error.gate, code: error.error.code, reason: error.error.message, symbol }, origin);
+      countGate(assetClass, error.gate, 'refused');
+      throw error.error;
+    }
+    countGate(assetClass, 'risk', 'passed');
+    const broker = attempt.broker!;
+    const at = clock.now();
+    const metadata: Record<string, unknown> = {
+      ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
+      ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
+    };
+    // The intent and its audit record, before the broker is called: a crash after this point is
+    // found by the reconciler, never lost.
+    const intent = await db.transaction(async (tx) => {
+      const row = await insertOrderIntent(tx, {
+        userId: user.id,
+        clientOrderId,
+        brokerOrderId: null,
+        assetClass,
+        live: mode === 'live',
+        broker: broker.name,
+        symbol,
+        side: request.side,
+        orderType: request.order_type,
+        timeInForce: request.time_in_force,
+        qty: attempt.qty,
+        limitPrice: attempt.limitPrice,
+        stopPrice: attempt.stopPrice,
+        status: 'pending',
+        bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
+        metadata,
+        requestHash: hash,
+        submittedAt: at,
+        updatedAt: at,
+      });
+      if (row) await audit(tx, row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin);
+      return row;
+    });
+    if (!intent) {
+      // A copy of this request won the race for the id: answer as its replay.
+      await releaseClaims(attempt);
+      return replayOf(user.id, clientOrderId, hash);
+    }
+    publish(orderEventOf(intent, 'placed', { request: normalised(request, symbol) }));
+
+    let accepted: BrokerOrder;
+    try {
+      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
+      accepted = await withTimeout(
+        broker.placeOrder({
+          clientOrderId,
+          symbol,
+          side: request.side,
+          qty: attempt.qty,
+          // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
+          orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
+          timeInForce: request.time_in_force,
+          limitPrice: request.order_type === 'stop_limit' ? null : attempt.limitPrice,
+          stopPrice: attempt.stopPrice,
+          bracket: request.bracket
+            ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
+            : null,
+          metadata,
+        }),
+        BROKER_TIMEOUT_MS,
+      );
+    } catch (error) {
+      await releaseClaims(attempt);
+      const refused = error instanceof BrokerRejectedError;
+      const reason = refused ? error.message : 'broker_unavailable';
+      const row = await db.transaction(async (tx) => {
+        const updated = await updateOrder(tx, intent, { status: 'rejected', reason, brokerOrderId: localBrokerId(clientOrderId), updatedAt: clock.now() });
+        await audit(tx, updated!, 'order.rejected', { gate: 'broker', code: refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE', reason: refused ? reason : String(error instanceof Error ? error.message : error) });
+        return updated!;
+      });
+      countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
+      publish(orderEventOf(row, 'rejected', { reason }));
+      if (refused) throw new AppError('BROKER_REJECTED', `The broker refused the order: ${reason}`);
+      logger.warn({ err: error, clientOrderId }, 'broker call failed');
+      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
+    }
+    countGate(assetClass, 'broker', 'passed');
+    const { row, firstLive } = await db.transaction(async (tx) => {
+      const current = await findOrderByClientId(tx, { userId: user.id, clientOrderId, forUpdate: true });
+      // The broker's events may have moved the order on already: never move it back.
+      const status = current && RANK[current.status] > RANK.accepted ? current.status : 'accepted';
+      const updated = await updateOrder(tx, intent, { brokerOrderId: accepted.brokerOrderId, status, updatedAt: clock.now() });
+      const first = updated!.live ? await markFirstLiveOrder(tx, { userId: user.id, assetClass, at }) : false;
+      await audit(tx, updated!, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
+      return { row: updated!, firstLive: first };
+    });
+    if (firstLive) {
+      alerts.critical({ kind: 'first_live_order', title: `First live ${assetClass} order of user ${user.id}`, text: `User ${user.id} placed its first live ${assetClass} order: ${request.side} ${attempt.qty} ${symbol}`, data: { user_id: user.id, asset_class: assetClass, client_order_id: clientOrderId } });
+    }
+    // The creation answer is the order as the broker accepted it.
+    return { ...toOrderResponse(row), broker_order_id: accepted.brokerOrderId, status: 'accepted', filled_qty: 0, avg_fill_price: null };
+  };
+
+  const ownOrder = async ({ user, brokerOrderId, assetClass }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass }) => {
+    const row = await findAuditedOrder(db, { userId: user.id, brokerOrderId, assetClass });
+    if (!row) throw new AppError('ORDER_NOT_FOUND', 'Order not found');
+    return row;
+  };
+
+  const get = async (opts: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass }): Promise<TOrderResponse> => toOrderResponse(await ownOrder(opts));
+
+  const list = async ({ user, query }: { user: { id: number }; query: TOrderListQuery }) => {
+    const { rows, total } = await listAuditedOrders(db, {
+      userId: user.id,
+      assetClass: query.asset_class,
+      statuses: query.status === undefined ? undefined : STATUSES_OF_FILTER[query.status],
+      live: query.mode === undefined ? undefined : query.mode === 'live',
+      page: query.page,
+      size: query.size,
+    });
+    return { items: rows.map(toOrderResponse), total, page: query.page, size: query.size };
+  };
+
+  const cancel = async ({ user, brokerOrderId, assetClass, origin }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin: RequestOrigin }): Promise<void> => {
+    const row = await ownOrder({ user, brokerOrderId, assetClass });
+    if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
+    const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
+    await audit(db, row, 'order.cancel_requested', {}, origin);
+    try {
+      await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw new AppError('ORDER_NOT_CANCELABLE', `The broker refused the cancel: ${error.message}`);
+      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not canceled');
+    }
+  };
+
+  const positions = async ({ user, assetClass, mode }: { user: { id: number }; assetClass: TAssetClass; mode: TTradingMode }) => {
+    const broker = await forUser({ userId: user.id, assetClass, mode });
+    const held = await viaBroker(() => broker.positions());
+    return {
+      items: held.map((position) => {
+        const qty = new ExactDecimal(position.qty);
+        const entry = new ExactDecimal(position.avgEntryPrice);
+        const current = new ExactDecimal(position.currentPrice);
+        const unrealized = current.minus(entry).times(qty);
+        return {
+          asset_class: assetClass,
+          exchange: broker.name,
+          symbol: position.symbol,
+          qty: qty.toNumber(),
+          avg_entry_price: entry.toNumber(),
+          current_price: current.toNumber(),
+          unrealized_pnl: unrealized.toNumber(),
+          unrealized_pnl_pct: entry.isZero() ? 0 : current.div(entry).minus(1).toNumber(),
+          currency: position.currency,
+          side: 'LONG' as const,
+          metadata: { realized_pnl: Number(position.realizedPnl), live: mode === 'live' },
+        };
+      }),
+    };
+  };
+
+  const account = async ({ user, assetClass, mode }: { user: { id: number }; assetClass: TAssetClass; mode: TTradingMode }): Promise<TAccountResponse> => {
+    const broker = await forUser({ userId: user.id, assetClass, mode });
+    return toAccountResponse(assetClass, await viaBroker(() => broker.account()));
+  };
+
+  // Events of one order are applied one after another, in the order the broker sent them.
+  const chains = new Map<string, Promise<void>>();
+
+  /** Applies one broker event: the fill, the order's status and its audit record in one transaction. */
+  const apply = async (event: TBrokerEvent): Promise<void> => {
+    const key = { userId: event.user_id, clientOrderId: event.client_order_id };
+    // An order the broker made itself (a bracket's take-profit or stop-loss child) is looked up at
+    // the broker before the transaction: inside it only `tx` may be used.
+    const child = (await findOrderByClientId(db, key)) ? undefined : await childOrder(event);
+    const outcome = await db.transaction(async (tx) => {
+      let row = await findOrderByClientId(tx, { ...key, forUpdate: true });
+      if (!row) {
+        if (!child) return undefined;
+        row = (await insertOrderIntent(tx, child)) ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
+        await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata.parent_client_order_id ?? null });
+      }
+      if (event.fill && !(await insertFill(tx, { ...key, executionId: event.fill.execution_id, qty: event.fill.qty, price: event.fill.price, fee: event.fill.fee, at: new Date(event.at) }))) {
+        return undefined; // a duplicate delivery of a fill already applied
+      }
+      // A finished order stays finished whatever arrives late.
+      const status = TERMINAL.has(row.status) && !TERMINAL.has(event.status) ? row.status : event.status;
+      const updated = await updateOrder(tx, key, {
+        status,
+        filledQty: event.filled_qty,
+        avgFillPrice: event.avg_fill_price,
+        brokerOrderId: row.brokerOrderId && !row.brokerOrderId.startsWith('rejected-') ? row.brokerOrderId : event.broker_order_id,
+        updatedAt: clock.now(),
+      });
+      await audit(tx, updated!, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event });
+      return updated!;
+    });
+    if (!outcome) return;
+    // A broker's `expired` reaches clients as `canceled` with status `expired`.
+    const eventType = event.type === 'expired' ? 'canceled' : event.type;
+    publish(orderEventOf(outcome, eventType, event));
+  };
+
+  /** The order row of a child the broker created, from the broker's own record of it. */
+  const childOrder = async (event: TBrokerEvent) => {
+    const broker = await forUser({ userId: event.user_id, assetClass: event.asset_class, mode: event.mode }).catch(() => undefined);
+    const order = await broker?.getOrder({ brokerOrderId: event.broker_order_id }).catch(() => undefined);
+    if (!order) return undefined;
+    const parent = order.parentId ? await db.query.orders.findFirst({ where: (o, { and, eq }) => and(eq(o.userId, event.user_id), eq(o.brokerOrderId, order.parentId!)) }) : undefined;
+    const at = clock.now();
+    return {
+      userId: event.user_id,
+      clientOrderId: order.clientOrderId,
+      brokerOrderId: order.brokerOrderId,
+      assetClass: order.assetClass,
+      live: order.mode === 'live',
+      broker: event.broker,
+      symbol: order.symbol,
+      side: order.side,
+      orderType: order.orderType,
+      timeInForce: order.timeInForce,
+      qty: order.qty,
+      limitPrice: order.limitPrice,
+      stopPrice: order.stopPrice,
+      status: 'accepted' as const,
+      bracket: null,
+      metadata: { ...order.metadata, ...(parent ? { parent_client_order_id: parent.clientOrderId } : {}) },
+      requestHash: null,
+      submittedAt: order.submittedAt,
+      updatedAt: at,
+    };
+  };
+
+  const ingest = (event: TBrokerEvent): Promise<void> => {
+    const id = `${event.user_id}:${event.client_order_id}`;
+    const next = (chains.get(id) ?? Promise.resolve())
+      .then(() => apply(event))
+      .catch((error: unknown) => logger.error({ err: error, clientOrderId: event.client_order_id, type: event.type }, 'could not apply a broker event'));
+    chains.set(id, next);
+    void next.finally(() => {
+      if (chains.get(id) === next) chains.delete(id);
+    });
+    return next;
+  };
+
+  /** Resolves when every broker event received so far has been applied (tests, shutdown). */
+  const idle = async () => {
+    while (chains.size > 0) await Promise.all([...chains.values()]);
+  };
+
+  /**
+   * Settles every order a crash may have left behind the broker: asks the broker by client order
+   * id, links what it has (its status and the fills made meanwhile), settles the intents it never
+   * got. Each decision is audited.
+   */
+  const reconcile = async (): Promise<{ linked: number; settled: number }> => {
+    let linked = 0;
+    let settled = 0;
+    for (const intent of await listUnfinishedOrders(db)) {
+      const broker = await forUser({ userId: intent.userId, assetClass: intent.assetClass, mode: intent.live ? 'live' : 'paper' }).catch(() => undefined);
+      const found = await broker?.getOrder({ clientOrderId: intent.clientOrderId }).catch(() => undefined);
+      await db.transaction(async (tx) => {
+        if (!found && intent.status !== 'pending') return; // the broker is unreachable now: left for the next run
+        if (!found) {
+          const row = await updateOrder(tx, intent, { status: 'rejected', reason: 'not_at_broker', brokerOrderId: localBrokerId(intent.clientOrderId), updatedAt: clock.now() });
+          await audit(tx, row!, 'order.reconciled', { decision: 'settled', reason: broker ? 'the broker has no such order' : 'no broker for the account' });
+          settled++;
+          return;
+        }
+        const recorded = await fillsOf(tx, intent);
+        const ourQty = recorded.reduce((sum, fill) => sum.plus(fill.qty), new ExactDecimal(0));
+        const missing = new ExactDecimal(found.filledQty).minus(ourQty);
+        if (missing.gt(0) && found.avgFillPrice !== null) {
+          // Fills the broker made while this process was down: one reconciling fill for what is missing.
+          const ourNotional = recorded.reduce((sum, fill) => sum.plus(new ExactDecimal(fill.qty).times(fill.price)), new ExactDecimal(0));
+          const price = new ExactDecimal(found.avgFillPrice).times(found.filledQty).minus(ourNotional).div(missing);
+          await insertFill(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, executionId: `reconcile:${intent.clientOrderId}:${found.filledQty}`, qty: missing.toFixed(), price: price.toFixed(), fee: '0', at: clock.now() });
+        }
+        if (intent.status === found.status && missing.isZero() && intent.brokerOrderId === found.brokerOrderId) return;
+        const row = await updateOrder(tx, intent, { brokerOrderId: found.brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, updatedAt: clock.now() });
+        await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: intent.status, broker_status: found.status });
+        linked++;
+      });
+    }
+    if (linked + settled > 0) logger.warn({ linked, settled }, 'reconciled order intents left by an interrupted run');
+    return { linked, settled };
+  };
+
+  /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
+  const setLive = ({ userId, assetClass, enabled }: { userId: number; assetClass: TAssetClass; enabled: boolean }) => setLiveEnabled(db, { userId, assetClass, enabled, at: clock.now() });
+
+  return {
+    place,
+    get,
+    list,
+    cancel,
+    positions,
+    account,
+    ingest,
+    idle,
+    reconcile,
+    setLive,
+    onEvent: (listener: (event: TOrderEvent) => void) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+};
+
+/** A broker call whose failure is the broker's: 502 BROKER_UNAVAILABLE. */
+const viaBroker = async <T>(call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
+  }
+};

@@ -1,0 +1,147 @@
+// SQL of the order service: orders and fills, live flags, locks, rate counters and day-start
+// equity snapshots. The only module that knows these tables.
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { TOrderStatus } from '../../contracts/orders.ts';
+import type { Queryable } from '../db/client.ts';
+import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
+
+type OrderInsert = typeof orders.$inferInsert;
+
+/** Inserts the intent; undefined when the user already has an order with that client id. */
+export const insertOrderIntent = async (db: Queryable, values: OrderInsert): Promise<OrderRow | undefined> =>
+  (await db.insert(orders).values(values).onConflictDoNothing().returning())[0];
+
+export const findOrderByClientId = async (db: Queryable, { userId, clientOrderId, forUpdate = false }: { userId: number; clientOrderId: string; forUpdate?: boolean }) => {
+  const query = db.select().from(orders).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)));
+  return (await (forUpdate ? query.for('update') : query))[0];
+};
+
+/**
+ * The user's order by broker id, only when the audit log holds its placement by this user:
+ * another user's order is never returned, even if a bug wrote it under the wrong user.
+ */
+export const findAuditedOrder = async (db: Queryable, { userId, brokerOrderId, assetClass }: { userId: number; brokerOrderId: string; assetClass: TAssetClass }) =>
+  (
+    await db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.userId, userId), eq(orders.brokerOrderId, brokerOrderId), eq(orders.assetClass, assetClass), auditedBy(userId)))
+  )[0];
+
+const auditedBy = (userId: number) =>
+  sql`exists (select 1 from ${auditEvents} where ${auditEvents.subjectUserId} = ${userId} and ${auditEvents.action} = 'order.placed' and ${auditEvents.data}->>'client_order_id' = ${orders.clientOrderId})`;
+
+export const listAuditedOrders = async (
+  db: Queryable,
+  { userId, assetClass, statuses, live, page, size }: { userId: number; assetClass: TAssetClass; statuses?: TOrderStatus[]; live?: boolean; page: number; size: number },
+): Promise<{ rows: OrderRow[]; total: number }> => {
+  const where = and(
+    eq(orders.userId, userId),
+    eq(orders.assetClass, assetClass),
+    statuses === undefined ? undefined : inArray(orders.status, statuses),
+    live === undefined ? undefined : eq(orders.live, live),
+    sql`${orders.brokerOrderId} is not null`,
+    auditedBy(userId),
+  );
+  const rows = await db.select().from(orders).where(where).orderBy(desc(orders.submittedAt), desc(orders.clientOrderId)).limit(size).offset((page - 1) * size);
+  const [total] = await db.select({ n: count() }).from(orders).where(where);
+  return { rows, total: total?.n ?? 0 };
+};
+
+export const updateOrder = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, change: Partial<OrderInsert>): Promise<OrderRow | undefined> =>
+  (await db.update(orders).set(change).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId))).returning())[0];
+
+/**
+ * Orders without a final answer: intents a crash left before the broker answered, and working
+ * orders whose events a crash may have cut off.
+ */
+export const listUnfinishedOrders = (db: Queryable): Promise<OrderRow[]> =>
+  db.select().from(orders).where(inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled']));
+
+/** Records one broker execution; false when it was already recorded (a duplicate delivery). */
+export const insertFill = async (db: Queryable, values: typeof orderFills.$inferInsert): Promise<boolean> =>
+  (await db.insert(orderFills).values(values).onConflictDoNothing().returning({ id: orderFills.id })).length > 0;
+
+export const fillsOf = (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }) =>
+  db.select().from(orderFills).where(and(eq(orderFills.userId, userId), eq(orderFills.clientOrderId, clientOrderId)));
+
+export const findLiveFlag = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }) =>
+  (await db.select().from(liveFlags).where(and(eq(liveFlags.userId, userId), eq(liveFlags.assetClass, assetClass))))[0];
+
+export const setLiveEnabled = async (db: Queryable, { userId, assetClass, enabled, at }: { userId: number; assetClass: TAssetClass; enabled: boolean; at: Date }): Promise<void> => {
+  await db
+    .insert(liveFlags)
+    .values({ userId, assetClass, liveEnabled: enabled, updatedAt: at })
+    .onConflictDoUpdate({ target: [liveFlags.userId, liveFlags.assetClass], set: { liveEnabled: enabled, updatedAt: at } });
+};
+
+/** Marks the first live order of the user and asset class; true only for the call that marked it. */
+export const markFirstLiveOrder = async (db: Queryable, { userId, assetClass, at }: { userId: number; assetClass: TAssetClass; at: Date }): Promise<boolean> =>
+  (
+    await db
+      .update(liveFlags)
+      .set({ firstLiveOrderAt: at, updatedAt: at })
+      .where(and(eq(liveFlags.userId, userId), eq(liveFlags.assetClass, assetClass), sql`${liveFlags.firstLiveOrderAt} is null`))
+      .returning({ userId: liveFlags.userId })
+  ).length > 0;
+
+export const findLock = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }) =>
+  (await db.select().from(emergencyLocks).where(and(eq(emergencyLocks.userId, userId), eq(emergencyLocks.assetClass, assetClass))))[0];
+
+export const setLock = async (db: Queryable, values: { userId: number; assetClass: TAssetClass; lockedUntil: Date; reason: string; at: Date }): Promise<void> => {
+  const { at, ...fields } = values;
+  await db
+    .insert(emergencyLocks)
+    .values({ ...fields, createdAt: at })
+    .onConflictDoUpdate({ target: [emergencyLocks.userId, emergencyLocks.assetClass], set: { lockedUntil: fields.lockedUntil, reason: fields.reason, createdAt: at } });
+};
+
+/**
+ * Counts one unit on a rate counter unless it already holds `max` in its window, in one statement
+ * under the row's lock (parallel requests are counted one after another). Returns whether it was
+ * counted, and when the window started.
+ */
+export const claimRate = async (
+  db: Queryable,
+  { userId, scope, windowStart, at, max }: { userId: number; scope: string; windowStart: Date; at: Date; max: number },
+): Promise<{ counted: boolean; windowStartedAt: Date }> => {
+  const stale = sql`${orderRateCounters.windowStart} < ${windowStart.toISOString()}::timestamptz`;
+  const [row] = await db
+    .insert(orderRateCounters)
+    .values({ userId, scope, windowStart: at, count: 1 })
+    .onConflictDoUpdate({
+      target: [orderRateCounters.userId, orderRateCounters.scope],
+      set: {
+        count: sql`case when ${stale} then 1 else ${orderRateCounters.count} + 1 end`,
+        windowStart: sql`case when ${stale} then ${at.toISOString()}::timestamptz else ${orderRateCounters.windowStart} end`,
+      },
+      setWhere: sql`${stale} or ${orderRateCounters.count} < ${max}::integer`,
+    })
+    .returning({ windowStart: orderRateCounters.windowStart });
+  if (row) return { counted: true, windowStartedAt: row.windowStart };
+  const [held] = await db.select({ windowStart: orderRateCounters.windowStart }).from(orderRateCounters).where(and(eq(orderRateCounters.userId, userId), eq(orderRateCounters.scope, scope)));
+  return { counted: false, windowStartedAt: held?.windowStart ?? at };
+};
+
+/** Gives back a unit claimed for an attempt that did not end in an accepted order. */
+export const releaseRate = async (db: Queryable, { userId, scope }: { userId: number; scope: string }): Promise<void> => {
+  await db
+    .update(orderRateCounters)
+    .set({ count: sql`greatest(${orderRateCounters.count} - 1, 0)` })
+    .where(and(eq(orderRateCounters.userId, userId), eq(orderRateCounters.scope, scope)));
+};
+
+/** The day-start equity of an account: taken at the first evaluation of the UTC day, kept after. */
+export const dayStartEquity = async (
+  db: Queryable,
+  { userId, assetClass, mode, day, equity, at }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; day: string; equity: string; at: Date },
+): Promise<string> => {
+  await db.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity, takenAt: at }).onConflictDoNothing();
+  const [row] = await db
+    .select({ equity: equitySnapshots.equity })
+    .from(equitySnapshots)
+    .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)));
+  return row?.equity ?? equity;
+};

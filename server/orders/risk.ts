@@ -1,0 +1,273 @@
+// The risk manager, gate 4 of an order placement (DESIGN §6): pure checks of one order attempt
+// against the lock, the market calendar, the account and the risk settings, in DESIGN's order.
+import { Decimal } from 'decimal.js';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { TAppErrorCode } from '../../contracts/errors.ts';
+import { defaultProfileFor } from '../brokers/fees.ts';
+import { computeFill, ExactDecimal, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
+import type { Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { krxTickSize } from '../instruments/ticks.ts';
+import { marketSession } from '../markets/calendar.ts';
+import { dailyPnlPct } from './risk/day-start.ts';
+import { krxPriceLimits, offTickGrid, type PriceLimits } from './risk/krx-prices.ts';
+
+export { dailyPnlPct, dayStartSnapshot, type DayStartSnapshot } from './risk/day-start.ts';
+
+export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
+
+/** How an instrument's price increment is found: one fixed tick, or the KRX band table. */
+export type TTickRule = 'fixed' | 'krx_bands';
+
+export interface RiskAttempt {
+  assetClass: TAssetClass;
+  side: TOrderSide;
+  qty: Decimal;
+  orderType: TOrderType;
+  limitPrice?: Decimal | undefined;
+  stopPrice?: Decimal | undefined;
+  bracket?: { takeProfit: Decimal; stopLoss: Decimal } | null | undefined;
+  /** The broker's current price. */
+  referencePrice: Decimal;
+  /** The base of the KRX daily price limit; without it that check is skipped. */
+  previousClose?: Decimal | undefined;
+  tickRule: TTickRule;
+  /** The instrument's tick; under 'krx_bands' the band table decides instead. */
+  tickSize: Decimal;
+  account: { equity: Decimal; buyingPower: Decimal };
+  /** What a sell may use: the quantity held and not already promised to other open sells. */
+  heldQty: Decimal;
+  /** Equity at the account's first evaluation of the UTC day; absent means this is that evaluation. */
+  dayStartEquity?: Decimal | undefined;
+  lockedUntil?: Date | null | undefined;
+  /** A liquidation or protective exit: a sell of this kind passes the emergency lock. */
+  exitOnly?: boolean | undefined;
+  at: Date;
+}
+
+/** Every threshold of the risk manager; percentages as in the settings (2 means 2 %). */
+export interface RiskSettings {
+  marketHours: 'enforce' | 'ignore';
+  defaultStopPct: Decimal;
+  maxRiskPerTradePct: Decimal;
+  dailyLossLimitPct: Decimal;
+}
+
+/** The checks in the order they run; the first refusal is the answer. */
+export const RISK_CHECK_ORDER = ['emergency_lock', 'market_hours', 'price_limit', 'tick_size', 'funds', 'position_sizing', 'daily_loss'] as const;
+export type TRiskRule = (typeof RISK_CHECK_ORDER)[number];
+
+export type TRiskErrorCode = Extract<TAppErrorCode, 'RISK_RULE_VIOLATION' | 'MARKET_CLOSED' | 'INSUFFICIENT_FUNDS'>;
+
+const CODE_OF: Record<TRiskRule, TRiskErrorCode> = {
+  emergency_lock: 'RISK_RULE_VIOLATION',
+  market_hours: 'MARKET_CLOSED',
+  price_limit: 'RISK_RULE_VIOLATION',
+  tick_size: 'RISK_RULE_VIOLATION',
+  funds: 'INSUFFICIENT_FUNDS',
+  position_sizing: 'RISK_RULE_VIOLATION',
+  daily_loss: 'RISK_RULE_VIOLATION',
+};
+
+export interface RiskRefusal {
+  ok: false;
+  code: TRiskErrorCode;
+  rule: TRiskRule;
+  message: string;
+}
+export type RiskVerdict = { ok: true } | RiskRefusal;
+
+/** Why a check refuses the attempt, or undefined to let it through. */
+type Check = (attempt: RiskAttempt, settings: RiskSettings) => string | undefined;
+
+const percentOf = (amount: Decimal, pct: Decimal): Decimal => new ExactDecimal(amount).times(pct).dividedBy(100);
+
+/** Percentages out of a division can run to 40 digits; a message needs four places. */
+const showPct = (pct: Decimal): string => pct.toDecimalPlaces(4).toFixed();
+
+const tickAtOf = ({ tickRule, tickSize }: RiskAttempt): TTickSizeAt => (tickRule === 'krx_bands' ? krxTickSize : () => tickSize);
+
+const isStopEntry = ({ orderType }: RiskAttempt): boolean => orderType === 'stop' || orderType === 'stop_limit';
+
+interface NamedPrice {
+  label: string;
+  price: Decimal;
+}
+
+/** The prices an order enters at today, by its type; fields its type does not use are ignored. */
+const entryPrices = (attempt: RiskAttempt): NamedPrice[] => {
+  const { orderType, limitPrice, stopPrice } = attempt;
+  const prices: NamedPrice[] = [];
+  if ((orderType === 'stop' || orderType === 'stop_limit') && stopPrice) prices.push({ label: 'stop price', price: stopPrice });
+  if ((orderType === 'limit' || orderType === 'stop_limit') && limitPrice) prices.push({ label: 'limit price', price: limitPrice });
+  return prices;
+};
+
+/** Every price the order will put on the exchange: its entry and the bracket's children. */
+const orderPrices = (attempt: RiskAttempt): NamedPrice[] => {
+  const { bracket } = attempt;
+  if (!bracket) return entryPrices(attempt);
+  return [...entryPrices(attempt), { label: 'take-profit price', price: bracket.takeProfit }, { label: 'stop-loss price', price: bracket.stopLoss }];
+};
+
+// --- the checks, in RISK_CHECK_ORDER ---
+
+const checkEmergencyLock: Check = ({ lockedUntil, at, exitOnly, side }) => {
+  if (!lockedUntil || at >= lockedUntil) return undefined;
+  // Positions are long-only, so an exit is a sell; a buy marked exitOnly would be an entry.
+  if (exitOnly && side === 'sell') return undefined;
+  return `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
+};
+
+const checkMarketHours: Check = ({ assetClass, at }, { marketHours }) => {
+  if (marketHours === 'ignore') return undefined;
+  const session = marketSession({ assetClass, at });
+  if (session.open) return undefined;
+  return `The ${assetClass} market is closed at ${at.toISOString()}; it next opens at ${session.opensAt.toISOString()}`;
+};
+
+const bandBreach = (price: Decimal, { lower, upper }: PriceLimits): string | undefined => {
+  if (price.gt(upper)) return `above the upper price limit ${upper.toFixed()}`;
+  if (price.lt(lower)) return `below the lower price limit ${lower.toFixed()}`;
+  return undefined;
+};
+
+/** KRX refuses order prices outside the day's band, so the order could never rest there. */
+const checkPriceLimit: Check = (attempt) => {
+  const { assetClass, previousClose } = attempt;
+  if (assetClass !== 'kr_equity' || !previousClose) return undefined;
+  const limits = krxPriceLimits(previousClose, tickAtOf(attempt));
+  // Bracket children are left out: they are placed after the entry fills, maybe on a later day.
+  for (const { label, price } of entryPrices(attempt)) {
+    const breach = bandBreach(price, limits);
+    if (breach) return `The ${label} ${price.toFixed()} is ${breach} of the day (previous close ${previousClose.toFixed()} ± 30 %)`;
+  }
+  return undefined;
+};
+
+/** The caller's prices are never rounded for them: an off-grid price is refused with its neighbours. */
+const checkTickSize: Check = (attempt) => {
+  if (attempt.assetClass !== 'kr_equity') return undefined;
+  const tickAt = tickAtOf(attempt);
+  for (const { label, price } of orderPrices(attempt)) {
+    const off = offTickGrid(price, tickAt);
+    if (!off) continue;
+    const nearest = off.nearest.map((valid) => valid.toFixed()).join(' or ');
+    return `The ${label} ${price.toFixed()} is not on the KRX tick grid (tick ${off.tick.toFixed()} at that price); the nearest valid prices are ${nearest}`;
+  }
+  return undefined;
+};
+
+/**
+ * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's
+ * fees. A limit caps the price; a stop buy enters at its stop, or at the market when that is
+ * already higher. A stop_limit's limit is not applied: the broker layer collapses it to a stop.
+ */
+const expectedBuyFill = (attempt: RiskAttempt): Fill => {
+  const { referencePrice, stopPrice } = attempt;
+  return computeFill({
+    side: 'buy',
+    qty: attempt.qty,
+    referencePrice: isStopEntry(attempt) && stopPrice ? Decimal.max(stopPrice, referencePrice) : referencePrice,
+    tickSize: tickAtOf(attempt),
+    profile: defaultProfileFor(attempt.assetClass),
+    limitPrice: attempt.orderType === 'limit' ? attempt.limitPrice : undefined,
+  });
+};
+
+const checkBuyingPower = (attempt: RiskAttempt): string | undefined => {
+  const fill = expectedBuyFill(attempt);
+  const cost = fill.notional.plus(fill.fee);
+  const { buyingPower } = attempt.account;
+  if (cost.lte(buyingPower)) return undefined;
+  return (
+    `The buy costs ${cost.toFixed()} (${fill.qty.toFixed()} × ${fill.price.toFixed()} + fee ${fill.fee.toFixed()}), ` +
+    `more than the buying power ${buyingPower.toFixed()}`
+  );
+};
+
+/** No shorting: a sell may use only what is held. */
+const checkHeldQty = ({ qty, heldQty }: RiskAttempt): string | undefined => {
+  if (qty.lte(heldQty)) return undefined;
+  return `The sell of ${qty.toFixed()} exceeds the held quantity ${heldQty.toFixed()}; short selling is not allowed`;
+};
+
+const checkFunds: Check = (attempt) => (attempt.side === 'buy' ? checkBuyingPower(attempt) : checkHeldQty(attempt));
+
+/**
+ * The stop that bounds a buy's loss, when the attempt names one below its entry: the bracket's
+ * stop-loss, else the order's stop_price, except on a stop or stop_limit buy, which enters there.
+ */
+const protectiveStop = (attempt: RiskAttempt, entry: Decimal): Decimal | undefined => {
+  const stop = attempt.bracket?.stopLoss ?? (isStopEntry(attempt) ? undefined : attempt.stopPrice);
+  return stop?.lt(entry) ? stop : undefined;
+};
+
+interface BuyRisk {
+  amount: Decimal;
+  /** How the amount was reached, for the message. */
+  formula: string;
+}
+
+/** qty × (entry − stop); without a stop below the entry, qty × entry × the default stop %. */
+const buyRisk = (attempt: RiskAttempt, entry: Decimal, defaultStopPct: Decimal): BuyRisk => {
+  const qty = new ExactDecimal(attempt.qty);
+  const stop = protectiveStop(attempt, entry);
+  if (stop) return { amount: qty.times(entry.minus(stop)), formula: `${qty.toFixed()} × (${entry.toFixed()} - stop ${stop.toFixed()})` };
+  return {
+    amount: percentOf(qty.times(entry), defaultStopPct),
+    formula: `${qty.toFixed()} × ${entry.toFixed()} × default stop ${defaultStopPct.toFixed()} %`,
+  };
+};
+
+// Sells shrink a long-only position, so they never add risk: sizing and the loss bound skip them.
+const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePct }) => {
+  if (attempt.side === 'sell') return undefined;
+  const risk = buyRisk(attempt, expectedBuyFill(attempt).price, defaultStopPct);
+  const { equity } = attempt.account;
+  const allowed = percentOf(equity, maxRiskPerTradePct);
+  if (risk.amount.lte(allowed)) return undefined;
+  return (
+    `The buy risks ${risk.amount.toFixed()} (${risk.formula}), more than ${maxRiskPerTradePct.toFixed()} % ` +
+    `of the equity ${equity.toFixed()} (${allowed.toFixed()})`
+  );
+};
+
+const checkDailyLoss: Check = ({ side, account, dayStartEquity }, { dailyLossLimitPct }) => {
+  if (side === 'sell') return undefined;
+  const pnlPct = dailyPnlPct({ equity: account.equity, dayStartEquity: dayStartEquity ?? account.equity });
+  if (pnlPct === null || pnlPct.gt(dailyLossLimitPct.negated())) return undefined;
+  return `Today's P&L is ${showPct(pnlPct)} %, at or below the daily loss limit of -${dailyLossLimitPct.toFixed()} %; new buys are refused until 00:00 UTC`;
+};
+
+const CHECKS: Record<TRiskRule, Check> = {
+  emergency_lock: checkEmergencyLock,
+  market_hours: checkMarketHours,
+  price_limit: checkPriceLimit,
+  tick_size: checkTickSize,
+  funds: checkFunds,
+  position_sizing: checkPositionSizing,
+  daily_loss: checkDailyLoss,
+};
+
+/** Runs the checks in order and answers the first refusal, or ok. */
+export const checkRisk = (attempt: RiskAttempt, settings: RiskSettings): RiskVerdict => {
+  for (const rule of RISK_CHECK_ORDER) {
+    const reason = CHECKS[rule](attempt, settings);
+    if (reason !== undefined) return { ok: false, code: CODE_OF[rule], rule, message: reason };
+  }
+  return { ok: true };
+};
+
+/** The error the order gate throws for a refusal (422 with the refusal's code). */
+export const riskRefusalError = ({ code, message }: RiskRefusal): AppError => new AppError(code, message);
+
+export type RiskConfig = Pick<Config, 'RISK_MARKET_HOURS' | 'RISK_DEFAULT_STOP_PCT' | 'RISK_MAX_RISK_PER_TRADE_PCT' | 'RISK_DAILY_LOSS_LIMIT_PCT'>;
+
+/** The settings from the validated configuration (its percentages are exact decimal text). */
+export const riskSettingsFromConfig = (config: RiskConfig): RiskSettings => ({
+  marketHours: config.RISK_MARKET_HOURS,
+  defaultStopPct: new ExactDecimal(config.RISK_DEFAULT_STOP_PCT),
+  maxRiskPerTradePct: new ExactDecimal(config.RISK_MAX_RISK_PER_TRADE_PCT),
+  dailyLossLimitPct: new ExactDecimal(config.RISK_DAILY_LOSS_LIMIT_PCT),
+});

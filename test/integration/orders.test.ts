@@ -1,0 +1,239 @@
+// /api/equity/orders, positions and account over HTTP: the five gates in order, idempotent
+// client order ids, fills arriving as broker events, cancel, reads, and the audit trail.
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../server/clock.ts';
+import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// Tuesday 2026-03-10, 11:00 in New York and 00:00 in Seoul (the next day): NYSE open, KRX closed.
+const clock = manualClock('2026-03-10T15:00:00Z');
+let server: TestServer;
+let admin: FactoryUser;
+let keyCount = 0;
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '8' }, undefined, { clock });
+  admin = await newUser(server, { role: 'admin', prefix: 'ord_admin' });
+  for (const [assetClass, symbol, price] of [
+    ['crypto', 'BTC/USDT', 50000],
+    ['us_equity', 'AAPL', 200],
+    ['kr_equity', '005930', 60000],
+  ] as const) {
+    const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: assetClass, symbol, price } });
+    expect(res.status, res.text).toBe(200);
+  }
+});
+afterAll(() => server.stop());
+
+/** A user with a key for each asset class. */
+const trader = async (prefix: string) => {
+  const user = await newUser(server, { prefix });
+  for (const body of [
+    { exchange: 'crypto_exchange' },
+    { asset_class: 'us_equity', exchange: 'us_broker' },
+    { asset_class: 'kr_equity', exchange: 'kr_broker', account_no: '50012345-01', account_product_code: '01' },
+  ]) {
+    const res = await server.http('POST', '/api/exchange-keys', { token: user.tokens.access_token, body: { ...body, api_key: `orders-key-${process.pid}-${++keyCount}`, api_secret: 's' } });
+    expect(res.status, res.text).toBe(201);
+  }
+  return user;
+};
+const place = (user: FactoryUser, body: Record<string, unknown>) => server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body });
+const settle = async () => {
+  await server.services.simulator.idle();
+  await server.services.orders.idle();
+};
+const buyBtc = { asset_class: 'crypto', symbol: 'BTC-USDT', side: 'buy', qty: 0.01, order_type: 'market' };
+
+describe('POST /api/equity/orders', () => {
+  it('answers 201 with the order as accepted; the fill arrives as a broker event and shows in GET, positions and account', async () => {
+    const user = await trader('ord_basic');
+    const res = await place(user, { ...buyBtc, client_order_id: 'basic-1' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ order_id: 'basic-1', client_order_id: 'basic-1', asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, filled_qty: 0, status: 'accepted', exchange: 'simulator', currency: 'USDT', order_type: 'market', bracket: null, metadata: { live: false } });
+    expect(res.body.broker_order_id).toEqual(expect.any(String));
+    await settle();
+    const got = await server.http('GET', `/api/equity/orders/${res.body.broker_order_id}?asset_class=crypto`, { token: user.tokens.access_token });
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ status: 'filled', filled_qty: 0.01, avg_fill_price: expect.any(Number) });
+    const positions = await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token });
+    expect(positions.body.items).toEqual([expect.objectContaining({ symbol: 'BTC/USDT', qty: 0.01, side: 'LONG', exchange: 'simulator', currency: 'USDT', unrealized_pnl_pct: expect.any(Number) })]);
+    const account = await server.http('GET', '/api/equity/account?asset_class=crypto', { token: user.tokens.access_token });
+    expect(account.body).toMatchObject({ asset_class: 'crypto', paper: true, currency: 'USDT', broker: 'simulator' });
+    expect(account.body.cash).toBeLessThan(100000 - 500);
+    // The order service's fills equal the broker's position, and every step is audited.
+    const fills = await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, 'basic-1')));
+    expect(fills.map((fill) => fill.qty)).toEqual(['0.01']);
+    const actions = (await server.services.db.select().from(auditEvents).where(eq(auditEvents.subjectUserId, user.user.id))).map((row) => row.action);
+    expect(actions).toEqual(expect.arrayContaining(['order.placed', 'order.accepted', 'order.fill']));
+  });
+
+  it('keeps report_uuid and a stop_limit price in metadata, sends the broker a stop, and echoes the bracket', async () => {
+    const user = await trader('ord_meta');
+    const report = '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b';
+    const res = await place(user, { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'stop_limit', stop_price: 60000, limit_price: 60100, report_uuid: report, time_in_force: 'gtc' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.metadata).toMatchObject({ report_uuid: report, stop_limit_price: 60100 });
+    const [atBroker] = await server.services.db.select().from(simOrders).where(and(eq(simOrders.userId, user.user.id), eq(simOrders.clientOrderId, res.body.client_order_id)));
+    expect(atBroker?.orderType).toBe('stop');
+    const bracket = await place(user, { ...buyBtc, bracket: { take_profit: 60000, stop_loss: 45000 } });
+    expect(bracket.status, bracket.text).toBe(201);
+    expect(bracket.body.bracket).toEqual({ take_profit: 60000, stop_loss: 45000, stop_loss_limit: null });
+  });
+
+  it('generates a 32-hex client_order_id when none is given', async () => {
+    const user = await trader('ord_autoid');
+    const res = await place(user, buyBtc);
+    expect(res.body.client_order_id).toMatch(/^[0-9a-f]{32}$/);
+    expect(res.body.order_id).toBe(res.body.client_order_id);
+  });
+});
+
+describe('idempotency', () => {
+  it('the same request again answers the same order with no second broker order; a different one is 409', async () => {
+    const user = await trader('ord_idem');
+    const first = await place(user, { ...buyBtc, client_order_id: 'idem-1' });
+    await settle();
+    const again = await place(user, { ...buyBtc, symbol: 'BTC/USDT', client_order_id: 'idem-1' });
+    expect(again.status).toBe(201);
+    expect(again.body.broker_order_id).toBe(first.body.broker_order_id);
+    expect(again.body.status).toBe('filled');
+    const conflict = await place(user, { ...buyBtc, qty: 0.02, client_order_id: 'idem-1' });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect(await server.services.db.select().from(simOrders).where(eq(simOrders.userId, user.user.id))).toHaveLength(1);
+  });
+
+  it('20 concurrent copies make exactly one broker order and all answer it', async () => {
+    const user = await trader('ord_race');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => place(user, { ...buyBtc, client_order_id: 'race-1' })));
+    expect(answers.map((res) => res.status)).toEqual(Array.from({ length: 20 }, () => 201));
+    expect(new Set(answers.map((res) => res.body.broker_order_id)).size).toBe(1);
+    await settle();
+    expect(await server.services.db.select().from(simOrders).where(eq(simOrders.userId, user.user.id))).toHaveLength(1);
+  });
+});
+
+describe('the gates', () => {
+  it('gate 1: a live order is 503 FEATURE_DISABLED while live trading is off, and creates no order', async () => {
+    const user = await trader('ord_live');
+    const res = await place(user, { ...buyBtc, live_mode: true, client_order_id: 'live-1' });
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('FEATURE_DISABLED');
+    expect(await server.services.db.select().from(orders).where(eq(orders.userId, user.user.id))).toEqual([]);
+    const [refused] = await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.refused')));
+    expect(refused?.data).toMatchObject({ gate: 'flags', code: 'FEATURE_DISABLED', client_order_id: 'live-1', live: true });
+  });
+
+  it('gate 2: the per-minute limit answers 429 with Retry-After, and comes before the risk answer', async () => {
+    const user = await trader('ord_rate');
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await place(user, { ...buyBtc, qty: 0.001 })).status);
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => 201));
+    // This one would also fail the funds check: the rate limit answers first.
+    const over = await place(user, { ...buyBtc, qty: 100 });
+    expect(over.status).toBe(429);
+    expect(over.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    clock.advance(61_000);
+    expect((await place(user, { ...buyBtc, qty: 0.001 })).status).toBe(201);
+  });
+
+  it('gate 3: without a key for the asset class, 403 BROKER_NOT_CONFIGURED', async () => {
+    const user = await newUser(server, { prefix: 'ord_nokey' });
+    const res = await place(user, buyBtc);
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('BROKER_NOT_CONFIGURED');
+  });
+
+  it('gate 4: funds, no shorting, market hours and KRX ticks answer their codes', async () => {
+    const user = await trader('ord_risk');
+    expect((await place(user, { ...buyBtc, qty: 10 })).body.code).toBe('INSUFFICIENT_FUNDS');
+    expect((await place(user, { ...buyBtc, side: 'sell' })).body.code).toBe('INSUFFICIENT_FUNDS');
+    // KRX is closed at midnight in Seoul.
+    const krx = await place(user, { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market' });
+    expect(krx.status).toBe(422);
+    expect(krx.body.code).toBe('MARKET_CLOSED');
+    // Position sizing: a buy risking more than 2 % of equity with a tight stop missing.
+    const sizing = await place(user, { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 300, order_type: 'market' });
+    expect(sizing.body.code).toBe('RISK_RULE_VIOLATION');
+  });
+
+  it('gate 5: an unknown symbol is 422 BROKER_REJECTED, kept as a rejected order that a replay answers the same', async () => {
+    const user = await trader('ord_unknown');
+    const res = await place(user, { ...buyBtc, symbol: 'NOPE/USDT', client_order_id: 'unknown-1' });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('BROKER_REJECTED');
+    const replay = await place(user, { ...buyBtc, symbol: 'NOPE/USDT', client_order_id: 'unknown-1' });
+    expect(replay.status).toBe(422);
+    expect(replay.body.code).toBe('BROKER_REJECTED');
+    const list = await server.http('GET', '/api/equity/orders?asset_class=crypto&status=rejected', { token: user.tokens.access_token });
+    expect(list.body.items.map((order: { client_order_id: string }) => order.client_order_id)).toEqual(['unknown-1']);
+  });
+
+  it('gate 5: a broker outage is 502 BROKER_UNAVAILABLE, and the order is marked so and audited', async () => {
+    const user = await trader('ord_outage');
+    await server.services.simulator.setOutage({ assetClass: 'us_equity', down: true });
+    try {
+      const res = await place(user, { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'outage-1' });
+      // The risk gate reads the account through the broker too: the outage answers there or at the call.
+      expect(res.status).toBe(502);
+      expect(res.body.code).toBe('BROKER_UNAVAILABLE');
+    } finally {
+      await server.services.simulator.setOutage({ assetClass: 'us_equity', down: false });
+    }
+  });
+
+  it('a quantity that breaks the lot size is 422 VALIDATION_ERROR', async () => {
+    const user = await trader('ord_lot');
+    const res = await place(user, { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 0.5, order_type: 'market' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([{ path: 'qty', message: expect.any(String) }]);
+  });
+
+  it('counts each gate outcome in orders_gate_outcomes_total', async () => {
+    const metrics = await server.http('GET', '/metrics');
+    expect(metrics.text).toMatch(/orders_gate_outcomes_total\{asset_class="crypto",gate="broker_configured",outcome="refused"\} \d+/);
+    expect(metrics.text).toMatch(/orders_gate_outcomes_total\{asset_class="crypto",gate="broker",outcome="passed"\} \d+/);
+  });
+});
+
+describe('cancel and reads', () => {
+  it('cancels a resting order (204); a finished one is 422 ORDER_NOT_CANCELABLE; another user’s is 404 ORDER_NOT_FOUND', async () => {
+    const user = await trader('ord_cancel');
+    const other = await trader('ord_cancel_other');
+    const resting = await place(user, { ...buyBtc, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc' });
+    expect(resting.status, resting.text).toBe(201);
+    await settle();
+    const path = `/api/equity/orders/${resting.body.broker_order_id}?asset_class=crypto`;
+    expect((await server.http('DELETE', path, { token: other.tokens.access_token })).body.code).toBe('ORDER_NOT_FOUND');
+    expect((await server.http('GET', path, { token: other.tokens.access_token })).status).toBe(404);
+    const canceled = await server.http('DELETE', path, { token: user.tokens.access_token });
+    expect(canceled.status, canceled.text).toBe(204);
+    await settle();
+    expect((await server.http('GET', path, { token: user.tokens.access_token })).body.status).toBe('canceled');
+    const again = await server.http('DELETE', path, { token: user.tokens.access_token });
+    expect(again.status).toBe(422);
+    expect(again.body.code).toBe('ORDER_NOT_CANCELABLE');
+    expect((await server.http('GET', `/api/equity/orders/nope?asset_class=crypto`, { token: user.tokens.access_token })).body.code).toBe('ORDER_NOT_FOUND');
+  });
+
+  it('lists newest first with the status filter mapped (open = accepted, open, partially filled)', async () => {
+    const user = await trader('ord_list');
+    await place(user, { ...buyBtc, client_order_id: 'list-filled' });
+    clock.advance(1000);
+    await place(user, { ...buyBtc, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc', client_order_id: 'list-open' });
+    await settle();
+    const all = await server.http('GET', '/api/equity/orders?asset_class=crypto', { token: user.tokens.access_token });
+    expect(all.body).toMatchObject({ total: 2, page: 1, size: 20 });
+    expect(all.body.items.map((order: { client_order_id: string }) => order.client_order_id)).toEqual(['list-open', 'list-filled']);
+    const open = await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open', { token: user.tokens.access_token });
+    expect(open.body.items.map((order: { client_order_id: string }) => order.client_order_id)).toEqual(['list-open']);
+    const filled = await server.http('GET', '/api/equity/orders?asset_class=crypto&status=filled&size=1', { token: user.tokens.access_token });
+    expect(filled.body.items.map((order: { client_order_id: string }) => order.client_order_id)).toEqual(['list-filled']);
+    expect((await server.http('GET', '/api/equity/orders?asset_class=crypto&status=done', { token: user.tokens.access_token })).status).toBe(422);
+    expect((await server.http('GET', '/api/equity/orders', { token: user.tokens.access_token })).status).toBe(422);
+  });
+});
