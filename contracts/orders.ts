@@ -89,6 +89,13 @@ export const ZOrderListQuery = ZPageQuery.extend({
 export type TOrderListQuery = z.infer<typeof ZOrderListQuery>;
 export const ZOrderList = pageOf(ZOrderResponse);
 
+export const ZCancelAllQuery = z.object({ asset_class: ZAssetClass, mode: ZTradingMode.optional() });
+export const ZCancelAllResult = z.object({
+  canceled: z.array(z.string()),
+  failed: z.array(z.object({ broker_order_id: z.string(), reason: z.string() })),
+});
+export const ZClosePositionPath = z.object({ symbol: ZSymbolInput, asset_class: ZAssetClass, mode: ZTradingMode.default('paper') });
+
 export const ZAccountQuery = z.object({ asset_class: ZAssetClass, mode: ZTradingMode.default('paper') });
 
 export const ZPosition = z.object({

@@ -347,6 +347,37 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     }
   };
 
+  /** Cancels every working order of the user in an asset class (and mode, when given); reports what happened. */
+  const cancelAll = async ({ user, assetClass, mode, origin }: { user: { id: number }; assetClass: TAssetClass; mode?: TTradingMode; origin: RequestOrigin }) => {
+    const working = await listAuditedOrders(db, { userId: user.id, assetClass, statuses: STATUSES_OF_FILTER.open, live: mode === undefined ? undefined : mode === 'live', page: 1, size: 1000 });
+    const canceled: string[] = [];
+    const failed: { broker_order_id: string; reason: string }[] = [];
+    for (const row of working.rows) {
+      try {
+        await cancel({ user, brokerOrderId: row.brokerOrderId!, assetClass, origin });
+        canceled.push(row.brokerOrderId!);
+      } catch (error) {
+        failed.push({ broker_order_id: row.brokerOrderId!, reason: error instanceof Error ? error.message : 'failed' });
+      }
+    }
+    return { canceled, failed };
+  };
+
+  /** Closes a position at market: a sell of the whole held quantity through the same gates. */
+  const closePosition = async ({ user, assetClass, symbol, mode, origin }: { user: { id: number }; assetClass: TAssetClass; symbol: string; mode: TTradingMode; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const noPosition = () => new AppError('NOT_FOUND', `No ${assetClass} position in ${symbol.slice(0, 32)}`);
+    const instrument = await instruments.resolve({ symbol, assetClass });
+    if (!instrument) throw noPosition();
+    const broker = await forUser({ userId: user.id, assetClass, mode });
+    const held = (await viaBroker(() => broker.positions())).find((position) => position.symbol === instrument.symbol);
+    if (!held || new ExactDecimal(held.qty).isZero()) throw noPosition();
+    return place({
+      user,
+      request: { asset_class: assetClass, symbol: instrument.symbol, side: 'sell', qty: Number(held.qty), order_type: 'market', time_in_force: 'day', live_mode: mode === 'live' },
+      origin,
+    });
+  };
+
   const positions = async ({ user, assetClass, mode }: { user: { id: number }; assetClass: TAssetClass; mode: TTradingMode }) => {
     const broker = await forUser({ userId: user.id, assetClass, mode });
     const held = await viaBroker(() => broker.positions());
@@ -508,6 +539,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     get,
     list,
     cancel,
+    cancelAll,
+    closePosition,
     positions,
     account,
     ingest,

@@ -1,6 +1,6 @@
 // /api/equity: orders through the five gates, and the user's positions and accounts at its brokers.
 import { z } from 'zod';
-import { ZAccountQuery, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
+import { ZAccountQuery, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -47,6 +47,21 @@ export const equityRouter = router({
     .input(ZOrderPath)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.orders.cancel({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class, origin: ctx.origin })),
+
+  cancelAllOrders: authedProcedure
+    .meta({ openapi: openapi('DELETE', '/equity/orders', 'Cancel every open order of an asset class (and mode, when given)'), errors: ['BROKER_NOT_CONFIGURED'] })
+    .input(ZCancelAllQuery)
+    .output(ZCancelAllResult)
+    .mutation(({ ctx, input }) => ctx.orders.cancelAll({ user: ctx.user, assetClass: input.asset_class, mode: input.mode, origin: ctx.origin })),
+
+  closePosition: authedProcedure
+    .meta({
+      openapi: openapi('DELETE', '/equity/positions/{symbol}', 'Close a position at market: a sell of the held quantity through the five gates (write BTC/USDT as BTC-USDT)'),
+      errors: ['NOT_FOUND', 'BROKER_NOT_CONFIGURED', 'MARKET_CLOSED', 'RISK_RULE_VIOLATION', 'RATE_LIMIT_EXCEEDED', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE', 'FEATURE_DISABLED'],
+    })
+    .input(ZClosePositionPath)
+    .output(ZOrderResponse)
+    .mutation(({ ctx, input }) => ctx.orders.closePosition({ user: ctx.user, assetClass: input.asset_class, symbol: input.symbol, mode: input.mode, origin: ctx.origin })),
 
   positions: authedProcedure
     .meta({ openapi: openapi('GET', '/equity/positions', 'Your positions at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })

@@ -237,3 +237,33 @@ describe('cancel and reads', () => {
     expect((await server.http('GET', '/api/equity/orders', { token: user.tokens.access_token })).status).toBe(422);
   });
 });
+
+describe('beyond the interface', () => {
+  it('DELETE /api/equity/orders?asset_class cancels every open order of that asset class, and nothing else', async () => {
+    const user = await trader('ord_cancel_all');
+    for (const price of [40000, 41000]) await place(user, { ...buyBtc, order_type: 'limit', limit_price: price, time_in_force: 'gtc' });
+    const aapl = await place(user, { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'limit', limit_price: 100, time_in_force: 'gtc' });
+    expect(aapl.status, aapl.text).toBe(201);
+    await settle();
+    const res = await server.http('DELETE', '/api/equity/orders?asset_class=crypto', { token: user.tokens.access_token });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.canceled).toHaveLength(2);
+    expect(res.body.failed).toEqual([]);
+    await settle();
+    expect((await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open', { token: user.tokens.access_token })).body.total).toBe(0);
+    expect((await server.http('GET', '/api/equity/orders?asset_class=us_equity&status=open', { token: user.tokens.access_token })).body.total).toBe(1);
+  });
+
+  it('DELETE /api/equity/positions/{symbol} closes the position at market through the gates; no position is 404', async () => {
+    const user = await trader('ord_close');
+    await place(user, { ...buyBtc, qty: 0.003 });
+    await settle();
+    const closed = await server.http('DELETE', '/api/equity/positions/BTC-USDT?asset_class=crypto', { token: user.tokens.access_token });
+    expect(closed.status, closed.text).toBe(200);
+    expect(closed.body).toMatchObject({ side: 'sell', qty: 0.003, order_type: 'market', status: 'accepted' });
+    await settle();
+    expect((await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token })).body.items).toEqual([]);
+    const none = await server.http('DELETE', '/api/equity/positions/BTC-USDT?asset_class=crypto', { token: user.tokens.access_token });
+    expect(none.status).toBe(404);
+  });
+});

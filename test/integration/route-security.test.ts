@@ -40,7 +40,26 @@ const ownedOrder = async (server: TestServer, owner: TestUser) => {
   return { id: order.broker_order_id, query: '?asset_class=crypto' };
 };
 
+/** A BTC position of the owner; the caller gets a key of its own, so that it is asked about its own (absent) position. */
+let callerHasKey = false;
+const ownedPosition = async (server: TestServer, owner: TestUser) => {
+  if (!callerHasKey) {
+    await ownedKey(server, user);
+    callerHasKey = true;
+  }
+  await ownedKey(server, owner);
+  await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+  await server.services.orders.place({
+    user: { id: owner.user.id },
+    request: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', time_in_force: 'gtc', live_mode: false },
+    origin: { requestId: 'test', address: '127.0.0.1' },
+  });
+  await server.services.simulator.idle();
+  return { id: 'BTC-USDT', query: '?asset_class=crypto' };
+};
+
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string }>> = {
+  'equity.closePosition': ownedPosition,
   'exchangeKeys.update': ownedKey,
   'exchangeKeys.remove': ownedKey,
   'equity.getOrder': ownedOrder,
