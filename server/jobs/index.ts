@@ -7,6 +7,7 @@ import { sweepExpiredAuthRows } from './auth-sweep.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
 export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
+export const RECONCILE_ORDERS = 'orders-reconcile';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
 
@@ -16,7 +17,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, database, simulator } = services;
+  const { db, config, logger, clock, database, simulator, orders } = services;
   const boss = new PgBoss({ ...(await database.jobQueueOptions()), application_name: 'trading-service-jobs' });
   boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
   await boss.start();
@@ -36,13 +37,21 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const expired = await simulator.expireDayOrders();
       if (expired > 0) logger.info({ job: EXPIRE_DAY_ORDERS, expired }, 'job done');
     });
+    // Orders a crash left behind the broker: at start-up (app.ts) and every minute after, so an
+    // intent too young to settle at start-up is settled once it is old enough.
+    await boss.createQueue(RECONCILE_ORDERS);
+    await boss.schedule(RECONCILE_ORDERS, '* * * * *');
+    await boss.work(RECONCILE_ORDERS, async () => {
+      const { linked, settled } = await orders.reconcile();
+      if (linked + settled > 0) logger.info({ job: RECONCILE_ORDERS, linked, settled }, 'job done');
+    });
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
     simulator.start();
   } catch (error) {
     await boss.stop({ graceful: false });
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, 'simulator'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, 'simulator'] }, 'workers started');
   return {
     boss,
     stop: async () => {

@@ -46,6 +46,11 @@ import {
 
 /** How long a placement waits for the broker before it counts as unavailable. */
 const BROKER_TIMEOUT_MS = 10_000;
+/**
+ * An intent the broker does not know is settled as never placed only once it is older than this:
+ * a younger one may still be on its way to the broker from another instance.
+ */
+const SETTLE_AFTER_MS = 60_000;
 /** How long a duplicate waits for the first copy's answer. */
 const REPLAY_WAIT_MS = 15_000;
 const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
@@ -506,6 +511,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       const found = await broker?.getOrder({ clientOrderId: intent.clientOrderId }).catch(() => undefined);
       await db.transaction(async (tx) => {
         if (!found && intent.status !== 'pending') return; // the broker is unreachable now: left for the next run
+        if (!found && clock.now().getTime() - intent.submittedAt.getTime() < SETTLE_AFTER_MS) return; // maybe still in flight elsewhere
         if (!found) {
           const row = await updateOrder(tx, intent, { status: 'rejected', reason: 'not_at_broker', brokerOrderId: localBrokerId(intent.clientOrderId), updatedAt: clock.now() });
           await audit(tx, row!, 'order.reconciled', { decision: 'settled', reason: broker ? 'the broker has no such order' : 'no broker for the account' });

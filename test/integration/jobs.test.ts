@@ -3,7 +3,7 @@ import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
-import { AUTH_SWEEP, EXPIRE_DAY_ORDERS } from '../../server/jobs/index.ts';
+import { AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS } from '../../server/jobs/index.ts';
 import { newUser } from '../support/factories.ts';
 import { waitFor } from '../support/wait.ts';
 import { registerAndLogin, startTestServer, type TestServer } from '../support/server.ts';
@@ -50,7 +50,7 @@ describe('the job queue (pg-boss)', () => {
   it('schedules the auth sweep hourly and day-order expiry every minute, and runs the sweep as a queued job', async () => {
     const boss = withWorkers.workers!.boss;
     const schedules = await boss.getSchedules();
-    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *']]);
+    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[RECONCILE_ORDERS, '* * * * *'], [AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *']].sort());
     const { db } = withWorkers.services;
     const user = await newUser(withWorkers, { prefix: 'job_sweep' });
     await db.update(refreshTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(refreshTokens.userId, user.user.id));

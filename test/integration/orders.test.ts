@@ -267,3 +267,57 @@ describe('beyond the interface', () => {
     expect(none.status).toBe(404);
   });
 });
+
+describe('the reconciler', () => {
+  const intent = (userId: number, clientOrderId: string) => ({
+    userId,
+    clientOrderId,
+    brokerOrderId: null,
+    assetClass: 'crypto' as const,
+    live: false,
+    broker: 'simulator',
+    symbol: 'BTC/USDT',
+    side: 'buy' as const,
+    orderType: 'market' as const,
+    timeInForce: 'gtc' as const,
+    qty: '0.002',
+    status: 'pending' as const,
+    requestHash: 'x',
+    submittedAt: clock.now(),
+    updatedAt: clock.now(),
+  });
+
+  it('links an intent the broker took (with its fill), and settles one it never got only once it is old enough', async () => {
+    const user = await trader('ord_reconcile');
+    const { db, orders: service } = server.services;
+    // A crash after the broker call: the broker has the order, our row is still the intent.
+    await db.insert(orders).values(intent(user.user.id, 'crashed-after'));
+    const broker = await server.services.brokers.forUser({ userId: user.user.id, assetClass: 'crypto', mode: 'paper' });
+    await broker.placeOrder({ clientOrderId: 'crashed-after', symbol: 'BTC/USDT', side: 'buy', qty: '0.002', orderType: 'market', timeInForce: 'gtc' });
+    await server.services.simulator.idle();
+    await service.idle();
+    // What the crash lost: the broker's answer and its events never reached our records.
+    await db.update(orders).set({ status: 'pending', filledQty: '0', avgFillPrice: null, brokerOrderId: null }).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'crashed-after')));
+    await db.delete(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, 'crashed-after')));
+    // A crash before the broker call: the broker never heard of it.
+    await db.insert(orders).values(intent(user.user.id, 'crashed-before'));
+
+    const first = await service.reconcile();
+    expect(first).toMatchObject({ linked: 1, settled: 0 });
+    const rowOf = async (id: string) => (await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, id))))[0]!;
+    expect(await rowOf('crashed-after')).toMatchObject({ status: 'filled', filledQty: '0.002' });
+    expect((await rowOf('crashed-after')).brokerOrderId).toEqual(expect.any(String));
+    expect((await db.select().from(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, 'crashed-after')))).map((fill) => fill.qty)).toEqual(['0.002']);
+    // Too young to be settled: it may still be on its way to the broker from another instance.
+    expect((await rowOf('crashed-before')).status).toBe('pending');
+
+    clock.advance(61_000);
+    await service.reconcile();
+    expect(await rowOf('crashed-before')).toMatchObject({ status: 'rejected', reason: 'not_at_broker' });
+    const decisions = await db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.reconciled')));
+    expect(decisions.map((row) => [row.data.client_order_id, row.data.decision]).sort()).toEqual([
+      ['crashed-after', 'linked'],
+      ['crashed-before', 'settled'],
+    ]);
+  });
+});
