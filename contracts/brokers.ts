@@ -9,7 +9,8 @@ export type TTradingMode = z.infer<typeof ZTradingMode>;
 export const ZBrokerOrderStatus = z.enum(['accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
 export type TBrokerOrderStatus = z.infer<typeof ZBrokerOrderStatus>;
 
-export const ZBrokerEventType = z.enum(['accepted', 'open', 'partial_fill', 'fill', 'canceled', 'rejected', 'expired']);
+/** `replaced`: the owner changed a working order's qty, limit or stop; its status is unchanged. */
+export const ZBrokerEventType = z.enum(['accepted', 'open', 'partial_fill', 'fill', 'canceled', 'rejected', 'expired', 'replaced']);
 export type TBrokerEventType = z.infer<typeof ZBrokerEventType>;
 
 export const ZBrokerEvent = z.object({

@@ -89,6 +89,18 @@ export const ZOrderListQuery = ZPageQuery.extend({
 export type TOrderListQuery = z.infer<typeof ZOrderListQuery>;
 export const ZOrderList = pageOf(ZOrderResponse);
 
+/** PATCH of an open order: its new qty, limit or stop (at least one). */
+export const ZReplaceOrderRequest = z
+  .object({
+    broker_order_id: z.string().min(1).max(128),
+    asset_class: ZAssetClass,
+    qty: z.number().finite().positive().max(1e12).optional(),
+    limit_price: positivePrice().optional(),
+    stop_price: positivePrice().optional(),
+  })
+  .refine((change) => change.qty !== undefined || change.limit_price !== undefined || change.stop_price !== undefined, { message: 'give qty, limit_price or stop_price', path: ['qty'] });
+export type TReplaceOrderRequest = z.infer<typeof ZReplaceOrderRequest>;
+
 export const ZCancelAllQuery = z.object({ asset_class: ZAssetClass, mode: ZTradingMode.optional() });
 export const ZCancelAllResult = z.object({
   canceled: z.array(z.string()),

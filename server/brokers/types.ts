@@ -65,6 +65,16 @@ export interface BrokerAccount {
 
 export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string };
 
+/** What a replace changes; a field left out keeps its value. Decimal strings. */
+export interface BrokerReplaceRequest {
+  brokerOrderId: string;
+  qty?: string;
+  /** null only where the order type takes no limit price (a limit order keeps needing one). */
+  limitPrice?: string | null;
+  /** null only where the order type takes no stop price (a stop order keeps needing one). */
+  stopPrice?: string | null;
+}
+
 export interface Broker {
   readonly name: string;
   readonly assetClass: TAssetClass;
@@ -73,6 +83,17 @@ export interface Broker {
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */
   cancelOrder(lookup: { brokerOrderId: string }): Promise<BrokerOrder>;
+  /**
+   * Replaces the qty, limit or stop of a working order (accepted, open or partially filled) and
+   * answers the order as replaced; the broker reports a `replaced` event. The simulator keeps the
+   * broker order id; a real broker may answer with a new one, which the returned order carries.
+   * Throws BrokerRejectedError (nothing changed) when the order is finished, unknown or another
+   * account's; when the new qty is not above what already filled or breaks the lot size; when a
+   * limit order would lose its limit price or a stop order its stop price; when a buy's new worst
+   * cost is more than the cash (the placement's funds rule). BrokerUnavailableError while the
+   * asset class is down.
+   */
+  replaceOrder(request: BrokerReplaceRequest): Promise<BrokerOrder>;
   getOrder(lookup: OrderLookup): Promise<BrokerOrder | undefined>;
   listOpenOrders(): Promise<BrokerOrder[]>;
   positions(): Promise<BrokerPosition[]>;

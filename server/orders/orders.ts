@@ -13,6 +13,7 @@ import {
   type TOrderResponse,
   type TOrderStatus,
   type TPlaceOrderRequest,
+  type TReplaceOrderRequest,
 } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { TAccountResponse } from '../../contracts/simulator.ts';
@@ -352,6 +353,49 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     }
   };
 
+  /**
+   * Replaces the qty, limit or stop of a working order at its broker, then records the order as
+   * replaced (with the broker's id, which a real broker may change) and its audit record at once.
+   */
+  const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const row = await ownOrder({ user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
+    if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    const qty = change.qty === undefined ? undefined : new ExactDecimal(change.qty).toFixed();
+    const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
+    if (qty !== undefined && instrument) {
+      const lot = checkLot(new ExactDecimal(qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
+      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
+    }
+    const broker = await forUser({ userId: user.id, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+    let replaced: BrokerOrder;
+    try {
+      replaced = await withTimeout(
+        broker.replaceOrder({
+          brokerOrderId: change.broker_order_id,
+          qty,
+          limitPrice: change.limit_price === undefined ? undefined : String(change.limit_price),
+          stopPrice: change.stop_price === undefined ? undefined : String(change.stop_price),
+        }),
+        BROKER_TIMEOUT_MS,
+      );
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw new AppError('BROKER_REJECTED', `The broker refused the replace: ${error.message}`);
+      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not replaced');
+    }
+    const updated = await db.transaction(async (tx) => {
+      const next = await updateOrder(tx, row, {
+        brokerOrderId: replaced.brokerOrderId,
+        qty: replaced.qty,
+        limitPrice: row.orderType === 'stop_limit' ? row.limitPrice : replaced.limitPrice,
+        stopPrice: replaced.stopPrice,
+        updatedAt: clock.now(),
+      });
+      await audit(tx, next!, 'order.replace_requested', { qty, limit_price: change.limit_price ?? null, stop_price: change.stop_price ?? null, previous_broker_order_id: row.brokerOrderId }, origin);
+      return next!;
+    });
+    return toOrderResponse(updated);
+  };
+
   /** Cancels every working order of the user in an asset class (and mode, when given); reports what happened. */
   const cancelAll = async ({ user, assetClass, mode, origin }: { user: { id: number }; assetClass: TAssetClass; mode?: TTradingMode; origin: RequestOrigin }) => {
     const working = await listAuditedOrders(db, { userId: user.id, assetClass, statuses: STATUSES_OF_FILTER.open, live: mode === undefined ? undefined : mode === 'live', page: 1, size: 1000 });
@@ -545,6 +589,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     get,
     list,
     cancel,
+    replace,
     cancelAll,
     closePosition,
     positions,

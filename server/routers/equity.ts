@@ -1,11 +1,11 @@
 // /api/equity: orders through the five gates, and the user's positions and accounts at its brokers.
 import { z } from 'zod';
-import { ZAccountQuery, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
+import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
 const tags = ['equity'];
-const openapi = (method: 'GET' | 'POST' | 'DELETE', path: `/${string}`, summary: string) => ({ method, path, tags, summary, protect: true });
+const openapi = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: `/${string}`, summary: string) => ({ method, path, tags, summary, protect: true });
 
 export const equityRouter = router({
   placeOrder: authedProcedure
@@ -47,6 +47,15 @@ export const equityRouter = router({
     .input(ZOrderPath)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.orders.cancel({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class, origin: ctx.origin })),
+
+  replaceOrder: authedProcedure
+    .meta({
+      openapi: openapi('PATCH', '/equity/orders/{broker_order_id}', 'Replace the qty, limit or stop of an open order (event replaced); answers the order as replaced'),
+      errors: ['ORDER_NOT_FOUND', 'ORDER_NOT_CANCELABLE', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE', 'BROKER_NOT_CONFIGURED'],
+    })
+    .input(ZReplaceOrderRequest)
+    .output(ZOrderResponse)
+    .mutation(({ ctx, input }) => ctx.orders.replace({ user: ctx.user, change: input, origin: ctx.origin })),
 
   cancelAllOrders: authedProcedure
     .meta({ openapi: openapi('DELETE', '/equity/orders', 'Cancel every open order of an asset class (and mode, when given)'), errors: ['BROKER_NOT_CONFIGURED'] })

@@ -321,3 +321,33 @@ describe('the reconciler', () => {
     ]);
   });
 });
+
+describe('PATCH /api/equity/orders/{broker_order_id}', () => {
+  it('replaces qty and limit of an open order (200, event replaced), fills when the new limit is marketable, and refuses a finished one', async () => {
+    const user = await trader('ord_replace');
+    const resting = await place(user, { ...buyBtc, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc' });
+    await settle();
+    const path = `/api/equity/orders/${resting.body.broker_order_id}`;
+    const events: string[] = [];
+    const stop = server.services.orders.onEvent((event) => {
+      if (event.client_order_id === resting.body.client_order_id) events.push(event.event_type);
+    });
+    try {
+      const replaced = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', qty: 0.02, limit_price: 41000 } });
+      expect(replaced.status, replaced.text).toBe(200);
+      expect(replaced.body).toMatchObject({ qty: 0.02, limit_price: 41000, status: 'open' });
+      await settle();
+      expect(events).toContain('replaced');
+      const marketable = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', limit_price: 60000 } });
+      expect(marketable.status, marketable.text).toBe(200);
+      await settle();
+      expect((await server.http('GET', `${path}?asset_class=crypto`, { token: user.tokens.access_token })).body).toMatchObject({ status: 'filled', filled_qty: 0.02 });
+      const finished = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', qty: 0.03 } });
+      expect(finished.status).toBe(422);
+      expect(finished.body.code).toBe('ORDER_NOT_CANCELABLE');
+      expect((await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto' } })).status).toBe(422);
+    } finally {
+      stop();
+    }
+  });
+});

@@ -37,7 +37,7 @@ const ownedOrder = async (server: TestServer, owner: TestUser) => {
     request: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc', live_mode: false },
     origin: { requestId: 'test', address: '127.0.0.1' },
   });
-  return { id: order.broker_order_id, query: '?asset_class=crypto' };
+  return { id: order.broker_order_id, query: '?asset_class=crypto', body: { asset_class: 'crypto', qty: 0.002 } };
 };
 
 /** A BTC position of the owner; the caller gets a key of its own, so that it is asked about its own (absent) position. */
@@ -58,7 +58,8 @@ const ownedPosition = async (server: TestServer, owner: TestUser) => {
   return { id: 'BTC-USDT', query: '?asset_class=crypto' };
 };
 
-const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string }>> = {
+const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
+  'equity.replaceOrder': ownedOrder,
   'equity.closePosition': ownedPosition,
   'exchangeKeys.update': ownedKey,
   'exchangeKeys.remove': ownedKey,
@@ -77,8 +78,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-const call = (route: RestRoute, opts: { token?: string; id?: number | string; query?: string } = {}) =>
-  server.http(route.method, `${pathOf(route, opts.id)}${opts.query ?? ''}`, { token: opts.token, body: route.readsBody ? {} : undefined });
+const call = (route: RestRoute, opts: { token?: string; id?: number | string; query?: string; body?: unknown } = {}) =>
+  server.http(route.method, `${pathOf(route, opts.id)}${opts.query ?? ''}`, { token: opts.token, body: route.readsBody ? (opts.body ?? {}) : undefined });
 
 describe.each(routes.map((route) => [`${route.method} ${route.template}`, route] as const))('%s', (_name, route) => {
   it.runIf(route.meta.openapi.protect)('answers 401 with WWW-Authenticate without a token, with a refresh token, and with a garbage one', async () => {
@@ -126,9 +127,9 @@ describe("another user's resource", () => {
   it.runIf(owned.length > 0).each(owned.map((route) => [`${route.method} ${route.template}`, route] as const))('%s answers 404 as for a missing one', async (_name, route) => {
     const owner = await newUser(server, { prefix: 'sec_owner' });
     const made = await OWNED[route.procedure]!(server, owner);
-    const { id, query } = typeof made === 'string' ? { id: made, query: '' } : made;
-    const foreign = await call(route, { token: user.tokens.access_token, id, query });
-    const missing = await call(route, { token: user.tokens.access_token, query });
+    const { id, query, body } = typeof made === 'string' ? { id: made, query: '', body: undefined } : made;
+    const foreign = await call(route, { token: user.tokens.access_token, id, query, body });
+    const missing = await call(route, { token: user.tokens.access_token, query, body });
     expect(foreign.status).toBe(404);
     expect({ ...foreign.body, message: undefined }).toEqual({ ...missing.body, message: undefined });
   });

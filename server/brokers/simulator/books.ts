@@ -1,6 +1,6 @@
 // Changes of the simulated broker's books, each inside the caller's transaction: placing an
-// order, filling it against a price, canceling, expiring, the OCO children of a bracket and the
-// reset of an account. Every function takes the account's row lock first (then order rows), so
+// order, replacing it, filling it against a price, canceling, expiring, the OCO children of a
+// bracket and the reset of an account. Every function takes the account's row lock first (then order rows), so
 // one account's changes never interleave, and returns the broker events to emit after commit.
 // The arithmetic is fills.ts's and the rules are matching.ts's; this module only applies them.
 import { randomUUID } from 'node:crypto';
@@ -23,7 +23,7 @@ import {
   type TOrderTrigger,
   type TTransition,
 } from '../matching.ts';
-import { BrokerRejectedError, type BrokerOrder, type BrokerOrderRequest } from '../types.ts';
+import { BrokerRejectedError, type BrokerOrder, type BrokerOrderRequest, type BrokerReplaceRequest } from '../types.ts';
 import { tickSizeOf } from './prices.ts';
 import {
   deletePositions,
@@ -198,18 +198,41 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
   return { qty, limitPrice, stopPrice, bracket };
 };
 
-/** What a sell may still take of the position: the held quantity less what working sells hold. */
-const availableToSell = async (session: Session, symbol: string): Promise<Decimal> => {
+/**
+ * What a sell may still take of the position: the held quantity less what working sells hold,
+ * the order being replaced (`except`) left out.
+ */
+const availableToSell = async (session: Session, symbol: string, except?: string): Promise<Decimal> => {
   const key = keyOf(session.account);
   const held = d((await findPosition(session.tx, { ...key, symbol }))?.qty ?? 0);
   const working = await listWorkingSells(session.tx, { ...key, symbol });
   const workingIds = new Set(working.map((row) => row.id));
   // The two legs of an OCO pair sell the same units (one cancels the other): count the pair once.
   const reserved = working
-    .filter((row) => !(row.metadata.leg === 'stop_loss' && row.ocoSiblingId !== null && workingIds.has(row.ocoSiblingId)))
+    .filter((row) => row.id !== except && !(row.metadata.leg === 'stop_loss' && row.ocoSiblingId !== null && workingIds.has(row.ocoSiblingId)))
     .reduce((sum, row) => sum.plus(d(row.qty).minus(row.filledQty)), d(0));
   return held.minus(reserved);
 };
+
+/** An order's unfilled quantity and prices: what a buy still costs and a sell still sells. */
+interface Terms {
+  qty: Decimal;
+  limitPrice: Decimal | null;
+  stopPrice: Decimal | null;
+}
+
+/**
+ * The most a buy of `terms.qty` may cost at the price it can fill at: its limit, a stop's trigger
+ * (or the price, above it), the current price for a market order; slippage and fees included.
+ */
+const worstBuyCost = (terms: Terms, { instrument, price, assetClass }: { instrument: InstrumentRow; price: Decimal; assetClass: AccountKey['assetClass'] }): Decimal => {
+  const { qty, limitPrice, stopPrice } = terms;
+  const reference = limitPrice ?? (stopPrice ? ExactDecimal.max(stopPrice, price) : price);
+  return computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(assetClass), limitPrice }).cashDelta.negated();
+};
+
+const insufficientFunds = (session: Session, cost: Decimal) =>
+  rejected(`insufficient funds: the order needs ${text(cost)} ${session.account.currency}, cash is ${text(session.cash)}`);
 
 /**
  * Takes the order on the books as `accepted`. Refusals (a bad quantity, funds, no position to
@@ -221,13 +244,8 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   const session = await openAccountSession(tx, key, input.opening, at);
 
   if (request.side === 'buy') {
-    // The most the order may cost at the price it can fill at: its limit, a stop's trigger (or
-    // the price, above it), the current price for a market order; slippage and fees included.
-    const reference = limitPrice ?? (stopPrice ? ExactDecimal.max(stopPrice, price) : price);
-    const cost = computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(key.assetClass), limitPrice });
-    if (session.cash.plus(cost.cashDelta).lt(0)) {
-      throw rejected(`insufficient funds: the order needs ${text(cost.cashDelta.negated())} ${session.account.currency}, cash is ${text(session.cash)}`);
-    }
+    const cost = worstBuyCost({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
+    if (session.cash.lt(cost)) throw insufficientFunds(session, cost);
   } else {
     const available = await availableToSell(session, request.symbol);
     if (qty.gt(available)) throw rejected(`insufficient position: selling ${text(qty)} ${request.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
@@ -369,8 +387,115 @@ const settleOco = async (session: Session, leg: SimOrderRow, remainingBefore: De
     await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg filled');
     return;
   }
-  // No broker event type says "replaced": the shrunk quantity shows in the order itself.
+  // The broker's own bookkeeping, not a replace the owner asked for: no `replaced` event; the
+  // shrunk quantity shows in the order itself.
   await updateOrder(session.tx, sibling, { qty: text(d(sibling.filledQty).plus(action.qty)), updatedAt: session.at });
+};
+
+// ---------------------------------------------------------------------------------------------
+// Replace
+
+export interface ReplaceInput {
+  key: AccountKey;
+  request: BrokerReplaceRequest;
+  /** The order's instrument: its lot size and tick grid. */
+  instrument: InstrumentRow;
+  /** The current price: a buy's worst cost and a market bracket entry's reference. */
+  price: Decimal;
+  at: Date;
+}
+
+/**
+ * The new value of one of the order's prices: the row's when the request leaves it out. The
+ * price its type uses cannot be removed, and a type that uses none takes none (null is fine).
+ */
+const replacedPrice = (row: SimOrderRow, field: 'limit_price' | 'stop_price', value: string | null | undefined): Decimal | null => {
+  if (value === undefined) return maybe(field === 'limit_price' ? row.limitPrice : row.stopPrice);
+  const uses = row.orderType === (field === 'limit_price' ? 'limit' : 'stop');
+  if (!uses && value !== null) throw rejected(`a ${row.orderType} order takes no ${field}`);
+  if (uses && value === null) throw rejected(`a ${row.orderType} order keeps needing its ${field}`);
+  return uses ? positiveDecimal(field, value) : null;
+};
+
+/** The order's terms after the replace (the whole qty, filled part included), checked as a placement's are. */
+const replacedTerms = (row: SimOrderRow, request: BrokerReplaceRequest, instrument: InstrumentRow): Terms => {
+  if (request.qty === undefined && request.limitPrice === undefined && request.stopPrice === undefined) throw rejected('nothing to replace: give qty, limit_price or stop_price');
+  let qty = d(row.qty);
+  if (request.qty !== undefined) {
+    qty = positiveDecimal('qty', request.qty);
+    const lotProblem = checkLot(qty, d(instrument.lotSize), instrument.fractional);
+    if (lotProblem) throw rejected(lotProblem);
+    if (!qty.gt(row.filledQty)) throw rejected(`qty ${text(qty)} must stay above the ${text(d(row.filledQty))} already filled`);
+    // settleOco keeps the two legs selling the same units; a leg of another size would leave
+    // part of the position unprotected once the other leg fills.
+    if (row.ocoSiblingId !== null && !qty.eq(row.qty)) throw rejected("a bracket leg's qty follows the entry's fill: replace its price, not its qty");
+  }
+  return { qty, limitPrice: replacedPrice(row, 'limit_price', request.limitPrice), stopPrice: replacedPrice(row, 'stop_price', request.stopPrice) };
+};
+
+const unfilled = (terms: Terms, row: SimOrderRow): Terms => ({ ...terms, qty: terms.qty.minus(row.filledQty) });
+const termsOf = (row: SimOrderRow): Terms => ({ qty: d(row.qty), limitPrice: maybe(row.limitPrice), stopPrice: maybe(row.stopPrice) });
+
+/** A bracket entry's new price must still sit between its stop-loss and take-profit. */
+const checkBracketEntry = (row: SimOrderRow, terms: Terms, price: Decimal) => {
+  if (!row.bracket) return;
+  const bracket = { takeProfit: d(row.bracket.take_profit), stopLoss: d(row.bracket.stop_loss), stopLossLimit: maybe(row.bracket.stop_loss_limit) };
+  const problem = validateBracket({ side: row.side, entryReference: terms.limitPrice ?? terms.stopPrice ?? price, bracket });
+  if (problem) throw rejected(problem);
+};
+
+/**
+ * Placement's funds rule for what the buy still has to fill. Only a replace that raises the
+ * worst cost is checked: one that lowers it goes through even when the cash has fallen since.
+ */
+const checkBuyFunds = (session: Session, row: SimOrderRow, terms: Terms, market: { instrument: InstrumentRow; price: Decimal }) => {
+  const priced = { ...market, assetClass: row.assetClass };
+  const after = worstBuyCost(unfilled(terms, row), priced);
+  if (after.gt(worstBuyCost(unfilled(termsOf(row), row), priced)) && session.cash.lt(after)) throw insufficientFunds(session, after);
+};
+
+/** A sell that grows must still find its units in the position (no short selling). */
+const checkSellPosition = async (session: Session, row: SimOrderRow, terms: Terms) => {
+  const remaining = terms.qty.minus(row.filledQty);
+  if (remaining.lte(d(row.qty).minus(row.filledQty))) return;
+  const available = await availableToSell(session, row.symbol, row.id);
+  if (remaining.gt(available)) throw rejected(`insufficient position: selling ${text(remaining)} ${row.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
+};
+
+/** What changed, for the event's reason (the event itself carries no qty or prices). */
+const describeChange = (row: SimOrderRow, updated: SimOrderRow): string => {
+  const fields = [
+    ['qty', row.qty, updated.qty],
+    ['limit_price', row.limitPrice, updated.limitPrice],
+    ['stop_price', row.stopPrice, updated.stopPrice],
+  ] as const;
+  const shown = (value: string | null) => (value == null ? 'none' : text(d(value)));
+  const changes = fields.filter(([, before, after]) => shown(before) !== shown(after)).map(([name, before, after]) => `${name} ${shown(before)} -> ${shown(after)}`);
+  return changes.length > 0 ? `replaced: ${changes.join(', ')}` : 'replaced: no change';
+};
+
+/**
+ * The owner's replace of a working order's qty, limit or stop, under the same id; its status,
+ * fills and expiry stay. Refusals (finished, unknown, or the new terms fail a placement rule)
+ * throw BrokerRejectedError and write nothing. A bracket leg's sibling is left as it is.
+ */
+export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, at }: ReplaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[] }> => {
+  const session = await openSession(tx, key, at);
+  const row = session && (await lockOrder(tx, { userId: key.userId, id: request.brokerOrderId }));
+  if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
+  if (!active(row)) throw rejected(`order is ${row.status} and cannot be replaced`);
+  const terms = replacedTerms(row, request, instrument);
+  if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);
+  if (row.side === 'buy') checkBuyFunds(session, row, terms, { instrument, price });
+  else await checkSellPosition(session, row, terms);
+  const updated = await updateOrder(tx, row, {
+    qty: text(terms.qty),
+    limitPrice: terms.limitPrice && text(terms.limitPrice),
+    stopPrice: terms.stopPrice && text(terms.stopPrice),
+    updatedAt: at,
+  });
+  session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated) }));
+  return { row: updated, events: session.events };
 };
 
 // ---------------------------------------------------------------------------------------------

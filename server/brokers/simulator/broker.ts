@@ -1,7 +1,7 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
 import type { TAssetClass } from '../../../contracts/common.ts';
-import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type OrderLookup, type TBrokerEvent } from '../types.ts';
+import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type OrderLookup, type TBrokerEvent } from '../types.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
@@ -11,6 +11,7 @@ export interface AccountBackend {
   openAccount(key: AccountKey): Promise<void>;
   place(key: AccountKey, request: BrokerOrderRequest): Promise<BrokerOrder>;
   cancel(key: AccountKey, brokerOrderId: string): Promise<BrokerOrder>;
+  replace(key: AccountKey, request: BrokerReplaceRequest): Promise<BrokerOrder>;
   getOrder(key: AccountKey, lookup: OrderLookup): Promise<BrokerOrder | undefined>;
   listOpenOrders(key: AccountKey): Promise<BrokerOrder[]>;
   positions(key: AccountKey): Promise<BrokerPosition[]>;
@@ -40,6 +41,10 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     cancelOrder: async ({ brokerOrderId }) => {
       await ready();
       return backend.cancel(key, brokerOrderId);
+    },
+    replaceOrder: async (request) => {
+      await ready();
+      return backend.replace(key, request);
     },
     getOrder: async (lookup) => {
       await ready();

@@ -87,7 +87,7 @@ export const lockOrder = async (tx: Tx, { userId, id }: { userId: number; id: st
 export const updateOrder = async (
   tx: Tx,
   { userId, id }: { userId: number; id: string },
-  fields: Partial<Pick<SimOrderRow, 'status' | 'filledQty' | 'avgFillPrice' | 'qty' | 'ocoSiblingId' | 'metadata'>> & { updatedAt: Date },
+  fields: Partial<Pick<SimOrderRow, 'status' | 'filledQty' | 'avgFillPrice' | 'qty' | 'limitPrice' | 'stopPrice' | 'ocoSiblingId' | 'metadata'>> & { updatedAt: Date },
 ): Promise<SimOrderRow> => {
   const [row] = await tx
     .update(simOrders)

@@ -16,7 +16,7 @@ import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerPosition } from '../types.ts';
-import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
+import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
@@ -283,6 +283,20 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       hub.emit(events);
       // The answer is the order as accepted; its first match (a marketable order's fill, a
       // resting order's `open`) follows at once in this instance and arrives as events.
+      track(matchOrders(instrument, [row], price));
+      return toBrokerOrder(row);
+    },
+    replace: async (key, request) => {
+      // The order names its instrument (read here, outside the transaction, which reads the
+      // order again under its lock: the symbol of an order never changes).
+      const found = await findOrder(db, { ...key, brokerOrderId: request.brokerOrderId });
+      if (!found) throw new BrokerRejectedError('unknown order');
+      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol: found.symbol });
+      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${found.symbol}`);
+      const { price } = await quoteOf(db, instrument);
+      const { row, events } = await db.transaction((tx) => replaceInBooks(tx, { key, request, instrument, price, at: clock.now() }));
+      hub.emit(events);
+      // A replaced limit may now be marketable: one matching round follows, as after a placement.
       track(matchOrders(instrument, [row], price));
       return toBrokerOrder(row);
     },
