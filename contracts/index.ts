@@ -10,3 +10,4 @@ export * from './marketdata.ts';
 export * from './keys.ts';
 export * from './simulator.ts';
 export * from './brokers.ts';
+export * from './orders.ts';
