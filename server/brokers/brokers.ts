@@ -8,6 +8,7 @@ import type { Db } from '../db/client.ts';
 import type { ChangeFeed } from '../events/changes.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
+import { findLock } from '../orders/queries.ts';
 import { createBrokerRegistry } from './registry.ts';
 import type { Simulator } from './simulator/index.ts';
 import { BrokerUnavailableError, type BrokerAccount } from './types.ts';
@@ -33,6 +34,9 @@ export const createBrokers = ({ db, clock, simulator, instruments, changes }: { 
   const resetPaperAccount = async ({ user, assetClass, origin }: { user: { id: number }; assetClass: TAssetClass; origin: RequestOrigin }): Promise<TAccountResponse> => {
     // The account is the user's broker's: without a key for the asset class there is none to reset.
     await registry.forUser({ userId: user.id, assetClass, mode: 'paper' });
+    // A reset would wipe the losses an emergency lock answers to: not while it holds.
+    const lock = await findLock(db, { userId: user.id, assetClass });
+    if (lock && lock.lockedUntil > clock.now()) throw new AppError('RISK_RULE_VIOLATION', `An emergency lock holds ${assetClass} until ${lock.lockedUntil.toISOString()}`);
     let reset;
     try {
       reset = await simulator.resetAccount({ userId: user.id, assetClass });

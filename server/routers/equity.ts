@@ -86,8 +86,8 @@ export const equityRouter = router({
 
   resetAccount: authedProcedure
     .meta({
-      openapi: openapi('POST', '/equity/account/reset', 'Start a paper account over: open orders canceled, positions removed, starting cash'),
-      errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
+      openapi: openapi('POST', '/equity/account/reset', 'Start a paper account over: open orders canceled, positions removed, starting cash (not while an emergency lock holds)'),
+      errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE', 'RISK_RULE_VIOLATION'],
     })
     .input(ZAccountResetRequest)
     .output(ZAccountResponse)

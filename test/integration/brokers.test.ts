@@ -1,6 +1,7 @@
 // The brokers area over HTTP: the paper-account reset, the operator's simulator controls (price,
 // outage), and a user's broker following its key (none, active, deactivated, deleted).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setLock } from '../../server/orders/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -51,6 +52,14 @@ describe('POST /api/equity/account/reset', () => {
     const res = await reset(user);
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('BROKER_NOT_CONFIGURED');
+  });
+
+  it('is refused with 422 RISK_RULE_VIOLATION while an emergency lock holds', async () => {
+    const { user } = await withKey('brk_locked');
+    await setLock(server.services.db, { userId: user.user.id, assetClass: 'crypto', lockedUntil: new Date(Date.now() + 3_600_000), reason: 'test', at: new Date() });
+    const res = await reset(user);
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('RISK_RULE_VIOLATION');
   });
 
   it('cancels open orders, removes positions and restores the starting cash', async () => {
