@@ -33,6 +33,8 @@ export interface OrderAttempt {
   broker?: Broker;
   /** Rate units claimed so far, given back when the attempt ends without an accepted order. */
   claimed: string[];
+  /** Whether this attempt counted toward the per-minute limit (a replay gives it back). */
+  countedThisMinute?: boolean;
 }
 
 export interface GateDeps {
@@ -65,6 +67,7 @@ const rateLimitGate = async (attempt: OrderAttempt, { db, clock, config }: GateD
     const retryAfterSec = Math.max(1, Math.ceil((minute.windowStartedAt.getTime() + MINUTE_MS - at.getTime()) / 1000));
     throw new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ORDERS_PER_MIN} orders a minute`, { retryAfterSec });
   }
+  attempt.countedThisMinute = true;
   if (attempt.mode !== 'live') return;
   const midnight = new Date(`${utcDateOf(at)}T00:00:00.000Z`);
   const day = await claimRate(db, { userId: attempt.userId, scope: liveScope(attempt.assetClass), windowStart: midnight, at, max: config.LIVE_DAILY_TRADE_LIMIT });

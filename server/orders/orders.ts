@@ -30,7 +30,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { GateRefusal, runGates, type OrderAttempt } from './gates.ts';
+import { GateRefusal, MINUTE_SCOPE, runGates, type OrderAttempt } from './gates.ts';
 import {
   fillsOf,
   findAuditedOrder,
@@ -189,7 +189,45 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     for (const scope of attempt.claimed) await releaseRate(db, { userId: attempt.userId, scope });
   };
 
-  const place = async ({ user, request, origin }: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+  /**
+   * A copy of a request that raced its original past the first lookup is a replay after all:
+   * it answers as one and does not count toward the per-minute limit.
+   */
+  const asReplay = async (attempt: OrderAttempt, clientOrderId: string, hash: string) => {
+    await releaseClaims(attempt);
+    if (attempt.countedThisMinute) await releaseRate(db, { userId: attempt.userId, scope: MINUTE_SCOPE });
+    return replayOf(attempt.userId, clientOrderId, hash);
+  };
+
+  /** Placements under way in this process, by user and client order id. */
+  const inFlight = new Map<string, Promise<TOrderResponse>>();
+
+  /**
+   * Places an order, or answers as a replay. A copy that arrives while its original is still
+   * being placed in this process waits for it and answers the same (or its refusal), so copies
+   * never run the gates (nor count toward the rate limit) beside it.
+   */
+  const place = async (opts: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const clientOrderId = opts.request.client_order_id ?? randomUUID().replaceAll('-', '');
+    const key = `${opts.user.id}:${clientOrderId}`;
+    const original = inFlight.get(key);
+    if (original) {
+      const failure = await original.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (failure && !(await findOrderByClientId(db, { userId: opts.user.id, clientOrderId }))) throw failure;
+    }
+    const run = placeOnce({ ...opts, clientOrderId });
+    inFlight.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (inFlight.get(key) === run) inFlight.delete(key);
+    }
+  };
+
+  const placeOnce = async ({ user, request, origin, clientOrderId }: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin; clientOrderId: string }): Promise<TOrderResponse> => {
     const assetClass = request.asset_class;
     const mode: TTradingMode = request.live_mode ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -198,7 +236,6 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       const lot = checkLot(new ExactDecimal(request.qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
       if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
     }
-    const clientOrderId = request.client_order_id ?? randomUUID().replaceAll('-', '');
     const hash = createHash('sha256').update(JSON.stringify(normalised(request, symbol))).digest('hex');
     if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return replayOf(user.id, clientOrderId, hash);
 
@@ -220,6 +257,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       await runGates(attempt, { db, clock, config, forUser });
     } catch (error) {
       if (!(error instanceof GateRefusal)) throw error;
+      if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
       await releaseClaims(attempt);
       // Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited.
       await audit(db, identity, 'order.refused', { gate: error.gate, code: error.error.code, reason: error.error.message, symbol }, origin);
@@ -260,11 +298,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       if (row) await audit(tx, row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin);
       return row;
     });
-    if (!intent) {
-      // A copy of this request won the race for the id: answer as its replay.
-      await releaseClaims(attempt);
-      return replayOf(user.id, clientOrderId, hash);
-    }
+    // A copy of this request won the race for the id: answer as its replay.
+    if (!intent) return asReplay(attempt, clientOrderId, hash);
     publish(orderEventOf(intent, 'placed', { request: normalised(request, symbol) }));
 
     let accepted: BrokerOrder;
