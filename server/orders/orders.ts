@@ -509,8 +509,14 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
         row = (await insertOrderIntent(tx, child)) ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
         await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata.parent_client_order_id ?? null });
       }
-      if (event.fill && !(await insertFill(tx, { ...key, executionId: event.fill.execution_id, qty: event.fill.qty, price: event.fill.price, fee: event.fill.fee, at: new Date(event.at) }))) {
-        return undefined; // a duplicate delivery of a fill already applied
+      if (event.fill) {
+        // The event says how much is filled in all: a fill the reconciler already recorded for
+        // this order (after a crash) is not recorded twice.
+        const recorded = (await fillsOf(tx, key)).reduce((sum, fill) => sum.plus(fill.qty), new ExactDecimal(0));
+        const covered = recorded.plus(event.fill.qty).gt(event.filled_qty);
+        if (!covered && !(await insertFill(tx, { ...key, executionId: event.fill.execution_id, qty: event.fill.qty, price: event.fill.price, fee: event.fill.fee, at: new Date(event.at) }))) {
+          return undefined; // a duplicate delivery of a fill already applied
+        }
       }
       // A finished order stays finished whatever arrives late.
       const status = TERMINAL.has(row.status) && !TERMINAL.has(event.status) ? row.status : event.status;
@@ -589,8 +595,11 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       const broker = await forUser({ userId: intent.userId, assetClass: intent.assetClass, mode: intent.live ? 'live' : 'paper' }).catch(() => undefined);
       const found = await broker?.getOrder({ clientOrderId: intent.clientOrderId }).catch(() => undefined);
       await db.transaction(async (tx) => {
-        if (!found && intent.status !== 'pending') return; // the broker is unreachable now: left for the next run
-        if (!found && clock.now().getTime() - intent.submittedAt.getTime() < SETTLE_AFTER_MS) return; // maybe still in flight elsewhere
+        // Under the row's lock, as the event intake works: the two never both add one fill.
+        const current = await findOrderByClientId(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, forUpdate: true });
+        if (!current || TERMINAL.has(current.status)) return; // finished meanwhile
+        if (!found && current.status !== 'pending') return; // the broker is unreachable now: left for the next run
+        if (!found && clock.now().getTime() - current.submittedAt.getTime() < SETTLE_AFTER_MS) return; // maybe still in flight elsewhere
         if (!found) {
           const row = await updateOrder(tx, intent, { status: 'rejected', reason: 'not_at_broker', brokerOrderId: localBrokerId(intent.clientOrderId), updatedAt: clock.now() });
           await audit(tx, row!, 'order.reconciled', { decision: 'settled', reason: broker ? 'the broker has no such order' : 'no broker for the account' });
@@ -606,9 +615,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
           const price = new ExactDecimal(found.avgFillPrice).times(found.filledQty).minus(ourNotional).div(missing);
           await insertFill(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, executionId: `reconcile:${intent.clientOrderId}:${found.filledQty}`, qty: missing.toFixed(), price: price.toFixed(), fee: '0', at: clock.now() });
         }
-        if (intent.status === found.status && missing.isZero() && intent.brokerOrderId === found.brokerOrderId) return;
+        if (current.status === found.status && missing.lte(0) && current.brokerOrderId === found.brokerOrderId) return;
         const row = await updateOrder(tx, intent, { brokerOrderId: found.brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, updatedAt: clock.now() });
-        await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: intent.status, broker_status: found.status });
+        await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: current.status, broker_status: found.status });
         linked++;
       });
     }

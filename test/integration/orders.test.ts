@@ -2,6 +2,7 @@
 // client order ids, fills arriving as broker events, cancel, reads, and the audit trail.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -292,6 +293,10 @@ describe('the reconciler', () => {
     const { db, orders: service } = server.services;
     // A crash after the broker call: the broker has the order, our row is still the intent.
     await db.insert(orders).values(intent(user.user.id, 'crashed-after'));
+    const delivered: TBrokerEvent[] = [];
+    const stopListening = server.services.simulator.onEvent((event) => {
+      if (event.client_order_id === 'crashed-after') delivered.push(event);
+    });
     const broker = await server.services.brokers.forUser({ userId: user.user.id, assetClass: 'crypto', mode: 'paper' });
     await broker.placeOrder({ clientOrderId: 'crashed-after', symbol: 'BTC/USDT', side: 'buy', qty: '0.002', orderType: 'market', timeInForce: 'gtc' });
     await server.services.simulator.idle();
@@ -307,7 +312,14 @@ describe('the reconciler', () => {
     const rowOf = async (id: string) => (await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, id))))[0]!;
     expect(await rowOf('crashed-after')).toMatchObject({ status: 'filled', filledQty: '0.002' });
     expect((await rowOf('crashed-after')).brokerOrderId).toEqual(expect.any(String));
-    expect((await db.select().from(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, 'crashed-after')))).map((fill) => fill.qty)).toEqual(['0.002']);
+    const fillsOf = async () => (await db.select().from(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, 'crashed-after')))).map((fill) => fill.qty);
+    expect(await fillsOf()).toEqual(['0.002']);
+    // The broker's own fill event arriving after the reconciler recorded it adds nothing.
+    stopListening();
+    const fill = delivered.find((event) => event.type === 'fill');
+    expect(fill).toBeDefined();
+    await service.ingest(fill!);
+    expect(await fillsOf()).toEqual(['0.002']);
     // Too young to be settled: it may still be on its way to the broker from another instance.
     expect((await rowOf('crashed-before')).status).toBe('pending');
 

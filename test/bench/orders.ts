@@ -1,0 +1,1065 @@
+// `DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/bench/orders.ts`: order
+// placement through all five gates to the simulator (POST /api/equity/orders, crypto market buys,
+// every request with a client_order_id of its own), beside the durable-order floor measured in
+// the same run (test/bench/orders-floor.ts: a bare node:http handler that does, per order, in one
+// transaction, the order row, an audit row, the fill, a second audit row and the position upsert).
+//
+// The goals: with 32 concurrent clients each waiting for its answer, ours >= 0.4
+// of the floor's orders/s; at a fixed offered rate of 20 % of the floor's throughput, sent on
+// schedule whatever the answers, ours' p99 within 10 ms of the floor's p99 at the same rate.
+//
+// Fairness, as in run.ts:
+// - Both servers live in this process (same Node, flags, heap); only one is under load at a time.
+//   Each has a pool of DB_POOL_SIZE connections to the same fresh database on the same Postgres,
+//   and the floor's commits are as durable as ours (the server's own synchronous_commit / fsync).
+// - The load generator is this file run as a child process (`--load`): on 2 cores an in-process
+//   generator would share the servers' event loop. It is a small node:http client rather than
+//   autocannon, because autocannon cannot do either half of what is asked: every request needs a
+//   client_order_id of its own, and its rate mode (`overallRate`) is neither open-loop nor on
+//   schedule (each connection sends its share of a second back to back, then waits for the next
+//   second, one request in flight at a time, and its latency histogram is "corrected" with a 1 ms
+//   expected interval). Closed loop: N workers, each sending its next order when the last one is
+//   answered. Open loop: order i is sent at t0 + i/rate whatever happened to the others, over as
+//   many keep-alive sockets as needed, and its latency counts from its scheduled time.
+// - Measured time is split into alternating slices (floor, ours, ours, floor, ...). Ours answers an
+//   order when the broker has accepted it; the fill follows as a broker event in the same process.
+//   After each slice of ours the bench waits for those fills to be applied (the "drain") before
+//   the next slice starts, so ours' deferred work never lands on the floor's slice; the drain time
+//   is reported, and the closed-loop figure is also given with it counted.
+// - A request the generator gives up on (REQUEST_TIMEOUT_MS) counts in the latencies as the time
+//   it waited, not as a missing sample; the server still finishes it, and the drain waits for that
+//   too (the bench wraps the order service's place() to count placements under way).
+// - Before the measured slices each target gets a warm-up of BENCH_ORDERS_WARMUP orders that also
+//   serves as its census, per order: the statements sent to Postgres by kind, the round trips and
+//   the durable commits (write transactions), read off the frontend protocol on this process's
+//   Postgres sockets (an observer on net.Socket#write, installed for the whole run because a
+//   statement is parsed once per connection, counting only during the census; it costs each
+//   write well under a microsecond); all transactions, rows and backend time (pg_stat_database),
+//   WAL bytes and fsyncs (pg_stat_wal, cluster-wide), table scans (pg_stat_user_tables), and the
+//   CPU of the server process, of this database's backends (/proc) and of the generator.
+//
+// Ours runs with RATE_LIMIT_ORDERS_PER_MIN=1000000, the setting's maximum (server/config.ts refuses
+// more), far above the ~60 000 a minute reached here: the rate-limit gate runs and always passes.
+//
+// Settings: BENCH_ORDERS_SECONDS (closed loop, measured per target, default 10),
+// BENCH_ORDERS_RATE_SECONDS (open loop, per target, default 10), BENCH_ORDERS_CONNECTIONS
+// (default 32, the goal's), BENCH_ORDERS_ROUNDS (slices per target and phase, default 2),
+// BENCH_ORDERS_WARMUP (census orders per target, default 400, at most 30 s). DATABASE_URL is required (an admin
+// URL: a fresh database is created and dropped); without it the bench says so and exits 0.
+// The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type postgres from 'postgres';
+import type { RunningApp } from '../../server/app.ts';
+import type { OrdersFloor } from './orders-floor.ts';
+
+const ROUTE = '/api/equity/orders';
+const GOAL_RATIO = 0.4;
+const GOAL_P99_DELTA_MS = 10;
+const GOAL_CONNECTIONS = 32;
+const OPEN_RATE_FRACTION = 0.2;
+const POOL_SIZE = 20;
+/** The configuration's ceiling for RATE_LIMIT_ORDERS_PER_MIN (server/config.ts): far above any rate reached here. */
+const RATE_LIMIT_PER_MIN = 1_000_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+/** A bound on each target's census, whatever BENCH_ORDERS_WARMUP asks. */
+const CENSUS_MAX_SECONDS = 30;
+/** A bound on waiting for ours to finish its deferred work after a slice. */
+const DRAIN_MAX_MS = 30_000;
+const ORDER = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.0001, order_type: 'market' } as const;
+
+// ---------------------------------------------------------------------------------------------
+// The load generator (the child process side).
+
+interface LoadTarget {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** client_order_id = `${idPrefix}-${n}`, n counting up per target for the life of the child. */
+  idPrefix: string;
+}
+
+type LoadCommand =
+  | { op: 'closed'; target: LoadTarget; connections: number; seconds: number }
+  | { op: 'count'; target: LoadTarget; connections: number; count: number; maxSeconds: number }
+  | { op: 'open'; target: LoadTarget; rate: number; seconds: number };
+
+interface SliceResult {
+  name: string;
+  /** The window the figures count: the closed loop's duration, the open loop's schedule, or the count's wall time. */
+  windowSec: number;
+  sent: number;
+  /** 2xx answers inside the window (closed loop: before its deadline). */
+  okInWindow: number;
+  /** Every 2xx answer, stragglers after a closed loop's deadline included (each is an order on disk). */
+  okTotal: number;
+  /** Latencies of 2xx answers counted in the window, and of timeouts as the time waited, ms (open loop: from the scheduled send time). */
+  latenciesMs: number[];
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  /** Open loop: how late the generator sent, ms (p99 and max). */
+  sendLagP99Ms: number;
+  sendLagMaxMs: number;
+  /** The generator's own CPU over the command, ms. */
+  generatorCpuMs: number;
+  /** From the start to the last answer, s: beyond the open loop's schedule when answers fall behind. */
+  spanSec: number;
+}
+
+const percentile = (sorted: readonly number[], p: number): number => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!);
+const cpuMsNow = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+
+const runGenerator = () => {
+  const agents = new Map<string, http.Agent>();
+  const sequence = new Map<string, number>();
+  const agentFor = (url: string) => {
+    let agent = agents.get(url);
+    if (!agent) {
+      // Enough sockets for an open loop whose answers fall behind; a closed loop uses `connections`.
+      agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+      agents.set(url, agent);
+    }
+    return agent;
+  };
+
+  const nextBody = (target: LoadTarget) => {
+    const n = (sequence.get(target.name) ?? 0) + 1;
+    sequence.set(target.name, n);
+    return JSON.stringify({ ...ORDER, client_order_id: `${target.idPrefix}-${n}` });
+  };
+
+  type Outcome = { status: number; timeout?: boolean };
+  const post = (target: LoadTarget, body: string): Promise<Outcome> =>
+    new Promise((resolve) => {
+      const url = new URL(target.url);
+      let settled = false;
+      const done = (outcome: Outcome) => {
+        if (!settled) {
+          settled = true;
+          resolve(outcome);
+        }
+      };
+      const req = http.request(
+        {
+          agent: agentFor(target.url),
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        },
+        (res) => {
+          res.resume();
+          res.once('end', () => done({ status: res.statusCode ?? 0 }));
+          res.once('error', () => done({ status: 0 }));
+        },
+      );
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => {
+        done({ status: 0, timeout: true });
+        req.destroy();
+      });
+      req.once('error', () => done({ status: 0 }));
+      req.end(body);
+    });
+
+  const newResult = (name: string): SliceResult => ({
+    name,
+    windowSec: 0,
+    sent: 0,
+    okInWindow: 0,
+    okTotal: 0,
+    latenciesMs: [],
+    statusCodes: {},
+    errors: 0,
+    timeouts: 0,
+    sendLagP99Ms: 0,
+    sendLagMaxMs: 0,
+    generatorCpuMs: 0,
+    spanSec: 0,
+  });
+  let lastEnd = 0;
+
+  /** Sends one order; `counts(end)` says whether its answer falls in the window. */
+  const one = async (command: LoadCommand, result: SliceResult, startedAt: number, counts: (end: number) => boolean) => {
+    result.sent++;
+    const outcome = await post(command.target, nextBody(command.target));
+    const end = performance.now();
+    lastEnd = Math.max(lastEnd, end);
+    if (outcome.status === 0) {
+      result.errors++;
+      if (outcome.timeout) {
+        result.timeouts++;
+        // An order not answered in time is not left out of the latencies: it counts as the time waited.
+        if (counts(end)) result.latenciesMs.push(end - startedAt);
+      }
+      return;
+    }
+    result.statusCodes[outcome.status] = (result.statusCodes[outcome.status] ?? 0) + 1;
+    if (outcome.status < 200 || outcome.status > 299) return;
+    result.okTotal++;
+    if (counts(end)) {
+      result.okInWindow++;
+      result.latenciesMs.push(end - startedAt);
+    }
+  };
+
+  const closed = async (command: Extract<LoadCommand, { op: 'closed' | 'count' }>): Promise<SliceResult> => {
+    const result = newResult(command.target.name);
+    const t0 = performance.now();
+    const deadline = t0 + (command.op === 'closed' ? command.seconds : command.maxSeconds) * 1000;
+    let budget = command.op === 'count' ? command.count : Number.POSITIVE_INFINITY;
+    const worker = async () => {
+      while (performance.now() < deadline && budget > 0) {
+        budget--;
+        await one(command, result, performance.now(), (end) => end <= deadline);
+      }
+    };
+    await Promise.all(Array.from({ length: command.connections }, worker));
+    result.windowSec = command.op === 'closed' ? command.seconds : (performance.now() - t0) / 1000;
+    result.spanSec = (lastEnd - t0) / 1000;
+    return result;
+  };
+
+  const open = async (command: Extract<LoadCommand, { op: 'open' }>): Promise<SliceResult> => {
+    const result = newResult(command.target.name);
+    const total = Math.max(1, Math.round(command.rate * command.seconds));
+    const intervalMs = 1000 / command.rate;
+    const lags: number[] = [];
+    const inflight = new Set<Promise<void>>();
+    const t0 = performance.now() + 5;
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        // Everything due is sent now, whatever is still waiting for its answer.
+        while (next < total && t0 + next * intervalMs <= now) {
+          const scheduled = t0 + next * intervalMs;
+          lags.push(now - scheduled);
+          const sending = one(command, result, scheduled, () => true).finally(() => inflight.delete(sending));
+          inflight.add(sending);
+          next++;
+        }
+        if (next >= total) resolve();
+        else setTimeout(tick, Math.max(0, t0 + next * intervalMs - performance.now()));
+      };
+      setTimeout(tick, 5);
+    });
+    await Promise.all(inflight);
+    lags.sort((a, b) => a - b);
+    result.windowSec = command.seconds;
+    result.spanSec = (lastEnd - t0) / 1000;
+    result.sendLagP99Ms = percentile(lags, 99);
+    result.sendLagMaxMs = lags.at(-1) ?? 0;
+    return result;
+  };
+
+  process.on('message', (message: LoadCommand) => {
+    void (async () => {
+      const cpuBefore = cpuMsNow();
+      const result = message.op === 'open' ? await open(message) : await closed(message);
+      result.generatorCpuMs = cpuMsNow() - cpuBefore;
+      process.send?.({ ok: true, result });
+    })().catch((error: unknown) => process.send?.({ ok: false, error: String(error) }));
+  });
+  // The parent gone (or done): nothing is left to send for.
+  process.once('disconnect', () => {
+    for (const agent of agents.values()) agent.destroy();
+    process.exit(0);
+  });
+};
+
+// ---------------------------------------------------------------------------------------------
+// The bench (the parent side).
+
+const positiveInt = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+
+// Everything started here is undone here, last first, once, also on Ctrl-C.
+const cleanups: Array<{ what: string; run: () => Promise<void> | void }> = [];
+let cleaning: Promise<void> | undefined;
+const cleanUp = () =>
+  (cleaning ??= (async () => {
+    for (const step of cleanups.reverse()) {
+      try {
+        await step.run();
+      } catch (error) {
+        console.error(`cleanup (${step.what}) failed:`, error);
+      }
+    }
+  })());
+
+let loadChild: ChildProcess | undefined;
+let interrupted = false;
+
+const THIS_FILE = fileURLToPath(import.meta.url);
+
+/** The generator child: one command at a time, each bounded in time. */
+const startGenerator = () => {
+  const child = spawn(process.execPath, [THIS_FILE, '--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  loadChild = child;
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+    if (loadChild === child) loadChild = undefined;
+  });
+  const run = (command: LoadCommand): Promise<SliceResult> =>
+    new Promise((resolve, reject) => {
+      if (exited) {
+        reject(new Error('load generator is gone'));
+        return;
+      }
+      const nominalSec = command.op === 'count' ? command.maxSeconds : command.seconds;
+      const limit = setTimeout(() => {
+        cleanup();
+        child.kill('SIGTERM');
+        reject(new Error(`load generator did not answer within ${nominalSec * 1.5 + 30} s`));
+      }, (nominalSec * 1.5 + 30) * 1000);
+      const onMessage = (message: { ok: boolean; result?: SliceResult; error?: string }) => {
+        cleanup();
+        if (message.ok && message.result) resolve(message.result);
+        else reject(new Error(`load generator failed: ${message.error}`));
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        cleanup();
+        reject(new Error(`load generator exited with ${signal ?? code}`));
+      };
+      const cleanup = () => {
+        clearTimeout(limit);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send(command);
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (exited) {
+        resolve();
+        return;
+      }
+      const force = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', () => {
+        clearTimeout(force);
+        resolve();
+      });
+      child.disconnect();
+    });
+  return { run, stop };
+};
+
+type StatementKind = 'select' | 'locking select' | 'insert' | 'update' | 'delete' | 'begin' | 'commit' | 'rollback' | 'other';
+const STATEMENT_KINDS: readonly StatementKind[] = ['select', 'locking select', 'insert', 'update', 'delete', 'begin', 'commit', 'rollback', 'other'];
+const WRITES = new Set<StatementKind>(['locking select', 'insert', 'update', 'delete']);
+
+/** What a statement is, from its SQL text (enough for the statements drizzle and postgres.js send). */
+const classify = (text: string): StatementKind => {
+  const sqlText = text.trim().toLowerCase();
+  const first = /^[a-z]+/.exec(sqlText)?.[0] ?? '';
+  if (first === 'begin' || first === 'start') return 'begin';
+  if (first === 'commit' || first === 'end') return 'commit';
+  if (first === 'rollback' || first === 'abort') return 'rollback';
+  if (first === 'insert' || first === 'update' || first === 'delete') return first;
+  if (first === 'select' || first === 'with') {
+    if (/\b(insert\s+into|update\s+\S+\s+set|delete\s+from)\b/.test(sqlText)) return 'update';
+    return /\bfor\s+(no\s+key\s+)?(update|share)\b/.test(sqlText) ? 'locking select' : 'select';
+  }
+  return 'other';
+};
+
+interface PgCounts {
+  /** Statements executed, by kind. */
+  byKind: Record<StatementKind, number>;
+  /** Points where the client waits for Postgres (Sync, simple Query). */
+  syncs: number;
+  /** Transactions that wrote (or locked rows) and committed: each a WAL flush under synchronous_commit=on. */
+  writeCommits: number;
+  /** Transactions opened with BEGIN. */
+  explicitTx: number;
+  unreliable: boolean;
+}
+
+/**
+ * Follows the frontend messages written to Postgres sockets (port `pgPort`) while installed, per
+ * socket (type byte + int32 length, so a message split over writes is followed): Parse names each
+ * statement's SQL, Bind picks one, Execute runs it, a simple Query runs its text. From that: the
+ * statements by kind, the round trips (Sync, Query), and the write transactions that committed
+ * (autocommit writes, and BEGIN ... COMMIT blocks holding a write or a row lock). Anything
+ * unexpected marks the count unreliable rather than guessing. Exact, local to this process, and
+ * immune to other databases on the same server (unlike the cluster-wide xid and WAL counters).
+ */
+const pgMessageCounter = (pgPort: number) => {
+  const KNOWN = new Set('BCDEHPSQXFdcfp'.split(''));
+  const emptyCounts = (): PgCounts => ({ byKind: Object.fromEntries(STATEMENT_KINDS.map((k) => [k, 0])) as Record<StatementKind, number>, syncs: 0, writeCommits: 0, explicitTx: 0, unreliable: false });
+  let counts = emptyCounts();
+  interface SocketState {
+    skip: number;
+    statements: Map<string, StatementKind>;
+    bound: StatementKind;
+    inTx: boolean;
+    txWrote: boolean;
+  }
+  const states = new WeakMap<net.Socket, SocketState>();
+  const cstring = (buffer: Buffer, at: number): [string, number] => {
+    const end = buffer.indexOf(0, at);
+    if (end < 0) throw new Error('unterminated string');
+    return [buffer.toString('utf8', at, end), end + 1];
+  };
+  // Followed all along (a statement is parsed once per connection, maybe long before it is
+  // counted); counted only between start() and stop().
+  let counting = false;
+  const executed = (state: SocketState, kind: StatementKind) => {
+    if (counting) counts.byKind[kind]++;
+    if (kind === 'begin') {
+      state.inTx = true;
+      state.txWrote = false;
+      if (counting) counts.explicitTx++;
+    } else if (kind === 'commit' || kind === 'rollback') {
+      if (counting && state.inTx && state.txWrote && kind === 'commit') counts.writeCommits++;
+      state.inTx = false;
+    } else if (WRITES.has(kind)) {
+      if (state.inTx) state.txWrote = true;
+      else if (counting) counts.writeCommits++;
+    }
+  };
+  const read = (socket: net.Socket, chunk: unknown) => {
+    if (socket.remotePort !== pgPort) return;
+    if (!Buffer.isBuffer(chunk) && !(chunk instanceof Uint8Array)) {
+      counts.unreliable = true;
+      return;
+    }
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let state = states.get(socket);
+    if (!state) {
+      state = { skip: 0, statements: new Map(), bound: 'other', inTx: false, txWrote: false };
+      states.set(socket, state);
+    }
+    let at = state.skip;
+    while (at + 5 <= buffer.length) {
+      const type = String.fromCharCode(buffer[at]!);
+      const length = buffer.readInt32BE(at + 1);
+      if (!KNOWN.has(type) || length < 4) {
+        counts.unreliable = true;
+        state.skip = 0;
+        return;
+      }
+      const body = at + 5;
+      const whole = at + 1 + length <= buffer.length;
+      if (type === 'P' && whole) {
+        const [name, next] = cstring(buffer, body);
+        state.statements.set(name, classify(cstring(buffer, next)[0]));
+      } else if (type === 'B' && whole) {
+        const [, next] = cstring(buffer, body);
+        state.bound = state.statements.get(cstring(buffer, next)[0]) ?? 'other';
+      } else if (type === 'E') {
+        executed(state, state.bound);
+      } else if (type === 'Q' && whole) {
+        executed(state, classify(cstring(buffer, body)[0]));
+        if (counting) counts.syncs++;
+      } else if (type === 'S') {
+        if (counting) counts.syncs++;
+      } else if ((type === 'P' || type === 'B' || type === 'Q') && !whole) {
+        counts.unreliable = true; // postgres.js writes whole messages: not expected
+      }
+      at += 1 + length;
+    }
+    if (at < buffer.length) counts.unreliable = true; // a header split over writes: not expected either
+    state.skip = Math.max(0, at - buffer.length);
+  };
+  type Write = (this: net.Socket, ...args: unknown[]) => boolean;
+  const proto = net.Socket.prototype as unknown as { write: Write };
+  const ownWrite = Object.prototype.hasOwnProperty.call(proto, 'write') ? proto.write : undefined;
+  const original = proto.write;
+  return {
+    /** From now on every write to Postgres is followed (call it before any connection is made). */
+    install: () => {
+      proto.write = function (this: net.Socket, ...args: unknown[]): boolean {
+        try {
+          read(this, args[0]);
+        } catch {
+          counts.unreliable = true;
+        }
+        return original.apply(this, args);
+      };
+    },
+    uninstall: () => {
+      if (ownWrite) proto.write = ownWrite;
+      else delete (proto as { write?: unknown }).write;
+    },
+    start: () => {
+      counts = emptyCounts();
+      counting = true;
+    },
+    stop: (): PgCounts => {
+      counting = false;
+      return { ...counts, byKind: { ...counts.byKind } };
+    },
+  };
+};
+
+/** Per-database counters of pg_stat_database, and the cluster-wide ones of pg_stat_wal. */
+interface DbCumulative {
+  xact_commit: number;
+  xact_rollback: number;
+  active_ms: number;
+  idle_in_tx_ms: number;
+  wal_bytes: number;
+  wal_sync: number;
+}
+
+/** pg_stat_user_tables, per table. */
+interface TableStats {
+  seq_scan: number;
+  seq_tup_read: number;
+  idx_scan: number;
+  n_tup_ins: number;
+  n_tup_upd: number;
+  n_tup_hot_upd: number;
+  n_tup_del: number;
+}
+
+interface Census {
+  name: string;
+  orders: number;
+  wallSec: number;
+  pg: PgCounts;
+  /** Transaction ids assigned meanwhile: every transaction that wrote, but in every database of the server. */
+  xids: number;
+  stats: DbCumulative;
+  /** The tables the census touched, by name: their counters' deltas. */
+  tables: Map<string, TableStats>;
+  serverCpuMs: { user: number; system: number };
+  pgCpuMs: number | undefined;
+  generatorCpuMs: number;
+  nonOk: number;
+}
+
+/** CPU time (user + system) of each of these processes so far, ms; those /proc does not show are left out. */
+const processCpuMs = (pids: number[]): Map<number, number> => {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime, in clock ticks: USER_HZ is 100 on Linux.
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // gone, or not on this machine
+    }
+  }
+  return cpu;
+};
+
+interface PhaseSummary {
+  name: string;
+  windowSec: number;
+  spanSec: number;
+  okInWindow: number;
+  okTotal: number;
+  latenciesMs: number[];
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  sendLagP99Ms: number;
+  sendLagMaxMs: number;
+  elu: number[];
+  drainMs: number[];
+}
+
+const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs: number[]): PhaseSummary => {
+  const statusCodes: Record<string, number> = {};
+  for (const slice of slices) for (const [code, n] of Object.entries(slice.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  return {
+    name,
+    windowSec: slices.reduce((sum, s) => sum + s.windowSec, 0),
+    spanSec: slices.reduce((sum, s) => sum + Math.max(s.windowSec, s.spanSec), 0),
+    okInWindow: slices.reduce((sum, s) => sum + s.okInWindow, 0),
+    okTotal: slices.reduce((sum, s) => sum + s.okTotal, 0),
+    latenciesMs: slices.flatMap((s) => s.latenciesMs).sort((a, b) => a - b),
+    statusCodes,
+    errors: slices.reduce((sum, s) => sum + s.errors, 0),
+    timeouts: slices.reduce((sum, s) => sum + s.timeouts, 0),
+    sendLagP99Ms: Math.max(0, ...slices.map((s) => s.sendLagP99Ms)),
+    sendLagMaxMs: Math.max(0, ...slices.map((s) => s.sendLagMaxMs)),
+    elu,
+    drainMs,
+  };
+};
+
+const non2xxOf = (s: PhaseSummary) => Object.entries(s.statusCodes).reduce((sum, [code, n]) => (code.startsWith('2') ? sum : sum + n), 0);
+
+const main = async () => {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    console.log('The orders benchmark needs PostgreSQL: set DATABASE_URL to an admin URL, e.g.');
+    console.log('  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/bench/orders.ts');
+    console.log('(a fresh database is created for the run and dropped afterwards). Nothing was measured.');
+    return;
+  }
+  const settings = {
+    seconds: positiveInt('BENCH_ORDERS_SECONDS', 10),
+    rateSeconds: positiveInt('BENCH_ORDERS_RATE_SECONDS', 10),
+    connections: positiveInt('BENCH_ORDERS_CONNECTIONS', GOAL_CONNECTIONS),
+    rounds: positiveInt('BENCH_ORDERS_ROUNDS', 2),
+    warmup: positiveInt('BENCH_ORDERS_WARMUP', 400),
+  };
+
+  // The service and its helpers are loaded here, not at the top: the generator child needs none of them.
+  const [{ startApp }, { loadConfig }, { createLogger }, { createTestDatabase }, { startOrdersFloor, FLOOR_USER_ID }, { pino }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
+    import('../../server/app.ts'),
+    import('../../server/config.ts'),
+    import('../../server/observability/logger.ts'),
+    import('../support/server.ts'),
+    import('./orders-floor.ts'),
+    import('pino'),
+    import('postgres'),
+    import('drizzle-orm'),
+  ]);
+
+  const loadBefore = loadavg();
+  const dir = mkdtempSync(path.join(tmpdir(), 'ts-bench-orders-'));
+  cleanups.push({ what: 'temp dir', run: () => rmSync(dir, { recursive: true, force: true }) });
+
+  // The socket observer goes in before the first connection to Postgres, so it sees every Parse.
+  const counter = pgMessageCounter(Number(new URL(adminUrl).port || 5432));
+  counter.install();
+  cleanups.push({ what: 'socket observer', run: () => counter.uninstall() });
+
+  const database = await createTestDatabase();
+  cleanups.push({ what: 'database', run: () => database.drop() });
+
+  // An observer connection of the bench's own: settings, statistics, the integrity check.
+  const observer: postgres.Sql = postgresJs(database.url, { max: 1, onnotice: () => undefined });
+  cleanups.push({ what: 'observer connection', run: () => observer.end({ timeout: 5 }) });
+  const [pgSettings] = await observer<{ version: string; synchronous_commit: string; fsync: string; wal_sync_method: string; commit_delay: string }[]>`
+    select current_setting('server_version') as version, current_setting('synchronous_commit') as synchronous_commit,
+           current_setting('fsync') as fsync, current_setting('wal_sync_method') as wal_sync_method, current_setting('commit_delay') as commit_delay`;
+
+  const logFile = path.join(dir, 'service.log');
+  const destination = pino.destination({ dest: logFile, sync: false });
+  const logger = createLogger('info', destination);
+  let logClosed: Promise<void> | undefined;
+  const closeLog = () =>
+    (logClosed ??= new Promise<void>((resolve) => {
+      destination.once('close', () => resolve());
+      destination.end();
+    }));
+  cleanups.push({ what: 'log file', run: closeLog });
+
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dir,
+    DATABASE_URL: database.url,
+    DB_POOL_SIZE: String(POOL_SIZE),
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_ORDERS_PER_MIN: String(RATE_LIMIT_PER_MIN),
+    SIM_TICK_INTERVAL_MS: '0',
+    SIM_INITIAL_CASH_USDT: '1000000000',
+    AUTH_SECRET_KEY: randomBytes(48).toString('base64url'),
+    ENCRYPTION_SALT: randomBytes(48).toString('base64url'),
+  });
+  const app: RunningApp = await startApp(config, { logger });
+  cleanups.push({ what: 'service', run: () => app.close() });
+  console.log(`service up on ${app.url} (Postgres ${pgSettings?.version}, fresh database, pool ${POOL_SIZE})`);
+
+  // One user, as a client makes it: register, log in, register a crypto key; a price for BTC/USDT.
+  const postJson = async (url: string, body: unknown, token?: string) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, json, text };
+  };
+  const username = `bench_orders_${process.pid}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const registered = await postJson(`${app.url}/api/auth/register`, { username, email: `${username}@example.com`, password });
+  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
+  const userId = Number(registered.json?.id);
+  const login = await postJson(`${app.url}/api/auth/login`, { username, password });
+  const token = login.json?.access_token;
+  if (login.status !== 200 || typeof token !== 'string') throw new Error(`login failed: ${login.status} ${login.text}`);
+  const key = await postJson(`${app.url}/api/exchange-keys`, { exchange: 'crypto_exchange', api_key: `bench-key-${randomBytes(8).toString('hex')}`, api_secret: 'bench-secret' }, token);
+  if (key.status !== 201) throw new Error(`key registration failed: ${key.status} ${key.text}`);
+  await app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+
+  const floor: OrdersFloor = await startOrdersFloor({ databaseUrl: database.url, poolSize: POOL_SIZE, route: ROUTE });
+  cleanups.push({ what: 'floor server', run: () => floor.close() });
+
+  // Placements under way in ours, counted around the order service's place(): a request the
+  // generator gave up on still runs to its end, and no slice may start before ours is quiet.
+  let placing = 0;
+  const orderService = app.services.orders;
+  const placeOrder = orderService.place;
+  orderService.place = async (...args) => {
+    placing++;
+    try {
+      return await placeOrder(...args);
+    } finally {
+      placing--;
+    }
+  };
+  /** Waits (bounded) until ours has no placement under way and every fill and broker event is applied. */
+  const drainOurs = async () => {
+    const started = performance.now();
+    const bound = started + DRAIN_MAX_MS;
+    do {
+      while (placing > 0 && performance.now() < bound) await sleep(5);
+      await app.services.simulator.idle();
+      await app.services.orders.idle();
+    } while (placing > 0 && performance.now() < bound);
+    if (placing > 0) console.log(`WARN  ours still had ${placing} placements under way after ${DRAIN_MAX_MS} ms`);
+    return performance.now() - started;
+  };
+
+  // One order each, checked by hand: both answer 201 with the order.
+  const tag = randomBytes(3).toString('hex');
+  const oursCheck = await postJson(`${app.url}${ROUTE}`, { ...ORDER, client_order_id: `check-${tag}-ours` }, token);
+  if (oursCheck.status !== 201 || oursCheck.json?.status !== 'accepted') throw new Error(`ours did not accept the check order: ${oursCheck.status} ${oursCheck.text}`);
+  const floorCheck = await postJson(`${floor.url}${ROUTE}`, { ...ORDER, client_order_id: `check-${tag}-floor` });
+  if (floorCheck.status !== 201 || floorCheck.json?.status !== 'filled') throw new Error(`the floor did not take the check order: ${floorCheck.status} ${floorCheck.text}`);
+  await drainOurs();
+  const [checkRow] = await observer<{ status: string }[]>`select status from orders where user_id = ${userId} and client_order_id = ${`check-${tag}-ours`}`;
+  if (checkRow?.status !== 'filled') throw new Error(`ours' check order is ${checkRow?.status ?? 'missing'} after the drain, not filled`);
+  console.log(`both answer 201: ours ${oursCheck.text.length} bytes (status accepted, filled after the answer), floor ${floorCheck.text.length} bytes (status filled)`);
+
+  const targets = {
+    floor: { name: 'floor', url: `${floor.url}${ROUTE}`, headers: {}, idPrefix: `bo${tag}-floor` } satisfies LoadTarget,
+    ours: { name: 'ours', url: `${app.url}${ROUTE}`, headers: { authorization: `Bearer ${token}` }, idPrefix: `bo${tag}-ours` } satisfies LoadTarget,
+  };
+  type TargetName = keyof typeof targets;
+  const okTotals: Record<TargetName, number> = { floor: 1, ours: 1 }; // the check orders
+
+  const generator = startGenerator();
+  cleanups.push({ what: 'load generator', run: () => generator.stop() });
+  const run = async (command: LoadCommand) => {
+    const result = await generator.run(command);
+    okTotals[command.target.name as TargetName] += result.okTotal;
+    return result;
+  };
+
+  // --- Census (also the warm-up): what one order costs each target, counted. ---------------
+  /** Backends flush their statistics at most once a second: wait, then give each pooled connection a statement. */
+  const flushStats = async () => {
+    await sleep(1100);
+    await Promise.all([
+      ...Array.from({ length: floor.poolSize }, () => floor.sql`select pg_sleep(0.05)`),
+      ...Array.from({ length: POOL_SIZE }, () => app.services.db.execute(drizzleSql`select pg_sleep(0.05)`)),
+    ]);
+    await sleep(200);
+  };
+  const cumulative = async (): Promise<DbCumulative> => {
+    const [row] = await observer<DbCumulative[]>`
+      select d.xact_commit::float8 as xact_commit, d.xact_rollback::float8 as xact_rollback, d.active_time as active_ms, d.idle_in_transaction_time as idle_in_tx_ms,
+             w.wal_bytes::float8 as wal_bytes, w.wal_sync::float8 as wal_sync
+      from pg_stat_database d, pg_stat_wal w where d.datname = current_database()`;
+    return row!;
+  };
+  const tableStats = async () =>
+    new Map(
+      (
+        await observer<(TableStats & { relname: string })[]>`
+          select relname, seq_scan::float8 as seq_scan, seq_tup_read::float8 as seq_tup_read, coalesce(idx_scan, 0)::float8 as idx_scan,
+                 n_tup_ins::float8 as n_tup_ins, n_tup_upd::float8 as n_tup_upd, n_tup_hot_upd::float8 as n_tup_hot_upd, n_tup_del::float8 as n_tup_del
+          from pg_stat_user_tables`
+      ).map(({ relname, ...stats }) => [relname, stats]),
+    );
+  const nextXid = async () => Number((await observer<{ xid: string }[]>`select pg_snapshot_xmax(pg_current_snapshot())::text as xid`)[0]!.xid);
+  const backendPids = async () => (await observer<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`).map((row) => row.pid);
+
+  const census = async (name: TargetName): Promise<Census> => {
+    await flushStats();
+    const pidsBefore = await backendPids();
+    const before = { stats: await cumulative(), tables: await tableStats(), cpu: process.cpuUsage(), pg: processCpuMs(pidsBefore) };
+    const xidBefore = await nextXid();
+    counter.start();
+    const started = performance.now();
+    let result: SliceResult;
+    let counts: PgCounts;
+    try {
+      result = await run({ op: 'count', target: targets[name], connections: settings.connections, count: settings.warmup, maxSeconds: CENSUS_MAX_SECONDS });
+      if (name === 'ours') await drainOurs();
+    } finally {
+      counts = counter.stop();
+    }
+    const wallSec = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(before.cpu);
+    const xids = (await nextXid()) - xidBefore;
+    const pg = processCpuMs([...new Set([...pidsBefore, ...(await backendPids())])]);
+    // Backends that started during the census count whole; those that ended are lost (none expected).
+    let pgCpuMs: number | undefined = 0;
+    for (const [pid, ms] of pg) pgCpuMs += ms - (before.pg.get(pid) ?? 0);
+    if (pg.size === 0) pgCpuMs = undefined;
+    await flushStats();
+    const stats = await cumulative();
+    const tables = new Map<string, TableStats>();
+    for (const [relname, after] of await tableStats()) {
+      const was = before.tables.get(relname);
+      const delta = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (was?.[k as keyof TableStats] ?? 0)])) as unknown as TableStats;
+      // Tables the orders touch, not those of background work (pg-boss) that happened to run meanwhile.
+      if (delta.seq_scan + delta.idx_scan + delta.n_tup_ins + delta.n_tup_upd + delta.n_tup_del >= 0.1 * Math.max(1, result.okTotal)) tables.set(relname, delta);
+    }
+    const delta = Object.fromEntries(Object.entries(stats).map(([k, v]) => [k, v - before.stats[k as keyof DbCumulative]])) as unknown as DbCumulative;
+    return {
+      name,
+      orders: result.okTotal,
+      wallSec,
+      pg: counts,
+      xids,
+      stats: delta,
+      tables,
+      serverCpuMs: { user: cpu.user / 1000, system: cpu.system / 1000 },
+      pgCpuMs,
+      generatorCpuMs: result.generatorCpuMs,
+      nonOk: result.sent - result.okTotal,
+    };
+  };
+
+  console.log(`census and warm-up: ${settings.warmup} orders per target at ${settings.connections} concurrent clients, counters on (not measured) ...`);
+  const censusFloor = await census('floor');
+  const censusOurs = await census('ours');
+
+  // --- Closed loop: throughput at N concurrent clients, alternating slices. ------------------
+  const slice = async (name: TargetName, command: LoadCommand, slices: Record<TargetName, SliceResult[]>, elu: Record<TargetName, number[]>, drains: Record<TargetName, number[]>) => {
+    const eluBefore = performance.eventLoopUtilization();
+    const result = await run(command);
+    elu[name].push(performance.eventLoopUtilization(eluBefore).utilization);
+    slices[name].push(result);
+    if (name === 'ours') drains.ours.push(await drainOurs());
+  };
+  const alternate = async (make: (name: TargetName) => LoadCommand) => {
+    const slices: Record<TargetName, SliceResult[]> = { floor: [], ours: [] };
+    const elu: Record<TargetName, number[]> = { floor: [], ours: [] };
+    const drains: Record<TargetName, number[]> = { floor: [], ours: [] };
+    for (let round = 0; round < settings.rounds; round++) {
+      const order: TargetName[] = round % 2 === 0 ? ['floor', 'ours'] : ['ours', 'floor'];
+      for (const name of order) await slice(name, make(name), slices, elu, drains);
+    }
+    return { floor: mergeSlices('floor', slices.floor, elu.floor, drains.floor), ours: mergeSlices('ours', slices.ours, elu.ours, drains.ours) };
+  };
+
+  console.log(`closed loop: ${settings.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
+  const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: settings.connections, seconds: settings.seconds / settings.rounds }));
+  const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
+  const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
+
+  // --- Open loop: latency at a fixed offered rate, sent on schedule. ------------------------
+  console.log(`open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
+  const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
+  const loadAfter = loadavg();
+
+  // --- Integrity: every 201 is an order on disk, and every order of ours is filled. ----------
+  await drainOurs();
+  const oursRows = await observer<{ status: string; n: number }[]>`select status, count(*)::int as n from orders where user_id = ${userId} group by status order by status`;
+  const [oursFills] = await observer<{ n: number; reconciling: number; doubled: number; reconciled: number }[]>`
+    select count(*)::int as n, (count(*) filter (where execution_id like 'reconcile:%'))::int as reconciling,
+           (select count(*)::int from (select 1 from order_fills where user_id = ${userId} group by client_order_id having count(*) > 1) d) as doubled,
+           (select count(*)::int from audit_events where subject_user_id = ${userId} and action = 'order.reconciled') as reconciled
+    from order_fills where user_id = ${userId}`;
+  const [floorRows] = await observer<{ orders: number; fills: number; audits: number; position: string }[]>`
+    select (select count(*)::int from bench_orders where user_id = ${FLOOR_USER_ID}) as orders, (select count(*)::int from bench_fills) as fills,
+           (select count(*)::int from bench_audit) as audits, (select qty::text from bench_positions where user_id = ${FLOOR_USER_ID}) as position`;
+
+  // Close the service first so every log line is flushed, then count them.
+  await generator.stop();
+  await app.close();
+  await closeLog();
+  const logText = readFileSync(logFile, 'utf8');
+  const requestLines = logText.split('"msg":"request"').length - 1;
+  const errorLines = logText.split('"level":"error"').length - 1;
+
+  // --- Report. --------------------------------------------------------------------------------
+  const widths = [24, 9, 9, 8, 8, 8, 8, 8, 7];
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join(' ');
+  const header = row(['target', 'req/s', 'requests', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors']);
+  /** req/s: 2xx answers over the window (closed loop), or over the time to the last answer (open loop). */
+  const line = (label: string, s: PhaseSummary, seconds: number) => {
+    const l = s.latenciesMs;
+    return row([label, fixed(s.okInWindow / seconds), String(s.okInWindow), fixed(percentile(l, 50), 1), fixed(percentile(l, 90), 1), fixed(percentile(l, 99), 1), fixed(l.at(-1) ?? Number.NaN, 1), String(non2xxOf(s)), String(s.errors)]);
+  };
+  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+  const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+  const pct = (value: number) => `${fixed(value * 100)} %`;
+  const ms = (values: number[]) => values.map((v) => `${fixed(v)} ms`).join(', ');
+
+  const oursRps = closedLoop.ours.okInWindow / closedLoop.ours.windowSec;
+  const ratio = floorRps > 0 ? oursRps / floorRps : 0;
+  const drainTotalMs = closedLoop.ours.drainMs.reduce((a, b) => a + b, 0);
+  const oursSustained = closedLoop.ours.okInWindow / (closedLoop.ours.windowSec + drainTotalMs / 1000);
+  const p99Floor = percentile(openLoop.floor.latenciesMs, 99);
+  const p99Ours = percentile(openLoop.ours.latenciesMs, 99);
+  const p99Delta = p99Ours - p99Floor;
+
+  console.log('');
+  console.log(`POST ${ROUTE}: ours (five gates, simulator) vs the durable-order floor, same process, same Postgres, same load`);
+  console.log(`  node ${process.version}, ${cpus().length} CPUs; Postgres ${pgSettings?.version}: synchronous_commit=${pgSettings?.synchronous_commit}, fsync=${pgSettings?.fsync}, wal_sync_method=${pgSettings?.wal_sync_method}, commit_delay=${pgSettings?.commit_delay}`);
+  console.log(`  both pools ${POOL_SIZE} connections; ours: NODE_ENV=test, LOG_LEVEL=info to a file, RATE_LIMIT_ORDERS_PER_MIN=${RATE_LIMIT_PER_MIN} (the setting's maximum), SIM_TICK_INTERVAL_MS=0`);
+  console.log(`  one user, one symbol (BTC/USDT market buys of ${ORDER.qty}), a new client_order_id per request; generator: a child process (node:http, keep-alive)`);
+  console.log(`  load average before/after: ${loadBefore.map((v) => v.toFixed(2)).join(' ')} / ${loadAfter.map((v) => v.toFixed(2)).join(' ')} (other work on the machine disturbs the figures)`);
+  console.log('');
+  console.log(`Closed loop: ${settings.connections} concurrent clients, each waiting for its answer; ${settings.seconds} s per target in ${settings.rounds} alternating slices`);
+  console.log(header);
+  console.log(line('floor (bare, 1 tx)', closedLoop.floor, closedLoop.floor.windowSec));
+  console.log(line('ours (5 gates + sim)', closedLoop.ours, closedLoop.ours.windowSec));
+  console.log(`  event loop busy: floor ${closedLoop.floor.elu.map(pct).join(', ')}; ours ${closedLoop.ours.elu.map(pct).join(', ')}`);
+  console.log(`  ours answers at acceptance, its fills follow: ours was quiet again ${ms(closedLoop.ours.drainMs)} after its slices; counting that time, ${fixed(oursSustained)} orders/s`);
+  console.log('');
+  console.log(`Open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's closed-loop figure) on schedule, latency from the scheduled send; ${settings.rateSeconds} s per target`);
+  console.log(header);
+  console.log(line('floor (bare, 1 tx)', openLoop.floor, openLoop.floor.spanSec));
+  console.log(line('ours (5 gates + sim)', openLoop.ours, openLoop.ours.spanSec));
+  console.log(
+    `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
+      `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
+  );
+  for (const s of [openLoop.floor, openLoop.ours]) {
+    if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
+    if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
+    if (s.sendLagP99Ms > 5) console.log(`  WARN  the generator sent ${s.name === 'ours' ? "ours'" : "the floor's"} orders up to ${fixed(s.sendLagP99Ms, 1)} ms late (p99): it was short of CPU, and those ms are in the latencies`);
+  }
+  console.log('');
+  const oursTotalOrders = oursRows.reduce((sum, r) => sum + r.n, 0);
+  const oursFilled = oursRows.find((r) => r.status === 'filled')?.n ?? 0;
+  const integrityOk =
+    oursTotalOrders === okTotals.ours && oursFilled === okTotals.ours && oursFills?.n === okTotals.ours && floorRows?.orders === okTotals.floor && floorRows.fills === okTotals.floor && floorRows.audits === 2 * okTotals.floor;
+  const oursAllOk = non2xxOf(closedLoop.ours) + non2xxOf(openLoop.ours) + closedLoop.ours.errors + openLoop.ours.errors === 0;
+  const goalNote = settings.connections === GOAL_CONNECTIONS ? '' : ` [the goal is stated at ${GOAL_CONNECTIONS}]`;
+  console.log(`${verdict(ratio >= GOAL_RATIO)}  throughput: ours ${fixed(oursRps)} / floor ${fixed(floorRps)} orders/s = ${fixed(ratio, 3)} of the floor (goal >= ${GOAL_RATIO}) at ${settings.connections} clients${goalNote}`);
+  console.log(`${verdict(p99Delta <= GOAL_P99_DELTA_MS)}  latency at ${rate} orders/s: ours p99 ${fixed(p99Ours, 1)} ms - floor p99 ${fixed(p99Floor, 1)} ms = ${p99Delta >= 0 ? '+' : ''}${fixed(p99Delta, 1)} ms (goal <= ${GOAL_P99_DELTA_MS} ms)`);
+  console.log(
+    `${verdict(oursAllOk)}  responses: ours ${JSON.stringify(closedLoop.ours.statusCodes)} closed, ${JSON.stringify(openLoop.ours.statusCodes)} open, ${closedLoop.ours.errors + openLoop.ours.errors} errors; ` +
+      `floor ${non2xxOf(closedLoop.floor) + non2xxOf(openLoop.floor)} non-2xx, ${closedLoop.floor.errors + openLoop.floor.errors} errors`,
+  );
+  console.log(
+    `${verdict(integrityOk)}  on disk: ours ${okTotals.ours} answers 201 -> ${oursTotalOrders} orders (${oursRows.map((r) => `${r.n} ${r.status}`).join(', ')}), ${oursFills?.n} fills; ` +
+      `floor ${okTotals.floor} answers 201 -> ${floorRows?.orders} orders, ${floorRows?.fills} fills, ${floorRows?.audits} audit rows, position ${floorRows?.position}`,
+  );
+  if (oursFills && (oursFills.reconciled > 0 || oursFills.doubled > 0)) {
+    // The once-a-minute reconcile job (server/jobs) ran during the load: what it did to orders in flight.
+    console.log(
+      `  WARN  ours' reconciler audited ${oursFills.reconciled} orders as reconciled while they were in flight; ` +
+        `${oursFills.reconciling} reconciling fills, ${oursFills.doubled} orders with more than one fill`,
+    );
+  }
+  console.log(`  ours' log: ${requestLines} request lines, ${errorLines} error lines`);
+
+  console.log('');
+  console.log(`Where the time goes, per order: the census (${settings.warmup} orders per target at ${settings.connections} clients before the measured runs; ours' fills drained inside it)`);
+  const censusWidths = [54, 10, 10];
+  const crow = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(censusWidths[0]!) : cell.padStart(censusWidths[i]!))).join(' ');
+  const per = (c: Census, value: number | undefined, digits = 2) => (value === undefined ? '-' : fixed(value / Math.max(1, c.orders), digits));
+  const both = (label: string, f: (c: Census) => string) => console.log(crow([label, f(censusFloor), f(censusOurs)]));
+  const counted = (f: (c: Census) => string) => (c: Census) => (c.pg.unreliable ? '?' : f(c));
+  const statementsOf = (c: Census) => STATEMENT_KINDS.reduce((sum, k) => sum + c.pg.byKind[k], 0);
+  console.log(crow(['', 'floor', 'ours']));
+  both('orders answered 2xx / not', (c) => `${c.orders} / ${c.nonOk}`);
+  both('census rate, orders/s (counters on)', (c) => fixed(c.orders / c.wallSec));
+  both('statements sent to Postgres (counted on the sockets)', counted((c) => per(c, statementsOf(c), 1)));
+  for (const kind of STATEMENT_KINDS) {
+    if (censusFloor.pg.byKind[kind] + censusOurs.pg.byKind[kind] > 0) both(`  ${kind}`, counted((c) => per(c, c.pg.byKind[kind], 1)));
+  }
+  both('round trips waited for (Sync / simple Query)', counted((c) => per(c, c.pg.syncs, 1)));
+  both('transactions with a write or row lock (commits to flush, at most)', counted((c) => per(c, c.pg.writeCommits, 2)));
+  both('transaction ids assigned (cluster-wide)', (c) => per(c, c.xids, 2));
+  both('transactions committed, any (pg_stat_database)', (c) => per(c, c.stats.xact_commit, 1));
+  both('transactions rolled back', (c) => per(c, c.stats.xact_rollback, 2));
+  both('WAL bytes (cluster-wide)', (c) => per(c, c.stats.wal_bytes, 0));
+  both('WAL fsyncs (cluster-wide)', (c) => per(c, c.stats.wal_sync, 2));
+  both('Postgres backends executing (incl. lock waits), ms', (c) => per(c, c.stats.active_ms, 1));
+  both('Postgres backends idle in transaction, ms', (c) => per(c, c.stats.idle_in_tx_ms, 1));
+  both('CPU of this database\'s backends, ms', (c) => per(c, c.pgCpuMs, 2));
+  both('CPU of the server process (user + kernel), ms', (c) => `${per(c, c.serverCpuMs.user, 2)} + ${per(c, c.serverCpuMs.system, 2)}`);
+  both('CPU of the load generator, ms', (c) => per(c, c.generatorCpuMs, 2));
+  const perOrder = (c: Census, value: number) => value / Math.max(1, c.orders);
+  const oursCommits = perOrder(censusOurs, censusOurs.pg.writeCommits);
+  const floorCommits = perOrder(censusFloor, censusFloor.pg.writeCommits);
+  const oursCpu = perOrder(censusOurs, censusOurs.serverCpuMs.user + censusOurs.serverCpuMs.system);
+  const floorCpu = perOrder(censusFloor, censusFloor.serverCpuMs.user + censusFloor.serverCpuMs.system);
+  const commitRate = floorRps * floorCommits;
+  console.log('');
+  console.log(
+    `  commits: ours makes up to ${fixed(oursCommits, 2)} durable commits per order, the floor ${fixed(floorCommits, 2)}. At the floor's commit rate (${fixed(commitRate)}/s) ` +
+      `that alone would cap ours near ${fixed(commitRate / Math.max(oursCommits, 1e-9))} orders/s (${fixed(floorCommits / Math.max(oursCommits, 1e-9), 2)} of the floor).`,
+  );
+  console.log(
+    `  server CPU: ours spends ${fixed(oursCpu, 2)} ms of the Node process's CPU per order (floor ${fixed(floorCpu, 2)} ms): on one event loop that caps it near ${fixed(1000 / Math.max(oursCpu, 1e-9))} orders/s. ` +
+      `Its loop was ${pct(mean(closedLoop.ours.elu))} busy in the closed loop (floor ${pct(mean(closedLoop.floor.elu))}).`,
+  );
+  const allCpu = (c: Census) => perOrder(c, c.serverCpuMs.user + c.serverCpuMs.system + (c.pgCpuMs ?? 0) + c.generatorCpuMs);
+  const cores = cpus().length;
+  console.log(
+    `  machine: an order costs ${fixed(allCpu(censusOurs), 1)} ms of CPU in all for ours (server, Postgres backends, generator), ${fixed(allCpu(censusFloor), 1)} ms for the floor; ` +
+      `${cores} cores cap ours near ${fixed((cores * 1000) / Math.max(allCpu(censusOurs), 1e-9))} orders/s and the floor near ${fixed((cores * 1000) / Math.max(allCpu(censusFloor), 1e-9))}` +
+      (censusOurs.pgCpuMs === undefined ? ' (Postgres backends not visible in /proc: left out)' : ''),
+  );
+  const caps = [
+    { what: 'durable commits at the floor\'s commit rate', cap: commitRate / Math.max(oursCommits, 1e-9) },
+    { what: 'the server\'s CPU on one event loop', cap: 1000 / Math.max(oursCpu, 1e-9) },
+    { what: `all CPU on ${cores} cores`, cap: (cores * 1000) / Math.max(allCpu(censusOurs), 1e-9) },
+  ].sort((a, b) => a.cap - b.cap);
+  console.log(`  => the tightest of these bounds on ours is ${caps[0]!.what} (~${fixed(caps[0]!.cap)} orders/s); measured closed loop: ${fixed(oursRps)} orders/s`);
+  if (censusOurs.pg.unreliable || censusFloor.pg.unreliable) console.log('  (counts marked ? could not be read from the sockets reliably)');
+  console.log('');
+  console.log('Tables per order: index scans, sequential scans (rows they read), rows inserted, updated (of which HOT), deleted');
+  for (const c of [censusFloor, censusOurs]) {
+    const busiest = [...c.tables].sort(([, a], [, b]) => b.idx_scan + b.seq_tup_read + b.n_tup_ins + b.n_tup_upd - (a.idx_scan + a.seq_tup_read + a.n_tup_ins + a.n_tup_upd));
+    for (const [relname, t] of busiest) {
+      const cells = [
+        `idx ${per(c, t.idx_scan, 1)}`,
+        `seq ${per(c, t.seq_scan, 1)} (${per(c, t.seq_tup_read, 0)} rows)`,
+        `ins ${per(c, t.n_tup_ins, 1)}`,
+        `upd ${per(c, t.n_tup_upd, 1)} (${per(c, t.n_tup_hot_upd, 1)})`,
+        `del ${per(c, t.n_tup_del, 1)}`,
+      ];
+      console.log(`  ${c.name.padEnd(6)}${relname.padEnd(26)}${cells.map((cell) => cell.padEnd(18)).join('')}`);
+    }
+  }
+};
+
+if (process.argv[2] === '--load') {
+  runGenerator();
+} else {
+  process.once('SIGINT', () => {
+    interrupted = true;
+    console.error('interrupted: cleaning up');
+    loadChild?.kill('SIGTERM');
+    void cleanUp().finally(() => process.exit(130));
+  });
+  try {
+    await main();
+  } catch (error) {
+    if (!interrupted) console.error('bench crashed:', error);
+    process.exitCode = 1;
+  } finally {
+    loadChild?.kill('SIGTERM');
+    await cleanUp();
+  }
+}
