@@ -28,8 +28,12 @@ export interface RequestState extends RequestFacts {
 export interface Context extends Areas {
   origin: RequestOrigin;
   authorization: string | undefined;
-  /** Carries the request id; made on first use, since most requests never log from a procedure. */
-  readonly logger: Logger;
+  /**
+   * The request-scoped logger (it carries the request id), made on first call: most requests never
+   * log from a procedure. A method, not a getter, since tRPC spreads the context at every
+   * middleware and a spread would run a getter, making a child logger per request.
+   */
+  log(): Logger;
   http: HttpResponseState;
 }
 
@@ -49,9 +53,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     origin: facts.origin,
     authorization: facts.authorization,
     http,
-    get logger() {
-      return (logger ??= services.logger.child({ reqId: facts.origin.requestId }));
-    },
+    log: () => (logger ??= services.logger.child({ reqId: facts.origin.requestId })),
   };
 };
 
