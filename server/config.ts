@@ -38,36 +38,30 @@ const int = (fallback: number, min: number, max: number) =>
     z.coerce.number().int().min(min).max(max),
   );
 
-/** A non-negative decimal kept as exact text (money never goes through a binary float). */
-const decimalSetting = (fallback: string) =>
+/**
+ * A decimal setting kept as exact text (money and rates never go through a binary float): the
+ * text must match `form`, and `accept` may bound its value.
+ */
+const decimalText = (fallback: string, form: RegExp, message: string, accept: (value: number) => boolean = () => true) =>
   z
     .string()
     .trim()
     .optional()
     .transform((value, ctx) => {
       const text = value === undefined || value === '' ? fallback : value;
-      if (!/^\d{1,15}(\.\d{1,8})?$/.test(text)) {
-        ctx.addIssue({ code: 'custom', message: 'expected a non-negative decimal number' });
+      if (!form.test(text) || !accept(Number(text))) {
+        ctx.addIssue({ code: 'custom', message });
         return z.NEVER;
       }
       return text;
     });
 
-/** A percentage in (0, 100], kept as exact decimal text. */
+/** A non-negative amount of money. */
+const decimalSetting = (fallback: string) => decimalText(fallback, /^\d{1,15}(\.\d{1,8})?$/, 'expected a non-negative decimal number');
+
+/** A percentage in (0, 100]. */
 const percentSetting = (fallback: string) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((value, ctx) => {
-      const text = value === undefined || value === '' ? fallback : value;
-      const number = Number(text);
-      if (!/^\d{1,3}(\.\d{1,6})?$/.test(text) || number <= 0 || number > 100) {
-        ctx.addIssue({ code: 'custom', message: 'expected a percentage above 0 and at most 100' });
-        return z.NEVER;
-      }
-      return text;
-    });
+  decimalText(fallback, /^\d{1,3}(\.\d{1,6})?$/, 'expected a percentage above 0 and at most 100', (value) => value > 0 && value <= 100);
 
 const text = (fallback = '') =>
   z

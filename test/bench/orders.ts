@@ -59,6 +59,7 @@ import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import type { RunningApp } from '../../server/app.ts';
 import type { OrdersFloor } from './orders-floor.ts';
+import { positiveInt } from './common.ts';
 
 const ROUTE = '/api/equity/orders';
 const GOAL_RATIO = 0.4;
@@ -282,13 +283,6 @@ const runGenerator = () => {
 // ---------------------------------------------------------------------------------------------
 // The bench (the parent side).
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-};
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
@@ -624,13 +618,12 @@ const main = async () => {
   };
 
   // The service and its helpers are loaded here, not at the top: the generator child needs none of them.
-  const [{ startApp }, { loadConfig }, { createLogger }, { createTestDatabase }, { startOrdersFloor, FLOOR_USER_ID }, { pino }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
+  const [{ startApp }, { loadConfig }, { fileLogger }, { createTestDatabase }, { startOrdersFloor, FLOOR_USER_ID }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
     import('../../server/app.ts'),
     import('../../server/config.ts'),
-    import('../../server/observability/logger.ts'),
+    import('./log-file.ts'),
     import('../support/server.ts'),
     import('./orders-floor.ts'),
-    import('pino'),
     import('postgres'),
     import('drizzle-orm'),
   ]);
@@ -654,15 +647,7 @@ const main = async () => {
     select current_setting('server_version') as version, current_setting('synchronous_commit') as synchronous_commit,
            current_setting('fsync') as fsync, current_setting('wal_sync_method') as wal_sync_method, current_setting('commit_delay') as commit_delay`;
 
-  const logFile = path.join(dir, 'service.log');
-  const destination = pino.destination({ dest: logFile, sync: false });
-  const logger = createLogger('info', destination);
-  let logClosed: Promise<void> | undefined;
-  const closeLog = () =>
-    (logClosed ??= new Promise<void>((resolve) => {
-      destination.once('close', () => resolve());
-      destination.end();
-    }));
+  const { logger, logFile, close: closeLog } = fileLogger(dir);
   cleanups.push({ what: 'log file', run: closeLog });
 
   const config = loadConfig({

@@ -28,26 +28,19 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { startApp, type RunningApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/observability/logger.ts';
 import { createTestDatabase } from '../support/server.ts';
 import { startBareServer } from './bare.ts';
 import type { LoadSpec, LoadSummary, TargetSummary } from './load.ts';
+import { positiveInt } from './common.ts';
+import { fileLogger } from './log-file.ts';
 
 const GOAL_RATIO = 0.18;
 const GOAL_P99_MS = 60;
 const GOAL_CONNECTIONS = 50;
 const ROUTE = '/api/auth/me';
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-};
 
 const settings = {
   seconds: positiveInt('BENCH_SECONDS', 10),
@@ -233,15 +226,7 @@ const main = async () => {
   const database = await createTestDatabase();
   cleanups.push({ what: 'database', run: () => database.drop() });
 
-  const logFile = path.join(dir, 'service.log');
-  const destination = pino.destination({ dest: logFile, sync: false });
-  const logger = createLogger('info', destination);
-  let logClosed: Promise<void> | undefined;
-  const closeLog = () =>
-    (logClosed ??= new Promise<void>((resolve) => {
-      destination.once('close', () => resolve());
-      destination.end();
-    }));
+  const { logger, logFile, close: closeLog } = fileLogger(dir);
   cleanups.push({ what: 'log file', run: closeLog });
 
   const config = loadConfig({

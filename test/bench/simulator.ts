@@ -24,14 +24,8 @@ import { createInstruments } from '../../server/instruments/instruments.ts';
 import { findInstrument } from '../../server/instruments/queries.ts';
 import { createLogger } from '../../server/observability/logger.ts';
 import { createTestDatabase } from '../support/server.ts';
+import { positiveInt } from './common.ts';
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
-};
 
 const settings = {
   orders: positiveInt('BENCH_SIM_ORDERS', 2_000),

@@ -13,7 +13,7 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
   let a: TestServer;
   let b: TestServer;
   // Instances share their secrets through settings (a generated secret is one DATA_DIR's own).
-  const env = { ...adminEnv, AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances', ENCRYPTION_SALT: 'shared-salt-for-both-instances' };
+  const env = { ...adminEnv, AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances', ENCRYPTION_SALT: 'shared-salt-for-both-instances', SIM_TICK_INTERVAL_MS: '0' };
   beforeAll(async () => {
     a = await startTestServer(env);
     b = await startTestServer(env, { dataDir: tempDir(), databaseUrl: a.databaseUrl });
@@ -54,21 +54,6 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
     }
     const resumed = await waitFor(() => b.http('GET', '/api/auth/me', { token: tokens.access_token }), (res) => res.status === 200);
     expect(resumed.status).toBe(200);
-  });
-});
-
-describe.skipIf(!onPostgres)('broker keys across instances', () => {
-  let a: TestServer;
-  let b: TestServer;
-  const env = { AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances', ENCRYPTION_SALT: 'shared-salt-for-both-instances', SIM_TICK_INTERVAL_MS: '0' };
-  beforeAll(async () => {
-    a = await startTestServer(env);
-    b = await startTestServer(env, { dataDir: tempDir(), databaseUrl: a.databaseUrl });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    if (b) rmSync(b.dataDir, { recursive: true, force: true });
-    await a?.stop();
   });
 
   it("deleting a key on one instance drops the user's broker on the other", async () => {

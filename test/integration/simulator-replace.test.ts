@@ -6,16 +6,14 @@
 import { and, eq } from 'drizzle-orm';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
 import { simOrders } from '../../server/db/schema/index.ts';
 import { upsertInstrument } from '../../server/instruments/queries.ts';
-import { newUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { waitFor } from '../support/wait.ts';
+import { openSimAccount, simOrder, type SimAccount } from '../support/sim-accounts.ts';
 
 const START = '2026-03-10T15:00:00.000Z';
 const clock = manualClock(START);
@@ -73,42 +71,11 @@ const newInstrument = async ({ price, lot = '0.001' }: { price: string; lot?: st
   return symbol;
 };
 
-interface Account {
-  userId: number;
-  broker: Broker;
-  events: TBrokerEvent[];
-  seen(match: Partial<TBrokerEvent>): Promise<TBrokerEvent>;
-}
+type Account = SimAccount;
 
-const streams: AbortController[] = [];
-afterAll(() => streams.forEach((controller) => controller.abort()));
+const openAccount = (on: Simulator = sim, assetClass: TAssetClass = 'crypto'): Promise<Account> => openSimAccount({ server, on, assetClass, prefix: 'simrpl' });
 
-const openAccount = async (on: Simulator = sim, assetClass: TAssetClass = 'crypto'): Promise<Account> => {
-  const { user } = await newUser(server, { prefix: 'simrpl' });
-  const broker = on.brokerFor({ userId: user.id, assetClass, mode: 'paper' });
-  const events: TBrokerEvent[] = [];
-  const controller = new AbortController();
-  streams.push(controller);
-  const stream = broker.events(controller.signal);
-  void (async () => {
-    for await (const event of stream) events.push(event);
-  })();
-  const matches = (event: TBrokerEvent, match: Partial<TBrokerEvent>) => Object.entries(match).every(([field, value]) => event[field as keyof TBrokerEvent] === value);
-  return {
-    userId: user.id,
-    broker,
-    events,
-    seen: async (match) => (await waitFor(() => Promise.resolve(events.find((event) => matches(event, match))), (found) => found !== undefined))!,
-  };
-};
-
-let orderCount = 0;
-const order = (fields: Partial<BrokerOrderRequest> & Pick<BrokerOrderRequest, 'symbol' | 'side' | 'qty'>): BrokerOrderRequest => ({
-  clientOrderId: `sim-replace-${process.pid}-${++orderCount}`,
-  orderType: 'market',
-  timeInForce: 'gtc',
-  ...fields,
-});
+const order = simOrder;
 
 const orderRow = async (userId: number, id: string) => (await server.services.db.select().from(simOrders).where(and(eq(simOrders.userId, userId), eq(simOrders.id, id))))[0]!;
 const typesOf = (account: Account, brokerOrderId: string) => account.events.filter((event) => event.broker_order_id === brokerOrderId).map((event) => event.type);

@@ -5,9 +5,8 @@
 import { and, eq } from 'drizzle-orm';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+import { BrokerRejectedError, BrokerUnavailableError } from '../../server/brokers/types.ts';
 import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
 import { simAccounts, simFills, simOrders, simPositions, systemState } from '../../server/db/schema/index.ts';
@@ -16,6 +15,7 @@ import { upsertBars } from '../../server/marketdata/queries.ts';
 import { newUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
+import { openSimAccount, simOrder, type SimAccount } from '../support/sim-accounts.ts';
 
 // Tuesday 10 March 2026, 11:00 in New York (EDT since the 8th), 00:00 in Seoul on the 11th.
 const START = '2026-03-10T15:00:00.000Z';
@@ -79,43 +79,12 @@ const newInstrument = async (assetClass: TAssetClass, { price, tick = '0.01', lo
   return symbol;
 };
 
-interface Account {
-  userId: number;
-  broker: Broker;
-  events: TBrokerEvent[];
-  /** Waits until the account's stream has delivered an event that matches. */
-  seen(match: Partial<TBrokerEvent>): Promise<TBrokerEvent>;
-}
+type Account = SimAccount;
 
-const streams: AbortController[] = [];
-afterAll(() => streams.forEach((controller) => controller.abort()));
+const openAccount = (assetClass: TAssetClass = 'crypto', on: Simulator = sim, mode: 'paper' | 'live' = 'paper'): Promise<Account> =>
+  openSimAccount({ server, on, assetClass, mode, prefix: 'sim' });
 
-const openAccount = async (assetClass: TAssetClass = 'crypto', on: Simulator = sim, mode: 'paper' | 'live' = 'paper'): Promise<Account> => {
-  const { user } = await newUser(server, { prefix: 'sim' });
-  const broker = on.brokerFor({ userId: user.id, assetClass, mode });
-  const events: TBrokerEvent[] = [];
-  const controller = new AbortController();
-  streams.push(controller);
-  const stream = broker.events(controller.signal);
-  void (async () => {
-    for await (const event of stream) events.push(event);
-  })();
-  const matches = (event: TBrokerEvent, match: Partial<TBrokerEvent>) => Object.entries(match).every(([field, value]) => event[field as keyof TBrokerEvent] === value);
-  return {
-    userId: user.id,
-    broker,
-    events,
-    seen: async (match) => (await waitFor(() => Promise.resolve(events.find((event) => matches(event, match))), (found) => found !== undefined))!,
-  };
-};
-
-let orderCount = 0;
-const order = (fields: Partial<BrokerOrderRequest> & Pick<BrokerOrderRequest, 'symbol' | 'side' | 'qty'>): BrokerOrderRequest => ({
-  clientOrderId: `sim-test-${process.pid}-${++orderCount}`,
-  orderType: 'market',
-  timeInForce: 'gtc',
-  ...fields,
-});
+const order = simOrder;
 
 const orderRow = async (userId: number, id: string) => (await server.services.db.select().from(simOrders).where(and(eq(simOrders.userId, userId), eq(simOrders.id, id))))[0]!;
 const fillRows = (userId: number, orderId: string) => server.services.db.select().from(simFills).where(and(eq(simFills.userId, userId), eq(simFills.orderId, orderId)));

@@ -359,6 +359,12 @@ describe('settings of instruments, market data and the simulator', () => {
     for (const value of ['-1', '1e6', 'abc', '0x10']) expectRejected(withSecrets({ SIM_INITIAL_CASH_USD: value }), 'SIM_INITIAL_CASH_USD');
   });
 
+  it('keeps risk percentages as exact text within (0, 100], refusing anything else', () => {
+    expect(loadConfig(withSecrets({ RISK_MAX_RISK_PER_TRADE_PCT: '2.5' })).RISK_MAX_RISK_PER_TRADE_PCT).toBe('2.5');
+    expect(loadConfig(withSecrets()).RISK_DAILY_LOSS_LIMIT_PCT).toBe('5');
+    for (const value of ['0', '100.5', '-1', 'abc', '1e1']) expectRejected(withSecrets({ RISK_DEFAULT_STOP_PCT: value }), 'RISK_DEFAULT_STOP_PCT');
+  });
+
   it('accepts only the simulated broker mode for now', () => {
     expect(loadConfig(withSecrets()).BROKER_MODE).toBe('simulated');
     expectRejected(withSecrets({ BROKER_MODE: 'real' }), 'BROKER_MODE');
