@@ -7,6 +7,9 @@ export const ZTimestamp = z.string().meta({ format: 'date-time' });
 export const ZAssetClass = z.enum(['crypto', 'us_equity', 'kr_equity']);
 export type TAssetClass = z.infer<typeof ZAssetClass>;
 
+/** The currency an asset class trades and settles in: every account, order and position of it. */
+export const CURRENCY_OF_ASSET_CLASS: Record<TAssetClass, string> = { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' };
+
 /**
  * A boolean in a request body: strict, "false" is refused rather than read as true. Our REST
  * runtime coerces nothing, but trpc-to-openapi's own handler marks plain `z.boolean()` schemas

@@ -5,7 +5,7 @@
 // in-process publisher of order events.
 import { createHash, randomUUID } from 'node:crypto';
 import type { TBrokerEvent, TTradingMode } from '../../contracts/brokers.ts';
-import type { TAssetClass } from '../../contracts/common.ts';
+import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import {
   STATUSES_OF_FILTER,
   type TOrderEvent,
@@ -57,7 +57,6 @@ const REPLAY_WAIT_MS = 15_000;
 const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
 const RANK: Record<TOrderStatus, number> = { pending: 0, accepted: 1, open: 2, partially_filled: 3, filled: 4, canceled: 4, rejected: 4, expired: 4 };
 
-const CURRENCY: Record<TAssetClass, string> = { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' };
 const num = (value: string | null) => (value === null ? null : Number(value));
 /** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
 const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
@@ -77,7 +76,7 @@ export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
   limit_price: num(row.limitPrice),
   stop_price: num(row.stopPrice),
   status: row.status,
-  currency: CURRENCY[row.assetClass],
+  currency: CURRENCY_OF_ASSET_CLASS[row.assetClass],
   submitted_at: row.submittedAt.toISOString(),
   updated_at: row.updatedAt.toISOString(),
   bracket: row.bracket ? { take_profit: row.bracket.take_profit, stop_loss: row.bracket.stop_loss, stop_loss_limit: row.bracket.stop_loss_limit } : null,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
-import { ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
+import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
@@ -41,7 +41,7 @@ import {
 const ASSET_CLASSES = ZAssetClass.options;
 
 /** The cash currency of each asset class's accounts. */
-export const ACCOUNT_CURRENCY: Record<TAssetClass, string> = { crypto: 'USDT', us_equity: 'USD', kr_equity: 'KRW' };
+export const ACCOUNT_CURRENCY = CURRENCY_OF_ASSET_CLASS;
 
 export const DEFAULT_LEASE_NAME = 'simulator';
 
