@@ -70,7 +70,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     const throttle = createThrottle({ db, clock, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
     const auth = await createAuth({ db, clock, tokens, throttle, users, halt, changes });
-    const instruments = createInstruments({ db, clock, logger });
+    const instruments = createInstruments({ db, clock, logger, changes });
     const marketData = createMarketData({ db, clock, logger, instruments });
     // Reference data every entry point needs: seeded into an empty database, production too.
     await instruments.seedIfEmpty();
@@ -79,6 +79,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       clock,
       logger,
       changes,
+      findInstrument: instruments.find,
       initialCash: { crypto: config.SIM_INITIAL_CASH_USDT, us_equity: config.SIM_INITIAL_CASH_USD, kr_equity: config.SIM_INITIAL_CASH_KRW },
       tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
       liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,

@@ -63,6 +63,13 @@ export interface BrokerAccount {
   asOf: Date;
 }
 
+/** An account with its positions and working orders, read together (what the risk gate judges an order on). */
+export interface BrokerSnapshot {
+  account: BrokerAccount;
+  positions: BrokerPosition[];
+  openOrders: BrokerOrder[];
+}
+
 export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string };
 
 /** What a replace changes; a field left out keeps its value. Decimal strings. */
@@ -98,6 +105,8 @@ export interface Broker {
   listOpenOrders(): Promise<BrokerOrder[]>;
   positions(): Promise<BrokerPosition[]>;
   account(): Promise<BrokerAccount>;
+  /** The account, positions and working orders at once: one round of reads where the broker allows. */
+  snapshot(): Promise<BrokerSnapshot>;
   /** The price the broker would trade the symbol at now; throws BrokerRejectedError for an unknown symbol. */
   quote(symbol: string): Promise<string>;
   /** This account's events from now on, until the signal aborts. */

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
+import type { ChangeFeed } from '../events/changes.ts';
 import type { Logger } from '../observability/logger.ts';
 import { countInstruments, findInstrument, insertMissingInstruments, listInstruments, upsertInstrument } from './queries.ts';
 import { krxTickSize } from './ticks.ts';
@@ -34,7 +35,34 @@ const invalid = (path: string, message: string) => new AppError('VALIDATION_ERRO
 
 export type Instruments = ReturnType<typeof createInstruments>;
 
-export const createInstruments = ({ db, clock, logger }: { db: Db; clock: Clock; logger: Logger }) => {
+export const createInstruments = ({ db, clock, logger, changes }: { db: Db; clock: Clock; logger: Logger; changes?: ChangeFeed }) => {
+  // Registered instruments by asset class and symbol: every order reads its instrument several
+  // times, and the registry changes only by an operator's upsert, which every instance hears of
+  // on the change feed. Only found rows are kept: a symbol registered later is read then.
+  const cache = new Map<string, Promise<InstrumentRow | undefined>>();
+  changes?.subscribe((change) => {
+    if (change.kind === 'instruments' || change.kind === 'resync') cache.clear();
+  });
+
+  /** The registered instrument of an exact (already normalised) symbol, or undefined. */
+  const find = ({ assetClass, symbol }: { assetClass: TAssetClass; symbol: string }): Promise<InstrumentRow | undefined> => {
+    const key = `${assetClass}\u0000${symbol}`;
+    const cached = cache.get(key);
+    if (cached) return cached;
+    const lookup = findInstrument(db, { assetClass, symbol });
+    cache.set(key, lookup);
+    // A miss or a failed read is not kept.
+    lookup.then(
+      (row) => {
+        if (!row && cache.get(key) === lookup) cache.delete(key);
+      },
+      () => {
+        if (cache.get(key) === lookup) cache.delete(key);
+      },
+    );
+    return lookup;
+  };
+
   const list = async ({ query }: { query: TInstrumentListQuery }): Promise<TInstrumentList> => {
     const { rows, total } = await listInstruments(db, { assetClass: query.asset_class, q: query.q, page: query.page, size: query.size });
     return { items: rows.map(toInstrument), total, page: query.page, size: query.size };
@@ -47,7 +75,7 @@ export const createInstruments = ({ db, clock, logger }: { db: Db; clock: Clock;
   const resolve = async ({ symbol, assetClass }: { symbol: string; assetClass?: TAssetClass }): Promise<InstrumentRow | undefined> => {
     const normalised = normaliseSymbol(symbol, assetClass);
     if (!normalised.ok) return undefined;
-    return findInstrument(db, { assetClass: normalised.assetClass, symbol: normalised.symbol });
+    return find({ assetClass: normalised.assetClass, symbol: normalised.symbol });
   };
 
   const upsert = async ({ actor, input, origin }: { actor: { id: number }; input: TInstrumentUpsert; origin: RequestOrigin }): Promise<{ instrument: TInstrument; created: boolean }> => {
@@ -79,8 +107,11 @@ export const createInstruments = ({ db, clock, logger }: { db: Db; clock: Clock;
         data: { asset_class: input.asset_class, symbol: normalised.symbol, created: result.created },
         at,
       });
+      await changes?.publish(tx, { kind: 'instruments' });
       return result;
     });
+    // This instance reads its own write at once; the others when the change arrives.
+    cache.clear();
     return { instrument: toInstrument(row), created };
   };
 
@@ -108,5 +139,5 @@ export const createInstruments = ({ db, clock, logger }: { db: Db; clock: Clock;
     return added;
   };
 
-  return { list, resolve, upsert, seedIfEmpty };
+  return { list, resolve, find, upsert, seedIfEmpty };
 };

@@ -13,7 +13,8 @@ import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { utcDateOf } from './risk/day-start.ts';
-import { claimRate, dayStartEquity, findLiveFlag, findLock } from './queries.ts';
+import { claimRate, findLiveFlag, findLock } from './queries.ts';
+import type { DayStartEquity } from './risk/day-start-cache.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
 
@@ -42,6 +43,8 @@ export interface GateDeps {
   clock: Clock;
   config: Config;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
+  /** The account's equity at its first evaluation of the UTC day (DayStartEquity). */
+  dayStart: DayStartEquity;
 }
 
 const MINUTE_MS = 60_000;
@@ -86,23 +89,21 @@ const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps
 const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
 
 /** 4. The risk manager, on the broker's own view of the account and the price. */
-const riskGate = async (attempt: OrderAttempt, { db, clock, config }: GateDeps) => {
+const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: GateDeps) => {
   const { instrument, broker } = attempt;
   // An unregistered symbol has no price to judge: the broker call refuses it.
   if (!instrument || !broker) return;
   const at = clock.now();
-  const [account, positions, open, previousClose] = await Promise.all([
-    broker.account(),
-    broker.positions(),
-    broker.listOpenOrders(),
+  const [{ account, positions, openOrders }, previousClose, lock] = await Promise.all([
+    broker.snapshot(),
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
+    findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const promised = open
+  const promised = openOrders
     .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
     .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
-  const lock = await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass });
-  const startEquity = await dayStartEquity(db, { userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
+  const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
   const verdict = checkRisk(
     {
       assetClass: attempt.assetClass,

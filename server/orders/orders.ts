@@ -26,11 +26,13 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
+import type { OrderInsert } from './queries.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { GateRefusal, MINUTE_SCOPE, runGates, type OrderAttempt } from './gates.ts';
+import { createDayStartEquity } from './risk/day-start-cache.ts';
 import {
   fillsOf,
   findAuditedOrder,
@@ -40,6 +42,7 @@ import {
   listAuditedOrders,
   listUnfinishedOrders,
   markFirstLiveOrder,
+  recordAcceptance,
   releaseRate,
   setLiveEnabled,
   updateOrder,
@@ -55,7 +58,6 @@ const SETTLE_AFTER_MS = 60_000;
 /** How long a duplicate waits for the first copy's answer. */
 const REPLAY_WAIT_MS = 15_000;
 const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
-const RANK: Record<TOrderStatus, number> = { pending: 0, accepted: 1, open: 2, partially_filled: 3, filled: 4, canceled: 4, rejected: 4, expired: 4 };
 
 const num = (value: string | null) => (value === null ? null : Number(value));
 /** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
@@ -113,6 +115,36 @@ const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
     );
   });
 
+/**
+ * What a broker event changes in the order's row, or undefined when it changes nothing. A
+ * finished order stays finished whatever arrives late, and a late event never takes back what is
+ * already recorded as filled (by the reconciler, say).
+ */
+const changeOf = (row: OrderRow, event: TBrokerEvent) => {
+  const status = TERMINAL.has(row.status) && !TERMINAL.has(event.status) ? row.status : event.status;
+  const brokerOrderId = row.brokerOrderId && !row.brokerOrderId.startsWith('rejected-') ? row.brokerOrderId : event.broker_order_id;
+  const behind = new ExactDecimal(event.filled_qty).lt(row.filledQty);
+  const filledQty = behind ? row.filledQty : event.filled_qty;
+  const avgFillPrice = behind ? row.avgFillPrice : event.avg_fill_price;
+  const same =
+    !event.fill &&
+    status === row.status &&
+    brokerOrderId === row.brokerOrderId &&
+    new ExactDecimal(filledQty).eq(row.filledQty) &&
+    (avgFillPrice === null ? row.avgFillPrice === null : row.avgFillPrice !== null && new ExactDecimal(avgFillPrice).eq(row.avgFillPrice));
+  return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice };
+};
+
+/** Thrown inside an event's transaction to roll it back when its fill was recorded before. */
+class DuplicateFill extends Error {
+  override readonly name = 'DuplicateFill';
+}
+
+/** Thrown inside the intent's transaction to roll it back when the client order id is taken. */
+class LostRace extends Error {
+  override readonly name = 'LostRace';
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface OrderDeps {
@@ -164,6 +196,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       data: { client_order_id: row.clientOrderId, broker_order_id: row.brokerOrderId, asset_class: row.assetClass, broker: row.broker, live: row.live, ...data },
       at: clock.now(),
     });
+
+  const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db) };
 
   const countGate = (assetClass: TAssetClass, gate: string, outcome: 'passed' | 'refused' | 'failed') => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
 
@@ -253,7 +287,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     };
     const identity = { userId: user.id, clientOrderId, assetClass, broker: 'simulator', live: mode === 'live', brokerOrderId: null };
     try {
-      await runGates(attempt, { db, clock, config, forUser });
+      await runGates(attempt, gateDeps);
     } catch (error) {
       if (!(error instanceof GateRefusal)) throw error;
       if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
@@ -272,31 +306,41 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     };
     // The intent and its audit record, before the broker is called: a crash after this point is
     // found by the reconciler, never lost.
-    const intent = await db.transaction(async (tx) => {
-      const row = await insertOrderIntent(tx, {
-        userId: user.id,
-        clientOrderId,
-        brokerOrderId: null,
-        assetClass,
-        live: mode === 'live',
-        broker: broker.name,
-        symbol,
-        side: request.side,
-        orderType: request.order_type,
-        timeInForce: request.time_in_force,
-        qty: attempt.qty,
-        limitPrice: attempt.limitPrice,
-        stopPrice: attempt.stopPrice,
-        status: 'pending',
-        bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
-        metadata,
-        requestHash: hash,
-        submittedAt: at,
-        updatedAt: at,
+    const values: OrderInsert & OrderRow = {
+      userId: user.id,
+      clientOrderId,
+      brokerOrderId: null,
+      assetClass,
+      live: mode === 'live',
+      broker: broker.name,
+      symbol,
+      side: request.side,
+      orderType: request.order_type,
+      timeInForce: request.time_in_force,
+      qty: attempt.qty,
+      filledQty: '0',
+      avgFillPrice: null,
+      limitPrice: attempt.limitPrice,
+      stopPrice: attempt.stopPrice,
+      status: 'pending',
+      reason: null,
+      bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
+      metadata,
+      requestHash: hash,
+      submittedAt: at,
+      updatedAt: at,
+    };
+    const intent = await db
+      .transaction(async (tx) => {
+        // Sent together, one round trip; when a copy won the race for the id, the audit record rolls back.
+        const [row] = await Promise.all([insertOrderIntent(tx, values), audit(tx, values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)]);
+        if (!row) throw new LostRace('a copy of the request took the client order id');
+        return row;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof LostRace) return undefined;
+        throw error;
       });
-      if (row) await audit(tx, row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin);
-      return row;
-    });
     // A copy of this request won the race for the id: answer as its replay.
     if (!intent) return asReplay(attempt, clientOrderId, hash);
     publish(orderEventOf(intent, 'placed', { request: normalised(request, symbol) }));
@@ -339,12 +383,15 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     }
     countGate(assetClass, 'broker', 'passed');
     const { row, firstLive } = await db.transaction(async (tx) => {
-      const current = await findOrderByClientId(tx, { userId: user.id, clientOrderId, forUpdate: true });
-      // The broker's events may have moved the order on already: never move it back.
-      const status = current && RANK[current.status] > RANK.accepted ? current.status : 'accepted';
-      const updated = await updateOrder(tx, intent, { brokerOrderId: accepted.brokerOrderId, status, updatedAt: clock.now() });
-      const first = updated!.live ? await markFirstLiveOrder(tx, { userId: user.id, assetClass, at }) : false;
-      await audit(tx, updated!, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
+      const recorded = { ...intent, brokerOrderId: accepted.brokerOrderId };
+      if (!intent.live) {
+        // Sent together: one round trip for the update and its audit record.
+        const [updated] = await Promise.all([recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: clock.now() }), audit(tx, recorded, 'order.accepted', { broker_status: accepted.status })]);
+        return { row: updated!, firstLive: false };
+      }
+      const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: clock.now() });
+      const first = await markFirstLiveOrder(tx, { userId: user.id, assetClass, at });
+      await audit(tx, recorded, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
       return { row: updated!, firstLive: first };
     });
     if (firstLive) {
@@ -495,48 +542,68 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   // Events of one order are applied one after another, in the order the broker sent them.
   const chains = new Map<string, Promise<void>>();
 
-  /** Applies one broker event: the fill, the order's status and its audit record in one transaction. */
-  const apply = async (event: TBrokerEvent): Promise<void> => {
+  /**
+   * Applies one broker event: the fill, the order's status and its audit record in one
+   * transaction. An event that changes nothing the order records (the broker's `accepted` after
+   * the placement recorded that answer) writes nothing, seen without a lock; it is still published.
+   */
+  const apply = async (event: TBrokerEvent, child?: OrderInsert): Promise<void> => {
     const key = { userId: event.user_id, clientOrderId: event.client_order_id };
-    // An order the broker made itself (a bracket's take-profit or stop-loss child) is looked up at
-    // the broker before the transaction: inside it only `tx` may be used.
-    const child = (await findOrderByClientId(db, key)) ? undefined : await childOrder(event);
-    const outcome = await db.transaction(async (tx) => {
-      let row = await findOrderByClientId(tx, { ...key, forUpdate: true });
-      if (!row) {
-        if (!child) return undefined;
-        row = (await insertOrderIntent(tx, child)) ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
-        await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata.parent_client_order_id ?? null });
+    if (!event.fill && !child) {
+      // Events of one order are applied in order and the order's state only moves forward, so a
+      // committed row that already says what the event says stays that way.
+      const seen = await findOrderByClientId(db, key);
+      if (seen && changeOf(seen, event) === undefined) {
+        publishBrokerEvent(seen, event);
+        return;
       }
-      if (event.fill) {
-        // The event says how much is filled in all: a fill the reconciler already recorded for
-        // this order (after a crash) is not recorded twice.
-        const recorded = (await fillsOf(tx, key)).reduce((sum, fill) => sum.plus(fill.qty), new ExactDecimal(0));
-        const covered = recorded.plus(event.fill.qty).gt(event.filled_qty);
-        if (!covered && !(await insertFill(tx, { ...key, executionId: event.fill.execution_id, qty: event.fill.qty, price: event.fill.price, fee: event.fill.fee, at: new Date(event.at) }))) {
-          return undefined; // a duplicate delivery of a fill already applied
+    }
+    const outcome = await db
+      .transaction(async (tx): Promise<OrderRow | 'unknown'> => {
+        let row = await findOrderByClientId(tx, { ...key, forUpdate: true });
+        if (!row) {
+          if (!child) return 'unknown';
+          row = (await insertOrderIntent(tx, child)) ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
+          await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata?.parent_client_order_id ?? null });
         }
-      }
-      // A finished order stays finished whatever arrives late.
-      const status = TERMINAL.has(row.status) && !TERMINAL.has(event.status) ? row.status : event.status;
-      const updated = await updateOrder(tx, key, {
-        status,
-        filledQty: event.filled_qty,
-        avgFillPrice: event.avg_fill_price,
-        brokerOrderId: row.brokerOrderId && !row.brokerOrderId.startsWith('rejected-') ? row.brokerOrderId : event.broker_order_id,
-        updatedAt: clock.now(),
+        const change = changeOf(row, event);
+        if (!change) return row;
+        const { fill } = event;
+        // The event says how much is filled in all; the row holds what the recorded fills add up
+        // to (every fill is recorded with its row update, under this lock). A fill the reconciler
+        // already recorded after a crash is not recorded twice.
+        const record = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
+        // Sent together, one round trip; a fill delivered twice rolls the rest back.
+        const [recorded, updated] = await Promise.all([
+          record ? insertFill(tx, { ...key, executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) }) : Promise.resolve(true),
+          updateOrder(tx, key, { ...change, updatedAt: clock.now() }),
+          audit(tx, { ...row, brokerOrderId: change.brokerOrderId }, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }),
+        ]);
+        if (!recorded) throw new DuplicateFill(fill!.execution_id);
+        return updated!;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof DuplicateFill) return undefined;
+        throw error;
       });
-      await audit(tx, updated!, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event });
-      return updated!;
-    });
-    if (!outcome) return;
+    // An order the broker made itself (a bracket's take-profit or stop-loss child) is read from
+    // the broker, outside the transaction (inside it only `tx` may be used), and applied again.
+    if (outcome === 'unknown') {
+      const made = child ? undefined : await childOrder(event);
+      if (made) await apply(event, made);
+      return;
+    }
+    if (outcome) publishBrokerEvent(outcome, event);
+  };
+
+  const publishBrokerEvent = (row: OrderRow, event: TBrokerEvent) => {
     // A broker's `expired` reaches clients as `canceled` with status `expired`.
     const eventType = event.type === 'expired' ? 'canceled' : event.type;
-    publish(orderEventOf(outcome, eventType, event));
+    publish(orderEventOf(row, eventType, event));
   };
 
   /** The order row of a child the broker created, from the broker's own record of it. */
-  const childOrder = async (event: TBrokerEvent) => {
+  const childOrder = async (event: TBrokerEvent): Promise<OrderInsert | undefined> => {
     const broker = await forUser({ userId: event.user_id, assetClass: event.asset_class, mode: event.mode }).catch(() => undefined);
     const order = await broker?.getOrder({ brokerOrderId: event.broker_order_id }).catch(() => undefined);
     if (!order) return undefined;
@@ -567,7 +634,13 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   const ingest = (event: TBrokerEvent): Promise<void> => {
     const id = `${event.user_id}:${event.client_order_id}`;
-    const next = (chains.get(id) ?? Promise.resolve())
+    // The first events of an order (its `accepted`, a fill on arrival) come while its placement
+    // is still recording the broker's answer: they wait for it and then find that much recorded.
+    const placing = inFlight.get(id)?.then(
+      () => undefined,
+      () => undefined,
+    );
+    const next = (chains.get(id) ?? placing ?? Promise.resolve())
       .then(() => apply(event))
       .catch((error: unknown) => logger.error({ err: error, clientOrderId: event.client_order_id, type: event.type }, 'could not apply a broker event'));
     chains.set(id, next);

@@ -7,7 +7,7 @@ import type { TOrderStatus } from '../../contracts/orders.ts';
 import type { Queryable } from '../db/client.ts';
 import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
 
-type OrderInsert = typeof orders.$inferInsert;
+export type OrderInsert = typeof orders.$inferInsert;
 
 /** Inserts the intent; undefined when the user already has an order with that client id. */
 export const insertOrderIntent = async (db: Queryable, values: OrderInsert): Promise<OrderRow | undefined> =>
@@ -52,6 +52,19 @@ export const listAuditedOrders = async (
 
 export const updateOrder = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, change: Partial<OrderInsert>): Promise<OrderRow | undefined> =>
   (await db.update(orders).set(change).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId))).returning())[0];
+
+/**
+ * Records the broker's acceptance: its order id, and the status `accepted` unless the broker's
+ * events have moved the order on already (it is never moved back).
+ */
+export const recordAcceptance = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, { brokerOrderId, at }: { brokerOrderId: string; at: Date }): Promise<OrderRow | undefined> =>
+  (
+    await db
+      .update(orders)
+      .set({ brokerOrderId, status: sql`case when ${orders.status} = 'pending' then 'accepted' else ${orders.status} end`, updatedAt: at })
+      .where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)))
+      .returning()
+  )[0];
 
 /**
  * Orders without a final answer: intents a crash left before the broker answered, and working

@@ -69,6 +69,21 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
     );
     expect(outcome).toBe('BROKER_NOT_CONFIGURED');
   });
+
+  it('an instrument changed on one instance is read anew on the other (its cached copy is dropped)', async () => {
+    const admin = await loginAdmin(a);
+    const body = { asset_class: 'crypto', symbol: 'MULTIQ/USDT', exchange: 'BINANCE', currency: 'USDT', name: 'Multi coin', reference_price: 10, tick_size: 0.01, lot_size: 0.001, fractional: true };
+    const created = await a.http('POST', '/api/admin/instruments', { token: admin.access_token, body });
+    expect(created.status, created.text).toBe(201);
+    // Instance b reads the instrument once and keeps it.
+    expect(await b.services.instruments.resolve({ symbol: 'MULTIQ/USDT', assetClass: 'crypto' })).toMatchObject({ lotSize: '0.001' });
+    expect((await a.http('POST', '/api/admin/instruments', { token: admin.access_token, body: { ...body, lot_size: 0.01 } })).status).toBe(200);
+    const seen = await waitFor(
+      () => b.services.instruments.resolve({ symbol: 'MULTIQ/USDT', assetClass: 'crypto' }),
+      (row) => row?.lotSize !== '0.001',
+    );
+    expect(seen).toMatchObject({ lotSize: '0.01' });
+  });
 });
 
 describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {

@@ -71,6 +71,53 @@ describe('POST /api/equity/orders', () => {
     expect(actions).toEqual(expect.arrayContaining(['order.placed', 'order.accepted', 'order.fill']));
   });
 
+  it('records each step once: one placed, one accepted, one fill in the audit log; a late event takes back nothing', async () => {
+    const user = await trader('ord_once');
+    const res = await place(user, { ...buyBtc, client_order_id: 'once-1' });
+    expect(res.status, res.text).toBe(201);
+    await settle();
+    const { db } = server.services;
+    const actions = (await db.select().from(auditEvents).where(eq(auditEvents.subjectUserId, user.user.id)))
+      .filter((row) => row.data.client_order_id === 'once-1')
+      .map((row) => row.action)
+      .sort();
+    // The broker's `accepted` comes while the placement records the same answer: it adds nothing.
+    expect(actions).toEqual(['order.accepted', 'order.fill', 'order.placed']);
+    // A stale event (the order as it stood before its fill) neither reopens nor unfills it.
+    const [row] = await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'once-1')));
+    await server.services.orders.ingest({
+      type: 'partial_fill',
+      user_id: user.user.id,
+      asset_class: 'crypto',
+      mode: 'paper',
+      broker: 'simulator',
+      broker_order_id: row!.brokerOrderId!,
+      client_order_id: 'once-1',
+      symbol: 'BTC/USDT',
+      status: 'partially_filled',
+      filled_qty: '0.004',
+      avg_fill_price: '1',
+      fill: null,
+      reason: null,
+      at: clock.now().toISOString(),
+    });
+    const [after] = await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'once-1')));
+    expect(after).toMatchObject({ status: 'filled', filledQty: '0.01', avgFillPrice: row!.avgFillPrice });
+  });
+
+  it('reads an instrument changed by the operator at once: a new lot size holds for the next order', async () => {
+    const user = await trader('ord_lot');
+    const body = { asset_class: 'crypto', symbol: 'LOTQ/USDT', exchange: 'BINANCE', currency: 'USDT', name: 'Lot test', reference_price: 10, tick_size: 0.01, lot_size: 0.001, fractional: true };
+    expect((await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body })).status).toBe(201);
+    const order = { asset_class: 'crypto', symbol: 'LOTQ/USDT', side: 'buy', qty: 0.005, order_type: 'market' };
+    expect((await place(user, order)).status).toBe(201);
+    expect((await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body: { ...body, lot_size: 0.01 } })).status).toBe(200);
+    const refused = await place(user, order);
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('VALIDATION_ERROR');
+    await settle();
+  });
+
   it('keeps report_uuid and a stop_limit price in metadata, sends the broker a stop, and echoes the bracket', async () => {
     const user = await trader('ord_meta');
     const report = '3f1d2c4b-5a6e-4f70-8a9b-0c1d2e3f4a5b';

@@ -162,6 +162,8 @@ export interface PlaceInput {
   at: Date;
   /** A day order's expiry: the close of its session. */
   expiresAt: Date | null;
+  /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
+  liquidityLotsPerTick: number;
 }
 
 const rejected = (reason: string) => new BrokerRejectedError(reason);
@@ -277,7 +279,11 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     updatedAt: at,
   });
   if (!row) throw rejected('duplicate client order id');
-  return { row, events: [eventOf(row, 'accepted', at)] };
+  session.events.push(eventOf(row, 'accepted', at));
+  // The order meets the market on arrival, as at an exchange: a marketable order fills (a
+  // resting one opens) in the same transaction, after its `accepted`.
+  await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
+  return { row, events: session.events };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -522,32 +528,34 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   if (row.side === 'sell' && d(position?.qty ?? 0).lt(fillQty)) return { refused: 'insufficient position' };
 
   const next = applyFill(position && { qty: d(position.qty), avgEntryPrice: d(position.avgEntryPrice), realizedPnl: d(position.realizedPnl) }, fill);
-  await savePosition(tx, { ...key, symbol: row.symbol }, { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at });
   session.cash = session.cash.plus(fill.cashDelta);
-  await updateCash(tx, key, text(session.cash));
-  const fillRow = await insertFill(tx, {
-    userId: row.userId,
-    orderId: row.id,
-    assetClass: row.assetClass,
-    mode: row.mode,
-    symbol: row.symbol,
-    side: row.side,
-    qty: text(fill.qty),
-    price: text(fill.price),
-    fee: text(fill.fee),
-    createdAt: at,
-  });
-
   const before = stateOf(row);
   const step = applied(transition(before, { kind: 'fill', fillQty }));
   // The volume-weighted price of everything filled so far.
   const avgFillPrice = d(row.avgFillPrice ?? 0).times(before.filledQty).plus(fill.notional).dividedBy(step.filledQty);
-  const updated = await updateOrder(tx, row, {
-    status: step.status as SimOrderRow['status'],
-    filledQty: text(step.filledQty),
-    avgFillPrice: text(avgFillPrice),
-    updatedAt: at,
-  });
+  // Four writes that need nothing of each other: sent together, one round trip.
+  const [fillRow, updated] = await Promise.all([
+    insertFill(tx, {
+      userId: row.userId,
+      orderId: row.id,
+      assetClass: row.assetClass,
+      mode: row.mode,
+      symbol: row.symbol,
+      side: row.side,
+      qty: text(fill.qty),
+      price: text(fill.price),
+      fee: text(fill.fee),
+      createdAt: at,
+    }),
+    updateOrder(tx, row, {
+      status: step.status as SimOrderRow['status'],
+      filledQty: text(step.filledQty),
+      avgFillPrice: text(avgFillPrice),
+      updatedAt: at,
+    }),
+    savePosition(tx, { ...key, symbol: row.symbol }, { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at }),
+    updateCash(tx, key, text(session.cash)),
+  ]);
   session.events.push(
     eventOf(updated, step.event, at, {
       fill: { execution_id: `${BROKER_NAME}-${fillRow.id}`, qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
@@ -571,7 +579,13 @@ export const matchInBooks = async (
   if (!session) return [];
   const row = await lockOrder(tx, order);
   if (!row || !active(row)) return [];
-  const outcome = evaluate(matchableOf(row), observationFor(instrument, price, liquidityLotsPerTick));
+  await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick));
+  return session.events;
+};
+
+/** One observation applied to an order the session holds locked (with its account). */
+const matchLocked = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, observation: ReturnType<typeof observationFor>): Promise<void> => {
+  const outcome = evaluate(matchableOf(row), observation);
   switch (outcome.kind) {
     case 'rest':
       if (row.status === 'accepted') await changeStatus(session, row, { kind: 'open' }, null);
@@ -590,7 +604,6 @@ export const matchInBooks = async (
       break;
     }
   }
-  return session.events;
 };
 
 // ---------------------------------------------------------------------------------------------

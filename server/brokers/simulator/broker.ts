@@ -1,7 +1,7 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
 import type { TAssetClass } from '../../../contracts/common.ts';
-import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type OrderLookup, type TBrokerEvent } from '../types.ts';
+import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type BrokerSnapshot, type OrderLookup, type TBrokerEvent } from '../types.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
@@ -16,6 +16,7 @@ export interface AccountBackend {
   listOpenOrders(key: AccountKey): Promise<BrokerOrder[]>;
   positions(key: AccountKey): Promise<BrokerPosition[]>;
   account(key: AccountKey): Promise<BrokerAccount>;
+  snapshot(key: AccountKey): Promise<BrokerSnapshot>;
   quote(key: AccountKey, symbol: string): Promise<string>;
   stream(key: AccountKey, signal: AbortSignal): AsyncIterable<TBrokerEvent>;
 }
@@ -61,6 +62,10 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     account: async () => {
       await ready();
       return backend.account(key);
+    },
+    snapshot: async () => {
+      await ready();
+      return backend.snapshot(key);
     },
     quote: async (symbol) => {
       await ready();

@@ -11,11 +11,11 @@ import type { Db } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { ChangeFeed } from '../../events/changes.ts';
-import { findInstrument } from '../../instruments/queries.ts';
+import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerPosition } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
 import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
@@ -50,6 +50,8 @@ export interface SimulatorOptions {
   clock: Clock;
   logger: Logger;
   changes: ChangeFeed;
+  /** The instrument of a symbol (default: read from the registry each time; the app passes its cached one). */
+  findInstrument?: (key: { assetClass: TAssetClass; symbol: string }) => Promise<InstrumentRow | undefined>;
   /** Starting cash per asset class (SIM_INITIAL_CASH_USDT / _USD / _KRW), decimal strings. */
   initialCash: Record<TAssetClass, string>;
   /** SIM_TICK_INTERVAL_MS: one walk step and matching round per interval; 0 turns the loop off. */
@@ -133,6 +135,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const hub = createEventHub(logger);
   const outages = await createOutages({ db, clock, changes, logger, reloadMs: options.outageReloadMs ?? 30_000 });
   const priceListeners = new Set<(update: PriceUpdate) => void>();
+  const findInstrument = options.findInstrument ?? ((key: { assetClass: TAssetClass; symbol: string }) => readInstrument(db, key));
 
   const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
   const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
@@ -159,7 +162,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   };
 
   const instrumentOf = async (assetClass: TAssetClass, symbol: string): Promise<InstrumentRow> => {
-    const instrument = await findInstrument(db, { assetClass, symbol });
+    const instrument = await findInstrument({ assetClass, symbol });
     if (!instrument) throw new AppError('INVALID_SYMBOL', `unknown ${assetClass} symbol ${symbol}`);
     return instrument;
   };
@@ -185,7 +188,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
 
   const matchSymbol = async (assetClass: TAssetClass, symbol: string) => {
     if (outages.isDown(assetClass)) return;
-    const instrument = await findInstrument(db, { assetClass, symbol });
+    const instrument = await findInstrument({ assetClass, symbol });
     if (instrument) await matchOrders(instrument, await listWorkingOrders(db, { assetClasses: [assetClass], symbol }));
   };
 
@@ -199,14 +202,14 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     }
     for (const orders of bySymbol.values()) {
       const { assetClass, symbol } = orders[0]!;
-      const instrument = await findInstrument(db, { assetClass, symbol });
+      const instrument = await findInstrument({ assetClass, symbol });
       if (instrument) await matchOrders(instrument, orders);
     }
   };
 
   const tick = async () => {
     for (const { assetClass, symbol } of await listLiveSymbols(db, upClasses())) {
-      const instrument = await findInstrument(db, { assetClass, symbol });
+      const instrument = await findInstrument({ assetClass, symbol });
       if (!instrument) continue;
       const quote = await quoteOf(db, instrument);
       // An operator's price holds until the operator clears it: the walk leaves it alone.
@@ -242,7 +245,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const rows = await listPositions(db, key);
     return Promise.all(
       rows.map(async (row) => {
-        const instrument = await findInstrument(db, { assetClass: row.assetClass, symbol: row.symbol });
+        const instrument = await findInstrument({ assetClass: row.assetClass, symbol: row.symbol });
         // An instrument removed from the registry keeps its last known value: its entry price.
         const price = instrument ? (await quoteOf(db, instrument)).price : new ExactDecimal(row.avgEntryPrice);
         return {
@@ -257,33 +260,45 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     );
   };
 
-  const accountOf = async (key: AccountKey, row?: SimAccountRow): Promise<BrokerAccount> => {
-    let account = row ?? (await findAccount(db, key));
-    if (!account) {
-      await openAccount(key);
-      account = (await findAccount(db, key))!;
-    }
-    const positions = await positionsOf(key);
-    const cash = new ExactDecimal(account.cash);
+  /** The account row, opening the account when it is missing. */
+  const accountRowOf = async (key: AccountKey): Promise<SimAccountRow> => {
+    const row = await findAccount(db, key);
+    if (row) return row;
+    await openAccount(key);
+    return (await findAccount(db, key))!;
+  };
+
+  const accountFrom = (key: AccountKey, row: SimAccountRow, positions: readonly BrokerPosition[]): BrokerAccount => {
+    const cash = new ExactDecimal(row.cash);
     // Long-only and without margin: what can be bought is the cash.
     const equity = positions.reduce((sum, position) => sum.plus(new ExactDecimal(position.qty).times(position.currentPrice)), cash);
-    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: account.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now() };
+    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: row.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now() };
+  };
+
+  const accountOf = async (key: AccountKey, row?: SimAccountRow): Promise<BrokerAccount> => {
+    const [account, positions] = await Promise.all([row ?? accountRowOf(key), positionsOf(key)]);
+    return accountFrom(key, account, positions);
+  };
+
+  /** The account, its positions and working orders, read side by side (the positions once). */
+  const snapshotOf = async (key: AccountKey): Promise<BrokerSnapshot> => {
+    const [row, positions, open] = await Promise.all([accountRowOf(key), positionsOf(key), listActiveOrders(db, key)]);
+    return { account: accountFrom(key, row, positions), positions, openOrders: open.map(toBrokerOrder) };
   };
 
   const backend: AccountBackend = {
     isDown: (assetClass) => outages.isDown(assetClass),
     openAccount,
     place: async (key, request) => {
-      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol: request.symbol });
+      const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
       const { price } = await quoteOf(db, instrument);
       const at = clock.now();
       const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
-      const { row, events } = await db.transaction((tx) => placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, price, at, expiresAt }));
+      const { row, events } = await db.transaction((tx) => placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, price, at, expiresAt, liquidityLotsPerTick }));
       hub.emit(events);
       // The answer is the order as accepted; its first match (a marketable order's fill, a
-      // resting order's `open`) follows at once in this instance and arrives as events.
-      track(matchOrders(instrument, [row], price));
+      // resting order's `open`), made in the same transaction, arrives as events.
       return toBrokerOrder(row);
     },
     replace: async (key, request) => {
@@ -291,7 +306,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       // order again under its lock: the symbol of an order never changes).
       const found = await findOrder(db, { ...key, brokerOrderId: request.brokerOrderId });
       if (!found) throw new BrokerRejectedError('unknown order');
-      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol: found.symbol });
+      const instrument = await findInstrument({ assetClass: key.assetClass, symbol: found.symbol });
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${found.symbol}`);
       const { price } = await quoteOf(db, instrument);
       const { row, events } = await db.transaction((tx) => replaceInBooks(tx, { key, request, instrument, price, at: clock.now() }));
@@ -312,8 +327,9 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     listOpenOrders: async (key) => (await listActiveOrders(db, key)).map(toBrokerOrder),
     positions: positionsOf,
     account: (key) => accountOf(key),
+    snapshot: snapshotOf,
     quote: async (key, symbol) => {
-      const instrument = await findInstrument(db, { assetClass: key.assetClass, symbol });
+      const instrument = await findInstrument({ assetClass: key.assetClass, symbol });
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
       return (await quoteOf(db, instrument)).price.toFixed();
     },

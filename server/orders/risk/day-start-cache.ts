@@ -1,0 +1,41 @@
+// The day-start equity of each account, as stored in equity_snapshots, kept in memory once read:
+// a stored snapshot never changes during its day, so each account costs the database one write
+// and one read per UTC day and instance instead of two statements per order.
+import type { TTradingMode } from '../../../contracts/brokers.ts';
+import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Db } from '../../db/client.ts';
+import { dayStartEquity } from '../queries.ts';
+
+export interface DayStartQuery {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  /** The UTC day, 'YYYY-MM-DD'. */
+  day: string;
+  /** The account's equity now: the snapshot when this is the day's first evaluation anywhere. */
+  equity: string;
+  at: Date;
+}
+
+export type DayStartEquity = (query: DayStartQuery) => Promise<string>;
+
+export const createDayStartEquity = (db: Db): DayStartEquity => {
+  let day = '';
+  const known = new Map<string, Promise<string>>();
+  return (query) => {
+    // Only today's snapshots are kept: the map empties when the UTC day turns.
+    if (query.day !== day) {
+      day = query.day;
+      known.clear();
+    }
+    const key = `${query.userId}:${query.assetClass}:${query.mode}`;
+    const cached = known.get(key);
+    if (cached) return cached;
+    const read = dayStartEquity(db, query);
+    known.set(key, read);
+    read.catch(() => {
+      if (known.get(key) === read) known.delete(key);
+    });
+    return read;
+  };
+};
