@@ -11,3 +11,4 @@ export * from './keys.ts';
 export * from './simulator.ts';
 export * from './brokers.ts';
 export * from './orders.ts';
+export * from './events.ts';

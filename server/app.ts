@@ -11,6 +11,8 @@ import { ConfigError, type Config } from './config.ts';
 import { openDatabase, type DatabaseHandle } from './db/client.ts';
 import { AppError } from './errors.ts';
 import { startChangeFeed } from './events/changes.ts';
+import { createEventBus } from './events/bus.ts';
+import { attachWebSocketChannels, type WebSocketChannels } from './http/ws.ts';
 import { createHttpServer } from './http/server.ts';
 import { startWorkers, type Workers } from './jobs/index.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -59,6 +61,10 @@ export const createServices = async (config: Config, logger: Logger, database: D
   const clock = options.clock ?? systemClock();
   const metrics = createMetrics();
   const changes = await startChangeFeed(database, logger);
+  const events = await createEventBus({ database, logger }).catch(async (error: unknown) => {
+    await changes.close().catch(() => undefined);
+    throw error;
+  });
   try {
     const users = createUsers({ db, changes, clock, logger });
     const halt = await createHalt({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
@@ -99,7 +105,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       brokers: brokers.forKeys,
     });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
     let closing: Promise<void> | undefined;
@@ -109,11 +115,13 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await simulator.stop();
         await orders.idle();
         await alerts.close();
+        await events.close().catch(() => undefined);
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
+    await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);
     throw error;
   }
@@ -145,6 +153,8 @@ export interface RunningApp {
   /** The in-process workers, when WORKERS_IN_PROCESS is on. */
   workers: Workers | undefined;
   server: Server;
+  /** The WebSocket channels on `server`. */
+  channels: WebSocketChannels;
   /** Base URL, e.g. http://127.0.0.1:8000 */
   url: string;
   port: number;
@@ -175,6 +185,7 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
 
   let workers: Workers | undefined;
   let server: Server | undefined;
+  let channels: WebSocketChannels | undefined;
   try {
     if (config.DEMO_DATA) await services.marketData.seedDemoIfEmpty();
     // Intents a crash left without the broker's answer are settled before any request is served.
@@ -182,15 +193,18 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
     if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
     workers = config.WORKERS_IN_PROCESS ? await startWorkers(services) : undefined;
     server = createHttpServer(appRouter, services);
+    channels = attachWebSocketChannels(server, appRouter, services);
     await listen(server, config.PORT, config.HOST);
   } catch (error) {
     // Nothing started here may outlive a failed start: a port in use must not leave the data dir held.
+    await channels?.close();
     server?.close();
     await workers?.stop();
     await services.close();
     throw error;
   }
   const httpServer = server;
+  const wsChannels = channels;
   const { port } = httpServer.address() as AddressInfo;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   logger.info({ host: config.HOST, port, db: database.kind }, 'listening');
@@ -198,6 +212,7 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      await wsChannels.close();
       const stopped = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       httpServer.closeIdleConnections();
       const deadline = setTimeout(() => httpServer.closeAllConnections(), config.SHUTDOWN_TIMEOUT_MS);
@@ -209,5 +224,5 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
       logger.flush();
     })());
 
-  return { services, workers, server: httpServer, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
+  return { services, workers, server: httpServer, channels: wsChannels, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
 };

@@ -137,6 +137,15 @@ const ZEnv = z.object({
   RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),
   RISK_DAILY_LOSS_LIMIT_PCT: percentSetting('5'),
 
+  /** Seconds between server pings on the WebSocket channels; a client that misses two is dropped. */
+  WS_HEARTBEAT_INTERVAL_SEC: int(30, 1, 3_600),
+  /** WebSocket connections one user may hold on one instance (1008 beyond). */
+  WS_MAX_CONNECTIONS_PER_USER: int(5, 1, 1_000),
+  /** Bytes a connection may have waiting to be sent; a reader that falls further behind is closed with 1013. */
+  WS_SEND_BUFFER_BYTES: int(1_048_576, 1_024, 1_073_741_824),
+  /** Hours an event stays in the outbox (how far back last_event_id can resume). */
+  EVENTS_RETENTION_HOURS: int(72, 1, 8_760),
+
   ALERT_WEBHOOK_URL: text(),
   OPERATOR_EMAILS: list(),
   SMTP_HOST: text(),

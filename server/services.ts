@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, Db } from './db/client.ts';
 import type { ChangeFeed } from './events/changes.ts';
+import type { EventBus } from './events/bus.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Brokers } from './brokers/brokers.ts';
@@ -28,6 +29,8 @@ export interface Areas {
   brokers: Brokers;
   keys: ExchangeKeys;
   orders: Orders;
+  /** Durable per-user events: the outbox, and its delivery to this process's subscribers. */
+  events: EventBus;
 }
 
 export interface Services extends Areas {

@@ -165,18 +165,21 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     users.forget(user.id);
   };
 
-  /** Resolves a Bearer access token to an active user, or throws 401. */
-  const authenticate = async (accessToken: string): Promise<AuthUser> => {
+  /** Resolves an access token to an active user and the token's expiry, or throws 401. */
+  const authenticateToken = async (accessToken: string): Promise<{ user: AuthUser; expiresAt: Date }> => {
     const claims = await tokens.verify(accessToken, 'access');
     const user = await users.get(claims.userId);
     if (!user) throw new AppError('UNAUTHORIZED', 'Invalid token');
     if (!user.isActive) throw new AppError('UNAUTHORIZED', 'Account is deactivated');
     if (claims.version !== user.tokenVersion) throw new AppError('UNAUTHORIZED', 'Token revoked');
-    return user;
+    return { user, expiresAt: claims.expiresAt };
   };
+
+  /** Resolves a Bearer access token to an active user, or throws 401. */
+  const authenticate = async (accessToken: string): Promise<AuthUser> => (await authenticateToken(accessToken)).user;
 
   /** A session for a user without a password check: for the CLI and test factories. */
   const issueSession = ({ user }: { user: AuthUser }): Promise<TTokenResponse> => db.transaction((tx) => openSession(tx, { user }));
 
-  return { register, login, refresh, logout, logoutAll, changePassword, authenticate, issueSession };
+  return { register, login, refresh, logout, logoutAll, changePassword, authenticate, authenticateToken, issueSession };
 };

@@ -3,7 +3,7 @@
 // its account. The key and secret never leave this module in clear, and never reach a log, a
 // response or an error message.
 import type { TTradingMode } from '../../contracts/brokers.ts';
-import type { TAssetClass } from '../../contracts/common.ts';
+import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import {
   EXCHANGE_OF_ASSET_CLASS,
   type TExchangeKeyCreate,
@@ -159,6 +159,12 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
   const list = async ({ user, assetClass }: { user: { id: number }; assetClass?: TAssetClass }): Promise<TExchangeKeyResponse[]> =>
     (await listKeys(db, { userId: user.id, assetClass })).map(toResponse);
 
+  /** The asset classes the user can trade: those with an active key, in the order of ZAssetClass. */
+  const assetClassesOf = async ({ user }: { user: { id: number } }): Promise<TAssetClass[]> => {
+    const active = new Set((await listKeys(db, { userId: user.id })).filter((row) => row.isActive).map((row) => row.assetClass));
+    return ZAssetClass.options.filter((assetClass) => active.has(assetClass));
+  };
+
   const change = async ({ user, input, origin }: { user: { id: number }; input: TExchangeKeyPatch; origin: RequestOrigin }): Promise<TExchangeKeyResponse> => {
     const at = clock.now();
     const row = await db.transaction(async (tx) => {
@@ -206,5 +212,5 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
     }
   };
 
-  return { create, list, change, remove, test };
+  return { create, list, assetClassesOf, change, remove, test };
 };

@@ -1,6 +1,6 @@
 // Prometheus metrics. One registry per service instance (tests run several in one process).
 // Each area adds its own series here when it lands.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -26,6 +26,18 @@ export const createMetrics = () => {
       name: 'orders_gate_outcomes_total',
       help: 'Order placements by asset class, the gate that decided, and the outcome',
       labelNames: ['asset_class', 'gate', 'outcome'] as const,
+      registers: [registry],
+    }),
+    wsConnections: new Gauge({
+      name: 'ws_connections',
+      help: 'Open WebSocket connections by channel',
+      labelNames: ['channel'] as const,
+      registers: [registry],
+    }),
+    wsClosed: new Counter({
+      name: 'ws_closed_total',
+      help: 'WebSocket connections closed by the server, by channel and close code',
+      labelNames: ['channel', 'code'] as const,
       registers: [registry],
     }),
   };

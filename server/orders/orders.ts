@@ -19,6 +19,7 @@ import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { TAccountResponse } from '../../contracts/simulator.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
+import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
 import { BrokerRejectedError, type Broker, type BrokerOrder } from '../brokers/types.ts';
@@ -126,7 +127,9 @@ const changeOf = (row: OrderRow, event: TBrokerEvent) => {
   const behind = new ExactDecimal(event.filled_qty).lt(row.filledQty);
   const filledQty = behind ? row.filledQty : event.filled_qty;
   const avgFillPrice = behind ? row.avgFillPrice : event.avg_fill_price;
+  // A replace changes what the broker holds (qty, prices), not these fields: it is always news.
   const same =
+    event.type !== 'replaced' &&
     !event.fill &&
     status === row.status &&
     brokerOrderId === row.brokerOrderId &&
@@ -156,11 +159,12 @@ export interface OrderDeps {
   instruments: Instruments;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
   alerts: Alerts;
+  events: EventBus;
 }
 
 export type Orders = ReturnType<typeof createOrders>;
 
-export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts }: OrderDeps) => {
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events }: OrderDeps) => {
   const listeners = new Set<(event: TOrderEvent) => void>();
   /** Publishes after commit, to listeners in this process (the events area carries them further). */
   const publish = (event: TOrderEvent) => {
@@ -186,6 +190,24 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     received_at: clock.now().toISOString(),
     payload,
   });
+
+  /**
+   * Writes order events (and a fill's trade) to the outbox in the caller's transaction, so each is
+   * delivered if and only if the change it reports commits; returns them for publish() after.
+   */
+  const emit = async (tx: Queryable, row: OrderRow, frames: TOrderEvent[], fill?: NonNullable<TBrokerEvent['fill']>): Promise<TOrderEvent[]> => {
+    const at = clock.now();
+    const rows: NewEvent[] = frames.map((frame) => ({ userId: row.userId, channel: 'orders', frame, at }));
+    if (fill) {
+      const trade = { type: 'trade', symbol: row.symbol, asset_class: row.assetClass, side: row.side, amount: Number(fill.qty), price: Number(fill.price), fee: Number(fill.fee), ts: at.toISOString() };
+      rows.push({ userId: row.userId, channel: 'live', frame: trade, at });
+    }
+    await events.append(tx, rows);
+    return frames;
+  };
+  const publishAll = (frames: TOrderEvent[]) => {
+    for (const frame of frames) publish(frame);
+  };
 
   const audit = (tx: Queryable, row: Pick<OrderRow, 'userId' | 'clientOrderId' | 'assetClass' | 'broker' | 'live' | 'brokerOrderId'>, action: string, data: Record<string, unknown>, origin?: RequestOrigin) =>
     recordAudit(tx, {
@@ -330,20 +352,25 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       submittedAt: at,
       updatedAt: at,
     };
-    const intent = await db
+    const placed = await db
       .transaction(async (tx) => {
         // Sent together, one round trip; when a copy won the race for the id, the audit record rolls back.
-        const [row] = await Promise.all([insertOrderIntent(tx, values), audit(tx, values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)]);
+        const [row, , frames] = await Promise.all([
+          insertOrderIntent(tx, values),
+          audit(tx, values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin),
+          emit(tx, values, [orderEventOf(values, 'placed', { request: normalised(request, symbol) })]),
+        ]);
         if (!row) throw new LostRace('a copy of the request took the client order id');
-        return row;
+        return { row, frames };
       })
       .catch((error: unknown) => {
         if (error instanceof LostRace) return undefined;
         throw error;
       });
     // A copy of this request won the race for the id: answer as its replay.
-    if (!intent) return asReplay(attempt, clientOrderId, hash);
-    publish(orderEventOf(intent, 'placed', { request: normalised(request, symbol) }));
+    if (!placed) return asReplay(attempt, clientOrderId, hash);
+    const intent = placed.row;
+    publishAll(placed.frames);
 
     let accepted: BrokerOrder;
     try {
@@ -370,30 +397,36 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       await releaseClaims(attempt);
       const refused = error instanceof BrokerRejectedError;
       const reason = refused ? error.message : 'broker_unavailable';
-      const row = await db.transaction(async (tx) => {
+      const frames = await db.transaction(async (tx) => {
         const updated = await updateOrder(tx, intent, { status: 'rejected', reason, brokerOrderId: localBrokerId(clientOrderId), updatedAt: clock.now() });
         await audit(tx, updated!, 'order.rejected', { gate: 'broker', code: refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE', reason: refused ? reason : String(error instanceof Error ? error.message : error) });
-        return updated!;
+        return emit(tx, updated!, [orderEventOf(updated!, 'rejected', { reason })]);
       });
       countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
-      publish(orderEventOf(row, 'rejected', { reason }));
+      publishAll(frames);
       if (refused) throw new AppError('BROKER_REJECTED', `The broker refused the order: ${reason}`);
       logger.warn({ err: error, clientOrderId }, 'broker call failed');
       throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
     }
     countGate(assetClass, 'broker', 'passed');
-    const { row, firstLive } = await db.transaction(async (tx) => {
-      const recorded = { ...intent, brokerOrderId: accepted.brokerOrderId };
+    const { row, firstLive, frames } = await db.transaction(async (tx) => {
+      const recorded: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: clock.now() };
+      const acceptedEvent = orderEventOf(recorded, 'accepted', { broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } });
       if (!intent.live) {
-        // Sent together: one round trip for the update and its audit record.
-        const [updated] = await Promise.all([recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: clock.now() }), audit(tx, recorded, 'order.accepted', { broker_status: accepted.status })]);
-        return { row: updated!, firstLive: false };
+        // Sent together: one round trip for the update, its audit record and its event.
+        const [updated, , written] = await Promise.all([
+          recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: recorded.updatedAt }),
+          audit(tx, recorded, 'order.accepted', { broker_status: accepted.status }),
+          emit(tx, recorded, [acceptedEvent]),
+        ]);
+        return { row: updated!, firstLive: false, frames: written };
       }
-      const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: clock.now() });
+      const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: recorded.updatedAt });
       const first = await markFirstLiveOrder(tx, { userId: user.id, assetClass, at });
       await audit(tx, recorded, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
-      return { row: updated!, firstLive: first };
+      return { row: updated!, firstLive: first, frames: await emit(tx, recorded, [acceptedEvent]) };
     });
+    publishAll(frames);
     if (firstLive) {
       alerts.critical({ kind: 'first_live_order', title: `First live ${assetClass} order of user ${user.id}`, text: `User ${user.id} placed its first live ${assetClass} order: ${request.side} ${attempt.qty} ${symbol}`, data: { user_id: user.id, asset_class: assetClass, client_order_id: clientOrderId } });
     }
@@ -544,8 +577,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   /**
    * Applies one broker event: the fill, the order's status and its audit record in one
-   * transaction. An event that changes nothing the order records (the broker's `accepted` after
-   * the placement recorded that answer) writes nothing, seen without a lock; it is still published.
+   * transaction, with the order event (and a fill's trade) in the outbox. An event that changes
+   * nothing the order records (the broker's `accepted` after the placement recorded and announced
+   * that answer) writes and announces nothing; that is seen without a lock.
    */
   const apply = async (event: TBrokerEvent, child?: OrderInsert): Promise<void> => {
     const key = { userId: event.user_id, clientOrderId: event.client_order_id };
@@ -553,37 +587,42 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       // Events of one order are applied in order and the order's state only moves forward, so a
       // committed row that already says what the event says stays that way.
       const seen = await findOrderByClientId(db, key);
-      if (seen && changeOf(seen, event) === undefined) {
-        publishBrokerEvent(seen, event);
-        return;
-      }
+      if (seen && changeOf(seen, event) === undefined) return;
     }
+    // A broker's `expired` reaches clients as `canceled` with status `expired`.
+    const eventType = event.type === 'expired' ? 'canceled' : event.type;
     const outcome = await db
-      .transaction(async (tx): Promise<OrderRow | 'unknown'> => {
+      .transaction(async (tx): Promise<TOrderEvent[] | 'unknown'> => {
         let row = await findOrderByClientId(tx, { ...key, forUpdate: true });
+        let inserted = false;
         if (!row) {
           if (!child) return 'unknown';
-          row = (await insertOrderIntent(tx, child)) ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
-          await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata?.parent_client_order_id ?? null });
+          const made = await insertOrderIntent(tx, child);
+          inserted = made !== undefined;
+          row = made ?? (await findOrderByClientId(tx, { ...key, forUpdate: true }))!;
+          if (inserted) await audit(tx, row, 'order.placed', { origin: 'broker', parent: child.metadata?.parent_client_order_id ?? null });
         }
         const change = changeOf(row, event);
-        if (!change) return row;
+        // A child the broker made is news to the user even when its first event changes nothing.
+        if (!change) return inserted ? emit(tx, row, [orderEventOf(row, eventType, event)]) : [];
         const { fill } = event;
         // The event says how much is filled in all; the row holds what the recorded fills add up
         // to (every fill is recorded with its row update, under this lock). A fill the reconciler
         // already recorded after a crash is not recorded twice.
         const record = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
+        const next: OrderRow = { ...row, ...change, updatedAt: clock.now() };
         // Sent together, one round trip; a fill delivered twice rolls the rest back.
-        const [recorded, updated] = await Promise.all([
+        const [recorded, , , frames] = await Promise.all([
           record ? insertFill(tx, { ...key, executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) }) : Promise.resolve(true),
-          updateOrder(tx, key, { ...change, updatedAt: clock.now() }),
-          audit(tx, { ...row, brokerOrderId: change.brokerOrderId }, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }),
+          updateOrder(tx, key, { ...change, updatedAt: next.updatedAt }),
+          audit(tx, next, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }),
+          emit(tx, next, [orderEventOf(next, eventType, event)], record ? fill : undefined),
         ]);
         if (!recorded) throw new DuplicateFill(fill!.execution_id);
-        return updated!;
+        return frames;
       })
       .catch((error: unknown) => {
-        if (error instanceof DuplicateFill) return undefined;
+        if (error instanceof DuplicateFill) return [];
         throw error;
       });
     // An order the broker made itself (a bracket's take-profit or stop-loss child) is read from
@@ -593,13 +632,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       if (made) await apply(event, made);
       return;
     }
-    if (outcome) publishBrokerEvent(outcome, event);
-  };
-
-  const publishBrokerEvent = (row: OrderRow, event: TBrokerEvent) => {
-    // A broker's `expired` reaches clients as `canceled` with status `expired`.
-    const eventType = event.type === 'expired' ? 'canceled' : event.type;
-    publish(orderEventOf(row, eventType, event));
+    publishAll(outcome);
   };
 
   /** The order row of a child the broker created, from the broker's own record of it. */

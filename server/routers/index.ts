@@ -3,6 +3,7 @@ import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
 import { authRouter } from './auth.ts';
 import { equityRouter } from './equity.ts';
+import { eventsRouter } from './events.ts';
 import { instrumentsRouter } from './instruments.ts';
 import { keysRouter } from './keys.ts';
 import { marketDataRouter } from './marketdata.ts';
@@ -14,6 +15,7 @@ export const appRouter = router({
   marketData: marketDataRouter,
   exchangeKeys: keysRouter,
   equity: equityRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

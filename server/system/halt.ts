@@ -18,6 +18,8 @@ export interface Halt {
   set(opts: { halted: boolean; actor: { id: number }; origin: RequestOrigin }): Promise<THaltState>;
   /** Reads the stored state again (the change feed and the safety interval call this). */
   reload(): Promise<THaltState>;
+  /** Calls the listener whenever the halted flag flips in this process's copy. */
+  onChange(listener: (halted: boolean) => void): () => void;
   close(): void;
 }
 
@@ -33,9 +35,21 @@ const fromStored = (stored: StoredState | undefined): Versioned => ({
 
 export const createHalt = async ({ db, clock, changes, logger, safetyReloadMs }: { db: Db; clock: Clock; changes: ChangeFeed; logger: Logger; safetyReloadMs: number }): Promise<Halt> => {
   let current: Versioned = { state: { halted: false, updated_at: null }, version: -1 };
+  const listeners = new Set<(halted: boolean) => void>();
   /** Keeps the newest state seen, whatever order reads and writes finish in. */
   const accept = (next: Versioned) => {
-    if (next.version >= current.version) current = next;
+    if (next.version < current.version) return current.state;
+    const flipped = next.state.halted !== current.state.halted;
+    current = next;
+    if (flipped) {
+      for (const listener of listeners) {
+        try {
+          listener(next.state.halted);
+        } catch (error) {
+          logger.error({ err: error }, 'halt listener failed');
+        }
+      }
+    }
     return current.state;
   };
   const reload = async () => accept(fromStored(await readState(db, KEY)));
@@ -54,6 +68,10 @@ export const createHalt = async ({ db, clock, changes, logger, safetyReloadMs }:
     isHalted: () => current.state.halted,
     state: () => current.state,
     reload,
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     close: () => clearInterval(timer),
     set: async ({ halted, actor, origin }) => {
       const at = clock.now();

@@ -50,6 +50,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     brokers: services.brokers,
     keys: services.keys,
     orders: services.orders,
+    events: services.events,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminEnv, loginAdmin, registerAndLogin, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
+import { connect, wsUrl } from '../support/ws.ts';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
 
@@ -84,6 +85,31 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
     );
     expect(seen).toMatchObject({ lotSize: '0.01' });
   });
+
+  it("a client on one instance receives the order events of an order placed on the other, and another user's client nothing", async () => {
+    const admin = await loginAdmin(a);
+    expect((await a.http('POST', '/api/admin/sim/prices', { token: admin.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 50000 } })).status).toBe(200);
+    const trader = await registerAndLogin(a, 'multi_ws');
+    const bystander = await registerAndLogin(a, 'multi_ws_other');
+    expect((await a.http('POST', '/api/exchange-keys', { token: trader.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `multi-ws-${process.pid}`, api_secret: 's' } })).status).toBe(201);
+    const onB = connect(wsUrl(b, '/ws/equity/orders', { token: trader.tokens.access_token }));
+    const otherOnB = connect(wsUrl(b, '/ws/equity/orders', { token: bystander.tokens.access_token }));
+    try {
+      expect((await onB.next()).type).toBe('hello');
+      expect((await otherOnB.next()).type).toBe('hello');
+      const placed = await a.http('POST', '/api/equity/orders', { token: trader.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'multi-ws-1' } });
+      expect(placed.status, placed.text).toBe(201);
+      await onB.next((frame) => frame.event_type === 'fill');
+      expect(onB.frames.slice(1).map((frame) => frame.event_type)).toEqual(['placed', 'accepted', 'fill']);
+      // The bystander's own event, sent after the trader's, arrives; nothing of the trader's came before it.
+      await a.services.db.transaction((tx) => a.services.events.append(tx, [{ userId: bystander.user.id, channel: 'orders', frame: { type: 'order_event', event_type: 'open', client_order_id: 'marker' }, at: new Date() }]));
+      await otherOnB.next((frame) => frame.client_order_id === 'marker');
+      expect(otherOnB.frames.slice(1).map((frame) => frame.client_order_id)).toEqual(['marker']);
+    } finally {
+      onB.ws.terminate();
+      otherOnB.ws.terminate();
+    }
+  });
 });
 
 describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
@@ -105,5 +131,24 @@ describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
     expect((ended as unknown[]).length).toBeGreaterThan(0);
     const health = await waitFor(() => server.http('GET', '/health'), (res) => res.body.halted === true, 20_000);
     expect(health.body.halted).toBe(true);
+    await server.services.halt.set({ halted: false, actor: { id: 0 }, origin: { requestId: 'test', address: '127.0.0.1' } });
+  });
+
+  it('delivers, once, the events written while it was down', async () => {
+    const { db, events } = server.services;
+    const user = await registerAndLogin(server, 'listen_events');
+    const socket = connect(wsUrl(server, '/ws/equity/orders', { token: user.tokens.access_token }));
+    try {
+      expect((await socket.next()).type).toBe('hello');
+      await db.execute(sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen%'`);
+      // Written while the listening connection may be down: its wake-up can be lost, the rows cannot.
+      for (const n of [1, 2, 3]) await db.transaction((tx) => events.append(tx, [{ userId: user.user.id, channel: 'orders', frame: { type: 'order_event', client_order_id: `down-${n}` }, at: new Date() }]));
+      await socket.next((frame) => frame.client_order_id === 'down-3', { ms: 20_000 });
+      await db.transaction((tx) => events.append(tx, [{ userId: user.user.id, channel: 'orders', frame: { type: 'order_event', client_order_id: 'after' }, at: new Date() }]));
+      await socket.next((frame) => frame.client_order_id === 'after', { ms: 20_000 });
+      expect(socket.frames.slice(1).map((frame) => frame.client_order_id)).toEqual(['down-1', 'down-2', 'down-3', 'after']);
+    } finally {
+      socket.ws.terminate();
+    }
   });
 });

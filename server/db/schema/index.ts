@@ -7,3 +7,4 @@ export * from './instruments.ts';
 export * from './keys.ts';
 export * from './simulator.ts';
 export * from './orders.ts';
+export * from './events.ts';

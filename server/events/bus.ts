@@ -1,0 +1,188 @@
+// The event bus: durable per-user events written to the outbox in the transaction of the change
+// they report, read back by every instance after commit and handed to that user's subscribers in
+// this process, and no one else's. A NOTIFY from the outbox's insert trigger only wakes the
+// readers (PGlite's in embedded mode); the rows are the messages, so a wake-up lost while the
+// LISTEN connection was down loses nothing: the reader reads again when it reconnects, and at a
+// slow safety interval.
+import type { DatabaseHandle, Queryable } from '../db/client.ts';
+import type { Logger } from '../observability/logger.ts';
+import { insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
+
+export type { TEventChannel };
+
+/** An event as subscribers receive it. */
+export interface BusEvent {
+  id: number;
+  userId: number;
+  channel: TEventChannel;
+  frame: Record<string, unknown>;
+}
+
+export interface NewEvent {
+  userId: number;
+  channel: TEventChannel;
+  /** The frame as clients receive it; the bus adds its event_id. */
+  frame: Record<string, unknown>;
+  at: Date;
+}
+
+export interface EventBus {
+  /** Writes events in the caller's transaction: they are delivered if and when it commits. */
+  append(tx: Queryable, events: NewEvent[]): Promise<void>;
+  /**
+   * Calls `listener` with the user's events on `channel`: first those after `afterId` (a
+   * resuming client's last event id; at most `BACKFILL_LIMIT` of them), then every new one, in
+   * delivery order, each once. Resolves once the backfill is handed over; returns the unsubscribe.
+   */
+  subscribe(opts: { userId: number; channel: TEventChannel; afterId?: number | undefined; listener: (event: BusEvent) => void }): Promise<() => void>;
+  /** Reads what is new now (tests; the wake-ups do this on their own). */
+  poll(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CHANNEL = 'ts_events';
+const BATCH = 500;
+export const BACKFILL_LIMIT = 1_000;
+
+export interface EventBusOptions {
+  database: DatabaseHandle;
+  logger: Logger;
+  /** A bound on a lost wake-up, not the mechanism (default 5 s). */
+  safetyPollMs?: number;
+  /** How soon to look again while an older transaction may still add earlier events (default 10 ms). */
+  settlePollMs?: number;
+}
+
+export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, settlePollMs = 10 }: EventBusOptions): Promise<EventBus> => {
+  const { db } = database;
+  const log = logger.child({ area: 'events' });
+  /** Per user, the listeners in this process. */
+  const subscribers = new Map<number, Set<(event: BusEvent) => void>>();
+  let cursor: OutboxPosition = await settledEnd(db);
+  let closed = false;
+
+  const dispatch = (row: OutboxRow) => {
+    const listeners = subscribers.get(row.userId);
+    if (!listeners) return;
+    const event: BusEvent = { id: row.id, userId: row.userId, channel: row.channel, frame: row.frame };
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        log.error({ err: error }, 'event listener failed');
+      }
+    }
+  };
+
+  let settleTimer: NodeJS.Timeout | undefined;
+  let unsettledSince: number | undefined;
+  /** Reads and dispatches every settled row after the cursor; true when unsettled rows wait. */
+  const readNew = async (): Promise<boolean> => {
+    for (;;) {
+      const rows = await readAfter(db, cursor, BATCH);
+      for (const row of rows) {
+        // Rows come in delivery order: past the first unsettled one, everything waits with it.
+        if (!row.settled) return true;
+        cursor = { txId: row.txId, id: row.id };
+        dispatch(row);
+      }
+      if (rows.length < BATCH) return false;
+    }
+  };
+
+  let running: Promise<void> | undefined;
+  let again = false;
+  const poll = (): Promise<void> => {
+    if (closed) return Promise.resolve();
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let waiting = false;
+      do {
+        again = false;
+        try {
+          waiting = await readNew();
+        } catch (error) {
+          if (!closed) log.error({ err: error }, 'reading the event outbox failed');
+          waiting = true; // try again shortly
+        }
+      } while (again && !closed);
+      if (!waiting || closed) {
+        unsettledSince = undefined;
+        return;
+      }
+      // An older transaction is still open: its events (if any) come first, so look again soon.
+      unsettledSince ??= performance.now();
+      if (performance.now() - unsettledSince > 5_000) {
+        log.warn({ waitedMs: Math.round(performance.now() - unsettledSince) }, 'events wait for a long-running transaction to end');
+        unsettledSince = performance.now();
+      }
+      settleTimer ??= setTimeout(() => {
+        settleTimer = undefined;
+        void poll();
+      }, settlePollMs);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  const unlisten = await database.listen(
+    CHANNEL,
+    () => void poll(),
+    () => void poll(),
+  );
+  const safety = setInterval(() => void poll(), safetyPollMs);
+  safety.unref();
+
+  const subscribe: EventBus['subscribe'] = async ({ userId, channel, afterId, listener }) => {
+    const buffered: BusEvent[] = [];
+    let live = false;
+    const entry = (event: BusEvent) => {
+      if (event.channel !== channel) return;
+      if (live) listener(event);
+      else buffered.push(event);
+    };
+    let listeners = subscribers.get(userId);
+    if (!listeners) subscribers.set(userId, (listeners = new Set()));
+    listeners.add(entry);
+    // Taken in the same tick as the registration: every row up to here was dispatched before it,
+    // every later one will reach it.
+    const upTo = cursor;
+    const unsubscribe = () => {
+      const set = subscribers.get(userId);
+      set?.delete(entry);
+      if (set?.size === 0) subscribers.delete(userId);
+    };
+    try {
+      if (afterId !== undefined) {
+        const since = (await positionOf(db, afterId)) ?? { id: afterId };
+        for (const row of await readUserEvents(db, { userId, channel, since, upTo, limit: BACKFILL_LIMIT })) {
+          listener({ id: row.id, userId: row.userId, channel: row.channel, frame: row.frame });
+        }
+      }
+    } catch (error) {
+      unsubscribe();
+      throw error;
+    }
+    live = true;
+    for (const event of buffered.splice(0)) listener(event);
+    return unsubscribe;
+  };
+
+  return {
+    append: (tx, events) => insertEvents(tx, events),
+    subscribe,
+    poll,
+    close: async () => {
+      closed = true;
+      clearInterval(safety);
+      if (settleTimer) clearTimeout(settleTimer);
+      await running;
+      await unlisten();
+      subscribers.clear();
+    },
+  };
+};

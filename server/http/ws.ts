@@ -1,0 +1,248 @@
+// The two WebSocket channels, /ws/equity/orders and /ws/live: each connection is one user's,
+// proven by `?token=` at connect, and forwards that user's subscription procedure (events.orders,
+// events.live) as plain JSON frames. Around it the rules of both: close codes, the per-user cap,
+// server pings, a bounded send buffer, and a connection that ends with its right to exist (the
+// token expiring, the user deactivated or its tokens ended, a halt).
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isTrackedEnvelope } from '@trpc/server';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { WS_CLOSE, WS_PATHS, ZEventId } from '../../contracts/events.ts';
+import { AppError } from '../errors.ts';
+import { SlowConsumerError } from '../events/stream.ts';
+import type { AppRouter } from '../routers/index.ts';
+import type { Services } from '../services.ts';
+import { createInnerContext } from '../trpc/context.ts';
+import { createCallerFactory } from '../trpc/init.ts';
+import { clientAddressOf } from './proxy.ts';
+
+type TChannel = keyof typeof WS_PATHS;
+
+const CHANNEL_OF_PATH = new Map<string, TChannel>(Object.entries(WS_PATHS).map(([channel, path]) => [path, channel as TChannel]));
+
+/** Client frames are only keep-alives: anything larger is refused by ws (1009). */
+const MAX_CLIENT_FRAME_BYTES = 4_096;
+/** Pings a client may leave unanswered; at the next round it is dropped. */
+const MISSED_PINGS_ALLOWED = 2;
+/** setTimeout's ceiling: a token that lives longer is checked again then. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface Connection {
+  ws: WebSocket;
+  channel: TChannel;
+  userId: number;
+  token: string;
+  missedPings: number;
+  /** Ends the forwarded subscription. */
+  abort: AbortController;
+  expiry: NodeJS.Timeout | undefined;
+  closed: boolean;
+}
+
+export interface WebSocketChannels {
+  /** Connections open in this process. */
+  count(): number;
+  /** Connections of one user open in this process. */
+  connectionsOf(userId: number): number;
+  /** Closes every connection (1001, going away) and stops the timers. */
+  close(): Promise<void>;
+}
+
+export const attachWebSocketChannels = (server: Server, router: AppRouter, services: Services): WebSocketChannels => {
+  const { config, logger, metrics, auth, halt, changes } = services;
+  const log = logger.child({ area: 'ws' });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false });
+  const createCaller = createCallerFactory(router);
+  const byUser = new Map<number, Set<Connection>>();
+  let open = 0;
+
+  const end = (connection: Connection, code: number, reason: string) => {
+    if (connection.closed) return;
+    connection.closed = true;
+    connection.abort.abort();
+    if (connection.expiry) clearTimeout(connection.expiry);
+    metrics.wsClosed.labels({ channel: connection.channel, code: String(code) }).inc();
+    connection.ws.close(code, reason);
+  };
+
+  const forget = (connection: Connection) => {
+    const set = byUser.get(connection.userId);
+    if (!set?.delete(connection)) return;
+    if (set.size === 0) byUser.delete(connection.userId);
+    open -= 1;
+    metrics.wsConnections.labels({ channel: connection.channel }).dec();
+  };
+
+  /** Sends a frame unless the client is so far behind that its buffer would pass the bound. */
+  const send = (connection: Connection, frame: unknown) => {
+    if (connection.closed) return;
+    const text = JSON.stringify(frame);
+    if (connection.ws.bufferedAmount + Buffer.byteLength(text) > config.WS_SEND_BUFFER_BYTES) {
+      log.warn({ userId: connection.userId, channel: connection.channel, buffered: connection.ws.bufferedAmount }, 'closing a WebSocket that reads too slowly');
+      end(connection, WS_CLOSE.tryAgainLater, 'Send buffer full');
+      return;
+    }
+    connection.ws.send(text);
+  };
+
+  /** Runs the user's subscription procedure and forwards what it yields until the connection ends. */
+  const forward = async (connection: Connection, request: IncomingMessage, lastEventId: string | undefined) => {
+    const context = createInnerContext(services, {
+      origin: { requestId: `ws-${connection.userId}-${Date.now().toString(36)}`, address: clientAddressOf(request, config.TRUST_PROXY) },
+      authorization: `Bearer ${connection.token}`,
+    });
+    const caller = createCaller(context, { signal: connection.abort.signal });
+    const input = lastEventId === undefined ? undefined : { lastEventId };
+    try {
+      const stream = connection.channel === 'orders' ? await caller.events.orders(input) : await caller.events.live(input);
+      for await (const value of stream) {
+        send(connection, isTrackedEnvelope(value) ? value[1] : value);
+        if (connection.closed) break;
+      }
+    } catch (error) {
+      if (connection.closed) return;
+      if (error instanceof SlowConsumerError || (error instanceof Error && error.cause instanceof SlowConsumerError)) {
+        end(connection, WS_CLOSE.tryAgainLater, 'Send buffer full');
+        return;
+      }
+      const cause = error instanceof Error && error.cause instanceof AppError ? error.cause : error;
+      if (cause instanceof AppError && cause.code === 'UNAUTHORIZED') {
+        end(connection, WS_CLOSE.unauthorized, 'Invalid token');
+        return;
+      }
+      if (cause instanceof AppError && cause.code === 'SERVICE_HALTED') {
+        end(connection, WS_CLOSE.tryAgainLater, 'Service halted');
+        return;
+      }
+      log.error({ err: error, userId: connection.userId, channel: connection.channel }, 'WebSocket channel failed');
+      end(connection, WS_CLOSE.internal, 'Internal error');
+    }
+  };
+
+  const accept = async (ws: WebSocket, request: IncomingMessage, channel: TChannel, query: URLSearchParams) => {
+    const refuse = (code: number, reason: string) => {
+      metrics.wsClosed.labels({ channel, code: String(code) }).inc();
+      ws.close(code, reason);
+    };
+    if (halt.isHalted()) return refuse(WS_CLOSE.tryAgainLater, 'Service halted');
+    const token = query.get('token');
+    if (!token) return refuse(WS_CLOSE.unauthorized, 'Missing token');
+    let lastEventId: string | undefined;
+    const resumeFrom = query.get('last_event_id');
+    if (resumeFrom !== null) {
+      const parsed = ZEventId.safeParse(resumeFrom);
+      if (!parsed.success) return refuse(WS_CLOSE.policy, 'Invalid last_event_id');
+      lastEventId = parsed.data;
+    }
+    let verified: Awaited<ReturnType<typeof auth.authenticateToken>>;
+    try {
+      verified = await auth.authenticateToken(token);
+    } catch {
+      return refuse(WS_CLOSE.unauthorized, 'Invalid token');
+    }
+    if (ws.readyState !== ws.OPEN) return undefined; // the client left while the token was checked
+    const userId = verified.user.id;
+    let connections = byUser.get(userId);
+    if ((connections?.size ?? 0) >= config.WS_MAX_CONNECTIONS_PER_USER) return refuse(WS_CLOSE.policy, 'Too many connections');
+    if (!connections) byUser.set(userId, (connections = new Set()));
+    const connection: Connection = { ws, channel, userId, token, missedPings: 0, abort: new AbortController(), expiry: undefined, closed: false };
+    connections.add(connection);
+    open += 1;
+    metrics.wsConnections.labels({ channel }).inc();
+    // The connection lasts as long as its token.
+    const expireAt = (at: Date) => {
+      const wait = at.getTime() - services.clock.now().getTime();
+      connection.expiry = setTimeout(() => (wait > MAX_TIMER_MS ? expireAt(at) : end(connection, WS_CLOSE.unauthorized, 'Invalid token')), Math.max(0, Math.min(wait, MAX_TIMER_MS)));
+      connection.expiry.unref();
+    };
+    expireAt(verified.expiresAt);
+    ws.on('pong', () => {
+      connection.missedPings = 0;
+    });
+    // Client text is a keep-alive: read and dropped.
+    ws.on('message', () => undefined);
+    ws.on('close', () => {
+      connection.closed = true;
+      connection.abort.abort();
+      if (connection.expiry) clearTimeout(connection.expiry);
+      forget(connection);
+    });
+    ws.on('error', (error) => log.debug({ err: error, userId }, 'WebSocket error'));
+    log.info({ userId, channel }, 'WebSocket connected');
+    await forward(connection, request, lastEventId);
+  };
+
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let url: URL;
+    try {
+      url = new URL(request.url ?? '/', 'http://localhost');
+    } catch {
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const channel = CHANNEL_OF_PATH.get(url.pathname);
+    if (!channel) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      accept(ws, request, channel, url.searchParams).catch((error: unknown) => {
+        log.error({ err: error, channel }, 'WebSocket connect failed');
+        ws.close(WS_CLOSE.internal, 'Internal error');
+      });
+    });
+  };
+  server.on('upgrade', upgrade);
+
+  // Pings on one timer for every connection; a client that left MISSED_PINGS_ALLOWED unanswered is dropped.
+  const heartbeat = setInterval(() => {
+    for (const connections of byUser.values()) {
+      for (const connection of connections) {
+        if (connection.missedPings >= MISSED_PINGS_ALLOWED) {
+          log.info({ userId: connection.userId, channel: connection.channel }, 'dropping a WebSocket that stopped answering pings');
+          connection.closed = true;
+          connection.abort.abort();
+          metrics.wsClosed.labels({ channel: connection.channel, code: 'heartbeat' }).inc();
+          connection.ws.terminate();
+          continue;
+        }
+        connection.missedPings += 1;
+        connection.ws.ping();
+      }
+    }
+  }, config.WS_HEARTBEAT_INTERVAL_SEC * 1000);
+  heartbeat.unref();
+
+  /** Checks the user's connections again: a token that no longer holds ends its connection (4001). */
+  const recheck = (connections: Iterable<Connection>) => {
+    for (const connection of connections) {
+      auth.authenticateToken(connection.token).then(
+        () => undefined,
+        () => end(connection, WS_CLOSE.unauthorized, 'Invalid token'),
+      );
+    }
+  };
+  const stopChanges = changes.subscribe((change) => {
+    if (change.kind === 'user') recheck([...(byUser.get(change.id) ?? [])]);
+    else if (change.kind === 'resync') recheck([...byUser.values()].flatMap((set) => [...set]));
+  });
+  const stopHalt = halt.onChange((halted) => {
+    if (!halted) return;
+    for (const connections of byUser.values()) for (const connection of [...connections]) end(connection, WS_CLOSE.tryAgainLater, 'Service halted');
+  });
+
+  return {
+    count: () => open,
+    connectionsOf: (userId) => byUser.get(userId)?.size ?? 0,
+    close: async () => {
+      clearInterval(heartbeat);
+      stopChanges();
+      stopHalt();
+      server.off('upgrade', upgrade);
+      const closing = [...byUser.values()].flatMap((set) => [...set]);
+      for (const connection of closing) end(connection, 1001, 'Server shutting down');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      for (const connection of closing) connection.ws.terminate();
+    },
+  };
+};

@@ -1,0 +1,237 @@
+// The WebSocket channels from outside: /ws/equity/orders (hello, then the user's order events)
+// and /ws/live (trades), their close codes, resumption with last_event_id, the per-user cap,
+// heartbeat, the send bound, and that no frame ever reaches another user.
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZHelloFrame, ZOrderEventFrame, ZTradeFrame } from '../../contracts/events.ts';
+import { auditEvents } from '../../server/db/schema/index.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { connect, wsUrl, type TestSocket } from '../support/ws.ts';
+
+let server: TestServer;
+let admin: FactoryUser;
+let keyCount = 0;
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_MAX_CONNECTIONS_PER_USER: '3', WS_HEARTBEAT_INTERVAL_SEC: '1', RATE_LIMIT_ORDERS_PER_MIN: '1000' });
+  admin = await newUser(server, { role: 'admin', prefix: 'ws_admin' });
+  const price = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 50000 } });
+  expect(price.status, price.text).toBe(200);
+});
+afterAll(() => server.stop());
+
+const sockets: TestSocket[] = [];
+const open = (path: string, query: Record<string, string | undefined>, options?: { autoPong?: boolean }) => {
+  const socket = connect(wsUrl(server, path, query), options);
+  sockets.push(socket);
+  return socket;
+};
+afterAll(() => {
+  for (const socket of sockets) socket.ws.terminate();
+});
+
+const trader = async (prefix: string, withKey = true) => {
+  const user = await newUser(server, { prefix });
+  if (withKey) {
+    const res = await server.http('POST', '/api/exchange-keys', { token: user.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `ws-key-${process.pid}-${++keyCount}`, api_secret: 's' } });
+    expect(res.status, res.text).toBe(201);
+  }
+  return user;
+};
+const orders = (user: FactoryUser, query: Record<string, string> = {}) => open('/ws/equity/orders', { token: user.tokens.access_token, ...query });
+const buy = (user: FactoryUser, clientOrderId: string) =>
+  server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: clientOrderId } });
+const ofOrder = (clientOrderId: string, eventType: string) => (frame: Record<string, any>) => frame.client_order_id === clientOrderId && frame.event_type === eventType;
+
+describe('/ws/equity/orders', () => {
+  it('sends hello first, then the order events of an order placed over REST, each with every documented field and already audited', async () => {
+    const user = await trader('ws_flow');
+    const socket = orders(user);
+    const hello = await socket.next();
+    expect(ZHelloFrame.parse(hello)).toEqual({ type: 'hello', asset_classes: ['crypto'], user_id: user.user.id });
+    const placed = await buy(user, 'ws-flow-1');
+    expect(placed.status, placed.text).toBe(201);
+    const fill = await socket.next(ofOrder('ws-flow-1', 'fill'));
+    const events = socket.frames.slice(1);
+    expect(events.map((frame) => frame.event_type)).toEqual(['placed', 'accepted', 'fill']);
+    for (const frame of events) ZOrderEventFrame.strict().parse(frame);
+    expect(fill).toMatchObject({ type: 'order_event', asset_class: 'crypto', broker: 'simulator', broker_order_id: placed.body.broker_order_id, symbol: 'BTC/USDT', status: 'filled', filled_qty: 0.01 });
+    expect(fill.avg_fill_price).toBeGreaterThan(0);
+    const ids = events.map((frame) => Number(frame.event_id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    // Every event was in the audit log before it was sent: placed, accepted, fill.
+    const audited = (await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id)))).map((row) => row.action);
+    expect(audited).toEqual(expect.arrayContaining(['order.placed', 'order.accepted', 'order.fill']));
+  });
+
+  it('says asset_classes [] to a user without a key', async () => {
+    const user = await trader('ws_nokey', false);
+    expect(await orders(user).next()).toEqual({ type: 'hello', asset_classes: [], user_id: user.user.id });
+  });
+
+  it("never sends one user's events to another", async () => {
+    const [alice, bob] = [await trader('ws_alice'), await trader('ws_bob')];
+    const aliceSocket = orders(alice);
+    const bobSocket = orders(bob);
+    await aliceSocket.next();
+    await bobSocket.next();
+    expect((await buy(alice, 'ws-alice-1')).status).toBe(201);
+    expect((await buy(bob, 'ws-bob-1')).status).toBe(201);
+    await aliceSocket.next(ofOrder('ws-alice-1', 'fill'));
+    await bobSocket.next(ofOrder('ws-bob-1', 'fill'));
+    expect(aliceSocket.frames.slice(1).every((frame) => frame.client_order_id === 'ws-alice-1')).toBe(true);
+    expect(bobSocket.frames.slice(1).every((frame) => frame.client_order_id === 'ws-bob-1')).toBe(true);
+  });
+
+  it('resumes after last_event_id: a reconnecting client gets what it missed, once, then the live stream', async () => {
+    const user = await trader('ws_resume');
+    const first = orders(user);
+    await first.next();
+    expect((await buy(user, 'ws-resume-1')).status).toBe(201);
+    const placed = await first.next(ofOrder('ws-resume-1', 'placed'));
+    await first.next(ofOrder('ws-resume-1', 'fill'));
+    await first.close();
+    // Placed while the client was away.
+    expect((await buy(user, 'ws-resume-2')).status).toBe(201);
+    const second = orders(user, { last_event_id: placed.event_id });
+    expect((await second.next()).type).toBe('hello');
+    await second.next(ofOrder('ws-resume-2', 'fill'));
+    expect((await buy(user, 'ws-resume-3')).status).toBe(201);
+    await second.next(ofOrder('ws-resume-3', 'fill'));
+    const seen = second.frames.slice(1).map((frame) => `${frame.client_order_id}:${frame.event_type}`);
+    expect(seen).toEqual(['ws-resume-1:accepted', 'ws-resume-1:fill', 'ws-resume-2:placed', 'ws-resume-2:accepted', 'ws-resume-2:fill', 'ws-resume-3:placed', 'ws-resume-3:accepted', 'ws-resume-3:fill']);
+  });
+
+  it('closes 1008 for a malformed last_event_id', async () => {
+    const user = await trader('ws_badresume', false);
+    expect(await orders(user, { last_event_id: 'abc' }).closed).toEqual({ code: 1008, reason: 'Invalid last_event_id' });
+  });
+});
+
+describe('who may connect', () => {
+  it('closes 4001 "Missing token" without a token and "Invalid token" for garbage, a refresh token and a deactivated user', async () => {
+    expect(await open('/ws/equity/orders', {}).closed).toEqual({ code: 4001, reason: 'Missing token' });
+    expect(await open('/ws/live', {}).closed).toEqual({ code: 4001, reason: 'Missing token' });
+    expect(await open('/ws/equity/orders', { token: 'garbage' }).closed).toEqual({ code: 4001, reason: 'Invalid token' });
+    const user = await trader('ws_refresh', false);
+    expect(await open('/ws/live', { token: user.tokens.refresh_token }).closed).toEqual({ code: 4001, reason: 'Invalid token' });
+    const gone = await newUser(server, { prefix: 'ws_inactive', active: false });
+    expect(await open('/ws/equity/orders', { token: gone.tokens.access_token }).closed).toEqual({ code: 4001, reason: 'Invalid token' });
+  });
+
+  it('disconnects (4001) every connection of a user who is deactivated or logs out everywhere', async () => {
+    const user = await trader('ws_deact', false);
+    const both = [orders(user), open('/ws/live', { token: user.tokens.access_token })];
+    await both[0]!.next();
+    const res = await server.http('POST', `/api/admin/users/${user.user.id}/deactivate`, { token: admin.tokens.access_token });
+    expect(res.status, res.text).toBe(200);
+    for (const socket of both) expect(await socket.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+
+    const other = await trader('ws_logoutall', false);
+    const socket = orders(other);
+    await socket.next();
+    expect((await server.http('POST', '/api/auth/logout-all', { token: other.tokens.access_token })).status).toBe(204);
+    expect(await socket.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+  });
+
+  it('refuses more than WS_MAX_CONNECTIONS_PER_USER connections of one user with 1008', async () => {
+    const user = await trader('ws_cap', false);
+    const three = [orders(user), orders(user), open('/ws/live', { token: user.tokens.access_token })];
+    await three[0]!.next();
+    await three[1]!.next();
+    await waitOpen(three[2]!);
+    expect(await orders(user).closed).toEqual({ code: 1008, reason: 'Too many connections' });
+    // Another user is not affected, and a closed slot is free again.
+    const other = await trader('ws_cap_other', false);
+    expect((await orders(other).next()).type).toBe('hello');
+    await three[0]!.close();
+    await waitFor(() => countOf(user) === 2);
+    expect((await orders(user).next()).type).toBe('hello');
+  });
+
+  it('closes every channel with 1013 on a halt and refuses new ones until it is lifted', async () => {
+    const user = await trader('ws_halt', false);
+    const socket = orders(user);
+    await socket.next();
+    const halt = (halted: boolean) => server.http('POST', '/api/admin/halt', { token: admin.tokens.access_token, body: { halted } });
+    try {
+      expect((await halt(true)).status).toBe(200);
+      expect(await socket.closed).toEqual({ code: 1013, reason: 'Service halted' });
+      expect(await orders(user).closed).toEqual({ code: 1013, reason: 'Service halted' });
+    } finally {
+      expect((await halt(false)).status).toBe(200);
+    }
+    expect((await orders(user).next()).type).toBe('hello');
+  });
+});
+
+describe('/ws/live', () => {
+  it('sends no hello, ignores client text, and sends a trade for each fill', async () => {
+    const user = await trader('ws_live');
+    const socket = open('/ws/live', { token: user.tokens.access_token });
+    await waitOpen(socket);
+    socket.ws.send('keep-alive');
+    socket.ws.send(JSON.stringify({ type: 'anything' }));
+    expect((await buy(user, 'ws-live-1')).status).toBe(201);
+    const trade = await socket.next();
+    expect(ZTradeFrame.strict().parse(trade)).toMatchObject({ type: 'trade', symbol: 'BTC/USDT', asset_class: 'crypto', side: 'buy', amount: 0.01 });
+    expect(trade.price).toBeGreaterThan(0);
+    expect(trade.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(socket.frames).toHaveLength(1);
+    expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+  });
+});
+
+describe('keeping connections healthy', () => {
+  it('drops a client that stops answering pings', async () => {
+    const user = await trader('ws_dead', false);
+    const socket = open('/ws/equity/orders', { token: user.tokens.access_token }, { autoPong: false });
+    await socket.next();
+    // The server pings every second and drops the client after two unanswered pings.
+    expect((await socket.closed).code).toBe(1006);
+    await waitFor(() => countOf(user) === 0);
+  });
+
+  it('closes a client that stops reading with 1013 instead of buffering without bound', async () => {
+    const user = await trader('ws_slow', false);
+    const socket = orders(user);
+    await socket.next();
+    // The client stops reading: its kernel buffers fill, then the server's send buffer.
+    (socket.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const frame = { type: 'order_event', event_type: 'open', padding: 'x'.repeat(2_000) };
+    for (let round = 0; round < 20 && countOf(user) > 0; round++) {
+      await server.services.db.transaction((tx) => server.services.events.append(tx, Array.from({ length: 500 }, () => ({ userId: user.user.id, channel: 'orders' as const, frame, at: new Date() }))));
+      await server.services.events.poll();
+    }
+    await waitFor(() => countOf(user) === 0);
+    const closedWith = await server.services.metrics.registry.getSingleMetricAsString('ws_closed_total');
+    expect(closedWith).toMatch(/ws_closed_total\{channel="orders",code="1013"\} [1-9]/);
+  });
+
+  it('counts open connections in /metrics as ws_connections', async () => {
+    const user = await trader('ws_metrics', false);
+    const socket = orders(user);
+    await socket.next();
+    const metrics = await server.http('GET', '/metrics');
+    expect(metrics.text).toMatch(/ws_connections\{channel="orders"\} [1-9]/);
+  });
+});
+
+/** Connections of a user open on the server right now. */
+const countOf = (user: FactoryUser) => server.channels.connectionsOf(user.user.id);
+
+const waitOpen = (socket: TestSocket) =>
+  new Promise<void>((resolve, reject) => {
+    if (socket.ws.readyState === socket.ws.OPEN) return resolve();
+    socket.ws.once('open', () => resolve());
+    socket.ws.once('close', () => reject(new Error('closed before open')));
+  });
+
+const waitFor = async (done: () => boolean, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
