@@ -1,12 +1,17 @@
 // The typed client: tRPC over /trpc (superjson) for TypeScript front ends, plus a small REST
 // helper that speaks the documented /api paths. Errors from both carry the domain code.
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, createWSClient, httpBatchLink, splitLink, TRPCClientError, wsLink } from '@trpc/client';
 import superjson from 'superjson';
+import type { TAssetClass } from '../contracts/common.ts';
 import type { TAppErrorCode, TErrorBody, TFieldError } from '../contracts/errors.ts';
+import type { TOrderEventFrame, TOrdersFrame } from '../contracts/events.ts';
+import type { TOrderList } from '../contracts/orders.ts';
 import type { AppRouter } from '../server/routers/index.ts';
+import { backoffMs, connectLiveChannel, connectOrdersChannel, type Channel, type ChannelOptions, type TChannelState, type WebSocketFactory } from './channels.ts';
 
 export type { AppRouter };
 export * from '../contracts/index.ts';
+export { backoffMs, connectLiveChannel, connectOrdersChannel, type Channel, type ChannelOptions, type TChannelState, type WebSocketFactory };
 
 export interface TradingClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:8000 */
@@ -16,6 +21,22 @@ export interface TradingClientOptions {
   /** ...or a function asked before every request (to hand in a refreshed one). */
   getToken?: () => string | undefined | Promise<string | undefined>;
   fetch?: typeof globalThis.fetch;
+  /** For the channels and tRPC subscriptions; defaults to globalThis.WebSocket. */
+  webSocket?: WebSocketFactory;
+}
+
+export interface FollowOrdersOptions {
+  /** Every order event, live or resumed after a reconnect. */
+  onEvent: (event: TOrderEventFrame) => void;
+  /**
+   * After every (re)connect: the newest orders of each asset class the hello names, read with
+   * GET /api/equity/orders, so a client that missed events (longer than the server keeps them)
+   * still ends up with the current state.
+   */
+  onBackfill?: (assetClass: TAssetClass, orders: TOrderList) => void;
+  onState?: ChannelOptions<TOrdersFrame>['onState'];
+  /** How many orders per asset class the backfill reads (1-100, default 100). */
+  backfillSize?: number;
 }
 
 /** A REST call that answered with an error envelope. */
@@ -53,8 +74,26 @@ export const createTradingClient = (options: TradingClientOptions) => {
     return token ? { authorization: `Bearer ${token}` } : {};
   };
 
+  // Subscriptions travel over tRPC's WebSocket protocol (opened on first use, the token in the
+  // connection params); everything else over HTTP.
+  let wsClient: ReturnType<typeof createWSClient> | undefined;
+  const subscriptionsLink = () => {
+    wsClient ??= createWSClient({
+      url: `${base.replace(/^http/, 'ws')}/trpc`,
+      lazy: { enabled: true, closeMs: 0 },
+      connectionParams: async () => ({ token: (await tokenOf()) ?? '' }),
+      ...(options.webSocket ? { WebSocket: options.webSocket as unknown as typeof WebSocket } : {}),
+    });
+    return wsLink<AppRouter>({ client: wsClient, transformer: superjson });
+  };
   const trpc = createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: `${base}/trpc`, transformer: superjson, headers: authHeaders, fetch: doFetch })],
+    links: [
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: subscriptionsLink(),
+        false: httpBatchLink({ url: `${base}/trpc`, transformer: superjson, headers: authHeaders, fetch: doFetch }),
+      }),
+    ],
   });
 
   const request = async <T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> => {
@@ -76,7 +115,42 @@ export const createTradingClient = (options: TradingClientOptions) => {
     delete: (path: string, query?: Query) => request<void>('DELETE', path, { query }),
   };
 
-  return { trpc, rest };
+  const channelOptions = { url: base, getToken: tokenOf, ...(options.webSocket ? { webSocket: options.webSocket } : {}) };
+
+  /**
+   * Follows the user's orders: /ws/equity/orders with reconnects that resume after the last
+   * event, and a backfill through GET /api/equity/orders after every (re)connect.
+   */
+  const followOrders = (follow: FollowOrdersOptions): Channel =>
+    connectOrdersChannel({
+      ...channelOptions,
+      onState: follow.onState,
+      onFrame: (frame) => {
+        if (frame.type === 'order_event') {
+          follow.onEvent(frame);
+          return;
+        }
+        if (!follow.onBackfill) return;
+        for (const assetClass of frame.asset_classes) {
+          rest
+            .get<TOrderList>('/api/equity/orders', { asset_class: assetClass, size: follow.backfillSize ?? 100 })
+            .then((orders) => follow.onBackfill?.(assetClass, orders))
+            .catch(() => undefined); // the next reconnect backfills again
+        }
+      },
+    });
+
+  const channels = {
+    orders: (opts: Omit<ChannelOptions<TOrdersFrame>, 'url' | 'getToken'>) => connectOrdersChannel({ ...channelOptions, ...opts }),
+    live: (opts: Omit<ChannelOptions<Parameters<Parameters<typeof connectLiveChannel>[0]['onFrame']>[0]>, 'url' | 'getToken'>) => connectLiveChannel({ ...channelOptions, ...opts }),
+  };
+
+  /** Closes the tRPC WebSocket, if one was opened. */
+  const close = async (): Promise<void> => {
+    await wsClient?.close();
+  };
+
+  return { trpc, rest, followOrders, channels, close };
 };
 
 export type TradingClient = ReturnType<typeof createTradingClient>;

@@ -88,6 +88,7 @@ export const ZOrderListQuery = ZPageQuery.extend({
 });
 export type TOrderListQuery = z.infer<typeof ZOrderListQuery>;
 export const ZOrderList = pageOf(ZOrderResponse);
+export type TOrderList = z.infer<typeof ZOrderList>;
 
 /** PATCH of an open order: its new qty, limit or stop (at least one). */
 export const ZReplaceOrderRequest = z

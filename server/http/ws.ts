@@ -1,4 +1,5 @@
-// The two WebSocket channels, /ws/equity/orders and /ws/live: each connection is one user's,
+// The WebSocket endpoints: /trpc for typed clients (tRPC's own protocol; the access token in the
+// connection params), and the two channels, /ws/equity/orders and /ws/live: each connection is one user's,
 // proven by `?token=` at connect, and forwards that user's subscription procedure (events.orders,
 // events.live) as plain JSON frames. Around it the rules of both: close codes, the per-user cap,
 // server pings, a bounded send buffer, and a connection that ends with its right to exist (the
@@ -6,6 +7,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isTrackedEnvelope } from '@trpc/server';
+import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_CLOSE, WS_PATHS, ZEventId } from '../../contracts/events.ts';
 import { AppError } from '../errors.ts';
@@ -17,6 +19,9 @@ import { createCallerFactory } from '../trpc/init.ts';
 import { clientAddressOf } from './proxy.ts';
 
 type TChannel = keyof typeof WS_PATHS;
+
+/** Where typed clients open tRPC's WebSocket protocol. */
+export const TRPC_WS_PATH = '/trpc';
 
 const CHANNEL_OF_PATH = new Map<string, TChannel>(Object.entries(WS_PATHS).map(([channel, path]) => [path, channel as TChannel]));
 
@@ -180,6 +185,10 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
+    if (url.pathname === TRPC_WS_PATH) {
+      trpcWss.handleUpgrade(request, socket, head, (ws) => trpcWss.emit('connection', ws, request));
+      return;
+    }
     const channel = CHANNEL_OF_PATH.get(url.pathname);
     if (!channel) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -192,6 +201,25 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       });
     });
   };
+  // tRPC's WebSocket protocol for typed clients: every call passes the same guard as over HTTP,
+  // with the token the client put in its connection params.
+  const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 1_048_576, perMessageDeflate: false });
+  const trpcHandler = applyWSSHandler({
+    wss: trpcWss,
+    router,
+    keepAlive: { enabled: true, pingMs: config.WS_HEARTBEAT_INTERVAL_SEC * 1000, pongWaitMs: config.WS_HEARTBEAT_INTERVAL_SEC * 1000 },
+    createContext: ({ req, info }) => {
+      const token = info.connectionParams?.token;
+      return createInnerContext(services, {
+        origin: { requestId: `trpc-ws-${Date.now().toString(36)}`, address: clientAddressOf(req, config.TRUST_PROXY) },
+        authorization: token ? `Bearer ${token}` : undefined,
+      });
+    },
+    onError: ({ error, path }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error, procedure: path }, 'tRPC WebSocket call failed');
+    },
+  });
+
   server.on('upgrade', upgrade);
 
   // Pings on one timer for every connection; a client that left MISSED_PINGS_ALLOWED unanswered is dropped.
@@ -243,6 +271,9 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       for (const connection of closing) end(connection, 1001, 'Server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       for (const connection of closing) connection.ws.terminate();
+      trpcHandler.broadcastReconnectNotification();
+      for (const client of trpcWss.clients) client.terminate();
+      await new Promise<void>((resolve) => trpcWss.close(() => resolve()));
     },
   };
 };

@@ -3,13 +3,16 @@
 // the default) or alone (`npm run worker`). Later areas add their queues here.
 import { PgBoss } from 'pg-boss';
 import type { Services } from '../services.ts';
+import { pruneEvents } from '../events/queries.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
 export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
 export const RECONCILE_ORDERS = 'orders-reconcile';
+export const PRUNE_EVENTS = 'events-prune';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
+const PRUNE_EVENTS_CRON = '41 * * * *';
 
 export interface Workers {
   readonly boss: PgBoss;
@@ -45,13 +48,21 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const { linked, settled } = await orders.reconcile();
       if (linked + settled > 0) logger.info({ job: RECONCILE_ORDERS, linked, settled }, 'job done');
     });
+    // Events older than EVENTS_RETENTION_HOURS leave the outbox (a client resuming from further
+    // back backfills through the REST routes instead).
+    await boss.createQueue(PRUNE_EVENTS);
+    await boss.schedule(PRUNE_EVENTS, PRUNE_EVENTS_CRON);
+    await boss.work(PRUNE_EVENTS, async () => {
+      const removed = await pruneEvents(db, new Date(clock.now().getTime() - config.EVENTS_RETENTION_HOURS * 3_600_000));
+      if (removed > 0) logger.info({ job: PRUNE_EVENTS, removed }, 'job done');
+    });
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
     simulator.start();
   } catch (error) {
     await boss.stop({ graceful: false });
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, 'simulator'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, 'simulator'] }, 'workers started');
   return {
     boss,
     stop: async () => {

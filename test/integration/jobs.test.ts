@@ -1,9 +1,9 @@
 // The auth sweep removes rows that can never matter again and nothing else.
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authThrottle, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
+import { authThrottle, outboxEvents, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
-import { AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS } from '../../server/jobs/index.ts';
+import { AUTH_SWEEP, EXPIRE_DAY_ORDERS, PRUNE_EVENTS, RECONCILE_ORDERS } from '../../server/jobs/index.ts';
 import { newUser } from '../support/factories.ts';
 import { waitFor } from '../support/wait.ts';
 import { registerAndLogin, startTestServer, type TestServer } from '../support/server.ts';
@@ -50,12 +50,29 @@ describe('the job queue (pg-boss)', () => {
   it('schedules the auth sweep hourly and day-order expiry every minute, and runs the sweep as a queued job', async () => {
     const boss = withWorkers.workers!.boss;
     const schedules = await boss.getSchedules();
-    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[RECONCILE_ORDERS, '* * * * *'], [AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *']].sort());
+    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[RECONCILE_ORDERS, '* * * * *'], [AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *'], [PRUNE_EVENTS, '41 * * * *']].sort());
     const { db } = withWorkers.services;
     const user = await newUser(withWorkers, { prefix: 'job_sweep' });
     await db.update(refreshTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(refreshTokens.userId, user.user.id));
     await boss.send(AUTH_SWEEP, {});
     const left = await waitFor(() => db.select().from(refreshTokenFamilies).where(eq(refreshTokenFamilies.userId, user.user.id)), (rows) => rows.length === 0, 30_000);
     expect(left).toEqual([]);
+  });
+
+  it('prunes events older than EVENTS_RETENTION_HOURS from the outbox, and keeps the newer ones', async () => {
+    const boss = withWorkers.workers!.boss;
+    const { db, events } = withWorkers.services;
+    const user = await newUser(withWorkers, { prefix: 'job_prune' });
+    const hour = 3_600_000;
+    const frame = { type: 'order_event' };
+    await db.transaction((tx) =>
+      events.append(tx, [
+        { userId: user.user.id, channel: 'orders', frame: { ...frame, age: 'old' }, at: new Date(Date.now() - 73 * hour) },
+        { userId: user.user.id, channel: 'orders', frame: { ...frame, age: 'recent' }, at: new Date(Date.now() - 71 * hour) },
+      ]),
+    );
+    await boss.send(PRUNE_EVENTS, {});
+    const left = await waitFor(() => db.select().from(outboxEvents).where(eq(outboxEvents.userId, user.user.id)), (rows) => rows.length === 1, 30_000);
+    expect(left.map((row) => row.frame.age)).toEqual(['recent']);
   });
 });
