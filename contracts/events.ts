@@ -74,6 +74,7 @@ export const ZTickFrame = z.object({
   last: z.number(),
   ts: ZTimestamp,
 });
+export type TTickFrame = z.infer<typeof ZTickFrame>;
 
 export const ZLiveFrame = z.discriminatedUnion('type', [ZSignalFrame, ZTradeFrame, ZBotStatusFrame, ZTickFrame]);
 export type TLiveFrame = z.infer<typeof ZLiveFrame>;

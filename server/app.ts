@@ -108,6 +108,10 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
+    // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
+    simulator.onPrice(({ assetClass, symbol, price, at }) => {
+      events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
+    });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {

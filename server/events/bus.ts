@@ -4,7 +4,8 @@
 // readers (PGlite's in embedded mode); the rows are the messages, so a wake-up lost while the
 // LISTEN connection was down loses nothing: the reader reads again when it reconnects, and at a
 // slow safety interval.
-import type { DatabaseHandle, Queryable } from '../db/client.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
 import { insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
 
@@ -26,6 +27,14 @@ export interface NewEvent {
   at: Date;
 }
 
+/** A price as the simulator (or a broker feed) made it: passing, never stored. */
+export interface PriceTick {
+  assetClass: TAssetClass;
+  symbol: string;
+  price: string;
+  at: string;
+}
+
 export interface EventBus {
   /** Writes events in the caller's transaction: they are delivered if and when it commits. */
   append(tx: Queryable, events: NewEvent[]): Promise<void>;
@@ -35,12 +44,17 @@ export interface EventBus {
    * delivery order, each once. Resolves once the backfill is handed over; returns the unsubscribe.
    */
   subscribe(opts: { userId: number; channel: TEventChannel; afterId?: number | undefined; listener: (event: BusEvent) => void }): Promise<() => void>;
+  /** Announces a price to every instance (a NOTIFY: ticks skip the outbox; a missed one is superseded by the next). */
+  publishTick(tick: PriceTick): Promise<void>;
+  /** Every price announced by any instance, from now on. */
+  onTick(listener: (tick: PriceTick) => void): () => void;
   /** Reads what is new now (tests; the wake-ups do this on their own). */
   poll(): Promise<void>;
   close(): Promise<void>;
 }
 
 const CHANNEL = 'ts_events';
+const TICKS_CHANNEL = 'ts_ticks';
 const BATCH = 500;
 export const BACKFILL_LIMIT = 1_000;
 
@@ -134,6 +148,22 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     () => void poll(),
     () => void poll(),
   );
+  const tickListeners = new Set<(tick: PriceTick) => void>();
+  const unlistenTicks = await database.listen(TICKS_CHANNEL, (payload) => {
+    let tick: PriceTick;
+    try {
+      tick = JSON.parse(payload) as PriceTick;
+    } catch {
+      return;
+    }
+    for (const listener of tickListeners) {
+      try {
+        listener(tick);
+      } catch (error) {
+        log.error({ err: error }, 'tick listener failed');
+      }
+    }
+  });
   const safety = setInterval(() => void poll(), safetyPollMs);
   safety.unref();
 
@@ -175,6 +205,11 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
   return {
     append: (tx, events) => insertEvents(tx, events),
     subscribe,
+    publishTick: (tick) => notify(db, TICKS_CHANNEL, JSON.stringify(tick)),
+    onTick: (listener) => {
+      tickListeners.add(listener);
+      return () => tickListeners.delete(listener);
+    },
     poll,
     close: async () => {
       closed = true;
@@ -182,6 +217,8 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
       if (settleTimer) clearTimeout(settleTimer);
       await running;
       await unlisten();
+      await unlistenTicks();
+      tickListeners.clear();
       subscribers.clear();
     },
   };

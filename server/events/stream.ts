@@ -10,7 +10,15 @@ export class SlowConsumerError extends Error {
   override readonly name = 'SlowConsumerError';
 }
 
-export interface EventStream extends AsyncIterable<BusEvent> {
+/** What a stream yields: a durable event (with its outbox id) or a passing frame (a tick). */
+export interface StreamItem {
+  id: number | undefined;
+  frame: Record<string, unknown>;
+}
+
+export interface EventStream extends AsyncIterable<StreamItem> {
+  /** Adds a frame that is not in the outbox (a tick) to the stream, under the same bound. */
+  inject(frame: Record<string, unknown>): void;
   /** Ends the subscription (also done when the signal aborts or the iteration stops). */
   close(): void;
 }
@@ -19,7 +27,7 @@ export const openEventStream = async (
   bus: EventBus,
   { userId, channel, afterId, signal }: { userId: number; channel: TEventChannel; afterId?: number | undefined; signal?: AbortSignal | undefined },
 ): Promise<EventStream> => {
-  const queue: BusEvent[] = [];
+  const queue: StreamItem[] = [];
   let overflowed = false;
   let wake: (() => void) | undefined;
   const nudge = () => {
@@ -27,15 +35,16 @@ export const openEventStream = async (
     wake = undefined;
     resolve?.();
   };
+  const enqueue = (item: StreamItem) => {
+    if (queue.length >= MAX_QUEUED_EVENTS) overflowed = true;
+    else queue.push(item);
+    nudge();
+  };
   const unsubscribe = await bus.subscribe({
     userId,
     channel,
     afterId,
-    listener: (event) => {
-      if (queue.length >= MAX_QUEUED_EVENTS) overflowed = true;
-      else queue.push(event);
-      nudge();
-    },
+    listener: (event: BusEvent) => enqueue({ id: event.id, frame: event.frame }),
   });
   let closed = false;
   const close = () => {
@@ -49,6 +58,9 @@ export const openEventStream = async (
   else signal?.addEventListener('abort', close);
 
   return {
+    inject: (frame) => {
+      if (!closed) enqueue({ id: undefined, frame });
+    },
     close,
     async *[Symbol.asyncIterator]() {
       try {

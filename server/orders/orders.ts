@@ -5,7 +5,7 @@
 // in-process publisher of order events.
 import { createHash, randomUUID } from 'node:crypto';
 import type { TBrokerEvent, TTradingMode } from '../../contracts/brokers.ts';
-import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
+import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import {
   STATUSES_OF_FILTER,
   type TOrderEvent,
@@ -42,6 +42,7 @@ import {
   insertOrderIntent,
   listAuditedOrders,
   listUnfinishedOrders,
+  listWorkingSymbols,
   markFirstLiveOrder,
   recordAcceptance,
   releaseRate,
@@ -730,6 +731,26 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     return { linked, settled };
   };
 
+  /**
+   * The instruments a user follows, as `asset_class:symbol`: those it has working orders in and
+   * those it holds (through each broker it has; an asset class without a key holds nothing).
+   */
+  const watchedSymbols = async ({ user }: { user: { id: number } }): Promise<Set<string>> => {
+    const watched = new Set<string>();
+    for (const { assetClass, symbol } of await listWorkingSymbols(db, { userId: user.id })) watched.add(`${assetClass}:${symbol}`);
+    const held = await Promise.all(
+      ZAssetClass.options.flatMap((assetClass) =>
+        (['paper', 'live'] as const).map(async (mode) => {
+          const broker = await forUser({ userId: user.id, assetClass, mode }).catch(() => undefined);
+          const positions = await broker?.positions().catch(() => []);
+          return (positions ?? []).map((position) => `${assetClass}:${position.symbol}`);
+        }),
+      ),
+    );
+    for (const key of held.flat()) watched.add(key);
+    return watched;
+  };
+
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
   const setLive = ({ userId, assetClass, enabled }: { userId: number; assetClass: TAssetClass; enabled: boolean }) => setLiveEnabled(db, { userId, assetClass, enabled, at: clock.now() });
 
@@ -746,6 +767,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     ingest,
     idle,
     reconcile,
+    watchedSymbols,
     setLive,
     onEvent: (listener: (event: TOrderEvent) => void) => {
       listeners.add(listener);

@@ -73,6 +73,13 @@ export const recordAcceptance = async (db: Queryable, { userId, clientOrderId }:
 export const listUnfinishedOrders = (db: Queryable): Promise<OrderRow[]> =>
   db.select().from(orders).where(inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled']));
 
+/** The instruments the user has working orders in. */
+export const listWorkingSymbols = (db: Queryable, { userId }: { userId: number }): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
+  db
+    .selectDistinct({ assetClass: orders.assetClass, symbol: orders.symbol })
+    .from(orders)
+    .where(and(eq(orders.userId, userId), inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled'])));
+
 /** Records one broker execution; false when it was already recorded (a duplicate delivery). */
 export const insertFill = async (db: Queryable, values: typeof orderFills.$inferInsert): Promise<boolean> =>
   (await db.insert(orderFills).values(values).onConflictDoNothing().returning({ id: orderFills.id })).length > 0;

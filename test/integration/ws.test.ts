@@ -3,7 +3,7 @@
 // heartbeat, the send bound, and that no frame ever reaches another user.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ZHelloFrame, ZOrderEventFrame, ZTradeFrame } from '../../contracts/events.ts';
+import { ZHelloFrame, ZOrderEventFrame, ZTickFrame, ZTradeFrame } from '../../contracts/events.ts';
 import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -180,6 +180,21 @@ describe('/ws/live', () => {
     expect(trade.ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(socket.frames).toHaveLength(1);
     expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+  });
+
+  it('sends ticks of the instruments the user holds, and none of others', async () => {
+    const user = await trader('ws_ticks');
+    const socket = open('/ws/live', { token: user.tokens.access_token });
+    await waitOpen(socket);
+    expect((await buy(user, 'ws-ticks-1')).status).toBe(201);
+    await socket.next((frame) => frame.type === 'trade');
+    const setPrice = (symbol: string, price: number) => server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol, price } });
+    // Not held: no tick. Held: a tick, after which the first must have arrived had it been sent.
+    expect((await setPrice('ETH/USDT', 3000)).status).toBe(200);
+    expect((await setPrice('BTC/USDT', 50001)).status).toBe(200);
+    const tick = await socket.next((frame) => frame.type === 'tick');
+    expect(ZTickFrame.strict().parse(tick)).toEqual({ type: 'tick', symbol: 'BTC/USDT', asset_class: 'crypto', last: 50001, ts: expect.any(String) });
+    expect(socket.frames.filter((frame) => frame.type === 'tick').map((frame) => frame.symbol)).toEqual(['BTC/USDT']);
   });
 });
 
