@@ -168,12 +168,12 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
   safety.unref();
 
   const subscribe: EventBus['subscribe'] = async ({ userId, channel, afterId, listener }) => {
-    const buffered: BusEvent[] = [];
-    let live = false;
+    // Events dispatched while the backfill is read wait here (then the array is let go).
+    let buffered: BusEvent[] | undefined = [];
     const entry = (event: BusEvent) => {
       if (event.channel !== channel) return;
-      if (live) listener(event);
-      else buffered.push(event);
+      if (buffered) buffered.push(event);
+      else listener(event);
     };
     let listeners = subscribers.get(userId);
     if (!listeners) subscribers.set(userId, (listeners = new Set()));
@@ -197,8 +197,9 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
       unsubscribe();
       throw error;
     }
-    live = true;
-    for (const event of buffered.splice(0)) listener(event);
+    const held = buffered;
+    buffered = undefined;
+    for (const event of held) listener(event);
     return unsubscribe;
   };
 

@@ -1,33 +1,18 @@
-// A bus subscription as an async iterable, for the subscription procedures: subscribed (and
-// backfilled) before the first value is asked for, bounded, and ended by the caller's signal.
-import type { BusEvent, EventBus, TEventChannel } from './bus.ts';
+// A feed as an async iterable, for the subscription procedures: started (subscribed and
+// backfilled) before the first value is asked for, bounded, and stopped by the caller's signal
+// or when the iteration ends.
+import type { StopFeed } from './feeds.ts';
 
-/** Events queued for a consumer that has not taken them yet; beyond this it is too slow. */
-export const MAX_QUEUED_EVENTS = 1_000;
+/** Frames queued for a consumer that has not taken them yet; beyond this it is too slow. */
+export const MAX_QUEUED_FRAMES = 1_000;
 
-/** The reader fell more than MAX_QUEUED_EVENTS behind: its transport closes it (1013 on WebSockets). */
+/** The reader fell more than MAX_QUEUED_FRAMES behind: the subscription ends with this error. */
 export class SlowConsumerError extends Error {
   override readonly name = 'SlowConsumerError';
 }
 
-/** What a stream yields: a durable event (with its outbox id) or a passing frame (a tick). */
-export interface StreamItem {
-  id: number | undefined;
-  frame: Record<string, unknown>;
-}
-
-export interface EventStream extends AsyncIterable<StreamItem> {
-  /** Adds a frame that is not in the outbox (a tick) to the stream, under the same bound. */
-  inject(frame: Record<string, unknown>): void;
-  /** Ends the subscription (also done when the signal aborts or the iteration stops). */
-  close(): void;
-}
-
-export const openEventStream = async (
-  bus: EventBus,
-  { userId, channel, afterId, signal }: { userId: number; channel: TEventChannel; afterId?: number | undefined; signal?: AbortSignal | undefined },
-): Promise<EventStream> => {
-  const queue: StreamItem[] = [];
+export async function* feedIterable<TFrame>(start: (send: (frame: TFrame) => void) => Promise<StopFeed>, signal?: AbortSignal): AsyncGenerator<TFrame> {
+  const queue: TFrame[] = [];
   let overflowed = false;
   let wake: (() => void) | undefined;
   const nudge = () => {
@@ -35,48 +20,25 @@ export const openEventStream = async (
     wake = undefined;
     resolve?.();
   };
-  const enqueue = (item: StreamItem) => {
-    if (queue.length >= MAX_QUEUED_EVENTS) overflowed = true;
-    else queue.push(item);
+  const stop = await start((frame) => {
+    if (queue.length >= MAX_QUEUED_FRAMES) overflowed = true;
+    else queue.push(frame);
     nudge();
-  };
-  const unsubscribe = await bus.subscribe({
-    userId,
-    channel,
-    afterId,
-    listener: (event: BusEvent) => enqueue({ id: event.id, frame: event.frame }),
   });
-  let closed = false;
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    unsubscribe();
-    signal?.removeEventListener('abort', close);
-    nudge();
-  };
-  if (signal?.aborted) close();
-  else signal?.addEventListener('abort', close);
-
-  return {
-    inject: (frame) => {
-      if (!closed) enqueue({ id: undefined, frame });
-    },
-    close,
-    async *[Symbol.asyncIterator]() {
-      try {
-        while (!closed) {
-          // Memory never grows without bound: a consumer this far behind is dropped.
-          if (overflowed) throw new SlowConsumerError(`more than ${MAX_QUEUED_EVENTS} events waited for the reader`);
-          const next = queue.shift();
-          if (next) {
-            yield next;
-            continue;
-          }
-          await new Promise<void>((resolve) => (wake = resolve));
-        }
-      } finally {
-        close();
+  signal?.addEventListener('abort', nudge);
+  try {
+    while (!signal?.aborted) {
+      // Memory never grows without bound: a consumer this far behind is dropped.
+      if (overflowed) throw new SlowConsumerError(`more than ${MAX_QUEUED_FRAMES} frames waited for the reader`);
+      const next = queue.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
       }
-    },
-  };
-};
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    signal?.removeEventListener('abort', nudge);
+    stop();
+  }
+}

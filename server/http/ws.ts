@@ -1,21 +1,18 @@
 // The WebSocket endpoints: /trpc for typed clients (tRPC's own protocol; the access token in the
 // connection params), and the two channels, /ws/equity/orders and /ws/live: each connection is one user's,
-// proven by `?token=` at connect, and forwards that user's subscription procedure (events.orders,
-// events.live) as plain JSON frames. Around it the rules of both: close codes, the per-user cap,
+// proven by `?token=` at connect, and sends that user's event feed (server/events/feeds.ts, the
+// source the tRPC subscriptions events.orders and events.live run too) as plain JSON frames. Around it the rules of both: close codes, the per-user cap,
 // server pings, a bounded send buffer, and a connection that ends with its right to exist (the
 // token expiring, the user deactivated or its tokens ended, a halt).
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isTrackedEnvelope } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_CLOSE, WS_PATHS, ZEventId } from '../../contracts/events.ts';
-import { AppError } from '../errors.ts';
-import { SlowConsumerError } from '../events/stream.ts';
+import { startLiveFeed, startOrderFeed, type StopFeed } from '../events/feeds.ts';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import { createInnerContext } from '../trpc/context.ts';
-import { createCallerFactory } from '../trpc/init.ts';
 import { clientAddressOf } from './proxy.ts';
 
 type TChannel = keyof typeof WS_PATHS;
@@ -29,18 +26,21 @@ const CHANNEL_OF_PATH = new Map<string, TChannel>(Object.entries(WS_PATHS).map((
 const MAX_CLIENT_FRAME_BYTES = 4_096;
 /** Pings a client may leave unanswered; at the next round it is dropped. */
 const MISSED_PINGS_ALLOWED = 2;
-/** setTimeout's ceiling: a token that lives longer is checked again then. */
-const MAX_TIMER_MS = 2_147_483_647;
+
+/** A socket error closes the socket (its 'close' cleans up); the listener only keeps ws from throwing. */
+const ignoreSocketError = () => undefined;
 
 interface Connection {
   ws: WebSocket;
   channel: TChannel;
   userId: number;
-  token: string;
+  /** The user's token version when the token was checked: a raised version ends the connection. */
+  tokenVersion: number;
   missedPings: number;
-  /** Ends the forwarded subscription. */
-  abort: AbortController;
-  expiry: NodeJS.Timeout | undefined;
+  /** Ends the feed, once it has started. */
+  stopFeed: StopFeed | undefined;
+  /** When the token expires: the heartbeat round after it closes the connection (4001). */
+  expiresAt: number;
   closed: boolean;
 }
 
@@ -57,15 +57,14 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
   const { config, logger, metrics, auth, halt, changes } = services;
   const log = logger.child({ area: 'ws' });
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false });
-  const createCaller = createCallerFactory(router);
   const byUser = new Map<number, Set<Connection>>();
   let open = 0;
 
   const end = (connection: Connection, code: number, reason: string) => {
     if (connection.closed) return;
     connection.closed = true;
-    connection.abort.abort();
-    if (connection.expiry) clearTimeout(connection.expiry);
+    connection.stopFeed?.();
+    connection.stopFeed = undefined;
     metrics.wsClosed.labels({ channel: connection.channel, code: String(code) }).inc();
     connection.ws.close(code, reason);
   };
@@ -90,41 +89,24 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     connection.ws.send(text);
   };
 
-  /** Runs the user's subscription procedure and forwards what it yields until the connection ends. */
-  const forward = async (connection: Connection, request: IncomingMessage, lastEventId: string | undefined) => {
-    const context = createInnerContext(services, {
-      origin: { requestId: `ws-${connection.userId}-${Date.now().toString(36)}`, address: clientAddressOf(request, config.TRUST_PROXY) },
-      authorization: `Bearer ${connection.token}`,
-    });
-    const caller = createCaller(context, { signal: connection.abort.signal });
-    const input = lastEventId === undefined ? undefined : { lastEventId };
+  /** Starts the user's feed, sending each frame straight to the socket. Holds only the connection. */
+  const startFeed = async (connection: Connection, afterId: number | undefined) => {
+    const deliver = (frame: unknown) => send(connection, frame);
+    const options = { events: services.events, user: { id: connection.userId }, afterId, send: deliver };
     try {
-      const stream = connection.channel === 'orders' ? await caller.events.orders(input) : await caller.events.live(input);
-      for await (const value of stream) {
-        send(connection, isTrackedEnvelope(value) ? value[1] : value);
-        if (connection.closed) break;
-      }
+      const stop = connection.channel === 'orders' ? await startOrderFeed({ ...options, keys: services.keys }) : await startLiveFeed({ ...options, orders: services.orders });
+      // Closed while the feed was starting: nothing may stay subscribed for it.
+      if (connection.closed) stop();
+      else connection.stopFeed = stop;
     } catch (error) {
       if (connection.closed) return;
-      if (error instanceof SlowConsumerError || (error instanceof Error && error.cause instanceof SlowConsumerError)) {
-        end(connection, WS_CLOSE.tryAgainLater, 'Send buffer full');
-        return;
-      }
-      const cause = error instanceof Error && error.cause instanceof AppError ? error.cause : error;
-      if (cause instanceof AppError && cause.code === 'UNAUTHORIZED') {
-        end(connection, WS_CLOSE.unauthorized, 'Invalid token');
-        return;
-      }
-      if (cause instanceof AppError && cause.code === 'SERVICE_HALTED') {
-        end(connection, WS_CLOSE.tryAgainLater, 'Service halted');
-        return;
-      }
       log.error({ err: error, userId: connection.userId, channel: connection.channel }, 'WebSocket channel failed');
       end(connection, WS_CLOSE.internal, 'Internal error');
     }
   };
 
-  const accept = async (ws: WebSocket, request: IncomingMessage, channel: TChannel, query: URLSearchParams) => {
+  /** The checks of a new connection; the feed then runs on without this frame (or the request) held. */
+  const accept = async (ws: WebSocket, channel: TChannel, query: URLSearchParams): Promise<void> => {
     const refuse = (code: number, reason: string) => {
       metrics.wsClosed.labels({ channel, code: String(code) }).inc();
       ws.close(code, reason);
@@ -132,12 +114,12 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     if (halt.isHalted()) return refuse(WS_CLOSE.tryAgainLater, 'Service halted');
     const token = query.get('token');
     if (!token) return refuse(WS_CLOSE.unauthorized, 'Missing token');
-    let lastEventId: string | undefined;
+    let afterId: number | undefined;
     const resumeFrom = query.get('last_event_id');
     if (resumeFrom !== null) {
       const parsed = ZEventId.safeParse(resumeFrom);
       if (!parsed.success) return refuse(WS_CLOSE.policy, 'Invalid last_event_id');
-      lastEventId = parsed.data;
+      afterId = Number(parsed.data);
     }
     let verified: Awaited<ReturnType<typeof auth.authenticateToken>>;
     try {
@@ -150,31 +132,24 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     let connections = byUser.get(userId);
     if ((connections?.size ?? 0) >= config.WS_MAX_CONNECTIONS_PER_USER) return refuse(WS_CLOSE.policy, 'Too many connections');
     if (!connections) byUser.set(userId, (connections = new Set()));
-    const connection: Connection = { ws, channel, userId, token, missedPings: 0, abort: new AbortController(), expiry: undefined, closed: false };
+    const connection: Connection = { ws, channel, userId, tokenVersion: verified.user.tokenVersion, missedPings: 0, stopFeed: undefined, expiresAt: verified.expiresAt.getTime(), closed: false };
     connections.add(connection);
     open += 1;
     metrics.wsConnections.labels({ channel }).inc();
-    // The connection lasts as long as its token.
-    const expireAt = (at: Date) => {
-      const wait = at.getTime() - services.clock.now().getTime();
-      connection.expiry = setTimeout(() => (wait > MAX_TIMER_MS ? expireAt(at) : end(connection, WS_CLOSE.unauthorized, 'Invalid token')), Math.max(0, Math.min(wait, MAX_TIMER_MS)));
-      connection.expiry.unref();
-    };
-    expireAt(verified.expiresAt);
     ws.on('pong', () => {
       connection.missedPings = 0;
     });
-    // Client text is a keep-alive: read and dropped.
-    ws.on('message', () => undefined);
+    // Client text is a keep-alive: ws reads it, and with no 'message' listener it is dropped.
     ws.on('close', () => {
       connection.closed = true;
-      connection.abort.abort();
-      if (connection.expiry) clearTimeout(connection.expiry);
+      connection.stopFeed?.();
+      connection.stopFeed = undefined;
       forget(connection);
     });
-    ws.on('error', (error) => log.debug({ err: error, userId }, 'WebSocket error'));
-    log.info({ userId, channel }, 'WebSocket connected');
-    await forward(connection, request, lastEventId);
+    ws.on('error', ignoreSocketError);
+    log.debug({ userId, channel }, 'WebSocket connected');
+    void startFeed(connection, afterId);
+    return undefined;
   };
 
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -195,7 +170,7 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      accept(ws, request, channel, url.searchParams).catch((error: unknown) => {
+      accept(ws, channel, url.searchParams).catch((error: unknown) => {
         log.error({ err: error, channel }, 'WebSocket connect failed');
         ws.close(WS_CLOSE.internal, 'Internal error');
       });
@@ -222,14 +197,22 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
 
   server.on('upgrade', upgrade);
 
-  // Pings on one timer for every connection; a client that left MISSED_PINGS_ALLOWED unanswered is dropped.
+  // One timer for every connection: pings (a client that left MISSED_PINGS_ALLOWED unanswered is
+// dropped) and the tokens' expiry.
   const heartbeat = setInterval(() => {
+    const now = services.clock.now().getTime();
     for (const connections of byUser.values()) {
       for (const connection of connections) {
+        // A connection lives no longer than its token (checked at this round's pace).
+        if (connection.expiresAt <= now) {
+          end(connection, WS_CLOSE.unauthorized, 'Invalid token');
+          continue;
+        }
         if (connection.missedPings >= MISSED_PINGS_ALLOWED) {
           log.info({ userId: connection.userId, channel: connection.channel }, 'dropping a WebSocket that stopped answering pings');
           connection.closed = true;
-          connection.abort.abort();
+          connection.stopFeed?.();
+          connection.stopFeed = undefined;
           metrics.wsClosed.labels({ channel: connection.channel, code: 'heartbeat' }).inc();
           connection.ws.terminate();
           continue;
@@ -241,12 +224,14 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
   }, config.WS_HEARTBEAT_INTERVAL_SEC * 1000);
   heartbeat.unref();
 
-  /** Checks the user's connections again: a token that no longer holds ends its connection (4001). */
+  /** Checks the users of these connections again: a deactivated user or a raised token version ends them (4001). */
   const recheck = (connections: Iterable<Connection>) => {
     for (const connection of connections) {
-      auth.authenticateToken(connection.token).then(
-        () => undefined,
-        () => end(connection, WS_CLOSE.unauthorized, 'Invalid token'),
+      services.users.get(connection.userId).then(
+        (user) => {
+          if (!user?.isActive || user.tokenVersion !== connection.tokenVersion) end(connection, WS_CLOSE.unauthorized, 'Invalid token');
+        },
+        (error: unknown) => log.warn({ err: error, userId: connection.userId }, 'could not check a WebSocket user again'),
       );
     }
   };

@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/server.ts';
+import { connect, type TestSocket } from '../support/ws.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 // The entry points are TypeScript run by Node's own type stripping (Node >= 24, package.json
@@ -485,6 +487,59 @@ describe('SIGKILL while orders are in flight', TIMEOUT, () => {
       expect(filled).toBeGreaterThan(0);
     } finally {
       await stopServer(server);
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('two API processes on one PostgreSQL', TIMEOUT, () => {
+  it("a client on one process receives the events of an order placed on the other, and another user's client only its own", async () => {
+    const database = await createTestDatabase();
+    const shared = {
+      DATABASE_URL: database.url,
+      AUTH_SECRET_KEY: 'two-processes-secret-key-0123456789abcdef',
+      ENCRYPTION_SALT: 'two-processes-salt-0123456789',
+      ADMIN_USERNAME: 'two_admin',
+      ADMIN_PASSWORD: 'two-admin-password',
+      SIM_TICK_INTERVAL_MS: '0',
+      DEMO_DATA: 'false',
+    };
+    const dirs = [tempDir(), tempDir()];
+    const a = await startServer(envFor(dirs[0]!, shared));
+    const b = await startServer(envFor(dirs[1]!, { ...shared, WORKERS_IN_PROCESS: 'false' }));
+    const sockets: TestSocket[] = [];
+    try {
+      const admin = await login(a, 'two_admin', 'two-admin-password');
+      expect((await call(a, 'POST', '/api/admin/sim/prices', { token: admin.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 50000 } })).status).toBe(200);
+      const trader = async (name: string) => {
+        await register(a, name, `${name}-password`);
+        const tokens = await login(a, name, `${name}-password`);
+        expect((await call(a, 'POST', '/api/exchange-keys', { token: tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `${name}-key-1234`, api_secret: 's' } })).status).toBe(201);
+        return tokens;
+      };
+      const alice = await trader('two_alice');
+      const bob = await trader('two_bob');
+      const onB = (token: string) => {
+        const socket = connect(`${b.url.replace(/^http/, 'ws')}/ws/equity/orders?token=${token}`);
+        sockets.push(socket);
+        return socket;
+      };
+      const aliceOnB = onB(alice.access_token);
+      const bobOnB = onB(bob.access_token);
+      expect((await aliceOnB.next()).type).toBe('hello');
+      expect((await bobOnB.next()).type).toBe('hello');
+      const order = (id: string) => ({ asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', client_order_id: id });
+      expect((await call(a, 'POST', '/api/equity/orders', { token: alice.access_token, body: order('two-alice-1') })).status).toBe(201);
+      expect((await call(a, 'POST', '/api/equity/orders', { token: bob.access_token, body: order('two-bob-1') })).status).toBe(201);
+      await aliceOnB.next((frame) => frame.event_type === 'fill');
+      await bobOnB.next((frame) => frame.event_type === 'fill');
+      expect(aliceOnB.frames.slice(1).map((frame) => `${frame.client_order_id}:${frame.event_type}`)).toEqual(['two-alice-1:placed', 'two-alice-1:accepted', 'two-alice-1:fill']);
+      expect(bobOnB.frames.slice(1).map((frame) => `${frame.client_order_id}:${frame.event_type}`)).toEqual(['two-bob-1:placed', 'two-bob-1:accepted', 'two-bob-1:fill']);
+    } finally {
+      for (const socket of sockets) socket.ws.terminate();
+      await stopServer(b);
+      await stopServer(a);
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      await database.drop();
     }
   });
 });

@@ -1,0 +1,82 @@
+// The two event feeds, the one source of what a user's real-time clients receive. A feed pushes
+// frames to `send`: the WebSocket channels send each straight to the socket, and the tRPC
+// subscriptions (events.orders, events.live) read them as an async iterable (feedIterable).
+// Each subscribes first (with any backfill), then sends what comes first, then streams until the
+// returned stop is called.
+import type { THelloFrame, TLiveFrame, TOrderEventFrame, TTickFrame } from '../../contracts/events.ts';
+import type { ExchangeKeys } from '../keys/keys.ts';
+import type { Orders } from '../orders/orders.ts';
+import type { BusEvent, EventBus } from './bus.ts';
+
+export interface FeedOptions<TFrame> {
+  events: EventBus;
+  user: { id: number };
+  /** Resume after this event id (the client's last one). */
+  afterId?: number | undefined;
+  send: (frame: TFrame) => void;
+}
+
+/** Ends a feed: its subscriptions are dropped. */
+export type StopFeed = () => void;
+
+const withEventId = (event: BusEvent) => ({ ...event.frame, event_id: String(event.id) });
+
+/** A hello naming the asset classes the user can trade, then the user's order events. */
+export const startOrderFeed = async ({ events, keys, user, afterId, send }: FeedOptions<THelloFrame | TOrderEventFrame> & { keys: Pick<ExchangeKeys, 'assetClassesOf'> }): Promise<StopFeed> => {
+  // Events that arrive before the hello is sent wait for it.
+  let waiting: TOrderEventFrame[] | undefined = [];
+  const stop = await events.subscribe({
+    userId: user.id,
+    channel: 'orders',
+    afterId,
+    listener: (event) => {
+      const frame = withEventId(event) as TOrderEventFrame;
+      if (waiting) waiting.push(frame);
+      else send(frame);
+    },
+  });
+  try {
+    send({ type: 'hello', asset_classes: await keys.assetClassesOf({ user }), user_id: user.id });
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  const held = waiting;
+  waiting = undefined;
+  for (const frame of held) send(frame);
+  return stop;
+};
+
+/**
+ * The user's trades (and, once the bot runs, its signals and status), and the ticks of the
+ * instruments it follows: held, or with working orders (read again after each order event).
+ */
+export const startLiveFeed = async ({ events, orders, user, afterId, send }: FeedOptions<TLiveFrame> & { orders: Pick<Orders, 'watchedSymbols'> }): Promise<StopFeed> => {
+  let watched = new Set<string>();
+  const refresh = () => {
+    orders.watchedSymbols({ user }).then(
+      (next) => (watched = next),
+      () => undefined, // keep the last known set; the next order event tries again
+    );
+  };
+  const stops: StopFeed[] = [];
+  const stopAll = () => {
+    for (const stop of stops.splice(0)) stop();
+  };
+  try {
+    stops.push(await events.subscribe({ userId: user.id, channel: 'orders', listener: refresh }));
+    watched = await orders.watchedSymbols({ user });
+    stops.push(
+      events.onTick((tick) => {
+        if (!watched.has(`${tick.assetClass}:${tick.symbol}`)) return;
+        const frame: TTickFrame = { type: 'tick', symbol: tick.symbol, asset_class: tick.assetClass, last: Number(tick.price), ts: tick.at };
+        send(frame);
+      }),
+    );
+    stops.push(await events.subscribe({ userId: user.id, channel: 'live', afterId, listener: (event) => send(withEventId(event) as TLiveFrame) }));
+  } catch (error) {
+    stopAll();
+    throw error;
+  }
+  return stopAll;
+};
