@@ -48,6 +48,8 @@ export interface EventBus {
   publishTick(tick: PriceTick): Promise<void>;
   /** Every price announced by any instance, from now on. */
   onTick(listener: (tick: PriceTick) => void): () => void;
+  /** How many subscriptions this process holds for the user (0 once its last client has gone). */
+  subscriptionsOf(userId: number): number;
   /** Reads what is new now (tests; the wake-ups do this on their own). */
   poll(): Promise<void>;
   close(): Promise<void>;
@@ -206,6 +208,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
   return {
     append: (tx, events) => insertEvents(tx, events),
     subscribe,
+    subscriptionsOf: (userId) => subscribers.get(userId)?.size ?? 0,
     publishTick: (tick) => notify(db, TICKS_CHANNEL, JSON.stringify(tick)),
     onTick: (listener) => {
       tickListeners.add(listener);

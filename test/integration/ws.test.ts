@@ -4,6 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZHelloFrame, ZOrderEventFrame, ZTickFrame, ZTradeFrame } from '../../contracts/events.ts';
+import { manualClock } from '../../server/clock.ts';
 import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -135,6 +136,27 @@ describe('who may connect', () => {
     await socket.next();
     expect((await server.http('POST', '/api/auth/logout-all', { token: other.tokens.access_token })).status).toBe(204);
     expect(await socket.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+  });
+
+  it("closes 4001 for an expired token, and closes an open connection (4001) once its token expires; the user's feed stops with its last connection", async () => {
+    const clock = manualClock();
+    const timed = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_HEARTBEAT_INTERVAL_SEC: '1' }, undefined, { clock });
+    try {
+      const user = await newUser(timed, { prefix: 'ws_expiry' });
+      const socket = connect(wsUrl(timed, '/ws/equity/orders', { token: user.tokens.access_token }));
+      sockets.push(socket);
+      expect((await socket.next()).type).toBe('hello');
+      expect(timed.services.events.subscriptionsOf(user.user.id)).toBe(1);
+      clock.advance(31 * 60_000);
+      // The next heartbeat round finds the token expired.
+      expect(await socket.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+      await waitFor(() => timed.services.events.subscriptionsOf(user.user.id) === 0);
+      const late = connect(wsUrl(timed, '/ws/equity/orders', { token: user.tokens.access_token }));
+      sockets.push(late);
+      expect(await late.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+    } finally {
+      await timed.stop();
+    }
   });
 
   it('refuses more than WS_MAX_CONNECTIONS_PER_USER connections of one user with 1008', async () => {
