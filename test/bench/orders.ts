@@ -49,17 +49,15 @@
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
-import type { RunningApp } from '../../server/app.ts';
 import type { OrdersFloor } from './orders-floor.ts';
-import { positiveInt } from './common.ts';
+import { createCleanups, fixed, percentile, positiveInt, postgresAdminUrl, runBench, sleep } from './common.ts';
 
 const ROUTE = '/api/equity/orders';
 const GOAL_RATIO = 0.4;
@@ -115,7 +113,6 @@ interface SliceResult {
   spanSec: number;
 }
 
-const percentile = (sorted: readonly number[], p: number): number => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!);
 const cpuMsNow = () => {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
@@ -284,25 +281,11 @@ const runGenerator = () => {
 // The bench (the parent side).
 
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 // Everything started here is undone here, last first, once, also on Ctrl-C.
-const cleanups: Array<{ what: string; run: () => Promise<void> | void }> = [];
-let cleaning: Promise<void> | undefined;
-const cleanUp = () =>
-  (cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        console.error(`cleanup (${step.what}) failed:`, error);
-      }
-    }
-  })());
+const { cleanups, cleanUp } = createCleanups();
 
 let loadChild: ChildProcess | undefined;
-let interrupted = false;
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
@@ -602,13 +585,8 @@ const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs
 const non2xxOf = (s: PhaseSummary) => Object.entries(s.statusCodes).reduce((sum, [code, n]) => (code.startsWith('2') ? sum : sum + n), 0);
 
 const main = async () => {
-  const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    console.log('The orders benchmark needs PostgreSQL: set DATABASE_URL to an admin URL, e.g.');
-    console.log('  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/bench/orders.ts');
-    console.log('(a fresh database is created for the run and dropped afterwards). Nothing was measured.');
-    return;
-  }
+  const adminUrl = postgresAdminUrl('orders', 'the durable-order floor and the statement census are PostgreSQL');
+  if (!adminUrl) return;
   const settings = {
     seconds: positiveInt('BENCH_ORDERS_SECONDS', 10),
     rateSeconds: positiveInt('BENCH_ORDERS_RATE_SECONDS', 10),
@@ -618,85 +596,45 @@ const main = async () => {
   };
 
   // The service and its helpers are loaded here, not at the top: the generator child needs none of them.
-  const [{ startApp }, { loadConfig }, { fileLogger }, { createTestDatabase }, { startOrdersFloor, FLOOR_USER_ID }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
-    import('../../server/app.ts'),
-    import('../../server/config.ts'),
-    import('./log-file.ts'),
-    import('../support/server.ts'),
+  const [{ startBenchService, benchTrader, postJson }, { startOrdersFloor, FLOOR_USER_ID }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
+    import('./service.ts'),
     import('./orders-floor.ts'),
     import('postgres'),
     import('drizzle-orm'),
   ]);
 
   const loadBefore = loadavg();
-  const dir = mkdtempSync(path.join(tmpdir(), 'ts-bench-orders-'));
-  cleanups.push({ what: 'temp dir', run: () => rmSync(dir, { recursive: true, force: true }) });
-
   // The socket observer goes in before the first connection to Postgres, so it sees every Parse.
   const counter = pgMessageCounter(Number(new URL(adminUrl).port || 5432));
   counter.install();
   cleanups.push({ what: 'socket observer', run: () => counter.uninstall() });
 
-  const database = await createTestDatabase();
-  cleanups.push({ what: 'database', run: () => database.drop() });
-
   // An observer connection of the bench's own: settings, statistics, the integrity check.
-  const observer: postgres.Sql = postgresJs(database.url, { max: 1, onnotice: () => undefined });
-  cleanups.push({ what: 'observer connection', run: () => observer.end({ timeout: 5 }) });
-  const [pgSettings] = await observer<{ version: string; synchronous_commit: string; fsync: string; wal_sync_method: string; commit_delay: string }[]>`
-    select current_setting('server_version') as version, current_setting('synchronous_commit') as synchronous_commit,
-           current_setting('fsync') as fsync, current_setting('wal_sync_method') as wal_sync_method, current_setting('commit_delay') as commit_delay`;
-
-  const { logger, logFile, close: closeLog } = fileLogger(dir);
-  cleanups.push({ what: 'log file', run: closeLog });
-
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: dir,
-    DATABASE_URL: database.url,
-    DB_POOL_SIZE: String(POOL_SIZE),
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_ORDERS_PER_MIN: String(RATE_LIMIT_PER_MIN),
-    SIM_TICK_INTERVAL_MS: '0',
-    SIM_INITIAL_CASH_USDT: '1000000000',
-    AUTH_SECRET_KEY: randomBytes(48).toString('base64url'),
-    ENCRYPTION_SALT: randomBytes(48).toString('base64url'),
+  let observer!: postgres.Sql;
+  let pgSettings: { version: string; synchronous_commit: string; fsync: string; wal_sync_method: string; commit_delay: string } | undefined;
+  const { app, databaseUrl, logFile, closeLog } = await startBenchService({
+    cleanups,
+    prefix: 'ts-bench-orders-',
+    env: {
+      DB_POOL_SIZE: String(POOL_SIZE),
+      RATE_LIMIT_ORDERS_PER_MIN: String(RATE_LIMIT_PER_MIN),
+      SIM_TICK_INTERVAL_MS: '0',
+      SIM_INITIAL_CASH_USDT: '1000000000',
+    },
+    beforeStart: async (url) => {
+      observer = postgresJs(url, { max: 1, onnotice: () => undefined });
+      cleanups.push({ what: 'observer connection', run: () => observer.end({ timeout: 5 }) });
+      [pgSettings] = await observer<NonNullable<typeof pgSettings>[]>`
+        select current_setting('server_version') as version, current_setting('synchronous_commit') as synchronous_commit,
+               current_setting('fsync') as fsync, current_setting('wal_sync_method') as wal_sync_method, current_setting('commit_delay') as commit_delay`;
+    },
   });
-  const app: RunningApp = await startApp(config, { logger });
-  cleanups.push({ what: 'service', run: () => app.close() });
   console.log(`service up on ${app.url} (Postgres ${pgSettings?.version}, fresh database, pool ${POOL_SIZE})`);
 
   // One user, as a client makes it: register, log in, register a crypto key; a price for BTC/USDT.
-  const postJson = async (url: string, body: unknown, token?: string) => {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    let json: any;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, json, text };
-  };
-  const username = `bench_orders_${process.pid}`;
-  const password = `pw-${randomBytes(12).toString('hex')}`;
-  const registered = await postJson(`${app.url}/api/auth/register`, { username, email: `${username}@example.com`, password });
-  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
-  const userId = Number(registered.json?.id);
-  const login = await postJson(`${app.url}/api/auth/login`, { username, password });
-  const token = login.json?.access_token;
-  if (login.status !== 200 || typeof token !== 'string') throw new Error(`login failed: ${login.status} ${login.text}`);
-  const key = await postJson(`${app.url}/api/exchange-keys`, { exchange: 'crypto_exchange', api_key: `bench-key-${randomBytes(8).toString('hex')}`, api_secret: 'bench-secret' }, token);
-  if (key.status !== 201) throw new Error(`key registration failed: ${key.status} ${key.text}`);
-  await app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+  const { userId, token } = await benchTrader(app, 'bench_orders');
 
-  const floor: OrdersFloor = await startOrdersFloor({ databaseUrl: database.url, poolSize: POOL_SIZE, route: ROUTE });
+  const floor: OrdersFloor = await startOrdersFloor({ databaseUrl, poolSize: POOL_SIZE, route: ROUTE });
   cleanups.push({ what: 'floor server', run: () => floor.close() });
 
   // Placements under way in ours, counted around the order service's place(): a request the
@@ -1032,19 +970,5 @@ const main = async () => {
 if (process.argv[2] === '--load') {
   runGenerator();
 } else {
-  process.once('SIGINT', () => {
-    interrupted = true;
-    console.error('interrupted: cleaning up');
-    loadChild?.kill('SIGTERM');
-    void cleanUp().finally(() => process.exit(130));
-  });
-  try {
-    await main();
-  } catch (error) {
-    if (!interrupted) console.error('bench crashed:', error);
-    process.exitCode = 1;
-  } finally {
-    loadChild?.kill('SIGTERM');
-    await cleanUp();
-  }
+  await runBench(main, { cleanUp, stopChildren: () => loadChild?.kill('SIGTERM') });
 }

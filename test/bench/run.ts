@@ -22,19 +22,15 @@
 // The exit code is 0 whatever the figures (this is a report, not a test); non-zero on a crash.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startApp, type RunningApp } from '../../server/app.ts';
-import { loadConfig } from '../../server/config.ts';
-import { createTestDatabase } from '../support/server.ts';
 import { startBareServer } from './bare.ts';
 import type { LoadSpec, LoadSummary, TargetSummary } from './load.ts';
-import { positiveInt } from './common.ts';
-import { fileLogger } from './log-file.ts';
+import { createCleanups, positiveInt, runBench } from './common.ts';
+import { startBenchService } from './service.ts';
 
 const GOAL_RATIO = 0.18;
 const GOAL_P99_MS = 60;
@@ -51,27 +47,9 @@ const settings = {
 };
 
 // Everything started here is undone here, last first, once, also on Ctrl-C.
-const cleanups: Array<{ what: string; run: () => Promise<void> | void }> = [];
-let cleaning: Promise<void> | undefined;
-const cleanUp = () =>
-  (cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        console.error(`cleanup (${step.what}) failed:`, error);
-      }
-    }
-  })());
+const { cleanups, cleanUp } = createCleanups();
 
 let loadChild: ChildProcess | undefined;
-let interrupted = false;
-process.once('SIGINT', () => {
-  interrupted = true;
-  console.error('interrupted: cleaning up');
-  loadChild?.kill('SIGTERM');
-  void cleanUp().finally(() => process.exit(130));
-});
 
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
 
@@ -220,27 +198,7 @@ const printReport = (args: { db: string; raw: TargetSummary; bare: TargetSummary
 
 const main = async () => {
   const loadBefore = loadavg();
-  const dir = mkdtempSync(path.join(tmpdir(), 'ts-bench-'));
-  cleanups.push({ what: 'temp dir', run: () => rmSync(dir, { recursive: true, force: true }) });
-
-  const database = await createTestDatabase();
-  cleanups.push({ what: 'database', run: () => database.drop() });
-
-  const { logger, logFile, close: closeLog } = fileLogger(dir);
-  cleanups.push({ what: 'log file', run: closeLog });
-
-  const config = loadConfig({
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: dir,
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'info',
-    AUTH_SECRET_KEY: randomBytes(48).toString('base64url'),
-    ENCRYPTION_SALT: randomBytes(48).toString('base64url'),
-  });
-  const app: RunningApp = await startApp(config, { logger });
-  cleanups.push({ what: 'service', run: () => app.close() });
+  const { app, logFile, closeLog } = await startBenchService({ cleanups, prefix: 'ts-bench-', env: { NODE_ENV: 'production' } });
   const db = `${app.services.database.kind}${app.services.database.kind === 'postgres' ? ' (DATABASE_URL, fresh database)' : ' (temp dir)'}`;
   console.log(`service up on ${app.url}, database: ${db}`);
 
@@ -287,12 +245,4 @@ const main = async () => {
   printReport({ db, raw: rawSummary, bare: bareSummary, ours: oursSummary, loadBefore, loadAfter, logLines });
 };
 
-try {
-  await main();
-} catch (error) {
-  if (!interrupted) console.error('bench crashed:', error);
-  process.exitCode = 1;
-} finally {
-  loadChild?.kill('SIGTERM');
-  await cleanUp();
-}
+await runBench(main, { cleanUp, stopChildren: () => loadChild?.kill('SIGTERM') });

@@ -61,17 +61,16 @@
 // 127.0.0.1. The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { positiveInt } from './common.ts';
+import { createCleanups, fixed, percentile, positiveInt, postgresAdminUrl, runBench, sleep } from './common.ts';
 import type { ClientCommand, CloseResult, OpenResult, SampleResult, SampleTarget } from './ws-clients.ts';
 
 const GOAL_P99_MS = 20;
@@ -93,9 +92,6 @@ const ORDER = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.0
 const BARE_WS_PATH = '/ws';
 const BARE_POST_PATH = '/orders';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
-const percentile = (sorted: readonly number[], p: number): number => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!);
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 // ---------------------------------------------------------------------------------------------
@@ -327,19 +323,7 @@ const startChild = <C>(what: string, args: string[]): Child<C> => {
 // The bench.
 
 // Everything started here is undone here, last first, once, also on Ctrl-C.
-const cleanups: Array<{ what: string; run: () => Promise<void> | void }> = [];
-let cleaning: Promise<void> | undefined;
-const cleanUp = () =>
-  (cleaning ??= (async () => {
-    for (const step of cleanups.reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        console.error(`cleanup (${step.what}) failed:`, error);
-      }
-    }
-  })());
-let interrupted = false;
+const { cleanups, cleanUp } = createCleanups();
 
 const killChildren = () => {
   for (const child of children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGTERM');
@@ -420,14 +404,7 @@ interface MemoryFigure {
 }
 
 const main = async () => {
-  const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) {
-    console.log('The WebSocket benchmark needs PostgreSQL (order events travel through its outbox and LISTEN/NOTIFY):');
-    console.log('set DATABASE_URL to an admin URL, e.g.');
-    console.log('  DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node test/bench/ws.ts');
-    console.log('(a fresh database is created for the run and dropped afterwards). Nothing was measured.');
-    return;
-  }
+  if (!postgresAdminUrl('WebSocket', 'order events travel through its outbox and LISTEN/NOTIFY')) return;
   const settings = {
     samples: positiveInt('BENCH_WS_SAMPLES', 200),
     warmup: positiveInt('BENCH_WS_WARMUP', 30),
@@ -445,11 +422,8 @@ const main = async () => {
   const idleUserCount = Math.max(maxUsers - 1, Math.ceil(settings.idleConnections / settings.perUser), 1);
 
   // The service and its helpers are loaded here, not at the top: the bare server's child needs none of them.
-  const [{ startApp }, { loadConfig }, { fileLogger }, { createTestDatabase }, { insertUser }, { toAuthUser }, { hashPassword }, { WS_PATHS }] = await Promise.all([
-    import('../../server/app.ts'),
-    import('../../server/config.ts'),
-    import('./log-file.ts'),
-    import('../support/server.ts'),
+  const [{ startBenchService, benchTrader }, { insertUser }, { toAuthUser }, { hashPassword }, { WS_PATHS }] = await Promise.all([
+    import('./service.ts'),
     import('../../server/users/queries.ts'),
     import('../../server/users/users.ts'),
     import('../../server/auth/passwords.ts'),
@@ -457,60 +431,21 @@ const main = async () => {
   ]);
 
   const loadBefore = loadavg();
-  const dir = mkdtempSync(path.join(tmpdir(), 'ts-bench-ws-'));
-  cleanups.push({ what: 'temp dir', run: () => rmSync(dir, { recursive: true, force: true }) });
-
-  const database = await createTestDatabase();
-  cleanups.push({ what: 'database', run: () => database.drop() });
-
-  const { logger, logFile, close: closeLog } = fileLogger(dir);
-  cleanups.push({ what: 'log file', run: closeLog });
-
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    DATA_DIR: dir,
-    DATABASE_URL: database.url,
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_ORDERS_PER_MIN: String(RATE_LIMIT_PER_MIN),
-    SIM_TICK_INTERVAL_MS: '0',
-    SIM_INITIAL_CASH_USDT: '1000000000',
-    WS_MAX_CONNECTIONS_PER_USER: String(MAX_PER_USER),
-    AUTH_SECRET_KEY: randomBytes(48).toString('base64url'),
-    ENCRYPTION_SALT: randomBytes(48).toString('base64url'),
+  const { app, config, logFile, closeLog } = await startBenchService({
+    cleanups,
+    prefix: 'ts-bench-ws-',
+    env: {
+      RATE_LIMIT_ORDERS_PER_MIN: String(RATE_LIMIT_PER_MIN),
+      SIM_TICK_INTERVAL_MS: '0',
+      SIM_INITIAL_CASH_USDT: '1000000000',
+      WS_MAX_CONNECTIONS_PER_USER: String(MAX_PER_USER),
+    },
   });
-  const app = await startApp(config, { logger });
-  cleanups.push({ what: 'service', run: () => app.close() });
   const wsBase = app.url.replace(/^http/, 'ws');
   console.log(`service up on ${app.url} (Postgres, fresh database, pool ${config.DB_POOL_SIZE}, heartbeat ${config.WS_HEARTBEAT_INTERVAL_SEC} s)`);
 
   // The sampler, as a client makes it: register, log in, register a crypto key; a price for BTC/USDT.
-  const postJson = async (url: string, body: unknown, token?: string) => {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    let json: any; // any: the answers are read field by field and checked where they are used
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, json, text };
-  };
-  const username = `bench_ws_${process.pid}`;
-  const password = `pw-${randomBytes(12).toString('hex')}`;
-  const registered = await postJson(`${app.url}/api/auth/register`, { username, email: `${username}@example.com`, password });
-  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
-  const login = await postJson(`${app.url}/api/auth/login`, { username, password });
-  const samplerToken: unknown = login.json?.access_token;
-  if (login.status !== 200 || typeof samplerToken !== 'string') throw new Error(`login failed: ${login.status} ${login.text}`);
-  const key = await postJson(`${app.url}/api/exchange-keys`, { exchange: 'crypto_exchange', api_key: `bench-ws-key-${randomBytes(8).toString('hex')}`, api_secret: 's' }, samplerToken);
-  if (key.status !== 201) throw new Error(`key registration failed: ${key.status} ${key.text}`);
-  await app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+  const { token: samplerToken } = await benchTrader(app, 'bench_ws');
 
   // The idle users, straight into the database (one password hash for all), each with a session.
   const madeStarted = performance.now();
@@ -718,19 +653,5 @@ const main = async () => {
 if (process.argv[2] === '--bare-server') {
   runBareChild();
 } else {
-  process.once('SIGINT', () => {
-    interrupted = true;
-    console.error('interrupted: cleaning up');
-    killChildren();
-    void cleanUp().finally(() => process.exit(130));
-  });
-  try {
-    await main();
-  } catch (error) {
-    if (!interrupted) console.error('bench crashed:', error);
-    process.exitCode = 1;
-  } finally {
-    await cleanUp();
-    killChildren();
-  }
+  await runBench(main, { cleanUp, stopChildren: killChildren });
 }
