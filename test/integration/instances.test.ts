@@ -86,6 +86,19 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
     expect(seen).toMatchObject({ lotSize: '0.01' });
   });
 
+  it("deactivating a user on one instance closes that user's WebSocket on the other with 4001", async () => {
+    const { tokens, user } = await registerAndLogin(a, 'multi_ws_deact');
+    const onB = connect(wsUrl(b, '/ws/equity/orders', { token: tokens.access_token }));
+    try {
+      expect((await onB.next()).type).toBe('hello');
+      const admin = await loginAdmin(a);
+      expect((await a.http('POST', `/api/admin/users/${user.id}/deactivate`, { token: admin.access_token })).status).toBe(200);
+      expect(await onB.closed).toEqual({ code: 4001, reason: 'Invalid token' });
+    } finally {
+      onB.ws.terminate();
+    }
+  });
+
   it("a client on one instance receives the order events of an order placed on the other, and another user's client nothing", async () => {
     const admin = await loginAdmin(a);
     expect((await a.http('POST', '/api/admin/sim/prices', { token: admin.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 50000 } })).status).toBe(200);

@@ -8,6 +8,7 @@ import { manualClock } from '../../server/clock.ts';
 import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { connect, wsUrl, type TestSocket } from '../support/ws.ts';
 
 let server: TestServer;
@@ -156,6 +157,31 @@ describe('who may connect', () => {
       expect(await late.closed).toEqual({ code: 4001, reason: 'Invalid token' });
     } finally {
       await timed.stop();
+    }
+  });
+
+  it('never writes the token of a connection to the log, whatever happens to the connection', async () => {
+    const logs = capturedLogger('debug');
+    const logged = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' }, undefined, { logger: logs.logger });
+    const tokens: string[] = [];
+    try {
+      const user = await newUser(logged, { prefix: 'ws_logs' });
+      tokens.push(user.tokens.access_token, user.tokens.refresh_token);
+      const good = connect(wsUrl(logged, '/ws/equity/orders', { token: user.tokens.access_token }));
+      sockets.push(good);
+      expect((await good.next()).type).toBe('hello');
+      const refresh = connect(wsUrl(logged, '/ws/live', { token: user.tokens.refresh_token }));
+      sockets.push(refresh);
+      expect((await refresh.closed).code).toBe(4001);
+      await good.close();
+    } finally {
+      await logged.stop();
+    }
+    expect(logs.lines.length).toBeGreaterThan(0);
+    // Neither token, nor its signature alone, appears anywhere in what was logged.
+    for (const token of tokens) {
+      expect(logs.text()).not.toContain(token);
+      expect(logs.text()).not.toContain(token.split('.')[2]!);
     }
   });
 
