@@ -12,3 +12,4 @@ export * from './simulator.ts';
 export * from './brokers.ts';
 export * from './orders.ts';
 export * from './events.ts';
+export * from './backtest.ts';

@@ -12,6 +12,7 @@ import { openDatabase, type DatabaseHandle } from './db/client.ts';
 import { AppError } from './errors.ts';
 import { startChangeFeed } from './events/changes.ts';
 import { createEventBus } from './events/bus.ts';
+import { createBacktests } from './backtest/backtests.ts';
 import { attachWebSocketChannels, type WebSocketChannels } from './http/ws.ts';
 import { createHttpServer } from './http/server.ts';
 import { startWorkers, type Workers } from './jobs/index.ts';
@@ -104,6 +105,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       },
       brokers: brokers.forKeys,
     });
+    const backtests = createBacktests({ db, clock, config, instruments });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
@@ -123,7 +125,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { DatabaseHandle, Db } from './db/client.ts';
 import type { ChangeFeed } from './events/changes.ts';
 import type { EventBus } from './events/bus.ts';
+import type { Backtests } from './backtest/backtests.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Brokers } from './brokers/brokers.ts';
@@ -31,6 +32,7 @@ export interface Areas {
   orders: Orders;
   /** Durable per-user events: the outbox, and its delivery to this process's subscribers. */
   events: EventBus;
+  backtests: Backtests;
 }
 
 export interface Services extends Areas {

@@ -42,8 +42,8 @@ export const KRX_BROKER_COMMISSION_RATE = new Decimal('0.00015');
 /** Spot taker fee of the large crypto exchanges' base tier. */
 export const CRYPTO_TAKER_FEE_RATE = new Decimal('0.001');
 
-// Five basis points everywhere: about half the spread of a liquid large cap or major pair plus a
-// little impact, so backtests are not priced at the mid.
+// Five basis points for KRX stocks and crypto: about half the spread of a liquid large cap or
+// major pair plus a little impact, so backtests are not priced at the mid.
 const DEFAULT_SLIPPAGE_RATE = BASIS_POINT.times(5);
 
 const PROFILES: readonly FeeProfile[] = [
@@ -51,10 +51,12 @@ const PROFILES: readonly FeeProfile[] = [
     name: 'us_broker_zero',
     assetClass: 'us_equity',
     // Regulatory pass-through fees on US sells (SEC Section 31, FINRA TAF) are left out: they
-    // are cents on typical orders and change every fiscal year; the profile promises zero.
+    // are cents on typical orders and change every fiscal year; the profile promises zero. It
+    // promises no slippage either: it is the frictionless reference that backtests are checked
+    // against (the same run in backtesting.py, backtrader and a plain loop).
     commissionRate: new Decimal(0),
     sellTaxRate: new Decimal(0),
-    slippageRate: DEFAULT_SLIPPAGE_RATE,
+    slippageRate: new Decimal(0),
     feeDecimalPlaces: undefined,
   }),
   Object.freeze({

@@ -2,6 +2,7 @@
 import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
 import { authRouter } from './auth.ts';
+import { backtestRouter } from './backtest.ts';
 import { equityRouter } from './equity.ts';
 import { eventsRouter } from './events.ts';
 import { instrumentsRouter } from './instruments.ts';
@@ -16,6 +17,7 @@ export const appRouter = router({
   exchangeKeys: keysRouter,
   equity: equityRouter,
   events: eventsRouter,
+  backtest: backtestRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -51,6 +51,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     keys: services.keys,
     orders: services.orders,
     events: services.events,
+    backtests: services.backtests,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

@@ -1,7 +1,9 @@
 // The security checks every operation of the router must pass, run over the routes themselves
 // (so a new route is covered the day it is added): no token, a refresh token in place of an
 // access token, the wrong role, the halt switch, and another user's resource.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertResult } from '../../server/backtest/queries.ts';
 import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
 import { appRouter } from '../../server/routers/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -58,6 +60,31 @@ const ownedPosition = async (server: TestServer, owner: TestUser) => {
   return { id: 'BTC-USDT', query: '?asset_class=crypto' };
 };
 
+/** A stored backtest result of the owner, of one asset class, written as the service stores one. */
+const ownedBacktest = (assetClass: 'us_equity' | 'crypto') => async (server: TestServer, owner: TestUser) => {
+  const id = randomUUID();
+  await insertResult(server.services.db, {
+    id,
+    userId: owner.user.id,
+    assetClass,
+    symbol: assetClass === 'crypto' ? 'BTC/USDT' : 'AAPL',
+    strategyName: 'buy_and_hold',
+    strategyParams: { size: 1 },
+    profileName: assetClass === 'crypto' ? 'crypto_default' : 'us_broker_zero',
+    currency: assetClass === 'crypto' ? 'USDT' : 'USD',
+    startDate: '2024-01-01',
+    endDate: '2024-12-31',
+    totalReturnPct: 0,
+    sharpeRatio: 0,
+    maxDrawdownPct: 0,
+    winRate: 0,
+    totalTrades: 0,
+    result: {},
+    createdAt: server.services.clock.now(),
+  });
+  return id;
+};
+
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
   'equity.replaceOrder': ownedOrder,
   'equity.closePosition': ownedPosition,
@@ -65,6 +92,8 @@ const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<str
   'exchangeKeys.remove': ownedKey,
   'equity.getOrder': ownedOrder,
   'equity.cancelOrder': ownedOrder,
+  'backtest.equity.get': ownedBacktest('us_equity'),
+  'backtest.crypto.get': ownedBacktest('crypto'),
 };
 
 let server: TestServer;

@@ -23,11 +23,11 @@ describe('fee profiles', () => {
     for (const assetClass of ZAssetClass.options) expect(defaultProfileFor(assetClass).assetClass).toBe(assetClass);
   });
 
-  it('charges no commission on US equities, only slippage', () => {
+  it('charges nothing on US equities: no commission, no tax, no slippage (the frictionless reference)', () => {
     const us = defaultProfileFor('us_equity');
     expect(us.commissionRate.toFixed()).toBe('0');
     expect(us.sellTaxRate.toFixed()).toBe('0');
-    expect(us.slippageRate.toFixed()).toBe('0.0005');
+    expect(us.slippageRate.toFixed()).toBe('0');
   });
 
   it('charges KRX commission on both sides and the 2026 transaction tax of 0.20 % on sells, in whole won', () => {

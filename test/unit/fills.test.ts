@@ -6,7 +6,9 @@ import { defaultProfileFor } from '../../server/brokers/fees.ts';
 import { ExactDecimal, type Position, applyFill, checkLot, computeFill, executionPrice } from '../../server/brokers/fills.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);
-const us = defaultProfileFor('us_equity');
+// US stocks as a broker with 5 bp of slippage and no commission would price them: the shipped
+// us_broker_zero profile has no slippage, which would leave the slippage rules untested here.
+const us = { ...defaultProfileFor('us_equity'), slippageRate: new Decimal('0.0005') };
 const kr = defaultProfileFor('kr_equity');
 const crypto = defaultProfileFor('crypto');
 

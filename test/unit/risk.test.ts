@@ -282,12 +282,12 @@ describe('KRX tick grid', () => {
 
 describe('funds', () => {
   it('passes a buy costing exactly the buying power and refuses a cent less of it', () => {
-    // A market buy fills 5 bp above the reference: 10 × 100.05 = 1,000.50, no commission.
+    // A US market buy fills at the reference (us_broker_zero: no slippage, no commission): 10 × 100.
     const buy = (buyingPower: Decimal.Value) => check(usBuy({ account: { equity: d(100_000), buyingPower: d(buyingPower) } }));
-    expect(buy('1000.5')).toEqual({ ok: true });
-    const short = buy('1000.49');
+    expect(buy('1000')).toEqual({ ok: true });
+    const short = buy('999.99');
     expect(outcome(short)).toEqual(FUNDS);
-    expect(messageOf(short)).toContain('1000.5');
+    expect(messageOf(short)).toContain('1000');
   });
 
   it('counts the fee: KRX 10 × 61,000 + 91 won commission', () => {
@@ -300,11 +300,11 @@ describe('funds', () => {
   });
 
   it('prices a stop buy at its stop when that is above the market', () => {
-    // Entry at 110 × 1.0005 = 110.055, up to the cent: 10 × 110.06 = 1,100.60.
+    // Entry at the stop, 110, above the market's 100: 10 × 110 = 1,100.
     const stopBuy = (buyingPower: Decimal.Value) =>
       check(usBuy({ orderType: 'stop', stopPrice: d(110), account: { equity: d(100_000), buyingPower: d(buyingPower) } }));
-    expect(stopBuy('1100.6')).toEqual({ ok: true });
-    expect(outcome(stopBuy('1100.59'))).toEqual(FUNDS);
+    expect(stopBuy('1100')).toEqual({ ok: true });
+    expect(outcome(stopBuy('1099.99'))).toEqual(FUNDS);
   });
 
   it('refuses a sell above the held quantity: no shorting', () => {
@@ -338,8 +338,9 @@ describe('position sizing', () => {
     // 200 × (100 − 90) = 2,000 passes where 89.99 gives 2,002 (the default stop would be only 1,000).
     expect(check(sized({ qty: d(200), stopPrice: d(90) }))).toEqual({ ok: true });
     expect(outcome(check(sized({ qty: d(200), stopPrice: d('89.99') })))).toEqual(SIZING);
-    // Entering at 100.05 with the default 5 %: 400 × 100.05 × 5 % = 2,001.
-    const stopBuy = check(usBuy({ qty: d(400), orderType: 'stop', stopPrice: d(100) }));
+    // Entering at the stop, 100, with the default 5 %: 401 × 100 × 5 % = 2,005 (taken as a
+    // protective stop at the entry, it would risk nothing and pass).
+    const stopBuy = check(usBuy({ qty: d(401), orderType: 'stop', stopPrice: d(100) }));
     expect(outcome(stopBuy)).toEqual(SIZING);
   });
 

@@ -8,3 +8,4 @@ export * from './keys.ts';
 export * from './simulator.ts';
 export * from './orders.ts';
 export * from './events.ts';
+export * from './backtests.ts';

@@ -1,0 +1,100 @@
+// Wire shapes of the backtests: the request (POST /api/equity/backtest, POST /api/backtest/run),
+// the full result, the list of summaries, and the strategy list.
+import { z } from 'zod';
+import { pageOf, ZPageQuery, ZTimestamp } from './common.ts';
+import { ZDate } from './marketdata.ts';
+import { ZSymbolInput } from './symbols.ts';
+
+/** A calendar date that exists (2024-02-30 does not). */
+const ZCalendarDate = ZDate.refine((value) => {
+  const parsed = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
+}, 'not a calendar date');
+
+/** The most points the equity curve of an answer holds, and the most trades. */
+export const MAX_EQUITY_POINTS = 4_000;
+export const MAX_TRADES = 1_000;
+
+export const ZBacktestRequest = z
+  .object({
+    symbol: ZSymbolInput,
+    /** us_equity or kr_equity on /api/equity/backtest, crypto on /api/backtest/run; anything else is 422 INVALID_ASSET_CLASS. */
+    asset_class: z.string().min(1).max(32),
+    strategy_name: z.string().min(1).max(64),
+    /** Overrides of the strategy's parameters; an unknown key is refused. */
+    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+    start_date: ZCalendarDate,
+    end_date: ZCalendarDate,
+    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
+    profile_name: z.string().max(64).optional(),
+    timeframe: z.literal('1d').default('1d'),
+  })
+  .strict()
+  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+export type TBacktestRequest = z.infer<typeof ZBacktestRequest>;
+
+export const ZEquityPoint = z.object({ date: ZDate, equity: z.number() });
+export const ZBacktestTrade = z.object({
+  timestamp: ZTimestamp,
+  symbol: z.string(),
+  side: z.enum(['buy', 'sell']),
+  price: z.number(),
+  amount: z.number(),
+  fee: z.number(),
+});
+
+const summaryFields = {
+  result_id: z.string(),
+  asset_class: z.string(),
+  currency: z.string(),
+  profile_name: z.string(),
+  strategy_name: z.string(),
+  symbol: z.string(),
+  start_date: ZDate,
+  end_date: ZDate,
+  total_return_pct: z.number(),
+  sharpe_ratio: z.number(),
+  max_drawdown_pct: z.number(),
+  win_rate: z.number(),
+  total_trades: z.number().int(),
+  created_at: ZTimestamp,
+};
+
+export const ZBacktestSummary = z.object(summaryFields);
+
+export const ZBacktestResult = z.object({
+  ...summaryFields,
+  strategy_params: z.record(z.string(), z.unknown()),
+  initial_capital: z.number(),
+  final_capital: z.number(),
+  annual_return: z.number(),
+  profit_factor: z.number().nullable(),
+  buy_hold_return_pct: z.number(),
+  equity_curve: z.array(ZEquityPoint),
+  trades: z.array(ZBacktestTrade),
+  /** How many points and fills there were before the answer was trimmed (an extension). */
+  equity_curve_total: z.number().int(),
+  trades_total: z.number().int(),
+});
+export type TBacktestResult = z.infer<typeof ZBacktestResult>;
+
+export const ZBacktestListQuery = ZPageQuery.extend({
+  asset_class: z.string().max(32).optional(),
+  symbol: z.string().max(32).optional(),
+  strategy: z.string().max(64).optional(),
+});
+export type TBacktestListQuery = z.infer<typeof ZBacktestListQuery>;
+export const ZBacktestList = pageOf(ZBacktestSummary);
+export type TBacktestList = z.infer<typeof ZBacktestList>;
+
+export const ZBacktestIdPath = z.object({ result_id: z.string().min(1).max(64) });
+
+export const ZStrategyInfo = z.object({
+  name: z.string(),
+  description: z.string(),
+  /** Per parameter: its JSON schema (type, default, bounds, description). */
+  params: z.record(z.string(), z.unknown()),
+  asset_classes: z.array(z.string()),
+});
+export const ZStrategyList = z.object({ items: z.array(ZStrategyInfo) });
+export type TStrategyList = z.infer<typeof ZStrategyList>;

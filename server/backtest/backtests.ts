@@ -1,0 +1,191 @@
+// The backtest service: checks a request (asset class of the route, strategy and its strict
+// params, instrument, fee profile, bars in range), runs the engine, computes the metrics, trims
+// the curve and the trades, and stores the result as the user received it. Reads are the user's
+// own results only, of the route's asset classes.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { MAX_TRADES, type TBacktestList, type TBacktestListQuery, type TBacktestRequest, type TBacktestResult, type TStrategyList } from '../../contracts/backtest.ts';
+import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
+import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
+import { tickSizeOf } from '../brokers/simulator/prices.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import type { BacktestResultRow } from '../db/schema/index.ts';
+import { AppError } from '../errors.ts';
+import type { Instruments } from '../instruments/instruments.ts';
+import { readBars } from '../marketdata/queries.ts';
+import { runEngine } from './engine.ts';
+import { computeMetrics } from './metrics.ts';
+import { findResult, insertResult, listResults } from './queries.ts';
+import { findStrategy, STRATEGIES } from './strategies/index.ts';
+import { curveIndices } from './trim.ts';
+import type { Bars } from './types.ts';
+
+/** Which asset classes each route family runs and reads. */
+export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
+export type TBacktestFamily = keyof typeof FAMILY_ASSET_CLASSES;
+
+const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
+
+/** Bars as the engine reads them: typed arrays, oldest first. */
+const toBars = (rows: readonly { date: string; open: string; high: string; low: string; close: string; volume: string }[]): Bars => {
+  const n = rows.length;
+  const bars = { length: n, dates: rows.map((row) => row.date), open: new Float64Array(n), high: new Float64Array(n), low: new Float64Array(n), close: new Float64Array(n), volume: new Float64Array(n) };
+  rows.forEach((row, i) => {
+    bars.open[i] = Number(row.open);
+    bars.high[i] = Number(row.high);
+    bars.low[i] = Number(row.low);
+    bars.close[i] = Number(row.close);
+    bars.volume[i] = Number(row.volume);
+  });
+  return bars;
+};
+
+const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
+  result_id: row.id,
+  asset_class: row.assetClass,
+  currency: row.currency,
+  profile_name: row.profileName,
+  strategy_name: row.strategyName,
+  symbol: row.symbol,
+  start_date: row.startDate,
+  end_date: row.endDate,
+  total_return_pct: row.totalReturnPct,
+  sharpe_ratio: row.sharpeRatio,
+  max_drawdown_pct: row.maxDrawdownPct,
+  win_rate: row.winRate,
+  total_trades: row.totalTrades,
+  created_at: row.createdAt.toISOString(),
+});
+
+export type Backtests = ReturnType<typeof createBacktests>;
+
+export const createBacktests = ({ db, clock, config, instruments }: { db: Db; clock: Clock; config: Pick<Config, 'FEATURE_EQUITY_PAPER'>; instruments: Instruments }) => {
+  const strategyOf = (name: string, given: Record<string, unknown> | null | undefined) => {
+    const strategy = findStrategy(name.toLowerCase());
+    if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${name.slice(0, 64)}; see GET /api/strategy/list`);
+    const parsed = strategy.params.safeParse(given ?? {});
+    if (!parsed.success) {
+      const errors = parsed.error.issues.map((issue) => ({ path: ['strategy_params', ...issue.path.map(String)].join('.'), message: issue.message }));
+      throw new AppError('VALIDATION_ERROR', `strategy_params: ${errors.map((error) => `${error.path} ${error.message}`).join('; ')}`, { errors });
+    }
+    return { strategy, params: parsed.data };
+  };
+
+  const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
+    if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Backtests are disabled (FEATURE_EQUITY_PAPER)');
+    const allowed: readonly string[] = FAMILY_ASSET_CLASSES[family];
+    if (!allowed.includes(request.asset_class)) {
+      throw new AppError('INVALID_ASSET_CLASS', family === 'equity' ? 'asset_class must be us_equity or kr_equity (crypto runs at POST /api/backtest/run)' : 'asset_class must be crypto on this route (stocks run at POST /api/equity/backtest)');
+    }
+    const assetClass = request.asset_class as TAssetClass;
+    const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
+    const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
+    if (!instrument) throw new AppError('INVALID_SYMBOL', `${request.symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);
+    const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
+    if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
+    if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
+
+    const rows = await readBars(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
+    if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
+    const bars = toBars(rows);
+    const size = typeof params.size === 'number' ? params.size : 1;
+    const outcome = runEngine({
+      bars,
+      strategy: strategy.create(params),
+      size,
+      initialCapital: String(request.initial_capital),
+      profile,
+      tickSize: tickSizeOf(instrument),
+      fractional: assetClass !== 'kr_equity',
+    });
+    const metrics = computeMetrics({
+      initialCapital: request.initial_capital,
+      equity: outcome.equity,
+      dates: bars.dates,
+      trips: outcome.trips,
+      firstClose: bars.close[0]!,
+      lastClose: bars.close[bars.length - 1]!,
+      assetClass,
+    });
+
+    const id = randomUUID();
+    const createdAt = clock.now();
+    const body = {
+      asset_class: assetClass,
+      currency: CURRENCY_OF_ASSET_CLASS[assetClass],
+      profile_name: profile.name,
+      strategy_name: strategy.name,
+      strategy_params: params,
+      symbol: instrument.symbol,
+      start_date: request.start_date,
+      end_date: request.end_date,
+      initial_capital: request.initial_capital,
+      final_capital: Number(outcome.finalCapital),
+      total_return_pct: metrics.total_return_pct,
+      annual_return: metrics.annual_return,
+      sharpe_ratio: metrics.sharpe_ratio,
+      max_drawdown_pct: metrics.max_drawdown_pct,
+      win_rate: metrics.win_rate,
+      profit_factor: metrics.profit_factor,
+      total_trades: metrics.total_trades,
+      buy_hold_return_pct: metrics.buy_hold_return_pct,
+      equity_curve: curveIndices(outcome.equity).map((i) => ({ date: bars.dates[i]!, equity: outcome.equity[i]! })),
+      trades: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({
+        timestamp: `${bars.dates[fill.index]!}T00:00:00.000Z`,
+        symbol: instrument.symbol,
+        side: fill.side,
+        price: Number(fill.price),
+        amount: Number(fill.qty),
+        fee: Number(fill.fee),
+      })),
+      equity_curve_total: bars.length,
+      trades_total: outcome.fills.length,
+    };
+    await insertResult(db, {
+      id,
+      userId: user.id,
+      assetClass,
+      symbol: instrument.symbol,
+      strategyName: strategy.name,
+      strategyParams: params,
+      profileName: profile.name,
+      currency: body.currency,
+      startDate: request.start_date,
+      endDate: request.end_date,
+      totalReturnPct: metrics.total_return_pct,
+      sharpeRatio: metrics.sharpe_ratio,
+      maxDrawdownPct: metrics.max_drawdown_pct,
+      winRate: metrics.win_rate,
+      totalTrades: metrics.total_trades,
+      result: body,
+      createdAt,
+    });
+    return { result_id: id, created_at: createdAt.toISOString(), ...body };
+  };
+
+  const get = async ({ user, id, family }: { user: { id: number }; id: string; family: TBacktestFamily }): Promise<TBacktestResult> => {
+    const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
+    if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
+    return { ...(row.result as Omit<TBacktestResult, 'result_id' | 'created_at'>), result_id: row.id, created_at: row.createdAt.toISOString() };
+  };
+
+  const list = async ({ user, query, family }: { user: { id: number }; query: TBacktestListQuery; family: TBacktestFamily }): Promise<TBacktestList> => {
+    const familyClasses: readonly TAssetClass[] = FAMILY_ASSET_CLASSES[family];
+    const assetClasses = query.asset_class === undefined ? familyClasses : familyClasses.filter((assetClass) => assetClass === query.asset_class);
+    if (query.asset_class !== undefined && assetClasses.length === 0) throw new AppError('INVALID_ASSET_CLASS', `asset_class must be one of ${familyClasses.join(', ')} here`);
+    const { rows, total } = await listResults(db, { userId: user.id, assetClasses, symbol: query.symbol, strategy: query.strategy?.toLowerCase(), page: query.page, size: query.size });
+    return { items: rows.map(toSummary), total, page: query.page, size: query.size };
+  };
+
+  /** Every registered strategy with its parameters as JSON schema (type, default, bounds, description). */
+  const strategies = (): TStrategyList => ({
+    items: STRATEGIES.map((strategy) => {
+      const schema = z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> };
+      return { name: strategy.name, description: strategy.description, params: schema.properties ?? {}, asset_classes: [...strategy.assetClasses] };
+    }),
+  });
+
+  return { run, get, list, strategies };
+};

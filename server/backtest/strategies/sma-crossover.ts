@@ -1,0 +1,30 @@
+// Simple moving average crossover: long from the bar the fast SMA of the closes crosses above the
+// slow one to the bar it crosses back below.
+import { z } from 'zod';
+import { sma } from '../indicators.ts';
+import type { StrategyDefinition, StrategyRun } from '../types.ts';
+import { ALL_ASSET_CLASSES, crossedAbove, crossedBelow, periodParam, ZSize } from './common.ts';
+
+export const ZSmaCrossoverParams = z
+  .object({
+    fast: periodParam(10, 'Bars in the fast simple moving average of the closes.'),
+    slow: periodParam(30, 'Bars in the slow simple moving average of the closes; more than fast.', 2),
+    size: ZSize,
+  })
+  .strict()
+  .refine(({ fast, slow }) => slow > fast, { path: ['slow'], message: 'slow must be greater than fast' });
+export type TSmaCrossoverParams = z.infer<typeof ZSmaCrossoverParams>;
+
+export const smaCrossover: StrategyDefinition<TSmaCrossoverParams> = {
+  name: 'sma_crossover',
+  description: 'Buys when the fast simple moving average of the closes crosses above the slow one; sells when it crosses below.',
+  params: ZSmaCrossoverParams,
+  assetClasses: ALL_ASSET_CLASSES,
+  create: ({ fast, slow }): StrategyRun<'fast' | 'slow'> => ({
+    indicators: { fast: sma('close', fast), slow: sma('close', slow) },
+    decide: ({ inPosition, ind }) => {
+      if (!inPosition) return crossedAbove(ind.fast, ind.slow) ? 'buy' : 'hold';
+      return crossedBelow(ind.fast, ind.slow) ? 'sell' : 'hold';
+    },
+  }),
+};

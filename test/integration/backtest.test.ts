@@ -1,0 +1,142 @@
+// Backtests from outside: the real GOOG series against the figures four independent engines
+// agree on, the stored results (list, read, another user's 404), the crypto routes, the
+// strategy list, and every documented refusal.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZBacktestResult, ZStrategyList } from '../../contracts/backtest.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures');
+let server: TestServer;
+let admin: FactoryUser;
+let user: FactoryUser;
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' });
+  admin = await newUser(server, { role: 'admin', prefix: 'bt_admin' });
+  user = await newUser(server, { prefix: 'bt_user' });
+  const instrument = await server.http('POST', '/api/admin/instruments', {
+    token: admin.tokens.access_token,
+    body: { asset_class: 'us_equity', symbol: 'GOOG', exchange: 'NASDAQ', currency: 'USD', name: 'Alphabet Inc. Class C', reference_price: 100, tick_size: 0.01, lot_size: 1, fractional: true },
+  });
+  expect(instrument.status, instrument.text).toBe(201);
+  const csv = readFileSync(path.join(FIXTURES, 'backtest', 'GOOG_1d.csv'), 'utf8');
+  const imported = await server.http('POST', '/api/admin/market-data/ohlcv?asset_class=us_equity&symbol=GOOG', { token: admin.tokens.access_token, rawBody: csv, headers: { 'content-type': 'text/csv' } });
+  expect(imported.status, imported.text).toBe(200);
+  expect(imported.body.imported).toBe(2148);
+  const btc = readFileSync(path.join(FIXTURES, 'ohlcv', 'btc-usd-reordered.csv'), 'utf8');
+  const btcImported = await server.http('POST', '/api/admin/market-data/ohlcv?asset_class=crypto&symbol=BTC/USDT', { token: admin.tokens.access_token, rawBody: btc, headers: { 'content-type': 'text/csv' } });
+  expect(btcImported.status, btcImported.text).toBe(200);
+});
+afterAll(() => server.stop());
+
+const goog = { symbol: 'GOOG', asset_class: 'us_equity', strategy_name: 'sma_crossover', strategy_params: { fast: 10, slow: 30 }, start_date: '2004-08-19', end_date: '2013-03-01', initial_capital: 10_000, profile_name: 'us_broker_zero' };
+const run = (body: unknown, token = user.tokens.access_token) => server.http('POST', '/api/equity/backtest', { token, body });
+
+describe('POST /api/equity/backtest', () => {
+  it('gives, on the real GOOG series, the figures four independent engines agree on', async () => {
+    const res = await run(goog);
+    expect(res.status, res.text).toBe(200);
+    const result = ZBacktestResult.strict().parse(res.body);
+    expect(result.total_return_pct).toBeCloseTo(4.82788, 5);
+    expect(result.total_trades).toBe(33);
+    expect(result.max_drawdown_pct).toBeCloseTo(-0.29716, 5);
+    expect(result.sharpe_ratio).toBeCloseTo(1.0338, 4);
+    expect(result.final_capital).toBeCloseTo(10_000 * 5.82788, 0);
+    expect(result.buy_hold_return_pct).toBeCloseTo(806.19 / 100.34 - 1, 9);
+    expect(result).toMatchObject({ asset_class: 'us_equity', currency: 'USD', profile_name: 'us_broker_zero', strategy_name: 'sma_crossover', symbol: 'GOOG', strategy_params: { fast: 10, slow: 30, size: 1 } });
+    // Every bar is a point (2,148 is under the 4,000 cap); fills are each buy and each sell.
+    expect(result.equity_curve).toHaveLength(2148);
+    expect(result.equity_curve_total).toBe(2148);
+    expect(result.trades).toHaveLength(66);
+    expect(result.trades[0]).toMatchObject({ side: 'buy', symbol: 'GOOG', fee: 0 });
+    // Two runs of the same request give the same figures.
+    const again = await run(goog);
+    expect({ ...again.body, result_id: undefined, created_at: undefined }).toEqual({ ...res.body, result_id: undefined, created_at: undefined });
+  });
+
+  it('buy_and_hold ends at initial × (last close / the open it bought at)', async () => {
+    const res = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: undefined });
+    expect(res.status, res.text).toBe(200);
+    // Bought at the second bar's open (101.01), sold at the last close (806.19), no fees.
+    expect(res.body.final_capital).toBeCloseTo((10_000 * 806.19) / 101.01, 4);
+    expect(res.body.total_trades).toBe(1);
+  });
+
+  it('refuses what the interface refuses, with its codes', async () => {
+    const cases: [unknown, number, string][] = [
+      [{ ...goog, asset_class: 'crypto' }, 422, 'INVALID_ASSET_CLASS'],
+      [{ ...goog, asset_class: 'forex' }, 422, 'INVALID_ASSET_CLASS'],
+      [{ ...goog, strategy_name: 'no_such_strategy' }, 422, 'STRATEGY_NOT_FOUND'],
+      [{ ...goog, strategy_params: { fast: 10, slow: 30, slwo: 40 } }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, strategy_params: { fast: 30, slow: 10 } }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, end_date: '2004-08-19' }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, start_date: '2004-02-30' }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, initial_capital: 0 }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, profile_name: 'kr_broker_default' }, 422, 'VALIDATION_ERROR'],
+      [{ ...goog, start_date: '1990-01-01', end_date: '1990-12-31' }, 422, 'INSUFFICIENT_DATA'],
+      [{ ...goog, symbol: 'NOSUCHCO' }, 422, 'INVALID_SYMBOL'],
+    ];
+    for (const [body, status, code] of cases) {
+      const res = await run(body);
+      expect([res.status, res.body.code], JSON.stringify(body)).toEqual([status, code]);
+    }
+    expect((await run(goog, 'garbage')).status).toBe(401);
+  });
+});
+
+describe('stored results', () => {
+  it('lists summaries newest first with filters, reads one in full, and answers 404 for another user and for the other family', async () => {
+    const owner = await newUser(server, { prefix: 'bt_owner' });
+    const first = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: {} }, owner.tokens.access_token);
+    const second = await run(goog, owner.tokens.access_token);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const list = await server.http('GET', '/api/equity/backtest?size=10', { token: owner.tokens.access_token });
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, page: 1, size: 10 });
+    expect(list.body.items.map((item: { result_id: string }) => item.result_id)).toEqual([second.body.result_id, first.body.result_id]);
+    expect(list.body.items[0]).not.toHaveProperty('equity_curve');
+    expect(list.body.items[0]).not.toHaveProperty('trades');
+    const filtered = await server.http('GET', '/api/equity/backtest?strategy=buy_and_hold&symbol=GOOG&asset_class=us_equity', { token: owner.tokens.access_token });
+    expect(filtered.body.items.map((item: { result_id: string }) => item.result_id)).toEqual([first.body.result_id]);
+    const one = await server.http('GET', `/api/equity/backtest/${second.body.result_id}`, { token: owner.tokens.access_token });
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(second.body);
+    expect((await server.http('GET', `/api/equity/backtest/${second.body.result_id}`, { token: user.tokens.access_token })).status).toBe(404);
+    expect((await server.http('GET', `/api/backtest/${second.body.result_id}`, { token: owner.tokens.access_token })).status).toBe(404);
+    expect((await server.http('GET', '/api/equity/backtest?asset_class=crypto', { token: owner.tokens.access_token })).body.code).toBe('INVALID_ASSET_CLASS');
+  });
+});
+
+describe('crypto: /api/backtest', () => {
+  it('runs at /api/backtest/run, lists at /api/backtest and reads at /api/backtest/{result_id}; stocks are refused there', async () => {
+    const body = { symbol: 'BTC-USDT', asset_class: 'crypto', strategy_name: 'buy_and_hold', start_date: '2017-01-01', end_date: '2017-12-31' };
+    const res = await server.http('POST', '/api/backtest/run', { token: user.tokens.access_token, body });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ asset_class: 'crypto', currency: 'USDT', profile_name: 'crypto_default', symbol: 'BTC/USDT', total_trades: 1 });
+    // crypto_default charges fees: a round trip ends below the price move.
+    expect(res.body.trades.every((trade: { fee: number }) => trade.fee > 0)).toBe(true);
+    const list = await server.http('GET', '/api/backtest', { token: user.tokens.access_token });
+    expect(list.body.items.map((item: { result_id: string }) => item.result_id)).toContain(res.body.result_id);
+    expect((await server.http('GET', `/api/backtest/${res.body.result_id}`, { token: user.tokens.access_token })).status).toBe(200);
+    expect((await server.http('GET', `/api/equity/backtest/${res.body.result_id}`, { token: user.tokens.access_token })).status).toBe(404);
+    const stock = await server.http('POST', '/api/backtest/run', { token: user.tokens.access_token, body: goog });
+    expect([stock.status, stock.body.code]).toEqual([422, 'INVALID_ASSET_CLASS']);
+  });
+});
+
+describe('GET /api/strategy/list', () => {
+  it('names the seven strategies with their parameters, defaults and bounds', async () => {
+    const res = await server.http('GET', '/api/strategy/list', { token: user.tokens.access_token });
+    expect(res.status).toBe(200);
+    const { items } = ZStrategyList.parse(res.body);
+    expect(items.map((item) => item.name)).toEqual(['buy_and_hold', 'sma_crossover', 'ema_crossover', 'rsi_reversion', 'bollinger_reversion', 'macd_crossover', 'donchian_breakout']);
+    const sma = items.find((item) => item.name === 'sma_crossover')!;
+    expect(sma.params.fast).toMatchObject({ default: 10 });
+    expect(sma.params.slow).toMatchObject({ default: 30 });
+    expect(sma.params.size).toMatchObject({ default: 1 });
+    expect(sma.asset_classes).toEqual(expect.arrayContaining(['us_equity', 'kr_equity', 'crypto']));
+  });
+});
