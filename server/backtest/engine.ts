@@ -29,9 +29,10 @@ export interface EngineFill {
   /** The bar whose open (or, for the final close-out, close) it filled at. */
   index: number;
   side: 'buy' | 'sell';
-  qty: string;
-  price: string;
-  fee: string;
+  /** Exact decimals, turned into text or numbers only for the fills an answer shows. */
+  qty: Decimal;
+  price: Decimal;
+  fee: Decimal;
 }
 
 export interface EngineResult {
@@ -95,7 +96,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
   const record = (index: number, fill: Fill) => {
     cash = cash.plus(fill.cashDelta);
     cashNumber = cash.toNumber();
-    fills.push({ index, side: fill.side, qty: fill.qty.toFixed(), price: fill.price.toFixed(), fee: fill.fee.toFixed() });
+    fills.push({ index, side: fill.side, qty: fill.qty, price: fill.price, fee: fill.fee });
   };
   const buy = (index: number, reference: number) => {
     const referencePrice = new ExactDecimal(reference);
