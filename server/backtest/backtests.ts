@@ -14,7 +14,7 @@ import type { Db } from '../db/client.ts';
 import type { BacktestResultRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBars } from '../marketdata/queries.ts';
+import { readBarPrices } from '../marketdata/queries.ts';
 import { runEngine } from './engine.ts';
 import { computeMetrics } from './metrics.ts';
 import { findResult, insertResult, listResults } from './queries.ts';
@@ -87,7 +87,7 @@ export const createBacktests = ({ db, clock, config, instruments }: { db: Db; cl
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
 
-    const rows = await readBars(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
+    const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
     const size = typeof params.size === 'number' ? params.size : 1;

@@ -24,6 +24,14 @@ export const readBars = (db: Queryable, { assetClass, symbol, from, to }: Key & 
     )
     .orderBy(asc(dailyBars.date));
 
+/** The prices and volumes of bars in a date range, oldest first: what a backtest reads, nothing more. */
+export const readBarPrices = (db: Queryable, { assetClass, symbol, from, to }: Key & { from: string; to: string }) =>
+  db
+    .select({ date: dailyBars.date, open: dailyBars.open, high: dailyBars.high, low: dailyBars.low, close: dailyBars.close, volume: dailyBars.volume })
+    .from(dailyBars)
+    .where(and(eq(dailyBars.assetClass, assetClass), eq(dailyBars.symbol, symbol), gte(dailyBars.date, from), lte(dailyBars.date, to)))
+    .orderBy(asc(dailyBars.date));
+
 /**
  * Inserts the bars, replacing any of the same dates: one statement per chunk, the columns passed
  * as arrays and unnested by Postgres (far faster than a row of parameters per bar, which is what
