@@ -13,6 +13,7 @@ import { AppError } from './errors.ts';
 import { startChangeFeed } from './events/changes.ts';
 import { createEventBus } from './events/bus.ts';
 import { createBacktests } from './backtest/backtests.ts';
+import { createBacktestPool } from './backtest/pool.ts';
 import { attachWebSocketChannels, type WebSocketChannels } from './http/ws.ts';
 import { createHttpServer } from './http/server.ts';
 import { startWorkers, type Workers } from './jobs/index.ts';
@@ -105,7 +106,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
       },
       brokers: brokers.forKeys,
     });
-    const backtests = createBacktests({ db, clock, config, instruments });
+    const backtestPool = config.BACKTEST_WORKERS > 0 ? createBacktestPool({ size: config.BACKTEST_WORKERS, logger }) : undefined;
+    const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
@@ -120,6 +122,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         halt.close();
         await simulator.stop();
         await orders.idle();
+        await backtestPool?.close();
         await alerts.close();
         await events.close().catch(() => undefined);
         await changes.close().catch(() => undefined);

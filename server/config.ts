@@ -1,6 +1,7 @@
 // Every setting of the service, read from the environment and validated once, here.
 // Nothing else reads process.env. Secrets follow DESIGN §4: generated and kept in DATA_DIR
 // outside production, required in production, placeholders always refused.
+import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -137,6 +138,10 @@ const ZEnv = z.object({
   RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),
   RISK_DAILY_LOSS_LIMIT_PCT: percentSetting('5'),
 
+  /** Worker threads for long backtests; 0 runs every backtest on the event loop. */
+  BACKTEST_WORKERS: int(Math.max(1, availableParallelism() - 1), 0, 64),
+  /** Backtests of up to this many bars run on the event loop (a handoff to a worker costs more than they do). */
+  BACKTEST_INLINE_MAX_BARS: int(5_000, 0, 100_000_000),
   /** Seconds between server pings on the WebSocket channels; a client that misses two is dropped. */
   WS_HEARTBEAT_INTERVAL_SEC: int(30, 1, 3_600),
   /** WebSocket connections one user may hold on one instance (1008 beyond). */

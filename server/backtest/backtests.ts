@@ -4,10 +4,9 @@
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { MAX_TRADES, type TBacktestList, type TBacktestListQuery, type TBacktestRequest, type TBacktestResult, type TStrategyList } from '../../contracts/backtest.ts';
+import { type TBacktestList, type TBacktestListQuery, type TBacktestRequest, type TBacktestResult, type TStrategyList } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
-import { tickSizeOf } from '../brokers/simulator/prices.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
@@ -15,10 +14,11 @@ import type { BacktestResultRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarPrices } from '../marketdata/queries.ts';
-import { runEngine } from './engine.ts';
 import { computeMetrics } from './metrics.ts';
 import { findResult, insertResult, listResults } from './queries.ts';
 import { findStrategy, STRATEGIES } from './strategies/index.ts';
+import type { BacktestPool } from './pool.ts';
+import { runTask, type BacktestTask } from './task.ts';
 import { curveIndices } from './trim.ts';
 import type { Bars } from './types.ts';
 
@@ -61,7 +61,17 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
 
 export type Backtests = ReturnType<typeof createBacktests>;
 
-export const createBacktests = ({ db, clock, config, instruments }: { db: Db; clock: Clock; config: Pick<Config, 'FEATURE_EQUITY_PAPER'>; instruments: Instruments }) => {
+export interface BacktestDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'FEATURE_EQUITY_PAPER' | 'BACKTEST_INLINE_MAX_BARS'>;
+  instruments: Instruments;
+  /** Where long runs go; without one every run stays on the event loop. */
+  pool?: BacktestPool | undefined;
+}
+
+export const createBacktests = ({ db, clock, config, instruments, pool }: BacktestDeps) => {
+  const inlineMaxBars = config.BACKTEST_INLINE_MAX_BARS;
   const strategyOf = (name: string, given: Record<string, unknown> | null | undefined) => {
     const strategy = findStrategy(name.toLowerCase());
     if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${name.slice(0, 64)}; see GET /api/strategy/list`);
@@ -90,16 +100,18 @@ export const createBacktests = ({ db, clock, config, instruments }: { db: Db; cl
     const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
-    const size = typeof params.size === 'number' ? params.size : 1;
-    const outcome = runEngine({
+    const task: BacktestTask = {
       bars,
-      strategy: strategy.create(params),
-      size,
+      strategyName: strategy.name,
+      params,
+      size: typeof params.size === 'number' ? params.size : 1,
       initialCapital: String(request.initial_capital),
-      profile,
-      tickSize: tickSizeOf(instrument),
+      profileName: profile.name,
+      instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
       fractional: assetClass !== 'kr_equity',
-    });
+    };
+    // A short run costs less than its handoff; a long one must not hold the event loop.
+    const outcome = pool && bars.length > inlineMaxBars ? await pool.run(task) : runTask(task);
     const metrics = computeMetrics({
       initialCapital: request.initial_capital,
       equity: outcome.equity,
@@ -132,16 +144,16 @@ export const createBacktests = ({ db, clock, config, instruments }: { db: Db; cl
       total_trades: metrics.total_trades,
       buy_hold_return_pct: metrics.buy_hold_return_pct,
       equity_curve: curveIndices(outcome.equity).map((i) => ({ date: bars.dates[i]!, equity: outcome.equity[i]! })),
-      trades: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({
+      trades: outcome.fills.map((fill) => ({
         timestamp: `${bars.dates[fill.index]!}T00:00:00.000Z`,
         symbol: instrument.symbol,
         side: fill.side,
-        price: fill.price.toNumber(),
-        amount: fill.qty.toNumber(),
-        fee: fill.fee.toNumber(),
+        price: fill.price,
+        amount: fill.qty,
+        fee: fill.fee,
       })),
       equity_curve_total: bars.length,
-      trades_total: outcome.fills.length,
+      trades_total: outcome.fillCount,
     };
     await insertResult(db, {
       id,
