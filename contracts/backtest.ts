@@ -98,3 +98,61 @@ export const ZStrategyInfo = z.object({
 });
 export const ZStrategyList = z.object({ items: z.array(ZStrategyInfo) });
 export type TStrategyList = z.infer<typeof ZStrategyList>;
+
+/** The metrics a sweep can rank its points by; for max_drawdown_pct, nearer zero ranks higher. */
+export const ZRankMetric = z.enum(['total_return_pct', 'annual_return', 'sharpe_ratio', 'max_drawdown_pct', 'win_rate', 'profit_factor']);
+
+/** The most points one sweep may run (the grid's product); the service's setting may lower it. */
+export const MAX_SWEEP_POINTS = 1_000;
+
+export const ZSweepRequest = z
+  .object({
+    symbol: ZSymbolInput,
+    asset_class: z.string().min(1).max(32),
+    strategy_name: z.string().min(1).max(64),
+    /** Per parameter, the values to try; parameters left out keep their defaults (or `strategy_params`). */
+    grid: z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS)),
+    /** Fixed overrides for every point. */
+    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+    start_date: ZCalendarDate,
+    end_date: ZCalendarDate,
+    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
+    profile_name: z.string().max(64).optional(),
+    timeframe: z.literal('1d').default('1d'),
+    rank_by: ZRankMetric.default('sharpe_ratio'),
+  })
+  .strict()
+  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+export type TSweepRequest = z.infer<typeof ZSweepRequest>;
+
+export const ZSweepPoint = z.object({
+  rank: z.number().int(),
+  strategy_params: z.record(z.string(), z.unknown()),
+  final_capital: z.number(),
+  total_return_pct: z.number(),
+  annual_return: z.number(),
+  sharpe_ratio: z.number(),
+  max_drawdown_pct: z.number(),
+  win_rate: z.number(),
+  profit_factor: z.number().nullable(),
+  total_trades: z.number().int(),
+});
+
+export const ZSweepResult = z.object({
+  sweep_id: z.string(),
+  asset_class: z.string(),
+  symbol: z.string(),
+  strategy_name: z.string(),
+  profile_name: z.string(),
+  start_date: ZDate,
+  end_date: ZDate,
+  initial_capital: z.number(),
+  rank_by: ZRankMetric,
+  /** Every point that ran, best first. */
+  points: z.array(ZSweepPoint),
+  /** Grid points whose parameters the strategy refuses (e.g. fast not below slow), with why. */
+  skipped: z.array(z.object({ strategy_params: z.record(z.string(), z.unknown()), reason: z.string() })),
+  created_at: ZTimestamp,
+});
+export type TSweepResult = z.infer<typeof ZSweepResult>;
+export const ZSweepIdPath = z.object({ sweep_id: z.string().min(1).max(64) });

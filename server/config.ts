@@ -142,6 +142,8 @@ const ZEnv = z.object({
   BACKTEST_WORKERS: int(Math.max(1, availableParallelism() - 1), 0, 64),
   /** Backtests of up to this many bars run on the event loop (a handoff to a worker costs more than they do). */
   BACKTEST_INLINE_MAX_BARS: int(5_000, 0, 100_000_000),
+  /** The most grid points one backtest sweep may run. */
+  BACKTEST_SWEEP_MAX_POINTS: int(200, 1, 1_000),
   /** Seconds between server pings on the WebSocket channels; a client that misses two is dropped. */
   WS_HEARTBEAT_INTERVAL_SEC: int(30, 1, 3_600),
   /** WebSocket connections one user may hold on one instance (1008 beyond). */

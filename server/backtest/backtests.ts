@@ -4,7 +4,7 @@
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { type TBacktestList, type TBacktestListQuery, type TBacktestRequest, type TBacktestResult, type TStrategyList } from '../../contracts/backtest.ts';
+import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
@@ -15,12 +15,12 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarPrices } from '../marketdata/queries.ts';
 import { computeMetrics } from './metrics.ts';
-import { findResult, insertResult, listResults } from './queries.ts';
+import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
 import { runTask, type BacktestTask } from './task.ts';
 import { curveIndices } from './trim.ts';
-import type { Bars } from './types.ts';
+import type { Bars, StrategyDefinition } from './types.ts';
 
 /** Which asset classes each route family runs and reads. */
 export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
@@ -59,12 +59,16 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
   created_at: row.createdAt.toISOString(),
 });
 
+/** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
+const paramsSchemaOf = (strategy: StrategyDefinition): Record<string, unknown> =>
+  (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
+
 export type Backtests = ReturnType<typeof createBacktests>;
 
 export interface BacktestDeps {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'FEATURE_EQUITY_PAPER' | 'BACKTEST_INLINE_MAX_BARS'>;
+  config: Pick<Config, 'FEATURE_EQUITY_PAPER' | 'BACKTEST_INLINE_MAX_BARS' | 'BACKTEST_SWEEP_MAX_POINTS'>;
   instruments: Instruments;
   /** Where long runs go; without one every run stays on the event loop. */
   pool?: BacktestPool | undefined;
@@ -83,33 +87,46 @@ export const createBacktests = ({ db, clock, config, instruments, pool }: Backte
     return { strategy, params: parsed.data };
   };
 
-  const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
+  type TRunBase = Pick<TBacktestRequest, 'symbol' | 'asset_class' | 'start_date' | 'end_date' | 'profile_name'>;
+
+  /** The first checks of every run: the feature flag, then the route's asset class. */
+  const routeAssetClass = (request: TRunBase, family: TBacktestFamily): TAssetClass => {
     if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Backtests are disabled (FEATURE_EQUITY_PAPER)');
     const allowed: readonly string[] = FAMILY_ASSET_CLASSES[family];
     if (!allowed.includes(request.asset_class)) {
       throw new AppError('INVALID_ASSET_CLASS', family === 'equity' ? 'asset_class must be us_equity or kr_equity (crypto runs at POST /api/backtest/run)' : 'asset_class must be crypto on this route (stocks run at POST /api/equity/backtest)');
     }
-    const assetClass = request.asset_class as TAssetClass;
-    const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
+    return request.asset_class as TAssetClass;
+  };
+
+  /** What every run of a request needs after its checks: the instrument, the profile and the bars. */
+  const prepare = async (request: TRunBase, assetClass: TAssetClass) => {
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
     if (!instrument) throw new AppError('INVALID_SYMBOL', `${request.symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);
     const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
-
     const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
-    const task: BacktestTask = {
+    const taskOf = (strategyName: string, params: Record<string, unknown>, initialCapital: number): BacktestTask => ({
       bars,
-      strategyName: strategy.name,
+      strategyName,
       params,
       size: typeof params.size === 'number' ? params.size : 1,
-      initialCapital: String(request.initial_capital),
+      initialCapital: String(initialCapital),
       profileName: profile.name,
       instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
       fractional: assetClass !== 'kr_equity',
-    };
+    });
+    return { instrument, profile, bars, taskOf };
+  };
+
+  const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
+    const assetClass = routeAssetClass(request, family);
+    const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
+    const { instrument, profile, bars, taskOf } = await prepare(request, assetClass);
+    const task = taskOf(strategy.name, params, request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
     const outcome = pool && bars.length > inlineMaxBars ? await pool.run(task) : runTask(task);
     const metrics = computeMetrics({
@@ -177,6 +194,83 @@ export const createBacktests = ({ db, clock, config, instruments, pool }: Backte
     return { result_id: id, created_at: createdAt.toISOString(), ...body };
   };
 
+  /** Every combination of the grid's values, in the grid's order (the first key varies slowest). */
+  const gridPoints = (grid: Record<string, number[]>): Record<string, number>[] =>
+    Object.entries(grid).reduce<Record<string, number>[]>((points, [key, values]) => points.flatMap((point) => values.map((value) => ({ ...point, [key]: value }))), [{}]);
+
+  /** A point's value for ranking: higher is better (a drawdown nearer zero is higher already). */
+  const rankValue = (point: TSweepResult['points'][number], metric: TSweepRequest['rank_by']): number => {
+    const value = point[metric];
+    // No losing trip: the best profit factor there is, unless nothing traded at all.
+    if (value === null) return point.total_trades > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
+    return value;
+  };
+
+  /**
+   * Runs the strategy at every point of the grid (across the worker pool when there is one),
+   * ranks the points by the chosen metric and stores them as one sweep. Points the strategy's
+   * schema refuses are listed as skipped; a grid key the strategy does not have is refused.
+   */
+  const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
+    const assetClass = routeAssetClass(request, family);
+    const strategy = findStrategy(request.strategy_name.toLowerCase());
+    if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${request.strategy_name.slice(0, 64)}; see GET /api/strategy/list`);
+    const known = new Set(Object.keys(paramsSchemaOf(strategy)));
+    const unknown = Object.keys(request.grid).filter((key) => !known.has(key));
+    if (unknown.length > 0) throw invalid('grid', `${strategy.name} has no parameter ${unknown.map((key) => key.slice(0, 64)).join(', ')}`);
+    const points = gridPoints(request.grid);
+    if (points.length > config.BACKTEST_SWEEP_MAX_POINTS) throw invalid('grid', `${points.length} points; at most ${config.BACKTEST_SWEEP_MAX_POINTS} (BACKTEST_SWEEP_MAX_POINTS)`);
+    const { instrument, profile, taskOf } = await prepare(request, assetClass);
+
+    const skipped: TSweepResult['skipped'] = [];
+    const runs: { params: Record<string, unknown>; task: BacktestTask }[] = [];
+    for (const point of points) {
+      const parsed = strategy.params.safeParse({ ...(request.strategy_params ?? {}), ...point });
+      if (!parsed.success) skipped.push({ strategy_params: point, reason: parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ') });
+      else runs.push({ params: parsed.data, task: taskOf(strategy.name, parsed.data, request.initial_capital) });
+    }
+    // Across the pool, every point at once (its queue spreads them over the threads).
+    const outcomes = await Promise.all(runs.map(({ task }) => (pool ? pool.run(task) : Promise.resolve(runTask(task)))));
+    const ranked = outcomes
+      .map((outcome, i) => {
+        const { task, params } = runs[i]!;
+        const metrics = computeMetrics({
+          initialCapital: request.initial_capital,
+          equity: outcome.equity,
+          dates: task.bars.dates,
+          trips: outcome.trips,
+          firstClose: task.bars.close[0]!,
+          lastClose: task.bars.close[task.bars.length - 1]!,
+          assetClass,
+        });
+        return { rank: 0, strategy_params: params, ...metrics, final_capital: Number(outcome.finalCapital) };
+      })
+      .sort((a, b) => rankValue(b, request.rank_by) - rankValue(a, request.rank_by) || 0)
+      .map((point, i) => ({ ...point, rank: i + 1 }));
+    const id = randomUUID();
+    const createdAt = clock.now();
+    const body = {
+      asset_class: assetClass,
+      symbol: instrument.symbol,
+      strategy_name: strategy.name,
+      profile_name: profile.name,
+      start_date: request.start_date,
+      end_date: request.end_date,
+      initial_capital: request.initial_capital,
+      rank_by: request.rank_by,
+      points: ranked,
+      skipped,
+    };
+    await insertSweep(db, { id, userId: user.id, assetClass, symbol: instrument.symbol, strategyName: strategy.name, result: body, createdAt });
+    return { sweep_id: id, created_at: createdAt.toISOString(), ...body };
+  };
+
+  const getSweep = async ({ user, id }: { user: { id: number }; id: string }): Promise<TSweepResult> => {
+    const row = await findSweep(db, { userId: user.id, id });
+    if (!row) throw new AppError('NOT_FOUND', 'Sweep not found');
+    return { ...(row.result as Omit<TSweepResult, 'sweep_id' | 'created_at'>), sweep_id: row.id, created_at: row.createdAt.toISOString() };
+  };
+
   const get = async ({ user, id, family }: { user: { id: number }; id: string; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
     if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
@@ -193,11 +287,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool }: Backte
 
   /** Every registered strategy with its parameters as JSON schema (type, default, bounds, description). */
   const strategies = (): TStrategyList => ({
-    items: STRATEGIES.map((strategy) => {
-      const schema = z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> };
-      return { name: strategy.name, description: strategy.description, params: schema.properties ?? {}, asset_classes: [...strategy.assetClasses] };
-    }),
+    items: STRATEGIES.map((strategy) => ({ name: strategy.name, description: strategy.description, params: paramsSchemaOf(strategy), asset_classes: [...strategy.assetClasses] })),
   });
 
-  return { run, get, list, strategies };
+  return { run, get, list, sweep, getSweep, strategies };
 };

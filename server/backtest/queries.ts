@@ -2,7 +2,7 @@
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { backtestResults, type BacktestResultRow } from '../db/schema/index.ts';
+import { backtestResults, backtestSweeps, type BacktestResultRow } from '../db/schema/index.ts';
 
 export type BacktestInsert = typeof backtestResults.$inferInsert;
 
@@ -44,3 +44,10 @@ export const listResults = async (
   const [total] = await db.select({ n: count() }).from(backtestResults).where(where);
   return { rows, total: total?.n ?? 0 };
 };
+
+export const insertSweep = async (db: Queryable, values: typeof backtestSweeps.$inferInsert): Promise<void> => {
+  await db.insert(backtestSweeps).values(values);
+};
+
+export const findSweep = async (db: Queryable, { userId, id }: { userId: number; id: string }) =>
+  (await db.select().from(backtestSweeps).where(and(eq(backtestSweeps.userId, userId), eq(backtestSweeps.id, id))))[0];

@@ -1,6 +1,6 @@
 // Backtests: stocks at /api/equity/backtest, crypto at /api/backtest, and the strategy list.
 import { z } from 'zod';
-import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList } from '../../contracts/backtest.ts';
+import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList, ZSweepIdPath, ZSweepRequest, ZSweepResult } from '../../contracts/backtest.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 import type { TBacktestFamily } from '../backtest/backtests.ts';
 
@@ -29,6 +29,16 @@ const familyRoutes = (family: TBacktestFamily, base: '/equity/backtest' | '/back
 export const backtestRouter = router({
   equity: router(familyRoutes('equity', '/equity/backtest', '/equity/backtest')),
   crypto: router(familyRoutes('crypto', '/backtest', '/backtest/run')),
+  sweep: authedProcedure
+    .meta({ openapi: openapi('POST', '/equity/backtest/sweep', 'Run a strategy over a grid of its parameters (across the worker pool), ranked by a metric and saved as one sweep'), errors: [...RUN_ERRORS] })
+    .input(ZSweepRequest)
+    .output(ZSweepResult)
+    .mutation(({ ctx, input }) => ctx.backtests.sweep({ user: ctx.user, request: input, family: 'equity' })),
+  getSweep: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/backtest/sweep/{sweep_id}', 'One of your sweeps'), errors: ['NOT_FOUND'] })
+    .input(ZSweepIdPath)
+    .output(ZSweepResult)
+    .query(({ ctx, input }) => ctx.backtests.getSweep({ user: ctx.user, id: input.sweep_id })),
   strategies: authedProcedure
     .meta({ openapi: openapi('GET', '/strategy/list', 'The registered strategies with their parameters (defaults and bounds)', 'strategy') })
     .input(z.void())

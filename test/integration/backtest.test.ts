@@ -110,6 +110,39 @@ describe('stored results', () => {
   });
 });
 
+describe('POST /api/equity/backtest/sweep', () => {
+  it('runs every point of the grid, ranks them by the metric, skips what the strategy refuses, and stores the sweep', async () => {
+    const body = { ...goog, strategy_params: undefined, grid: { fast: [5, 10, 30], slow: [30, 50] }, rank_by: 'total_return_pct' };
+    const res = await server.http('POST', '/api/equity/backtest/sweep', { token: user.tokens.access_token, body });
+    expect(res.status, res.text).toBe(200);
+    // fast 30 with slow 30 is refused by the strategy (slow must be above fast); five points ran.
+    expect(res.body.skipped).toEqual([{ strategy_params: { fast: 30, slow: 30 }, reason: expect.stringContaining('slow') }]);
+    expect(res.body.points).toHaveLength(5);
+    expect(res.body.points.map((point: { rank: number }) => point.rank)).toEqual([1, 2, 3, 4, 5]);
+    const returns = res.body.points.map((point: { total_return_pct: number }) => point.total_return_pct);
+    expect(returns).toEqual([...returns].sort((a, b) => b - a));
+    // The 10/30 point is the single run checked above, to the digit.
+    const reference = res.body.points.find((point: { strategy_params: { fast: number; slow: number } }) => point.strategy_params.fast === 10 && point.strategy_params.slow === 30);
+    expect(reference.total_return_pct).toBeCloseTo(4.82788, 5);
+    expect(reference.total_trades).toBe(33);
+    const stored = await server.http('GET', `/api/equity/backtest/sweep/${res.body.sweep_id}`, { token: user.tokens.access_token });
+    expect(stored.status).toBe(200);
+    expect(stored.body).toEqual(res.body);
+    expect((await server.http('GET', `/api/equity/backtest/sweep/${res.body.sweep_id}`, { token: admin.tokens.access_token })).status).toBe(404);
+  });
+
+  it('refuses a grid key the strategy does not have, a grid over BACKTEST_SWEEP_MAX_POINTS, and what a single run refuses', async () => {
+    const sweep = (body: unknown) => server.http('POST', '/api/equity/backtest/sweep', { token: user.tokens.access_token, body });
+    const base = { ...goog, strategy_params: undefined, grid: { fast: [5, 10] } };
+    expect((await sweep({ ...base, grid: { fats: [5] } })).body).toMatchObject({ status: 422, code: 'VALIDATION_ERROR' });
+    const many = Array.from({ length: 15 }, (_, i) => i + 1);
+    expect((await sweep({ ...base, grid: { fast: many, slow: many.map((n) => n + 100) } })).body).toMatchObject({ status: 422, code: 'VALIDATION_ERROR' });
+    expect((await sweep({ ...base, asset_class: 'crypto' })).body.code).toBe('INVALID_ASSET_CLASS');
+    expect((await sweep({ ...base, strategy_name: 'nope' })).body.code).toBe('STRATEGY_NOT_FOUND');
+    expect((await sweep({ ...base, rank_by: 'luck' })).body.code).toBe('VALIDATION_ERROR');
+  });
+});
+
 describe('crypto: /api/backtest', () => {
   it('runs at /api/backtest/run, lists at /api/backtest and reads at /api/backtest/{result_id}; stocks are refused there', async () => {
     const body = { symbol: 'BTC-USDT', asset_class: 'crypto', strategy_name: 'buy_and_hold', start_date: '2017-01-01', end_date: '2017-12-31' };

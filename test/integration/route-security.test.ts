@@ -3,7 +3,7 @@
 // access token, the wrong role, the halt switch, and another user's resource.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertResult } from '../../server/backtest/queries.ts';
+import { insertResult, insertSweep } from '../../server/backtest/queries.ts';
 import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
 import { appRouter } from '../../server/routers/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -94,6 +94,11 @@ const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<str
   'equity.cancelOrder': ownedOrder,
   'backtest.equity.get': ownedBacktest('us_equity'),
   'backtest.crypto.get': ownedBacktest('crypto'),
+  'backtest.getSweep': async (server: TestServer, owner: TestUser) => {
+    const id = randomUUID();
+    await insertSweep(server.services.db, { id, userId: owner.user.id, assetClass: 'us_equity', symbol: 'AAPL', strategyName: 'sma_crossover', result: {}, createdAt: server.services.clock.now() });
+    return id;
+  },
 };
 
 let server: TestServer;

@@ -31,3 +31,20 @@ export const backtestResults = pgTable(
 );
 
 export type BacktestResultRow = typeof backtestResults.$inferSelect;
+
+/** Stored parameter sweeps: every point's metrics, ranked, as the user received them. */
+export const backtestSweeps = pgTable(
+  'backtest_sweeps',
+  {
+    /** The sweep_id clients read it by (a UUID). */
+    id: text('id').notNull(),
+    userId: integer('user_id').notNull(),
+    assetClass: text('asset_class', { enum: ['crypto', 'us_equity', 'kr_equity'] }).notNull(),
+    symbol: text('symbol').notNull(),
+    strategyName: text('strategy_name').notNull(),
+    /** The whole answer (TSweepResult without sweep_id and created_at). */
+    result: jsonb('result').$type<Record<string, unknown>>().notNull(),
+    createdAt: tsColumn('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.id] }), index('backtest_sweeps_user_idx').on(t.userId, t.createdAt)],
+);
