@@ -107,7 +107,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       brokers: brokers.forKeys,
     });
     const backtestPool = config.BACKTEST_WORKERS > 0 ? createBacktestPool({ size: config.BACKTEST_WORKERS, logger }) : undefined;
-    const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool });
+    const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool, poolSize: config.BACKTEST_WORKERS });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).

@@ -18,7 +18,7 @@ import { computeMetrics } from './metrics.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
-import { runTask, type BacktestTask } from './task.ts';
+import { jobBarsOf, runJob, type BacktestJob, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
 import type { Bars, StrategyDefinition } from './types.ts';
 
@@ -59,6 +59,9 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
   created_at: row.createdAt.toISOString(),
 });
 
+/** One strategy run of a job: its validated params and the size they say. */
+const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
+
 /** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
 const paramsSchemaOf = (strategy: StrategyDefinition): Record<string, unknown> =>
   (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
@@ -72,9 +75,11 @@ export interface BacktestDeps {
   instruments: Instruments;
   /** Where long runs go; without one every run stays on the event loop. */
   pool?: BacktestPool | undefined;
+  /** The pool's threads: a sweep makes one job per thread. */
+  poolSize?: number;
 }
 
-export const createBacktests = ({ db, clock, config, instruments, pool }: BacktestDeps) => {
+export const createBacktests = ({ db, clock, config, instruments, pool, poolSize = 1 }: BacktestDeps) => {
   const inlineMaxBars = config.BACKTEST_INLINE_MAX_BARS;
   const strategyOf = (name: string, given: Record<string, unknown> | null | undefined) => {
     const strategy = findStrategy(name.toLowerCase());
@@ -109,26 +114,26 @@ export const createBacktests = ({ db, clock, config, instruments, pool }: Backte
     const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
-    const taskOf = (strategyName: string, params: Record<string, unknown>, initialCapital: number): BacktestTask => ({
-      bars,
-      strategyName,
-      params,
-      size: typeof params.size === 'number' ? params.size : 1,
+    const jobBars = jobBarsOf(bars);
+    const jobOf = (runs: StrategyRunSpec[], initialCapital: number): BacktestJob => ({
+      bars: jobBars,
       initialCapital: String(initialCapital),
       profileName: profile.name,
       instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
       fractional: assetClass !== 'kr_equity',
+      runs,
     });
-    return { instrument, profile, bars, taskOf };
+    return { instrument, profile, bars, jobOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
-    const { instrument, profile, bars, taskOf } = await prepare(request, assetClass);
-    const task = taskOf(strategy.name, params, request.initial_capital);
+    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
-    const outcome = pool && bars.length > inlineMaxBars ? await pool.run(task) : runTask(task);
+    const [outcome] = pool && bars.length > inlineMaxBars ? await pool.run(job) : runJob(job);
+    if (!outcome) throw new Error('the backtest gave no outcome');
     const metrics = computeMetrics({
       initialCapital: request.initial_capital,
       equity: outcome.equity,
@@ -220,30 +225,34 @@ export const createBacktests = ({ db, clock, config, instruments, pool }: Backte
     if (unknown.length > 0) throw invalid('grid', `${strategy.name} has no parameter ${unknown.map((key) => key.slice(0, 64)).join(', ')}`);
     const points = gridPoints(request.grid);
     if (points.length > config.BACKTEST_SWEEP_MAX_POINTS) throw invalid('grid', `${points.length} points; at most ${config.BACKTEST_SWEEP_MAX_POINTS} (BACKTEST_SWEEP_MAX_POINTS)`);
-    const { instrument, profile, taskOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
 
     const skipped: TSweepResult['skipped'] = [];
-    const runs: { params: Record<string, unknown>; task: BacktestTask }[] = [];
+    const runs: StrategyRunSpec[] = [];
     for (const point of points) {
       const parsed = strategy.params.safeParse({ ...(request.strategy_params ?? {}), ...point });
       if (!parsed.success) skipped.push({ strategy_params: point, reason: parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ') });
-      else runs.push({ params: parsed.data, task: taskOf(strategy.name, parsed.data, request.initial_capital) });
+      else runs.push(specOf(strategy.name, parsed.data));
     }
-    // Across the pool, every point at once (its queue spreads them over the threads).
-    const outcomes = await Promise.all(runs.map(({ task }) => (pool ? pool.run(task) : Promise.resolve(runTask(task)))));
+    // One job per worker thread, each a share of the points: the bars cross to a thread once.
+    const outcomes: TaskOutcome[] = [];
+    if (pool && runs.length > 0) {
+      const share = Math.ceil(runs.length / Math.max(1, poolSize));
+      const jobs = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => jobOf(runs.slice(k * share, (k + 1) * share), request.initial_capital));
+      for (const part of await Promise.all(jobs.map((job) => pool.run(job)))) outcomes.push(...part);
+    } else outcomes.push(...runJob(jobOf(runs, request.initial_capital)));
     const ranked = outcomes
       .map((outcome, i) => {
-        const { task, params } = runs[i]!;
         const metrics = computeMetrics({
           initialCapital: request.initial_capital,
           equity: outcome.equity,
-          dates: task.bars.dates,
+          dates: bars.dates,
           trips: outcome.trips,
-          firstClose: task.bars.close[0]!,
-          lastClose: task.bars.close[task.bars.length - 1]!,
+          firstClose: bars.close[0]!,
+          lastClose: bars.close[bars.length - 1]!,
           assetClass,
         });
-        return { rank: 0, strategy_params: params, ...metrics, final_capital: Number(outcome.finalCapital) };
+        return { rank: 0, strategy_params: runs[i]!.params, ...metrics, final_capital: Number(outcome.finalCapital) };
       })
       .sort((a, b) => rankValue(b, request.rank_by) - rankValue(a, request.rank_by) || 0)
       .map((point, i) => ({ ...point, rank: i + 1 }));

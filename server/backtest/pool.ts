@@ -1,16 +1,16 @@
 // The backtest worker pool: long runs go to worker threads, so no backtest holds the event loop
-// other requests need. Workers start on first use; each runs one task at a time; tasks wait in
-// one queue; a worker that dies is replaced and its task fails with the error.
+// other requests need. Workers start on first use; each runs one job at a time; jobs wait in
+// one queue; a worker that dies is replaced and its job fails with the error.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../observability/logger.ts';
-import type { BacktestTask, TaskOutcome } from './task.ts';
+import type { BacktestJob, TaskOutcome } from './task.ts';
 
 const WORKER_SCRIPT = new URL('./worker.ts', import.meta.url);
 
 interface Job {
   id: number;
-  task: BacktestTask;
-  resolve: (outcome: TaskOutcome) => void;
+  job: BacktestJob;
+  resolve: (outcomes: TaskOutcome[]) => void;
   reject: (error: Error) => void;
 }
 
@@ -20,7 +20,8 @@ interface Slot {
 }
 
 export interface BacktestPool {
-  run(task: BacktestTask): Promise<TaskOutcome>;
+  /** Runs the job in a worker thread: its outcomes, in the order of its runs. */
+  run(job: BacktestJob): Promise<TaskOutcome[]>;
   close(): Promise<void>;
 }
 
@@ -36,17 +37,17 @@ export const createBacktestPool = ({ size, logger }: { size: number; logger: Log
       const job = queue.shift();
       if (!job) return;
       slot.job = job;
-      slot.worker.postMessage({ id: job.id, task: job.task });
+      slot.worker.postMessage({ id: job.id, job: job.job });
     }
   };
 
   const spawn = (): Slot => {
     const slot: Slot = { worker: new Worker(WORKER_SCRIPT), job: undefined };
-    slot.worker.on('message', (message: { id: number; outcome?: TaskOutcome; error?: string }) => {
+    slot.worker.on('message', (message: { id: number; outcomes?: TaskOutcome[]; error?: string }) => {
       const job = slot.job;
       slot.job = undefined;
       if (job && job.id === message.id) {
-        if (message.outcome) job.resolve(message.outcome);
+        if (message.outcomes) job.resolve(message.outcomes);
         else job.reject(new Error(message.error ?? 'the backtest failed'));
       }
       dispatch();
@@ -70,13 +71,13 @@ export const createBacktestPool = ({ size, logger }: { size: number; logger: Log
   };
 
   return {
-    run: (task) =>
-      new Promise<TaskOutcome>((resolve, reject) => {
+    run: (job) =>
+      new Promise<TaskOutcome[]>((resolve, reject) => {
         if (closed) {
           reject(new Error('the backtest pool is closed'));
           return;
         }
-        queue.push({ id: nextId++, task, resolve, reject });
+        queue.push({ id: nextId++, job, resolve, reject });
         if (slots.length < size && slots.every((slot) => slot.job)) slots.push(spawn());
         dispatch();
       }),

@@ -1,6 +1,7 @@
-// One backtest run as plain data, so that it can run on the event loop or in a worker thread
-// alike: the bars, the strategy by name with validated params, the money settings. The outcome
-// is plain data too (the curve, the round trips, the fills an answer can show, as numbers).
+// Backtest runs as plain data, so that they run on the event loop or in a worker thread alike:
+// a job is the bars (without their dates, which only the answer needs), the money settings, and
+// one or more strategy runs over those bars (a sweep sends a share of its grid as one job, so the
+// bars cross to a worker once per job, not once per point). Outcomes are plain data too.
 import { MAX_TRADES } from '../../contracts/backtest.ts';
 import { profileByName } from '../brokers/fees.ts';
 import { tickSizeOf } from '../brokers/simulator/prices.ts';
@@ -8,16 +9,23 @@ import { runEngine } from './engine.ts';
 import { findStrategy } from './strategies/index.ts';
 import type { Bars, RoundTrip } from './types.ts';
 
-export interface BacktestTask {
-  bars: Bars;
+/** The bars a run reads: the price arrays (dates stay with the caller). */
+export type JobBars = Omit<Bars, 'dates'>;
+
+export interface StrategyRunSpec {
   strategyName: string;
   /** Already validated by the strategy's schema. */
   params: Record<string, unknown>;
   size: number;
+}
+
+export interface BacktestJob {
+  bars: JobBars;
   initialCapital: string;
   profileName: string;
   instrument: { tickRule: 'fixed' | 'krx_bands'; tickSize: string };
   fractional: boolean;
+  runs: StrategyRunSpec[];
 }
 
 export interface TaskFill {
@@ -37,24 +45,26 @@ export interface TaskOutcome {
   finalCapital: string;
 }
 
-export const runTask = (task: BacktestTask): TaskOutcome => {
-  const strategy = findStrategy(task.strategyName);
-  const profile = profileByName(task.profileName);
-  if (!strategy || !profile) throw new Error(`unknown strategy ${task.strategyName} or profile ${task.profileName}`);
-  const outcome = runEngine({
-    bars: task.bars,
-    strategy: strategy.create(task.params),
-    size: task.size,
-    initialCapital: task.initialCapital,
-    profile,
-    tickSize: tickSizeOf(task.instrument),
-    fractional: task.fractional,
+/** The job's runs, one after another, in order. */
+export const runJob = (job: BacktestJob): TaskOutcome[] => {
+  const profile = profileByName(job.profileName);
+  if (!profile) throw new Error(`unknown profile ${job.profileName}`);
+  const tickSize = tickSizeOf(job.instrument);
+  // The engine never reads dates; they are left behind so a job crosses to a worker lighter.
+  const bars: Bars = { ...job.bars, dates: [] };
+  return job.runs.map((spec) => {
+    const strategy = findStrategy(spec.strategyName);
+    if (!strategy) throw new Error(`unknown strategy ${spec.strategyName}`);
+    const outcome = runEngine({ bars, strategy: strategy.create(spec.params), size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional });
+    return {
+      equity: outcome.equity,
+      trips: outcome.trips,
+      fills: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
+      fillCount: outcome.fills.length,
+      finalCapital: outcome.finalCapital,
+    };
   });
-  return {
-    equity: outcome.equity,
-    trips: outcome.trips,
-    fills: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
-    fillCount: outcome.fills.length,
-    finalCapital: outcome.finalCapital,
-  };
 };
+
+/** A job's bars from a run's bars: the same arrays, without the dates. */
+export const jobBarsOf = ({ length, open, high, low, close, volume }: Bars): JobBars => ({ length, open, high, low, close, volume });

@@ -1,42 +1,45 @@
-// The backtest worker pool: a run in a worker thread gives exactly what the same run gives on
-// the event loop, and while it runs the event loop stays free for other work.
+// The backtest worker pool: a job run in a worker thread gives exactly what the same job gives on
+// the event loop (one run or many over the same bars), and while it runs the event loop stays
+// free for other work.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBacktestPool } from '../../server/backtest/pool.ts';
-import { runTask, type BacktestTask } from '../../server/backtest/task.ts';
+import { runJob, type BacktestJob } from '../../server/backtest/task.ts';
 import { createLogger } from '../../server/observability/logger.ts';
 
 /** A deterministic series long enough to take a while: a slow sine with a faster wiggle. */
-const task = (n: number): BacktestTask => {
+const job = (n: number, runs: BacktestJob['runs'] = [{ strategyName: 'sma_crossover', params: { fast: 5, slow: 20, size: 1 }, size: 1 }]): BacktestJob => {
   const close = Float64Array.from({ length: n }, (_, i) => Math.round((100 + 20 * Math.sin(i / 50) + 3 * Math.sin(i / 7)) * 100) / 100);
   const open = Float64Array.from(close, (value, i) => (i === 0 ? value : close[i - 1]!));
   return {
-    bars: { length: n, dates: Array.from({ length: n }, (_, i) => new Date(Date.UTC(2000, 0, 1 + i)).toISOString().slice(0, 10)), open, high: close.map((value, i) => Math.max(value, open[i]!)), low: close.map((value, i) => Math.min(value, open[i]!)), close, volume: new Float64Array(n).fill(1) },
-    strategyName: 'sma_crossover',
-    params: { fast: 5, slow: 20, size: 1 },
-    size: 1,
+    bars: { length: n, open, high: close.map((value, i) => Math.max(value, open[i]!)), low: close.map((value, i) => Math.min(value, open[i]!)), close, volume: new Float64Array(n).fill(1) },
     initialCapital: '10000',
     profileName: 'crypto_default',
     instrument: { tickRule: 'fixed', tickSize: '0.01' },
     fractional: true,
+    runs,
   };
 };
 
 const pool = createBacktestPool({ size: 2, logger: createLogger('silent') });
 afterAll(() => pool.close());
 
+const plain = (outcome: ReturnType<typeof runJob>[number]) => ({ ...outcome, equity: Array.from(outcome.equity) });
+
 describe('the backtest pool', () => {
-  it('gives exactly the result of the same run on the event loop', async () => {
-    const input = task(20_000);
-    const inline = runTask(input);
-    const pooled = await pool.run(input);
-    expect(pooled.finalCapital).toBe(inline.finalCapital);
-    expect(pooled.fillCount).toBe(inline.fillCount);
-    expect(pooled.fills).toEqual(inline.fills);
-    expect(pooled.trips).toEqual(inline.trips);
-    expect(Array.from(pooled.equity)).toEqual(Array.from(inline.equity));
+  it('gives exactly the result of the same job on the event loop, for one run and for several over the same bars', async () => {
+    const one = job(20_000);
+    expect((await pool.run(one)).map(plain)).toEqual(runJob(one).map(plain));
+    const several = job(5_000, [
+      { strategyName: 'sma_crossover', params: { fast: 5, slow: 20, size: 1 }, size: 1 },
+      { strategyName: 'ema_crossover', params: { fast: 12, slow: 26, size: 0.5 }, size: 0.5 },
+      { strategyName: 'buy_and_hold', params: { size: 1 }, size: 1 },
+    ]);
+    const pooled = await pool.run(several);
+    expect(pooled).toHaveLength(3);
+    expect(pooled.map(plain)).toEqual(runJob(several).map(plain));
   });
 
-  it('leaves the event loop free while a long run works, and runs several at once', async () => {
+  it('leaves the event loop free while long jobs work, and runs several at once', async () => {
     let turns = 0;
     let running = true;
     const spin = () => {
@@ -46,14 +49,14 @@ describe('the backtest pool', () => {
     };
     setImmediate(spin);
     const turnsWhenAnswered: number[] = [];
-    await Promise.all([task(300_000), task(300_000)].map((input) => pool.run(input).then(() => turnsWhenAnswered.push(turns))));
+    await Promise.all([job(300_000), job(300_000)].map((input) => pool.run(input).then(() => turnsWhenAnswered.push(turns))));
     running = false;
-    // On the event loop the run would have held it from start to end: not one turn in between.
+    // On the event loop a job would have held it from start to end: not one turn in between.
     expect(Math.min(...turnsWhenAnswered)).toBeGreaterThan(0);
   });
 
-  it('fails a task it cannot run, and goes on with the next', async () => {
-    await expect(pool.run({ ...task(100), strategyName: 'no_such_strategy' })).rejects.toThrow(/unknown strategy/);
-    expect((await pool.run(task(100))).finalCapital).toBe(runTask(task(100)).finalCapital);
+  it('fails a job it cannot run, and goes on with the next', async () => {
+    await expect(pool.run(job(100, [{ strategyName: 'no_such_strategy', params: {}, size: 1 }]))).rejects.toThrow(/unknown strategy/);
+    expect((await pool.run(job(100))).map(plain)).toEqual(runJob(job(100)).map(plain));
   });
 });
