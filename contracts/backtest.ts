@@ -156,3 +156,68 @@ export const ZSweepResult = z.object({
 });
 export type TSweepResult = z.infer<typeof ZSweepResult>;
 export const ZSweepIdPath = z.object({ sweep_id: z.string().min(1).max(64) });
+
+export const ZWalkForwardRequest = z
+  .object({
+    symbol: ZSymbolInput,
+    asset_class: z.string().min(1).max(32),
+    strategy_name: z.string().min(1).max(64),
+    grid: z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS)),
+    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+    start_date: ZCalendarDate,
+    end_date: ZCalendarDate,
+    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
+    profile_name: z.string().max(64).optional(),
+    timeframe: z.literal('1d').default('1d'),
+    rank_by: ZRankMetric.default('sharpe_ratio'),
+    /** Bars each optimisation (train) window spans. */
+    train_bars: z.number().int().min(20).max(100_000),
+    /** Bars each evaluation (test) window spans; windows roll forward by this much. */
+    test_bars: z.number().int().min(5).max(100_000),
+  })
+  .strict()
+  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+export type TWalkForwardRequest = z.infer<typeof ZWalkForwardRequest>;
+
+const ZWindowMetrics = z.object({
+  final_capital: z.number(),
+  total_return_pct: z.number(),
+  sharpe_ratio: z.number(),
+  max_drawdown_pct: z.number(),
+  total_trades: z.number().int(),
+});
+
+export const ZWalkForwardResult = z.object({
+  asset_class: z.string(),
+  symbol: z.string(),
+  strategy_name: z.string(),
+  profile_name: z.string(),
+  rank_by: ZRankMetric,
+  initial_capital: z.number(),
+  windows: z.array(
+    z.object({
+      train_start: ZDate,
+      train_end: ZDate,
+      test_start: ZDate,
+      test_end: ZDate,
+      /** The grid point that ranked best on the train window, run on the test window. */
+      best_params: z.record(z.string(), z.unknown()),
+      train_score: z.number().nullable(),
+      test: ZWindowMetrics,
+    }),
+  ),
+  /** The test windows' equity, one after another (each starts with the capital the last ended with). */
+  equity_curve: z.array(ZEquityPoint),
+  equity_curve_total: z.number().int(),
+  /** Out-of-sample metrics over the stitched curve. */
+  final_capital: z.number(),
+  total_return_pct: z.number(),
+  annual_return: z.number(),
+  sharpe_ratio: z.number(),
+  max_drawdown_pct: z.number(),
+  win_rate: z.number(),
+  profit_factor: z.number().nullable(),
+  total_trades: z.number().int(),
+  skipped: z.array(z.object({ strategy_params: z.record(z.string(), z.unknown()), reason: z.string() })),
+});
+export type TWalkForwardResult = z.infer<typeof ZWalkForwardResult>;

@@ -4,7 +4,7 @@
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult } from '../../contracts/backtest.ts';
+import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
@@ -18,9 +18,9 @@ import { computeMetrics } from './metrics.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
-import { jobBarsOf, runJob, type BacktestJob, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { jobBarsOf, runJob, type BacktestJob, type JobBars, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
-import type { Bars, StrategyDefinition } from './types.ts';
+import type { Bars, RoundTrip, StrategyDefinition } from './types.ts';
 
 /** Which asset classes each route family runs and reads. */
 export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
@@ -115,8 +115,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
     const jobBars = jobBarsOf(bars);
-    const jobOf = (runs: StrategyRunSpec[], initialCapital: number): BacktestJob => ({
-      bars: jobBars,
+    const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: JobBars = jobBars): BacktestJob => ({
+      bars: over,
       initialCapital: String(initialCapital),
       profileName: profile.name,
       instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
@@ -216,8 +216,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
    * ranks the points by the chosen metric and stores them as one sweep. Points the strategy's
    * schema refuses are listed as skipped; a grid key the strategy does not have is refused.
    */
-  const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
-    const assetClass = routeAssetClass(request, family);
+  /** A grid's checks and its points as strategy runs: the ones the strategy's schema takes, and the refused with why. */
+  const gridRuns = (request: Pick<TSweepRequest, 'strategy_name' | 'grid' | 'strategy_params'>) => {
     const strategy = findStrategy(request.strategy_name.toLowerCase());
     if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${request.strategy_name.slice(0, 64)}; see GET /api/strategy/list`);
     const known = new Set(Object.keys(paramsSchemaOf(strategy)));
@@ -225,8 +225,6 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     if (unknown.length > 0) throw invalid('grid', `${strategy.name} has no parameter ${unknown.map((key) => key.slice(0, 64)).join(', ')}`);
     const points = gridPoints(request.grid);
     if (points.length > config.BACKTEST_SWEEP_MAX_POINTS) throw invalid('grid', `${points.length} points; at most ${config.BACKTEST_SWEEP_MAX_POINTS} (BACKTEST_SWEEP_MAX_POINTS)`);
-    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
-
     const skipped: TSweepResult['skipped'] = [];
     const runs: StrategyRunSpec[] = [];
     for (const point of points) {
@@ -234,13 +232,22 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       if (!parsed.success) skipped.push({ strategy_params: point, reason: parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ') });
       else runs.push(specOf(strategy.name, parsed.data));
     }
-    // One job per worker thread, each a share of the points: the bars cross to a thread once.
-    const outcomes: TaskOutcome[] = [];
-    if (pool && runs.length > 0) {
-      const share = Math.ceil(runs.length / Math.max(1, poolSize));
-      const jobs = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => jobOf(runs.slice(k * share, (k + 1) * share), request.initial_capital));
-      for (const part of await Promise.all(jobs.map((job) => pool.run(job)))) outcomes.push(...part);
-    } else outcomes.push(...runJob(jobOf(runs, request.initial_capital)));
+    return { strategy, runs, skipped };
+  };
+
+  /** Runs many strategy runs over one job's bars: one job per worker thread (the bars cross once), or in place. */
+  const runMany = async (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[]): Promise<TaskOutcome[]> => {
+    if (!pool || runs.length === 0) return runJob(jobOf(runs));
+    const share = Math.ceil(runs.length / Math.max(1, poolSize));
+    const jobs = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => jobOf(runs.slice(k * share, (k + 1) * share)));
+    return (await Promise.all(jobs.map((job) => pool.run(job)))).flat();
+  };
+
+  const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
+    const assetClass = routeAssetClass(request, family);
+    const { strategy, runs, skipped } = gridRuns(request);
+    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const outcomes = await runMany((part) => jobOf(part, request.initial_capital), runs);
     const ranked = outcomes
       .map((outcome, i) => {
         const metrics = computeMetrics({
@@ -274,6 +281,87 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return { sweep_id: id, created_at: createdAt.toISOString(), ...body };
   };
 
+  /**
+   * Rolling walk-forward: on each train window the grid is run and the best point by `rank_by`
+   * chosen; that point then runs on the following test window, starting with the capital the
+   * previous test window ended with. Windows roll forward by `test_bars`. The answer has every
+   * window, and the test windows' curve stitched together with its out-of-sample metrics.
+   */
+  const walkForward = async ({ request, family }: { request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
+    const assetClass = routeAssetClass(request, family);
+    const { strategy, runs, skipped } = gridRuns(request);
+    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const { train_bars: train, test_bars: test } = request;
+    if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
+    if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
+    // Copies, not views: a view would carry the whole series to a worker.
+    const slice = (from: number, to: number): JobBars => ({
+      length: to - from,
+      open: bars.open.slice(from, to),
+      high: bars.high.slice(from, to),
+      low: bars.low.slice(from, to),
+      close: bars.close.slice(from, to),
+      volume: bars.volume.slice(from, to),
+    });
+    const metricsOf = (outcome: TaskOutcome, from: number, to: number, initialCapital: number) =>
+      computeMetrics({ initialCapital, equity: outcome.equity, dates: bars.dates.slice(from, to), trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, assetClass });
+
+    const windows: TWalkForwardResult['windows'] = [];
+    const curve: number[] = [];
+    const curveDates: string[] = [];
+    const trips: RoundTrip[] = [];
+    let capital = request.initial_capital;
+    for (let start = 0; start + train + test <= bars.length; start += test) {
+      const trainEnd = start + train;
+      const testEnd = trainEnd + test;
+      const trained = await runMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs);
+      let best = 0;
+      let bestScore = Number.NEGATIVE_INFINITY;
+      trained.forEach((outcome, i) => {
+        const metrics = metricsOf(outcome, start, trainEnd, request.initial_capital);
+        const score = rankValue({ ...metrics, rank: 0, strategy_params: {} }, request.rank_by);
+        if (score > bestScore) {
+          bestScore = score;
+          best = i;
+        }
+      });
+      const [outcome] = await runMany((part) => jobOf(part, String(capital), slice(trainEnd, testEnd)), [runs[best]!]);
+      const metrics = metricsOf(outcome!, trainEnd, testEnd, capital);
+      windows.push({
+        train_start: bars.dates[start]!,
+        train_end: bars.dates[trainEnd - 1]!,
+        test_start: bars.dates[trainEnd]!,
+        test_end: bars.dates[testEnd - 1]!,
+        best_params: runs[best]!.params,
+        train_score: Number.isFinite(bestScore) ? bestScore : null,
+        test: { final_capital: metrics.final_capital, total_return_pct: metrics.total_return_pct, sharpe_ratio: metrics.sharpe_ratio, max_drawdown_pct: metrics.max_drawdown_pct, total_trades: metrics.total_trades },
+      });
+      const offset = curve.length;
+      for (const trip of outcome!.trips) trips.push({ ...trip, entryIndex: trip.entryIndex + offset, exitIndex: trip.exitIndex + offset });
+      for (let i = 0; i < outcome!.equity.length; i++) {
+        curve.push(outcome!.equity[i]!);
+        curveDates.push(bars.dates[trainEnd + i]!);
+      }
+      capital = Number(outcome!.finalCapital);
+    }
+    const equity = Float64Array.from(curve);
+    // The stitched curve covers the bars from the first test window's start, one after another.
+    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, trips, firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
+    return {
+      asset_class: assetClass,
+      symbol: instrument.symbol,
+      strategy_name: strategy.name,
+      profile_name: profile.name,
+      rank_by: request.rank_by,
+      initial_capital: request.initial_capital,
+      windows,
+      equity_curve: curveIndices(equity).map((i) => ({ date: curveDates[i]!, equity: equity[i]! })),
+      equity_curve_total: equity.length,
+      ...overall,
+      skipped,
+    };
+  };
+
   const getSweep = async ({ user, id }: { user: { id: number }; id: string }): Promise<TSweepResult> => {
     const row = await findSweep(db, { userId: user.id, id });
     if (!row) throw new AppError('NOT_FOUND', 'Sweep not found');
@@ -299,5 +387,5 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     items: STRATEGIES.map((strategy) => ({ name: strategy.name, description: strategy.description, params: paramsSchemaOf(strategy), asset_classes: [...strategy.assetClasses] })),
   });
 
-  return { run, get, list, sweep, getSweep, strategies };
+  return { run, get, list, sweep, getSweep, walkForward, strategies };
 };

@@ -1,6 +1,6 @@
 // Backtests: stocks at /api/equity/backtest, crypto at /api/backtest, and the strategy list.
 import { z } from 'zod';
-import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList, ZSweepIdPath, ZSweepRequest, ZSweepResult } from '../../contracts/backtest.ts';
+import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList, ZSweepIdPath, ZSweepRequest, ZSweepResult, ZWalkForwardRequest, ZWalkForwardResult } from '../../contracts/backtest.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 import type { TBacktestFamily } from '../backtest/backtests.ts';
 
@@ -39,6 +39,11 @@ export const backtestRouter = router({
     .input(ZSweepIdPath)
     .output(ZSweepResult)
     .query(({ ctx, input }) => ctx.backtests.getSweep({ user: ctx.user, id: input.sweep_id })),
+  walkForward: authedProcedure
+    .meta({ openapi: openapi('POST', '/equity/backtest/walk-forward', 'Rolling walk-forward: optimise the grid on each train window, run the best point on the next test window; every window and the stitched out-of-sample curve and metrics'), errors: [...RUN_ERRORS] })
+    .input(ZWalkForwardRequest)
+    .output(ZWalkForwardResult)
+    .mutation(({ ctx, input }) => ctx.backtests.walkForward({ request: input, family: 'equity' })),
   strategies: authedProcedure
     .meta({ openapi: openapi('GET', '/strategy/list', 'The registered strategies with their parameters (defaults and bounds)', 'strategy') })
     .input(z.void())

@@ -143,6 +143,35 @@ describe('POST /api/equity/backtest/sweep', () => {
   });
 });
 
+describe('POST /api/equity/backtest/walk-forward', () => {
+  it('optimises on each train window, runs the best point on the next test window, and stitches the test windows', async () => {
+    const body = { ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30, 50] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 };
+    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body });
+    expect(res.status, res.text).toBe(200);
+    // 2,148 bars: windows start at 0, 250, ... 1,250 (the next would need 2,250).
+    expect(res.body.windows).toHaveLength(6);
+    expect(res.body.windows[0]).toMatchObject({ train_start: '2004-08-19', test_start: expect.any(String) });
+    for (const window of res.body.windows) {
+      expect([5, 10]).toContain(window.best_params.fast);
+      expect([30, 50]).toContain(window.best_params.slow);
+      expect(window.test_start > window.train_end).toBe(true);
+    }
+    // Each test window starts where the last one ended: the windows' returns compound to the whole.
+    const compounded = res.body.windows.reduce((capital: number, window: { test: { total_return_pct: number } }) => capital * (1 + window.test.total_return_pct), 10_000);
+    expect(res.body.final_capital).toBeCloseTo(compounded, 6);
+    expect(res.body.final_capital).toBeCloseTo(res.body.windows.at(-1).test.final_capital, 9);
+    expect(res.body.total_return_pct).toBeCloseTo(res.body.final_capital / 10_000 - 1, 9);
+    expect(res.body.equity_curve_total).toBe(1500);
+    expect(res.body.equity_curve[0]).toEqual({ date: res.body.windows[0].test_start, equity: 10_000 });
+    expect(res.body.total_trades).toBe(res.body.windows.reduce((sum: number, window: { test: { total_trades: number } }) => sum + window.test.total_trades, 0));
+  });
+
+  it('answers 422 INSUFFICIENT_DATA when one train and one test window do not fit', async () => {
+    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body: { ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2000, test_bars: 500 } });
+    expect([res.status, res.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
+  });
+});
+
 describe('crypto: /api/backtest', () => {
   it('runs at /api/backtest/run, lists at /api/backtest and reads at /api/backtest/{result_id}; stocks are refused there', async () => {
     const body = { symbol: 'BTC-USDT', asset_class: 'crypto', strategy_name: 'buy_and_hold', start_date: '2017-01-01', end_date: '2017-12-31' };
