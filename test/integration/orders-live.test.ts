@@ -102,4 +102,18 @@ describe('FEATURE_EQUITY_PAPER=false', () => {
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('FEATURE_DISABLED');
   });
+
+  it('refuses backtests, sweeps and walk-forwards with 503 FEATURE_DISABLED', async () => {
+    const user = await trader('paper_off_bt');
+    const run = { symbol: 'AAPL', asset_class: 'us_equity', strategy_name: 'buy_and_hold', start_date: '2024-01-01', end_date: '2024-12-31' };
+    for (const [path, body] of [
+      ['/api/equity/backtest', run],
+      ['/api/backtest/run', { ...run, symbol: 'BTC/USDT', asset_class: 'crypto' }],
+      ['/api/equity/backtest/sweep', { ...run, grid: { size: [0.5, 1] } }],
+      ['/api/equity/backtest/walk-forward', { ...run, grid: { size: [1] }, train_bars: 100, test_bars: 50 }],
+    ] as const) {
+      const res = await server.http('POST', path, { token: user.tokens.access_token, body });
+      expect([res.status, res.body.code], path).toEqual([503, 'FEATURE_DISABLED']);
+    }
+  });
 });
