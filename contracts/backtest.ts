@@ -15,22 +15,29 @@ const ZCalendarDate = ZDate.refine((value) => {
 export const MAX_EQUITY_POINTS = 4_000;
 export const MAX_TRADES = 1_000;
 
-export const ZBacktestRequest = z
-  .object({
-    symbol: ZSymbolInput,
-    /** us_equity or kr_equity on /api/equity/backtest, crypto on /api/backtest/run; anything else is 422 INVALID_ASSET_CLASS. */
-    asset_class: z.string().min(1).max(32),
-    strategy_name: z.string().min(1).max(64),
-    /** Overrides of the strategy's parameters; an unknown key is refused. */
-    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
-    start_date: ZCalendarDate,
-    end_date: ZCalendarDate,
-    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
-    profile_name: z.string().max(64).optional(),
-    timeframe: z.literal('1d').default('1d'),
-  })
-  .strict()
-  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+/** What every backtest request names: the instrument, the strategy, the range and the money. */
+const runFields = {
+  symbol: ZSymbolInput,
+  /** us_equity or kr_equity on /api/equity/backtest, crypto on /api/backtest/run; anything else is 422 INVALID_ASSET_CLASS. */
+  asset_class: z.string().min(1).max(32),
+  strategy_name: z.string().min(1).max(64),
+  /** Overrides of the strategy's parameters; an unknown key is refused. */
+  strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+  start_date: ZCalendarDate,
+  end_date: ZCalendarDate,
+  initial_capital: z.number().finite().positive().max(1e15).default(10_000),
+  profile_name: z.string().max(64).optional(),
+  timeframe: z.literal('1d').default('1d'),
+};
+
+const ZRunFields = z.object(runFields);
+/** Every backtest request's range rule. */
+const endAfterStart: [(request: { start_date: string; end_date: string }) => boolean, { path: string[]; message: string }] = [
+  (request) => request.end_date > request.start_date,
+  { path: ['end_date'], message: 'must be after start_date' },
+];
+
+export const ZBacktestRequest = ZRunFields.strict().refine(...endAfterStart);
 export type TBacktestRequest = z.infer<typeof ZBacktestRequest>;
 
 export const ZEquityPoint = z.object({ date: ZDate, equity: z.number() });
@@ -105,24 +112,12 @@ export const ZRankMetric = z.enum(['total_return_pct', 'annual_return', 'sharpe_
 /** The most points one sweep may run (the grid's product); the service's setting may lower it. */
 export const MAX_SWEEP_POINTS = 1_000;
 
-export const ZSweepRequest = z
-  .object({
-    symbol: ZSymbolInput,
-    asset_class: z.string().min(1).max(32),
-    strategy_name: z.string().min(1).max(64),
-    /** Per parameter, the values to try; parameters left out keep their defaults (or `strategy_params`). */
-    grid: z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS)),
-    /** Fixed overrides for every point. */
-    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
-    start_date: ZCalendarDate,
-    end_date: ZCalendarDate,
-    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
-    profile_name: z.string().max(64).optional(),
-    timeframe: z.literal('1d').default('1d'),
-    rank_by: ZRankMetric.default('sharpe_ratio'),
-  })
+/** Per parameter, the values to try; parameters left out keep their defaults (or `strategy_params`). */
+const ZGrid = z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS));
+
+export const ZSweepRequest = ZRunFields.extend({ grid: ZGrid, rank_by: ZRankMetric.default('sharpe_ratio') })
   .strict()
-  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+  .refine(...endAfterStart);
 export type TSweepRequest = z.infer<typeof ZSweepRequest>;
 
 export const ZSweepPoint = z.object({
@@ -157,26 +152,16 @@ export const ZSweepResult = z.object({
 export type TSweepResult = z.infer<typeof ZSweepResult>;
 export const ZSweepIdPath = z.object({ sweep_id: z.string().min(1).max(64) });
 
-export const ZWalkForwardRequest = z
-  .object({
-    symbol: ZSymbolInput,
-    asset_class: z.string().min(1).max(32),
-    strategy_name: z.string().min(1).max(64),
-    grid: z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS)),
-    strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
-    start_date: ZCalendarDate,
-    end_date: ZCalendarDate,
-    initial_capital: z.number().finite().positive().max(1e15).default(10_000),
-    profile_name: z.string().max(64).optional(),
-    timeframe: z.literal('1d').default('1d'),
-    rank_by: ZRankMetric.default('sharpe_ratio'),
-    /** Bars each optimisation (train) window spans. */
-    train_bars: z.number().int().min(20).max(100_000),
-    /** Bars each evaluation (test) window spans; windows roll forward by this much. */
-    test_bars: z.number().int().min(5).max(100_000),
-  })
+export const ZWalkForwardRequest = ZRunFields.extend({
+  grid: ZGrid,
+  rank_by: ZRankMetric.default('sharpe_ratio'),
+  /** Bars each optimisation (train) window spans. */
+  train_bars: z.number().int().min(20).max(100_000),
+  /** Bars each evaluation (test) window spans; windows roll forward by this much. */
+  test_bars: z.number().int().min(5).max(100_000),
+})
   .strict()
-  .refine((request) => request.end_date > request.start_date, { path: ['end_date'], message: 'must be after start_date' });
+  .refine(...endAfterStart);
 export type TWalkForwardRequest = z.infer<typeof ZWalkForwardRequest>;
 
 const ZWindowMetrics = z.object({

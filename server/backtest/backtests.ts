@@ -123,26 +123,21 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       fractional: assetClass !== 'kr_equity',
       runs,
     });
-    return { instrument, profile, bars, jobOf };
+    /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
+    const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
+      computeMetrics({ initialCapital, equity: outcome.equity, dates: bars.dates.slice(from, to), trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, assetClass });
+    return { instrument, profile, bars, jobOf, metricsOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
-    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
     const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
     const [outcome] = pool && bars.length > inlineMaxBars ? await pool.run(job) : runJob(job);
     if (!outcome) throw new Error('the backtest gave no outcome');
-    const metrics = computeMetrics({
-      initialCapital: request.initial_capital,
-      equity: outcome.equity,
-      dates: bars.dates,
-      trips: outcome.trips,
-      firstClose: bars.close[0]!,
-      lastClose: bars.close[bars.length - 1]!,
-      assetClass,
-    });
+    const metrics = metricsOf(outcome, request.initial_capital);
 
     const id = randomUUID();
     const createdAt = clock.now();
@@ -246,19 +241,11 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const { instrument, profile, jobOf, metricsOf } = await prepare(request, assetClass);
     const outcomes = await runMany((part) => jobOf(part, request.initial_capital), runs);
     const ranked = outcomes
       .map((outcome, i) => {
-        const metrics = computeMetrics({
-          initialCapital: request.initial_capital,
-          equity: outcome.equity,
-          dates: bars.dates,
-          trips: outcome.trips,
-          firstClose: bars.close[0]!,
-          lastClose: bars.close[bars.length - 1]!,
-          assetClass,
-        });
+        const metrics = metricsOf(outcome, request.initial_capital);
         return { rank: 0, strategy_params: runs[i]!.params, ...metrics, final_capital: Number(outcome.finalCapital) };
       })
       .sort((a, b) => rankValue(b, request.rank_by) - rankValue(a, request.rank_by) || 0)
@@ -290,7 +277,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const walkForward = async ({ request, family }: { request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, bars, jobOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
     const { train_bars: train, test_bars: test } = request;
     if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
     if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
@@ -303,8 +290,6 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       close: bars.close.slice(from, to),
       volume: bars.volume.slice(from, to),
     });
-    const metricsOf = (outcome: TaskOutcome, from: number, to: number, initialCapital: number) =>
-      computeMetrics({ initialCapital, equity: outcome.equity, dates: bars.dates.slice(from, to), trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, assetClass });
 
     const windows: TWalkForwardResult['windows'] = [];
     const curve: number[] = [];
@@ -318,7 +303,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       let best = 0;
       let bestScore = Number.NEGATIVE_INFINITY;
       trained.forEach((outcome, i) => {
-        const metrics = metricsOf(outcome, start, trainEnd, request.initial_capital);
+        const metrics = metricsOf(outcome, request.initial_capital, start, trainEnd);
         const score = rankValue({ ...metrics, rank: 0, strategy_params: {} }, request.rank_by);
         if (score > bestScore) {
           bestScore = score;
@@ -326,7 +311,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
         }
       });
       const [outcome] = await runMany((part) => jobOf(part, String(capital), slice(trainEnd, testEnd)), [runs[best]!]);
-      const metrics = metricsOf(outcome!, trainEnd, testEnd, capital);
+      const metrics = metricsOf(outcome!, capital, trainEnd, testEnd);
       windows.push({
         train_start: bars.dates[start]!,
         train_end: bars.dates[trainEnd - 1]!,
