@@ -120,9 +120,8 @@ export const ZSweepRequest = ZRunFields.extend({ grid: ZGrid, rank_by: ZRankMetr
   .refine(...endAfterStart);
 export type TSweepRequest = z.infer<typeof ZSweepRequest>;
 
-export const ZSweepPoint = z.object({
-  rank: z.number().int(),
-  strategy_params: z.record(z.string(), z.unknown()),
+/** A run's metrics (fractions), as a sweep point and a walk-forward report them. */
+const metricFields = {
   final_capital: z.number(),
   total_return_pct: z.number(),
   annual_return: z.number(),
@@ -131,6 +130,12 @@ export const ZSweepPoint = z.object({
   win_rate: z.number(),
   profit_factor: z.number().nullable(),
   total_trades: z.number().int(),
+};
+
+export const ZSweepPoint = z.object({
+  rank: z.number().int(),
+  strategy_params: z.record(z.string(), z.unknown()),
+  ...metricFields,
 });
 
 export const ZSweepResult = z.object({
@@ -195,14 +200,7 @@ export const ZWalkForwardResult = z.object({
   equity_curve: z.array(ZEquityPoint),
   equity_curve_total: z.number().int(),
   /** Out-of-sample metrics over the stitched curve. */
-  final_capital: z.number(),
-  total_return_pct: z.number(),
-  annual_return: z.number(),
-  sharpe_ratio: z.number(),
-  max_drawdown_pct: z.number(),
-  win_rate: z.number(),
-  profit_factor: z.number().nullable(),
-  total_trades: z.number().int(),
+  ...metricFields,
   skipped: z.array(z.object({ strategy_params: z.record(z.string(), z.unknown()), reason: z.string() })),
 });
 export type TWalkForwardResult = z.infer<typeof ZWalkForwardResult>;
