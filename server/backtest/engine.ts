@@ -91,7 +91,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
   let cashNumber = cash.toNumber();
   let unitsNumber = 0;
   let entryIndex = -1;
-  let entryCash = 0;
+  let entryCash: Decimal = ZERO;
 
   const record = (index: number, fill: Fill) => {
     cash = cash.plus(fill.cashDelta);
@@ -103,17 +103,17 @@ export const runEngine = (input: EngineInput): EngineResult => {
     const price = executionPrice({ side: 'buy', referencePrice, tickSize, profile });
     const qty = affordableQty(cash.times(size), price, profile, fractional);
     if (qty.lte(0)) return;
-    const fill = computeFill({ side: 'buy', qty, referencePrice, tickSize, profile });
+    const fill = computeFill({ side: 'buy', qty, referencePrice, tickSize, profile }, price);
     record(index, fill);
     units = qty;
     unitsNumber = qty.toNumber();
     entryIndex = index;
-    entryCash = fill.cashDelta.toNumber();
+    entryCash = fill.cashDelta;
   };
   const sell = (index: number, reference: number) => {
     const fill = computeFill({ side: 'sell', qty: units, referencePrice: new ExactDecimal(reference), tickSize, profile });
     record(index, fill);
-    trips.push({ entryIndex, exitIndex: index, pnl: entryCash + fill.cashDelta.toNumber() });
+    trips.push({ entryIndex, exitIndex: index, pnl: entryCash.plus(fill.cashDelta).toNumber() });
     units = ZERO;
     unitsNumber = 0;
   };

@@ -84,11 +84,13 @@ const feeAmount = (notional: Decimal, rate: Decimal, decimalPlaces: number | und
   return decimalPlaces === undefined ? amount : amount.toDecimalPlaces(decimalPlaces, Decimal.ROUND_DOWN);
 };
 
-/** Prices one fill: what it costs or brings, fee and tax included. */
-export const computeFill = (input: FillInput): Fill => {
+/**
+ * Prices one fill: what it costs or brings, fee and tax included. `price` is executionPrice(input),
+ * passed by a caller that has already computed it (the backtest engine sizes a buy on it).
+ */
+export const computeFill = (input: FillInput, price: Decimal = executionPrice(input)): Fill => {
   const qty = new ExactDecimal(input.qty);
   requirePositive('fill quantity', qty);
-  const price = executionPrice(input);
   const notional = qty.times(price);
   const { profile, side } = input;
   const commission = feeAmount(notional, profile.commissionRate, profile.feeDecimalPlaces);
