@@ -6,11 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
-import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
+import { Decimal } from 'decimal.js';
+import { defaultProfileFor, profileByName, type FeeProfile } from '../brokers/fees.ts';
+import { tickSizeOf } from '../brokers/simulator/prices.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { BacktestResultRow } from '../db/schema/index.ts';
+import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarPrices } from '../marketdata/queries.ts';
@@ -40,6 +42,22 @@ const toBars = (rows: readonly { date: string; open: string; high: string; low: 
     bars.volume[i] = Number(row.volume);
   });
   return bars;
+};
+
+/**
+ * The first bar whose open or close is so low that a sell, slipped and rounded down to the
+ * instrument's tick, would be at 0 (the fill model refuses it): such a series cannot be run.
+ */
+const belowOneTick = (bars: Bars, instrument: Pick<InstrumentRow, 'tickRule' | 'tickSize'>, profile: FeeProfile): { date: string; price: number } | undefined => {
+  const tickAt = tickSizeOf(instrument);
+  const keep = 1 - profile.slippageRate.toNumber();
+  for (let i = 0; i < bars.length; i++) {
+    for (const price of [bars.open[i]!, bars.close[i]!]) {
+      const tick = typeof tickAt === 'function' ? tickAt(new Decimal(price)).toNumber() : tickAt.toNumber();
+      if (price * keep < tick) return { date: bars.dates[i]!, price };
+    }
+  }
+  return undefined;
 };
 
 const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
@@ -114,6 +132,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(rows);
+    const unpriceable = belowOneTick(bars, instrument, profile);
+    if (unpriceable) throw new AppError('INSUFFICIENT_DATA', `${instrument.symbol} traded at ${unpriceable.price} on ${unpriceable.date}, under one tick after slippage: a sell there cannot be priced`);
     const jobBars = jobBarsOf(bars);
     const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: JobBars = jobBars): BacktestJob => ({
       bars: over,

@@ -14,6 +14,7 @@
 //   read). The goal is p50 <= 30 ms. With DATABASE_URL it runs on PostgreSQL, else on PGlite.
 // - Sweep: a 100-point grid over the same ten years over HTTP, across the worker pool; its bar
 //   throughput per worker thread against the single in-process run's (goal >= 50 %).
+import { seededRandom } from '../../server/brokers/simulator/prices.ts';
 import { Decimal } from 'decimal.js';
 import { performance } from 'node:perf_hooks';
 import { profileByName } from '../../server/brokers/fees.ts';
@@ -38,14 +39,7 @@ const settings = {
  * bars neither vanish nor explode; opens near the previous close, on a cent grid.
  */
 const syntheticBars = (n: number): Bars => {
-  let state = 0x5eed;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = seededRandom(0x5eed);
   const bars = { length: n, dates: Array.from({ length: n }, () => '2000-01-01'), open: new Float64Array(n), high: new Float64Array(n), low: new Float64Array(n), close: new Float64Array(n), volume: new Float64Array(n).fill(1_000) };
   let logPrice = Math.log(100);
   for (let i = 0; i < n; i++) {

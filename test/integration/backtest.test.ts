@@ -84,6 +84,15 @@ describe('POST /api/equity/backtest', () => {
       expect([res.status, res.body.code], JSON.stringify(body)).toEqual([status, code]);
     }
     expect((await run(goog, 'garbage')).status).toBe(401);
+    // A series priced under one tick cannot be filled: a clear 422, never a failure of the fill model.
+    const penny = { asset_class: 'us_equity', symbol: 'PNNY', exchange: 'NASDAQ', currency: 'USD', name: 'Penny', reference_price: 1, tick_size: 0.01, lot_size: 1, fractional: true };
+    const created = await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body: penny });
+    expect(created.status, created.text).toBe(201);
+    const bars = [1, 0.5, 0.3, 0.004].map((close, i) => ({ date: `2024-01-0${i + 2}`, open: close, high: close, low: close, close, volume: 1 }));
+    expect((await server.http('POST', '/api/admin/market-data/ohlcv', { token: admin.tokens.access_token, body: { asset_class: 'us_equity', symbol: 'PNNY', bars } })).status).toBe(200);
+    const pennyRun = await run({ ...goog, symbol: 'PNNY', strategy_name: 'buy_and_hold', strategy_params: undefined, start_date: '2024-01-01', end_date: '2024-01-31' });
+    expect([pennyRun.status, pennyRun.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
+    expect(pennyRun.body.message).toContain('2024-01-05');
   });
 });
 

@@ -1,5 +1,6 @@
 // Backtest indicators: hand-computed values of each builder, causality (no value ever depends on a
 // later bar), moving means that do not drift over a million bars, and their speed.
+import { seededRandom } from '../../server/brokers/simulator/prices.ts';
 import { describe, expect, it } from 'vitest';
 import {
   bollingerLower,
@@ -35,14 +36,7 @@ const valuesOf = (indicator: Indicator, bars: Bars): number[] => Array.from(indi
 
 /** A deterministic random walk (mulberry32), all fields filled, high >= open/close >= low. */
 const randomBars = (length: number, seed: number): Bars => {
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = seededRandom(seed);
   const bars = barsOf(new Float64Array(length));
   let price = 100;
   for (let i = 0; i < length; i++) {
