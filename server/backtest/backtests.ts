@@ -45,19 +45,23 @@ const toBars = (rows: readonly { date: string; open: string; high: string; low: 
 };
 
 /**
- * The first bar whose open or close is so low that a sell, slipped and rounded down to the
- * instrument's tick, would be at 0 (the fill model refuses it): such a series cannot be run.
+ * The lowest open or close of the series when it is so low that a sell there, slipped and
+ * rounded down to the instrument's tick, would be at 0 (the fill model refuses it): such a series
+ * cannot be run. The lowest price is the one to check: a tick never grows as the price falls.
  */
 const belowOneTick = (bars: Bars, instrument: Pick<InstrumentRow, 'tickRule' | 'tickSize'>, profile: FeeProfile): { date: string; price: number } | undefined => {
-  const tickAt = tickSizeOf(instrument);
-  const keep = 1 - profile.slippageRate.toNumber();
+  let lowest = 0;
+  let price = Number.POSITIVE_INFINITY;
   for (let i = 0; i < bars.length; i++) {
-    for (const price of [bars.open[i]!, bars.close[i]!]) {
-      const tick = typeof tickAt === 'function' ? tickAt(new Decimal(price)).toNumber() : tickAt.toNumber();
-      if (price * keep < tick) return { date: bars.dates[i]!, price };
+    const low = Math.min(bars.open[i]!, bars.close[i]!);
+    if (low < price) {
+      price = low;
+      lowest = i;
     }
   }
-  return undefined;
+  const tickAt = tickSizeOf(instrument);
+  const tick = typeof tickAt === 'function' ? tickAt(new Decimal(price)) : tickAt;
+  return price * (1 - profile.slippageRate.toNumber()) < tick.toNumber() ? { date: bars.dates[lowest]!, price } : undefined;
 };
 
 const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
