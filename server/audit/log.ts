@@ -1,5 +1,6 @@
 // The audit log: every write that matters records who did it, to whom, and from where, in the
 // same transaction as the change itself.
+import { sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { auditEvents } from '../db/schema/index.ts';
 
@@ -29,4 +30,18 @@ export const recordAudit = async (db: Queryable, record: AuditRecord): Promise<v
     data: record.data ?? {},
     createdAt: record.at,
   });
+};
+
+/**
+ * The insert of audit records as one SQL statement, for a caller that folds it into a larger
+ * statement (a data-modifying CTE): written only when `when` holds, e.g. that the change it
+ * records was made by the same statement.
+ */
+export const auditInsertSql = (records: readonly AuditRecord[], when?: SQL): SQL => {
+  const rows = records.map(
+    (record) =>
+      sql`(${record.action}::text, ${record.actorUserId ?? null}::integer, ${record.subjectUserId ?? null}::integer, ${record.origin?.requestId ?? null}::text, ${record.origin?.address ?? null}::text, ${JSON.stringify(record.data ?? {})}::jsonb, ${record.at.toISOString()}::timestamptz)`,
+  );
+  return sql`insert into ${auditEvents} (action, actor_user_id, subject_user_id, request_id, address, data, created_at)
+    select * from (values ${sql.join(rows, sql`, `)}) as records ${when ? sql`where ${when}` : sql``}`;
 };

@@ -4,9 +4,10 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
+import type { Sql as PostgresSql } from 'postgres';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -131,12 +132,38 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
   }
 };
 
+/**
+ * The client with every statement prepared. drizzle asks postgres.js for unnamed statements
+ * unless a query is given a name, and postgres.js sends an unnamed statement with parameters in
+ * two round trips (Parse and Describe, then Bind and Execute once the parameter types are back),
+ * which Postgres parses and plans each time. Prepared, a statement is parsed once per connection
+ * and each later run is one round trip. Connections are recycled (postgres.js's max_lifetime),
+ * which bounds how many statements each one keeps.
+ */
+const preparing = (sql: PostgresSql): PostgresSql =>
+  new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        const unsafe: PostgresSql['unsafe'] = (query, parameters, options) => target.unsafe(query, parameters, { ...options, prepare: true });
+        return unsafe;
+      }
+      if (property === 'begin') {
+        // A transaction's statements run on its own client, which gets the same treatment.
+        return (...args: unknown[]) => {
+          const body = args.at(-1) as (tx: PostgresSql) => unknown;
+          return (target.begin as (...parts: unknown[]) => unknown)(...args.slice(0, -1), (tx: PostgresSql) => body(preparing(tx)));
+        };
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+
 const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise<DatabaseHandle> => {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   const client = postgres(databaseUrl, { max: poolSize, onnotice: () => undefined });
-  const db = drizzle({ client, schema });
+  const db = drizzle({ client: preparing(client), schema });
   let closed: Promise<void> | undefined;
   return {
     db,
@@ -176,4 +203,13 @@ export const openDatabase = (options: DatabaseOptions): Promise<DatabaseHandle> 
 /** Queues a NOTIFY; inside a transaction it is delivered only if the transaction commits. */
 export const notify = async (db: Queryable, channel: string, payload: string): Promise<void> => {
   await db.execute(sql`select pg_notify(${channel}, ${payload})`);
+};
+
+/**
+ * Runs a statement written in SQL and returns its rows, whichever driver answers (postgres.js
+ * resolves to the rows, PGlite to a result that holds them).
+ */
+export const rowsOf = async <T>(db: Queryable, query: SQL): Promise<T[]> => {
+  const result: unknown = await db.execute(query);
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 };

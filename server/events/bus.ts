@@ -108,8 +108,17 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
 
   let running: Promise<void> | undefined;
   let again = false;
+  /**
+   * True when a wake-up found nobody listening in this process and was not read: the cursor may
+   * be behind, and the first subscriber moves it to the end before it registers.
+   */
+  let behind = false;
   const poll = (): Promise<void> => {
     if (closed) return Promise.resolve();
+    if (subscribers.size === 0) {
+      behind = true;
+      return running ?? Promise.resolve();
+    }
     if (running) {
       again = true;
       return running;
@@ -169,7 +178,21 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
   const safety = setInterval(() => void poll(), safetyPollMs);
   safety.unref();
 
+  let catchingUp: Promise<void> | undefined;
+  /** Moves the cursor to the end of what is settled, as at start (once the reader is done). */
+  const catchUp = () =>
+    (catchingUp ??= (async () => {
+      await running;
+      cursor = await settledEnd(db);
+      behind = false;
+    })().finally(() => {
+      catchingUp = undefined;
+    }));
+
   const subscribe: EventBus['subscribe'] = async ({ userId, channel, afterId, listener }) => {
+    // The first subscriber after a quiet spell: what was written meanwhile is history, which only
+    // a backfill (after last_event_id) brings.
+    if (subscribers.size === 0 && (behind || catchingUp)) await catchUp();
     // Events dispatched while the backfill is read wait here (then the array is let go).
     let buffered: BusEvent[] | undefined = [];
     const entry = (event: BusEvent) => {
@@ -202,6 +225,8 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     const held = buffered;
     buffered = undefined;
     for (const event of held) listener(event);
+    // Rows after the cursor whose wake-up came while nobody listened are read now.
+    void poll();
     return unsubscribe;
   };
 

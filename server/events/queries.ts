@@ -1,6 +1,6 @@
 // SQL of the event outbox: appending, reading what is new in delivery order, a user's events
 // since one of them (resumption), and pruning. The only module that knows the table.
-import { and, asc, desc, eq, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { outboxEvents } from '../db/schema/index.ts';
 
@@ -29,6 +29,17 @@ const horizon = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`;
 export const insertEvents = async (db: Queryable, rows: { userId: number; channel: TEventChannel; frame: Record<string, unknown>; at: Date }[]): Promise<void> => {
   if (rows.length === 0) return;
   await db.insert(outboxEvents).values(rows.map(({ userId, channel, frame, at }) => ({ userId, channel, frame, createdAt: at })));
+};
+
+/**
+ * The insert of events as one SQL statement, for a caller that folds it into a larger statement
+ * (a data-modifying CTE): written only when `when` holds. Each row's transaction id is the
+ * statement's own, as with insertEvents.
+ */
+export const eventsInsertSql = (rows: readonly { userId: number; channel: TEventChannel; frame: Record<string, unknown>; at: Date }[], when?: SQL): SQL => {
+  const values = rows.map(({ userId, channel, frame, at }) => sql`(${userId}::integer, ${channel}::text, ${JSON.stringify(frame)}::jsonb, ${at.toISOString()}::timestamptz)`);
+  return sql`insert into ${outboxEvents} (user_id, channel, frame, created_at)
+    select * from (values ${sql.join(values, sql`, `)}) as events ${when ? sql`where ${when}` : sql``}`;
 };
 
 /**

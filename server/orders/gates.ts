@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { utcDateOf } from './risk/day-start.ts';
-import { claimRate, findLiveFlag, findLock } from './queries.ts';
+import { claimRate } from './queries.ts';
 import type { DayStartEquity } from './risk/day-start-cache.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
@@ -32,6 +32,10 @@ export interface OrderAttempt {
   /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
   instrument: InstrumentRow | undefined;
   broker?: Broker;
+  /** The user's live flag for the asset class, as read before the gates. */
+  liveEnabled: boolean;
+  /** The account's emergency lock (whether or not it has run out), as read before the gates. */
+  lockedUntil: Date | null;
   /** Rate units claimed so far, given back when the attempt ends without an accepted order. */
   claimed: string[];
   /** Whether this attempt counted toward the per-minute limit (a replay gives it back). */
@@ -52,14 +56,13 @@ export const MINUTE_SCOPE = 'minute';
 export const liveScope = (assetClass: TAssetClass) => `live:${assetClass}`;
 
 /** 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1 and the user's live flag. */
-const flagsGate = async (attempt: OrderAttempt, { db, config }: GateDeps) => {
+const flagsGate = (attempt: OrderAttempt, { config }: GateDeps): void => {
   if (attempt.mode === 'paper') {
     if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Paper trading is disabled (FEATURE_EQUITY_PAPER)');
     return;
   }
   if (!config.FEATURE_EQUITY_LIVE || !config.ALLOW_LIVE) throw new AppError('FEATURE_DISABLED', 'Live trading is disabled on this service');
-  const flag = await findLiveFlag(db, { userId: attempt.userId, assetClass: attempt.assetClass });
-  if (!flag?.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
+  if (!attempt.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
 };
 
 /** 2. Orders per minute per user, and live orders per UTC day per asset class, counted in the database. */
@@ -94,10 +97,9 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   // An unregistered symbol has no price to judge: the broker call refuses it.
   if (!instrument || !broker) return;
   const at = clock.now();
-  const [{ account, positions, openOrders }, previousClose, lock] = await Promise.all([
+  const [{ account, positions, openOrders }, previousClose] = await Promise.all([
     broker.snapshot(),
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
-    findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
   const promised = openOrders
@@ -120,7 +122,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
       account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
       heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
       dayStartEquity: new ExactDecimal(startEquity),
-      lockedUntil: lock && lock.lockedUntil > at ? lock.lockedUntil : null,
+      lockedUntil: attempt.lockedUntil && attempt.lockedUntil > at ? attempt.lockedUntil : null,
       at,
     },
     riskSettingsFromConfig(config),
@@ -128,7 +130,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   if (!verdict.ok) throw riskRefusalError(verdict);
 };
 
-export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> }[] = [
+export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [
   { name: 'flags', check: flagsGate },
   { name: 'rate_limit', check: rateLimitGate },
   { name: 'broker_configured', check: brokerConfiguredGate },

@@ -17,7 +17,7 @@ import {
 } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { TAccountResponse } from '../../contracts/simulator.ts';
-import { recordAudit, type RequestOrigin } from '../audit/log.ts';
+import { recordAudit, type AuditRecord, type RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
 import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
@@ -39,13 +39,17 @@ import {
   findAuditedOrder,
   findOrderByClientId,
   insertFill,
+  insertIntentRecorded,
   insertOrderIntent,
   listAuditedOrders,
   listUnfinishedOrders,
   listWorkingSymbols,
   markFirstLiveOrder,
+  readPreflight,
   recordAcceptance,
+  recordAnswer,
   releaseRate,
+  type OutboxInsert,
   setLiveEnabled,
   updateOrder,
 } from './queries.ts';
@@ -139,14 +143,12 @@ const changeOf = (row: OrderRow, event: TBrokerEvent) => {
   return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice };
 };
 
+/** A broker's `expired` reaches clients as `canceled` with status `expired`. */
+const eventTypeOf = (event: TBrokerEvent): TOrderEvent['event_type'] => (event.type === 'expired' ? 'canceled' : event.type);
+
 /** Thrown inside an event's transaction to roll it back when its fill was recorded before. */
 class DuplicateFill extends Error {
   override readonly name = 'DuplicateFill';
-}
-
-/** Thrown inside the intent's transaction to roll it back when the client order id is taken. */
-class LostRace extends Error {
-  override readonly name = 'LostRace';
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -193,33 +195,39 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     payload,
   });
 
-  /**
-   * Writes order events (and a fill's trade) to the outbox in the caller's transaction, so each is
-   * delivered if and only if the change it reports commits; returns them for publish() after.
-   */
-  const emit = async (tx: Queryable, row: OrderRow, frames: TOrderEvent[], fill?: NonNullable<TBrokerEvent['fill']>): Promise<TOrderEvent[]> => {
+  /** The outbox rows of order events (and of a fill's trade, for /ws/live). */
+  const outboxRowsOf = (row: Pick<OrderRow, 'userId' | 'symbol' | 'assetClass' | 'side'>, frames: TOrderEvent[], fill?: NonNullable<TBrokerEvent['fill']>): OutboxInsert[] => {
     const at = clock.now();
     const rows: NewEvent[] = frames.map((frame) => ({ userId: row.userId, channel: 'orders', frame, at }));
     if (fill) {
       const trade = { type: 'trade', symbol: row.symbol, asset_class: row.assetClass, side: row.side, amount: Number(fill.qty), price: Number(fill.price), fee: Number(fill.fee), ts: at.toISOString() };
       rows.push({ userId: row.userId, channel: 'live', frame: trade, at });
     }
-    await events.append(tx, rows);
+    return rows;
+  };
+
+  /**
+   * Writes order events (and a fill's trade) to the outbox in the caller's transaction, so each is
+   * delivered if and only if the change it reports commits; returns them for publish() after.
+   */
+  const emit = async (tx: Queryable, row: OrderRow, frames: TOrderEvent[], fill?: NonNullable<TBrokerEvent['fill']>): Promise<TOrderEvent[]> => {
+    await events.append(tx, outboxRowsOf(row, frames, fill));
     return frames;
   };
   const publishAll = (frames: TOrderEvent[]) => {
     for (const frame of frames) publish(frame);
   };
 
-  const audit = (tx: Queryable, row: Pick<OrderRow, 'userId' | 'clientOrderId' | 'assetClass' | 'broker' | 'live' | 'brokerOrderId'>, action: string, data: Record<string, unknown>, origin?: RequestOrigin) =>
-    recordAudit(tx, {
-      action,
-      actorUserId: origin ? row.userId : null,
-      subjectUserId: row.userId,
-      origin,
-      data: { client_order_id: row.clientOrderId, broker_order_id: row.brokerOrderId, asset_class: row.assetClass, broker: row.broker, live: row.live, ...data },
-      at: clock.now(),
-    });
+  type AuditedOrder = Pick<OrderRow, 'userId' | 'clientOrderId' | 'assetClass' | 'broker' | 'live' | 'brokerOrderId'>;
+  const auditRecordOf = (row: AuditedOrder, action: string, data: Record<string, unknown>, origin?: RequestOrigin): AuditRecord => ({
+    action,
+    actorUserId: origin ? row.userId : null,
+    subjectUserId: row.userId,
+    origin,
+    data: { client_order_id: row.clientOrderId, broker_order_id: row.brokerOrderId, asset_class: row.assetClass, broker: row.broker, live: row.live, ...data },
+    at: clock.now(),
+  });
+  const audit = (tx: Queryable, row: AuditedOrder, action: string, data: Record<string, unknown>, origin?: RequestOrigin) => recordAudit(tx, auditRecordOf(row, action, data, origin));
 
   const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db) };
 
@@ -258,6 +266,51 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   /** Placements under way in this process, by user and client order id. */
   const inFlight = new Map<string, Promise<TOrderResponse>>();
+  /**
+   * Broker events that arrived while their order's placement was under way (a simulated market
+   * order's fill comes before the broker's answer returns), by the same key: the placement
+   * records them with the answer when it can, and the intake applies whatever it leaves.
+   */
+  const early = new Map<string, TBrokerEvent[]>();
+
+  /**
+   * Records a paper order's acceptance together with the broker events that came before it, in
+   * one statement: the order's state after them, their fills, audit records and events. Undefined
+   * (nothing written, the events left to the intake) when the order is no longer pending.
+   */
+  const recordWithEarlyEvents = async (intent: OrderRow, accepted: BrokerOrder): Promise<{ row: OrderRow; frames: TOrderEvent[] } | undefined> => {
+    const key = `${intent.userId}:${intent.clientOrderId}`;
+    const taken = early.get(key) ?? [];
+    early.delete(key);
+    const acceptedRow: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: clock.now() };
+    const frames = [orderEventOf(acceptedRow, 'accepted', { broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } })];
+    const audits = [auditRecordOf(acceptedRow, 'order.accepted', { broker_status: accepted.status })];
+    const outbox = outboxRowsOf(acceptedRow, frames);
+    const fills: Parameters<typeof recordAnswer>[3]['fills'] = [];
+    let row = acceptedRow;
+    for (const event of taken) {
+      const change = changeOf(row, event);
+      if (!change) continue;
+      const { fill } = event;
+      const recordsFill = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
+      row = { ...row, ...change, updatedAt: clock.now() };
+      if (recordsFill) fills.push({ executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) });
+      const frame = orderEventOf(row, eventTypeOf(event), event);
+      frames.push(frame);
+      audits.push(auditRecordOf(row, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }));
+      outbox.push(...outboxRowsOf(row, [frame], recordsFill ? fill : undefined));
+    }
+    const { brokerOrderId, status, filledQty, avgFillPrice, updatedAt } = row;
+    const written = await recordAnswer(db, intent, { brokerOrderId, status, filledQty, avgFillPrice, updatedAt }, { fills, audit: audits, events: outbox }).catch((error: unknown) => {
+      early.set(key, [...taken, ...(early.get(key) ?? [])]);
+      throw error;
+    });
+    if (!written) {
+      early.set(key, [...taken, ...(early.get(key) ?? [])]);
+      return undefined;
+    }
+    return { row: acceptedRow, frames };
+  };
 
   /**
    * Places an order, or answers as a replay. A copy that arrives while its original is still
@@ -294,7 +347,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
     }
     const hash = createHash('sha256').update(JSON.stringify(normalised(request, symbol))).digest('hex');
-    if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return replayOf(user.id, clientOrderId, hash);
+    const preflight = await readPreflight(db, { userId: user.id, clientOrderId, assetClass });
+    if (preflight.taken) return replayOf(user.id, clientOrderId, hash);
 
     const attempt: OrderAttempt = {
       userId: user.id,
@@ -307,6 +361,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
       bracket: request.bracket ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss) } : null,
       instrument,
+      liveEnabled: preflight.liveEnabled,
+      lockedUntil: preflight.lockedUntil,
       claimed: [],
     };
     const identity = { userId: user.id, clientOrderId, assetClass, broker: 'simulator', live: mode === 'live', brokerOrderId: null };
@@ -354,25 +410,16 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       submittedAt: at,
       updatedAt: at,
     };
-    const placed = await db
-      .transaction(async (tx) => {
-        // Sent together, one round trip; when a copy won the race for the id, the audit record rolls back.
-        const [row, , frames] = await Promise.all([
-          insertOrderIntent(tx, values),
-          audit(tx, values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin),
-          emit(tx, values, [orderEventOf(values, 'placed', { request: normalised(request, symbol) })]),
-        ]);
-        if (!row) throw new LostRace('a copy of the request took the client order id');
-        return { row, frames };
-      })
-      .catch((error: unknown) => {
-        if (error instanceof LostRace) return undefined;
-        throw error;
-      });
+    // One statement: when a copy won the race for the id, nothing of this one is written.
+    const placedFrames = [orderEventOf(values, 'placed', { request: normalised(request, symbol) })];
+    const placed = await insertIntentRecorded(db, values, {
+      audit: [auditRecordOf(values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)],
+      events: outboxRowsOf(values, placedFrames),
+    });
     // A copy of this request won the race for the id: answer as its replay.
     if (!placed) return asReplay(attempt, clientOrderId, hash);
-    const intent = placed.row;
-    publishAll(placed.frames);
+    const intent: OrderRow = values;
+    publishAll(placedFrames);
 
     let accepted: BrokerOrder;
     try {
@@ -411,6 +458,11 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
     }
     countGate(assetClass, 'broker', 'passed');
+    const recorded = intent.live ? undefined : await recordWithEarlyEvents(intent, accepted);
+    if (recorded) {
+      publishAll(recorded.frames);
+      return { ...toOrderResponse(recorded.row), broker_order_id: accepted.brokerOrderId, status: 'accepted', filled_qty: 0, avg_fill_price: null };
+    }
     const { row, firstLive, frames } = await db.transaction(async (tx) => {
       const recorded: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: clock.now() };
       const acceptedEvent = orderEventOf(recorded, 'accepted', { broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } });
@@ -591,8 +643,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       const seen = await findOrderByClientId(db, key);
       if (seen && changeOf(seen, event) === undefined) return;
     }
-    // A broker's `expired` reaches clients as `canceled` with status `expired`.
-    const eventType = event.type === 'expired' ? 'canceled' : event.type;
+    const eventType = eventTypeOf(event);
     const outcome = await db
       .transaction(async (tx): Promise<TOrderEvent[] | 'unknown'> => {
         let row = await findOrderByClientId(tx, { ...key, forUpdate: true });
@@ -667,16 +718,29 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     };
   };
 
+  /** Applies an event that came during its order's placement, unless the placement recorded it. */
+  const applyLeftOver = async (id: string, event: TBrokerEvent): Promise<void> => {
+    const waiting = early.get(id);
+    const index = waiting?.indexOf(event) ?? -1;
+    if (!waiting || index < 0) return;
+    waiting.splice(index, 1);
+    if (waiting.length === 0) early.delete(id);
+    await apply(event);
+  };
+
   const ingest = (event: TBrokerEvent): Promise<void> => {
     const id = `${event.user_id}:${event.client_order_id}`;
     // The first events of an order (its `accepted`, a fill on arrival) come while its placement
-    // is still recording the broker's answer: they wait for it and then find that much recorded.
-    const placing = inFlight.get(id)?.then(
+    // is still recording the broker's answer: they wait for it, which records them with the
+    // answer when it can; what it leaves is applied here after it.
+    const placement = inFlight.get(id);
+    if (placement) early.set(id, [...(early.get(id) ?? []), event]);
+    const placing = placement?.then(
       () => undefined,
       () => undefined,
     );
     const next = (chains.get(id) ?? placing ?? Promise.resolve())
-      .then(() => apply(event))
+      .then(() => (placement ? applyLeftOver(id, event) : apply(event)))
       .catch((error: unknown) => logger.error({ err: error, clientOrderId: event.client_order_id, type: event.type }, 'could not apply a broker event'));
     chains.set(id, next);
     void next.finally(() => {

@@ -4,7 +4,9 @@ import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderStatus } from '../../contracts/orders.ts';
-import type { Queryable } from '../db/client.ts';
+import { auditInsertSql, type AuditRecord } from '../audit/log.ts';
+import { rowsOf, type Queryable } from '../db/client.ts';
+import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
 import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
 
 export type OrderInsert = typeof orders.$inferInsert;
@@ -12,6 +14,77 @@ export type OrderInsert = typeof orders.$inferInsert;
 /** Inserts the intent; undefined when the user already has an order with that client id. */
 export const insertOrderIntent = async (db: Queryable, values: OrderInsert): Promise<OrderRow | undefined> =>
   (await db.insert(orders).values(values).onConflictDoNothing().returning())[0];
+
+/** An outbox row as the order service writes it. */
+export interface OutboxInsert {
+  userId: number;
+  channel: TEventChannel;
+  frame: Record<string, unknown>;
+  at: Date;
+}
+
+/**
+ * The intent with its audit record and its events, in one statement (so one round trip and one
+ * commit); false, with nothing written, when the user already has an order with that client id.
+ */
+export const insertIntentRecorded = async (db: Queryable, values: OrderInsert, records: { audit: AuditRecord[]; events: OutboxInsert[] }): Promise<boolean> => {
+  const placed = db.insert(orders).values(values).onConflictDoNothing().returning({ userId: orders.userId });
+  const made = sql`exists (select 1 from placed)`;
+  const [row] = await rowsOf<{ placed: number }>(
+    db,
+    sql`with placed as (${placed.getSQL()}),
+      audit as (${auditInsertSql(records.audit, made)}),
+      events as (${eventsInsertSql(records.events, made)})
+    select count(*)::integer as placed from placed`,
+  );
+  return row?.placed === 1;
+};
+
+/**
+ * The broker's answer to an intent (and the events it sent with it) in one statement: the
+ * order's new state, its fills, audit records and events; false, with nothing written, when the
+ * order is no longer pending (another path has recorded an answer meanwhile).
+ */
+export const recordAnswer = async (
+  db: Queryable,
+  { userId, clientOrderId }: { userId: number; clientOrderId: string },
+  change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'updatedAt'>,
+  records: { fills: { executionId: string; qty: string; price: string; fee: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
+): Promise<boolean> => {
+  const answered = db
+    .update(orders)
+    .set(change)
+    .where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId), eq(orders.status, 'pending')))
+    .returning({ userId: orders.userId });
+  const made = sql`exists (select 1 from answered)`;
+  const fills = records.fills.map(
+    (fill) => sql`(${userId}::integer, ${clientOrderId}::text, ${fill.executionId}::text, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${fill.at.toISOString()}::timestamptz)`,
+  );
+  const [row] = await rowsOf<{ answered: number }>(
+    db,
+    sql`with answered as (${answered.getSQL()}),
+      ${fills.length > 0 ? sql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at) select * from (values ${sql.join(fills, sql`, `)}) as fills where ${made} on conflict do nothing),` : sql``}
+      audit as (${auditInsertSql(records.audit, made)}),
+      events as (${eventsInsertSql(records.events, made)})
+    select count(*)::integer as answered from answered`,
+  );
+  return row?.answered === 1;
+};
+
+/**
+ * What a placement reads before its gates, in one statement: whether the client order id is
+ * taken, the account's emergency lock and the user's live flag for the asset class.
+ */
+export const readPreflight = async (db: Queryable, { userId, clientOrderId, assetClass }: { userId: number; clientOrderId: string; assetClass: TAssetClass }) => {
+  const [row] = await rowsOf<{ taken: boolean; locked_until_ms: number | null; live_enabled: boolean | null }>(
+    db,
+    sql`select
+      exists (select 1 from ${orders} where user_id = ${userId} and client_order_id = ${clientOrderId}) as taken,
+      (select extract(epoch from locked_until) * 1000 from ${emergencyLocks} where user_id = ${userId} and asset_class = ${assetClass})::float8 as locked_until_ms,
+      (select live_enabled from ${liveFlags} where user_id = ${userId} and asset_class = ${assetClass}) as live_enabled`,
+  );
+  return { taken: row?.taken === true, lockedUntil: row?.locked_until_ms == null ? null : new Date(row.locked_until_ms), liveEnabled: row?.live_enabled === true };
+};
 
 export const findOrderByClientId = async (db: Queryable, { userId, clientOrderId, forUpdate = false }: { userId: number; clientOrderId: string; forUpdate?: boolean }) => {
   const query = db.select().from(orders).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)));
@@ -86,9 +159,6 @@ export const insertFill = async (db: Queryable, values: typeof orderFills.$infer
 
 export const fillsOf = (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }) =>
   db.select().from(orderFills).where(and(eq(orderFills.userId, userId), eq(orderFills.clientOrderId, clientOrderId)));
-
-export const findLiveFlag = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }) =>
-  (await db.select().from(liveFlags).where(and(eq(liveFlags.userId, userId), eq(liveFlags.assetClass, assetClass))))[0];
 
 export const setLiveEnabled = async (db: Queryable, { userId, assetClass, enabled, at }: { userId: number; assetClass: TAssetClass; enabled: boolean; at: Date }): Promise<void> => {
   await db
