@@ -34,6 +34,7 @@ import {
   listActiveOrders,
   listWorkingSells,
   lockAccount,
+  lockAccountForSymbol,
   lockOrder,
   resetAccountRow,
   savePosition,
@@ -42,6 +43,8 @@ import {
   type AccountKey,
   type SimAccountRow,
   type SimOrderRow,
+  type SimPositionRow,
+  type SimPriceRow,
 } from './queries.ts';
 
 /** The broker name in events (TBrokerEvent.broker). */
@@ -105,11 +108,24 @@ interface Session {
   account: SimAccountRow;
   cash: Decimal;
   events: TBrokerEvent[];
+  /** The positions read or written in this session, by symbol (null: none held); the lock keeps them current. */
+  positions: Map<string, SimPositionRow | null>;
 }
+
+const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({ tx, at, account, cash: d(account.cash), events: [], positions: new Map() });
 
 const openSession = async (tx: Tx, key: AccountKey, at: Date): Promise<Session | undefined> => {
   const account = await lockAccount(tx, key);
-  return account && { tx, at, account, cash: d(account.cash), events: [] };
+  return account && sessionOf(tx, account, at);
+};
+
+/** The account's position in a symbol, read once per session. */
+const positionIn = async (session: Session, symbol: string): Promise<SimPositionRow | null> => {
+  const known = session.positions.get(symbol);
+  if (known !== undefined) return known;
+  const read = (await findPosition(session.tx, { ...keyOf(session.account), symbol })) ?? null;
+  session.positions.set(symbol, read);
+  return read;
 };
 
 /** The account's session, opening the account first when it is missing (its first order or reset). */
@@ -157,8 +173,11 @@ export interface PlaceInput {
   opening: { currency: string; cash: string };
   request: BrokerOrderRequest;
   instrument: InstrumentRow;
-  /** The current price: the funds check of a buy and a market bracket's entry reference. */
-  price: Decimal;
+  /**
+   * The current price (the funds check of a buy, a market bracket's entry reference, the first
+   * match) from the instrument's stored prices, read under the account's lock.
+   */
+  quote: (stored: SimPriceRow | null) => Promise<Decimal>;
   at: Date;
   /** A day order's expiry: the close of its session. */
   expiresAt: Date | null;
@@ -180,7 +199,7 @@ const positiveDecimal = (name: string, value: string | null | undefined): Decima
 };
 
 /** The request's decimals, checked as a broker checks them before it takes an order. */
-const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request' | 'instrument' | 'price'>) => {
+const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request' | 'instrument'> & { price: Decimal }) => {
   const qty = positiveDecimal('qty', request.qty);
   const lotProblem = checkLot(qty, d(instrument.lotSize), instrument.fractional);
   if (lotProblem) throw rejected(lotProblem);
@@ -206,7 +225,7 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
  */
 const availableToSell = async (session: Session, symbol: string, except?: string): Promise<Decimal> => {
   const key = keyOf(session.account);
-  const held = d((await findPosition(session.tx, { ...key, symbol }))?.qty ?? 0);
+  const held = d((await positionIn(session, symbol))?.qty ?? 0);
   const working = await listWorkingSells(session.tx, { ...key, symbol });
   const workingIds = new Set(working.map((row) => row.id));
   // The two legs of an OCO pair sell the same units (one cancels the other): count the pair once.
@@ -241,9 +260,17 @@ const insufficientFunds = (session: Session, cost: Decimal) =>
  * sell, a client order id used before) throw BrokerRejectedError and write nothing.
  */
 export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[] }> => {
-  const { key, request, instrument, price, at } = input;
-  const { qty, limitPrice, stopPrice, bracket } = checkRequest(input);
-  const session = await openAccountSession(tx, key, input.opening, at);
+  const { key, request, instrument, at } = input;
+  // The account's lock, its position in the symbol and the symbol's prices: one statement.
+  let locked = await lockAccountForSymbol(tx, key, request.symbol);
+  if (!locked) {
+    await insertAccountIfMissing(tx, { ...key, ...input.opening, at });
+    locked = (await lockAccountForSymbol(tx, key, request.symbol))!;
+  }
+  const session = sessionOf(tx, locked.account, at);
+  session.positions.set(request.symbol, locked.position);
+  const price = await input.quote(locked.price);
+  const { qty, limitPrice, stopPrice, bracket } = checkRequest({ request, instrument, price });
 
   if (request.side === 'buy') {
     const cost = worstBuyCost({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
@@ -524,15 +551,17 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
     limitPrice: row.orderType === 'limit' ? maybe(row.limitPrice) : null,
   });
   if (row.side === 'buy' && session.cash.plus(fill.cashDelta).lt(0)) return { refused: 'insufficient funds' };
-  const position = await findPosition(tx, { ...key, symbol: row.symbol });
+  const position = await positionIn(session, row.symbol);
   if (row.side === 'sell' && d(position?.qty ?? 0).lt(fillQty)) return { refused: 'insufficient position' };
 
-  const next = applyFill(position && { qty: d(position.qty), avgEntryPrice: d(position.avgEntryPrice), realizedPnl: d(position.realizedPnl) }, fill);
+  const next = applyFill(position ? { qty: d(position.qty), avgEntryPrice: d(position.avgEntryPrice), realizedPnl: d(position.realizedPnl) } : undefined, fill);
   session.cash = session.cash.plus(fill.cashDelta);
   const before = stateOf(row);
   const step = applied(transition(before, { kind: 'fill', fillQty }));
   // The volume-weighted price of everything filled so far.
   const avgFillPrice = d(row.avgFillPrice ?? 0).times(before.filledQty).plus(fill.notional).dividedBy(step.filledQty);
+  const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
+  session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
   // Four writes that need nothing of each other: sent together, one round trip.
   const [fillRow, updated] = await Promise.all([
     insertFill(tx, {
@@ -553,7 +582,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
       avgFillPrice: text(avgFillPrice),
       updatedAt: at,
     }),
-    savePosition(tx, { ...key, symbol: row.symbol }, { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at }),
+    savePosition(tx, { ...key, symbol: row.symbol }, saved),
     updateCash(tx, key, text(session.cash)),
   ]);
   session.events.push(
@@ -640,6 +669,7 @@ export const resetInBooks = async (
     if (row && active(row)) await endOrder(session, row, { kind: 'cancel' }, { reason: 'account reset', withSibling: false, protect: false });
   }
   await deletePositions(tx, key);
+  session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
   return { account, canceled: working.length, events: session.events };
 };

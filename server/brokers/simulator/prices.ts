@@ -6,7 +6,7 @@ import type { InstrumentRow } from '../../db/schema/index.ts';
 import { lastClose } from '../../marketdata/queries.ts';
 import { krxTickSize } from '../../instruments/ticks.ts';
 import { ExactDecimal, type TTickSizeAt } from '../fills.ts';
-import { findPrice } from './queries.ts';
+import { findPrice, type SimPriceRow } from './queries.ts';
 
 export type TPriceSource = 'admin' | 'tick' | 'close' | 'reference';
 
@@ -16,9 +16,12 @@ export interface Quote {
 }
 
 /** An operator's price, else the walk's latest tick, else the last daily close, else the reference price. */
-export const quoteOf = async (db: Queryable, instrument: Pick<InstrumentRow, 'assetClass' | 'symbol' | 'referencePrice'>): Promise<Quote> => {
+export const quoteOf = async (db: Queryable, instrument: Pick<InstrumentRow, 'assetClass' | 'symbol' | 'referencePrice'>): Promise<Quote> =>
+  quoteFrom(db, instrument, await findPrice(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }));
+
+/** quoteOf, with the instrument's stored prices already read (or known to be missing). */
+export const quoteFrom = async (db: Queryable, instrument: Pick<InstrumentRow, 'assetClass' | 'symbol' | 'referencePrice'>, stored: SimPriceRow | null | undefined): Promise<Quote> => {
   const key = { assetClass: instrument.assetClass, symbol: instrument.symbol };
-  const stored = await findPrice(db, key);
   if (stored?.adminPrice != null) return { price: new ExactDecimal(stored.adminPrice), source: 'admin' };
   if (stored?.tickPrice != null) return { price: new ExactDecimal(stored.tickPrice), source: 'tick' };
   const close = await lastClose(db, key);

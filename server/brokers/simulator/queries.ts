@@ -51,6 +51,25 @@ export const findAccount = async (db: Queryable, key: AccountKey): Promise<SimAc
 export const lockAccount = async (tx: Tx, key: AccountKey): Promise<SimAccountRow | undefined> =>
   (await tx.select().from(simAccounts).where(accountIs(key)).for('update'))[0];
 
+/**
+ * The account row locked as lockAccount locks it, read with what a placement in one symbol needs
+ * beside it (the position and the stored prices), in one statement.
+ */
+export const lockAccountForSymbol = async (
+  tx: Tx,
+  key: AccountKey,
+  symbol: string,
+): Promise<{ account: SimAccountRow; position: SimPositionRow | null; price: SimPriceRow | null } | undefined> =>
+  (
+    await tx
+      .select({ account: simAccounts, position: simPositions, price: simPrices })
+      .from(simAccounts)
+      .leftJoin(simPositions, and(positionsOf(key), eq(simPositions.symbol, symbol)))
+      .leftJoin(simPrices, and(eq(simPrices.assetClass, key.assetClass), eq(simPrices.symbol, symbol)))
+      .where(accountIs(key))
+      .for('update', { of: simAccounts })
+  )[0];
+
 export const updateCash = async (tx: Tx, key: AccountKey, cash: string): Promise<void> => {
   await tx.update(simAccounts).set({ cash }).where(accountIs(key));
 };
@@ -179,11 +198,12 @@ export const savePosition = async (
     });
 };
 
-/** The positions the account holds (quantity above zero). */
-export const listPositions = (db: Queryable, key: AccountKey): Promise<SimPositionRow[]> =>
+/** The positions the account holds (quantity above zero), each with its symbol's stored prices. */
+export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise<{ position: SimPositionRow; price: SimPriceRow | null }[]> =>
   db
-    .select()
+    .select({ position: simPositions, price: simPrices })
     .from(simPositions)
+    .leftJoin(simPrices, and(eq(simPrices.assetClass, simPositions.assetClass), eq(simPrices.symbol, simPositions.symbol)))
     .where(and(positionsOf(key), gt(simPositions.qty, '0')))
     .orderBy(asc(simPositions.symbol));
 

@@ -21,7 +21,7 @@ import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
-import { quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
+import { quoteFrom, quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
 import {
   findAccount,
   findOrder,
@@ -29,7 +29,7 @@ import {
   listActiveOrders,
   listExpiredOrders,
   listLiveSymbols,
-  listPositions,
+  listPositionsWithPrices,
   listWorkingOrders,
   saveAdminPrice,
   saveTickPrice,
@@ -242,12 +242,12 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   };
 
   const positionsOf = async (key: AccountKey): Promise<BrokerPosition[]> => {
-    const rows = await listPositions(db, key);
+    const rows = await listPositionsWithPrices(db, key);
     return Promise.all(
-      rows.map(async (row) => {
+      rows.map(async ({ position: row, price: stored }) => {
         const instrument = await findInstrument({ assetClass: row.assetClass, symbol: row.symbol });
         // An instrument removed from the registry keeps its last known value: its entry price.
-        const price = instrument ? (await quoteOf(db, instrument)).price : new ExactDecimal(row.avgEntryPrice);
+        const price = instrument ? (await quoteFrom(db, instrument, stored)).price : new ExactDecimal(row.avgEntryPrice);
         return {
           symbol: row.symbol,
           qty: new ExactDecimal(row.qty).toFixed(),
@@ -292,10 +292,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     place: async (key, request) => {
       const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
-      const { price } = await quoteOf(db, instrument);
       const at = clock.now();
       const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
-      const { row, events } = await db.transaction((tx) => placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, price, at, expiresAt, liquidityLotsPerTick }));
+      const { row, events } = await db.transaction((tx) =>
+        placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick }),
+      );
       hub.emit(events);
       // The answer is the order as accepted; its first match (a marketable order's fill, a
       // resting order's `open`), made in the same transaction, arrives as events.
