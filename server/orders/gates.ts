@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { utcDateOf } from './risk/day-start.ts';
-import { claimRate } from './queries.ts';
+import { claimRate, type RateClaim } from './queries.ts';
 import type { DayStartEquity } from './risk/day-start-cache.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
@@ -40,6 +40,8 @@ export interface OrderAttempt {
   claimed: string[];
   /** Whether this attempt counted toward the per-minute limit (a replay gives it back). */
   countedThisMinute?: boolean;
+  /** Whether its per-minute unit is still to be claimed (with the intent, or on a later refusal). */
+  minuteClaimDeferred?: boolean;
 }
 
 export interface GateDeps {
@@ -65,16 +67,40 @@ const flagsGate = (attempt: OrderAttempt, { config }: GateDeps): void => {
   if (!attempt.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
 };
 
-/** 2. Orders per minute per user, and live orders per UTC day per asset class, counted in the database. */
-const rateLimitGate = async (attempt: OrderAttempt, { db, clock, config }: GateDeps) => {
+/** The attempt's unit of the per-minute limit, counted at `at`. */
+export const minuteClaimOf = (attempt: OrderAttempt, { clock, config }: Pick<GateDeps, 'clock' | 'config'>): RateClaim => {
   const at = clock.now();
-  const minute = await claimRate(db, { userId: attempt.userId, scope: MINUTE_SCOPE, windowStart: new Date(at.getTime() - MINUTE_MS), at, max: config.RATE_LIMIT_ORDERS_PER_MIN });
-  if (!minute.counted) {
-    const retryAfterSec = Math.max(1, Math.ceil((minute.windowStartedAt.getTime() + MINUTE_MS - at.getTime()) / 1000));
-    throw new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ORDERS_PER_MIN} orders a minute`, { retryAfterSec });
-  }
+  return { userId: attempt.userId, scope: MINUTE_SCOPE, windowStart: new Date(at.getTime() - MINUTE_MS), at, max: config.RATE_LIMIT_ORDERS_PER_MIN };
+};
+
+/** The 429 of a full minute window: Retry-After is when the window that refused ends. */
+export const minuteLimitError = (windowStartedAt: Date, at: Date, config: Config) =>
+  new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ORDERS_PER_MIN} orders a minute`, {
+    retryAfterSec: Math.max(1, Math.ceil((windowStartedAt.getTime() + MINUTE_MS - at.getTime()) / 1000)),
+  });
+
+/** Claims the attempt's unit of the per-minute limit now; 429 when none is left. */
+const claimMinute = async (attempt: OrderAttempt, deps: GateDeps) => {
+  const claim = minuteClaimOf(attempt, deps);
+  const minute = await claimRate(deps.db, claim);
+  if (!minute.counted) throw minuteLimitError(minute.windowStartedAt, claim.at, deps.config);
   attempt.countedThisMinute = true;
-  if (attempt.mode !== 'live') return;
+};
+
+/**
+ * 2. Orders per minute per user, and live orders per UTC day per asset class, counted in the
+ * database. A paper order's minute unit is claimed in the statement that writes its intent once
+ * the later gates pass (one round trip and one commit less), or by runGates when one of them
+ * refuses: either way every attempt counts, and a full window answers before a later gate.
+ */
+const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
+  if (attempt.mode === 'paper') {
+    attempt.minuteClaimDeferred = true;
+    return;
+  }
+  await claimMinute(attempt, deps);
+  const { db, clock, config } = deps;
+  const at = clock.now();
   const midnight = new Date(`${utcDateOf(at)}T00:00:00.000Z`);
   const day = await claimRate(db, { userId: attempt.userId, scope: liveScope(attempt.assetClass), windowStart: midnight, at, max: config.LIVE_DAILY_TRADE_LIMIT });
   if (!day.counted) {
@@ -149,16 +175,31 @@ export class GateRefusal extends Error {
   }
 }
 
+const refusalOf = (gate: TGateName, error: unknown): GateRefusal | undefined => {
+  if (error instanceof AppError) return new GateRefusal(gate, error);
+  // The risk gate reads the account through the broker: a broker that fails there fails the order.
+  if (error instanceof BrokerUnavailableError) return new GateRefusal(gate, new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached'));
+  return undefined;
+};
+
 /** Runs the first four gates in order; the first refusal ends the attempt. */
 export const runGates = async (attempt: OrderAttempt, deps: GateDeps): Promise<void> => {
   for (const gate of GATES) {
     try {
       await gate.check(attempt, deps);
     } catch (error) {
-      if (error instanceof AppError) throw new GateRefusal(gate.name, error);
-      // The risk gate reads the account through the broker: a broker that fails there fails the order.
-      if (error instanceof BrokerUnavailableError) throw new GateRefusal(gate.name, new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached'));
-      throw error;
+      const refusal = refusalOf(gate.name, error);
+      if (!refusal) throw error;
+      if (attempt.minuteClaimDeferred) {
+        // A refused attempt counts too, and a full window is the answer that comes first.
+        attempt.minuteClaimDeferred = false;
+        try {
+          await claimMinute(attempt, deps);
+        } catch (claimError) {
+          throw refusalOf('rate_limit', claimError) ?? claimError;
+        }
+      }
+      throw refusal;
     }
   }
 };

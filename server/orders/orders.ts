@@ -32,7 +32,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { GateRefusal, MINUTE_SCOPE, runGates, type OrderAttempt } from './gates.ts';
+import { GateRefusal, MINUTE_SCOPE, minuteClaimOf, minuteLimitError, runGates, type OrderAttempt } from './gates.ts';
 import { createDayStartEquity } from './risk/day-start-cache.ts';
 import {
   fillsOf,
@@ -45,6 +45,7 @@ import {
   listUnfinishedOrders,
   listWorkingSymbols,
   markFirstLiveOrder,
+  rateWindowStart,
   readPreflight,
   recordAcceptance,
   recordAnswer,
@@ -366,18 +367,20 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       claimed: [],
     };
     const identity = { userId: user.id, clientOrderId, assetClass, broker: 'simulator', live: mode === 'live', brokerOrderId: null };
+    /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
+    const refuse = async (refusal: GateRefusal): Promise<never> => {
+      await releaseClaims(attempt);
+      await audit(db, identity, 'order.refused', { gate: refusal.gate, code: refusal.error.code, reason: refusal.error.message, symbol }, origin);
+      countGate(assetClass, refusal.gate, 'refused');
+      throw refusal.error;
+    };
     try {
       await runGates(attempt, gateDeps);
     } catch (error) {
       if (!(error instanceof GateRefusal)) throw error;
       if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
-      await releaseClaims(attempt);
-      // Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited.
-      await audit(db, identity, 'order.refused', { gate: error.gate, code: error.error.code, reason: error.error.message, symbol }, origin);
-      countGate(assetClass, error.gate, 'refused');
-      throw error.error;
+      return refuse(error);
     }
-    countGate(assetClass, 'risk', 'passed');
     const broker = attempt.broker!;
     const at = clock.now();
     const metadata: Record<string, unknown> = {
@@ -410,14 +413,23 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       submittedAt: at,
       updatedAt: at,
     };
-    // One statement: when a copy won the race for the id, nothing of this one is written.
+    // One statement, with the minute's rate unit when it is still to be claimed: a full window
+    // writes nothing, and nor does a copy that won the race for the id.
+    const claim = attempt.minuteClaimDeferred ? minuteClaimOf(attempt, gateDeps) : undefined;
     const placedFrames = [orderEventOf(values, 'placed', { request: normalised(request, symbol) })];
-    const placed = await insertIntentRecorded(db, values, {
+    const { claimed, placed } = await insertIntentRecorded(db, values, {
       audit: [auditRecordOf(values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)],
       events: outboxRowsOf(values, placedFrames),
+      claim,
     });
+    if (claim && !claimed) {
+      const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim.scope, at: claim.at });
+      return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim.at, config)));
+    }
+    if (claim) attempt.countedThisMinute = true;
     // A copy of this request won the race for the id: answer as its replay.
     if (!placed) return asReplay(attempt, clientOrderId, hash);
+    countGate(assetClass, 'risk', 'passed');
     const intent: OrderRow = values;
     publishAll(placedFrames);
 

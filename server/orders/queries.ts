@@ -23,21 +23,43 @@ export interface OutboxInsert {
   at: Date;
 }
 
+/** The intent as a row of VALUES, for an insert that only some condition lets through. */
+const intentValues = (values: OrderInsert) =>
+  sql`(${values.userId}::integer, ${values.clientOrderId}::text, ${values.brokerOrderId ?? null}::text, ${values.assetClass}::text, ${values.live}::boolean,
+    ${values.broker}::text, ${values.symbol}::text, ${values.side}::text, ${values.orderType}::text, ${values.timeInForce}::text, ${values.qty}::numeric,
+    ${values.filledQty ?? '0'}::numeric, ${values.avgFillPrice ?? null}::numeric, ${values.limitPrice ?? null}::numeric, ${values.stopPrice ?? null}::numeric,
+    ${values.status}::text, ${values.bracket == null ? null : JSON.stringify(values.bracket)}::jsonb, ${JSON.stringify(values.metadata ?? {})}::jsonb,
+    ${values.requestHash ?? null}::text, ${values.reason ?? null}::text, ${values.submittedAt.toISOString()}::timestamptz, ${values.updatedAt.toISOString()}::timestamptz)`;
+
 /**
  * The intent with its audit record and its events, in one statement (so one round trip and one
- * commit); false, with nothing written, when the user already has an order with that client id.
+ * commit). With a rate claim, the claim is made first and the intent written only when it
+ * counted. `placed` is false, with nothing of the intent written, when the claim was refused or
+ * the user already has an order with that client id (the claim then stands, for the caller to
+ * give back).
  */
-export const insertIntentRecorded = async (db: Queryable, values: OrderInsert, records: { audit: AuditRecord[]; events: OutboxInsert[] }): Promise<boolean> => {
-  const placed = db.insert(orders).values(values).onConflictDoNothing().returning({ userId: orders.userId });
+export const insertIntentRecorded = async (
+  db: Queryable,
+  values: OrderInsert,
+  records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim },
+): Promise<{ claimed: boolean; placed: boolean }> => {
+  const { claim } = records;
+  const placed = claim
+    ? sql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
+        filled_qty, avg_fill_price, limit_price, stop_price, status, bracket, metadata, request_hash, reason, submitted_at, updated_at)
+      select * from (values ${intentValues(values)}) as intent where exists (select 1 from claim)
+      on conflict do nothing returning user_id`
+    : db.insert(orders).values(values).onConflictDoNothing().returning({ userId: orders.userId }).getSQL();
   const made = sql`exists (select 1 from placed)`;
-  const [row] = await rowsOf<{ placed: number }>(
+  const [row] = await rowsOf<{ claimed: number; placed: number }>(
     db,
-    sql`with placed as (${placed.getSQL()}),
+    sql`with ${claim ? sql`claim as (${claimStatement(db, claim).getSQL()}),` : sql``}
+      placed as (${placed}),
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
-    select count(*)::integer as placed from placed`,
+    select ${claim ? sql`(select count(*) from claim)::integer` : sql`1`} as claimed, (select count(*) from placed)::integer as placed`,
   );
-  return row?.placed === 1;
+  return { claimed: row?.claimed === 1, placed: row?.placed === 1 };
 };
 
 /**
@@ -193,12 +215,22 @@ export const setLock = async (db: Queryable, values: { userId: number; assetClas
  * under the row's lock (parallel requests are counted one after another). Returns whether it was
  * counted, and when the window started.
  */
-export const claimRate = async (
-  db: Queryable,
-  { userId, scope, windowStart, at, max }: { userId: number; scope: string; windowStart: Date; at: Date; max: number },
-): Promise<{ counted: boolean; windowStartedAt: Date }> => {
+/** A rate claim: one unit of `scope` for the user, counted in a window that starts at `windowStart` or later. */
+export interface RateClaim {
+  userId: number;
+  scope: string;
+  windowStart: Date;
+  at: Date;
+  max: number;
+}
+
+/**
+ * Counts one unit when the window has room (or has run out, which starts a new one at `at`);
+ * returns the window's start when counted, no row when the limit is reached.
+ */
+const claimStatement = (db: Queryable, { userId, scope, windowStart, at, max }: RateClaim) => {
   const stale = sql`${orderRateCounters.windowStart} < ${windowStart.toISOString()}::timestamptz`;
-  const [row] = await db
+  return db
     .insert(orderRateCounters)
     .values({ userId, scope, windowStart: at, count: 1 })
     .onConflictDoUpdate({
@@ -210,9 +242,18 @@ export const claimRate = async (
       setWhere: sql`${stale} or ${orderRateCounters.count} < ${max}::integer`,
     })
     .returning({ windowStart: orderRateCounters.windowStart });
-  if (row) return { counted: true, windowStartedAt: row.windowStart };
+};
+
+/** When the window that refused a claim started (for Retry-After). */
+export const rateWindowStart = async (db: Queryable, { userId, scope, at }: { userId: number; scope: string; at: Date }): Promise<Date> => {
   const [held] = await db.select({ windowStart: orderRateCounters.windowStart }).from(orderRateCounters).where(and(eq(orderRateCounters.userId, userId), eq(orderRateCounters.scope, scope)));
-  return { counted: false, windowStartedAt: held?.windowStart ?? at };
+  return held?.windowStart ?? at;
+};
+
+export const claimRate = async (db: Queryable, claim: RateClaim): Promise<{ counted: boolean; windowStartedAt: Date }> => {
+  const [row] = await claimStatement(db, claim);
+  if (row) return { counted: true, windowStartedAt: row.windowStart };
+  return { counted: false, windowStartedAt: await rateWindowStart(db, claim) };
 };
 
 /** Gives back a unit claimed for an attempt that did not end in an accepted order. */

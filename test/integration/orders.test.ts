@@ -189,6 +189,25 @@ describe('the gates', () => {
     expect((await place(user, { ...buyBtc, qty: 0.001 })).status).toBe(201);
   });
 
+  it('gate 2: refused attempts count, and an order that passes every other gate in a full window is 429 with nothing written', async () => {
+    const user = await trader('ord_rate_full');
+    for (let i = 0; i < 7; i++) expect((await place(user, { ...buyBtc, qty: 0.001 })).status).toBe(201);
+    // Refused by the risk manager (funds): it still takes the window's last unit.
+    expect((await place(user, { ...buyBtc, qty: 100 })).status).toBe(422);
+    const over = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'rate-full-over' });
+    expect(over.status, over.text).toBe(429);
+    expect(over.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    const { db } = server.services;
+    expect(await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'rate-full-over')))).toEqual([]);
+    const refusals = await db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.refused')));
+    expect(refusals.map((row) => row.data.gate)).toEqual(['risk', 'rate_limit']);
+    expect(refusals[1]!.data.client_order_id).toBe('rate-full-over');
+    // The id stayed unused: once the window has passed, the same request is a new order.
+    clock.advance(61_000);
+    expect((await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'rate-full-over' })).status).toBe(201);
+  });
+
   it('gate 3: without a key for the asset class, 403 BROKER_NOT_CONFIGURED', async () => {
     const user = await newUser(server, { prefix: 'ord_nokey' });
     const res = await place(user, buyBtc);
