@@ -1,6 +1,6 @@
 // /api/equity/orders, positions and account over HTTP: the five gates in order, idempotent
 // client order ids, fills arriving as broker events, cancel, reads, and the audit trail.
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
@@ -200,7 +200,11 @@ describe('the gates', () => {
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     const { db } = server.services;
     expect(await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'rate-full-over')))).toEqual([]);
-    const refusals = await db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.refused')));
+    const refusals = await db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.refused')))
+      .orderBy(asc(auditEvents.id));
     expect(refusals.map((row) => row.data.gate)).toEqual(['risk', 'rate_limit']);
     expect(refusals[1]!.data.client_order_id).toBe('rate-full-over');
     // The id stayed unused: once the window has passed, the same request is a new order.
