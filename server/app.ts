@@ -32,6 +32,9 @@ import { createOrders } from './orders/orders.ts';
 import { alertChannelsFromConfig, createAlerts } from './alerts/index.ts';
 import { createHalt } from './system/halt.ts';
 import { createUsers } from './users/users.ts';
+import { createAnalysis } from './analysis/analysis.ts';
+import { llmClientFromConfig } from './analysis/llm/from-config.ts';
+import { createJobQueue } from './jobs/queue.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -110,6 +113,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool, poolSize: config.BACKTEST_WORKERS });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
+    const jobs = createJobQueue({ database, logger });
+    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
@@ -120,6 +125,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const close = () =>
       (closing ??= (async () => {
         halt.close();
+        await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await simulator.stop();
         await orders.idle();
         await backtestPool?.close();
@@ -128,7 +134,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

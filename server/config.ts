@@ -153,6 +153,38 @@ const ZEnv = z.object({
   /** Hours an event stays in the outbox (how far back last_event_id can resume). */
   EVENTS_RETENTION_HOURS: int(72, 1, 8_760),
 
+  /** Who writes the analysis: deterministic rules (no network, cost 0), or an LLM over HTTP. */
+  LLM_PROVIDER: z.enum(['heuristic', 'openai', 'anthropic']).default('heuristic'),
+  /** The provider's API root (default: OpenAI's or Anthropic's own); any OpenAI-compatible endpoint works. */
+  LLM_BASE_URL: text(),
+  LLM_API_KEY: text(),
+  /** The model id asked for (default: gpt-4o-mini, or claude-3-5-haiku-latest). */
+  LLM_MODEL: text(),
+  /** USD per million tokens by model id (JSON: {"model": {"input": 0.15, "output": 0.6}}); a dated id finds its prefix. */
+  LLM_MODEL_PRICES: text('{"gpt-4o-mini":{"input":0.15,"output":0.6},"claude-3-5-haiku":{"input":0.8,"output":4}}'),
+  /** One LLM call's wall-clock cap, retries included. */
+  LLM_TIMEOUT_MS: int(30_000, 100, 600_000),
+  /** Retries of a call answered 429 or 5xx (Retry-After honoured). */
+  LLM_MAX_RETRIES: int(2, 0, 10),
+  /** The cap on one call's answer, in tokens. */
+  LLM_MAX_TOKENS_PER_CALL: int(1_024, 16, 100_000),
+  /** The cap on one report's tokens, in and out, all calls together. */
+  LLM_MAX_TOKENS_PER_REPORT: int(20_000, 100, 10_000_000),
+  /** A report's wall-clock cap. */
+  ANALYSIS_REPORT_TIMEOUT_MS: int(120_000, 1_000, 3_600_000),
+  /** USD a user's reports may cost per UTC day; at or over it, analyze is 429 LLM_BUDGET_EXCEEDED. */
+  LLM_DAILY_BUDGET_USD: decimalSetting('5'),
+  /** USD all reports together may cost per UTC day. */
+  LLM_GLOBAL_DAILY_BUDGET_USD: decimalSetting('100'),
+  /** Analyses a user may ask for per minute (a token bucket in the database). */
+  RATE_LIMIT_ANALYSES_PER_MIN: int(5, 1, 100_000),
+  /** Queued analyses each instance's workers run at once. */
+  ANALYSIS_WORKERS: int(2, 1, 64),
+  /** Rounds of the bull/bear debate in full mode. */
+  ANALYSIS_DEBATE_ROUNDS: int(2, 1, 10),
+  /** Daily bars the agents read (the newest, up to the as-of date). */
+  ANALYSIS_BARS: int(400, 30, 10_000),
+
   ALERT_WEBHOOK_URL: text(),
   OPERATOR_EMAILS: list(),
   SMTP_HOST: text(),

@@ -16,6 +16,8 @@ import type { Instruments } from './instruments/instruments.ts';
 import type { ExchangeKeys } from './keys/keys.ts';
 import type { Orders } from './orders/orders.ts';
 import type { Alerts } from './alerts/index.ts';
+import type { Analysis } from './analysis/analysis.ts';
+import type { JobQueue } from './jobs/queue.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -33,6 +35,7 @@ export interface Areas {
   /** Durable per-user events: the outbox, and its delivery to this process's subscribers. */
   events: EventBus;
   backtests: Backtests;
+  analysis: Analysis;
 }
 
 export interface Services extends Areas {
@@ -47,6 +50,8 @@ export interface Services extends Areas {
   simulator: Simulator;
   /** Operator alerts: the log, the webhook and e-mail. */
   alerts: Alerts;
+  /** The process's pg-boss, started on first use (queued work and its workers). */
+  jobs: JobQueue;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

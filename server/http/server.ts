@@ -88,6 +88,8 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
         return;
       }
     }
+    // Gauges read from the database are refreshed as they are scraped.
+    await services.analysis.measureQueue().catch((error: unknown) => services.logger.warn({ err: error }, 'could not measure the analysis queue'));
     res.setHeader('Content-Type', metrics.registry.contentType);
     res.end(await metrics.registry.metrics());
   };

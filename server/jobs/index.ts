@@ -1,7 +1,8 @@
 // Background work on pg-boss, in the same database: scheduled and queued jobs, each run by one
 // worker of whichever instance claims it. Runs inside the API process (WORKERS_IN_PROCESS=true,
 // the default) or alone (`npm run worker`). Later areas add their queues here.
-import { PgBoss } from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
+import { ANALYSIS_QUEUE } from '../analysis/analysis.ts';
 import type { Services } from '../services.ts';
 import { pruneEvents } from '../events/queries.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
@@ -20,10 +21,8 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, database, simulator, orders } = services;
-  const boss = new PgBoss({ ...(await database.jobQueueOptions()), application_name: 'trading-service-jobs' });
-  boss.on('error', (error: unknown) => logger.error({ err: error }, 'job queue error'));
-  await boss.start();
+  const { db, config, logger, clock, simulator, orders, jobs, analysis } = services;
+  const boss = await jobs.boss();
   try {
     await boss.createQueue(AUTH_SWEEP);
     await boss.schedule(AUTH_SWEEP, AUTH_SWEEP_CRON);
@@ -56,18 +55,20 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const removed = await pruneEvents(db, new Date(clock.now().getTime() - config.EVENTS_RETENTION_HOURS * 3_600_000));
       if (removed > 0) logger.info({ job: PRUNE_EVENTS, removed }, 'job done');
     });
+    // Queued analyses, highest priority first, ANALYSIS_WORKERS at a time in this instance.
+    await analysis.startWorkers(boss);
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
     simulator.start();
   } catch (error) {
-    await boss.stop({ graceful: false });
+    await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, 'simulator'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, ANALYSIS_QUEUE, 'simulator'] }, 'workers started');
   return {
     boss,
     stop: async () => {
       await simulator.stop();
-      await boss.stop({ graceful: true, timeout: config.SHUTDOWN_TIMEOUT_MS });
+      await jobs.stop(config.SHUTDOWN_TIMEOUT_MS);
     },
   };
 };

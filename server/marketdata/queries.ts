@@ -24,6 +24,17 @@ export const readBars = (db: Queryable, { assetClass, symbol, from, to }: Key & 
     )
     .orderBy(asc(dailyBars.date));
 
+/** The newest `limit` bars up to `to` (every bar when absent), oldest first: what an analysis reads. */
+export const readRecentBars = async (db: Queryable, { assetClass, symbol, to, limit }: Key & { to?: string; limit: number }) =>
+  (
+    await db
+      .select({ date: dailyBars.date, open: dailyBars.open, high: dailyBars.high, low: dailyBars.low, close: dailyBars.close, volume: dailyBars.volume })
+      .from(dailyBars)
+      .where(and(eq(dailyBars.assetClass, assetClass), eq(dailyBars.symbol, symbol), to === undefined ? undefined : lte(dailyBars.date, to)))
+      .orderBy(desc(dailyBars.date))
+      .limit(limit)
+  ).reverse();
+
 /** The prices and volumes of bars in a date range, oldest first: what a backtest reads, nothing more. */
 export const readBarPrices = (db: Queryable, { assetClass, symbol, from, to }: Key & { from: string; to: string }) =>
   db

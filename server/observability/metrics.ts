@@ -34,6 +34,12 @@ export const createMetrics = () => {
       labelNames: ['channel'] as const,
       registers: [registry],
     }),
+    jobQueueDepth: new Gauge({
+      name: 'job_queue_depth',
+      help: 'Jobs waiting in a queue (queued, not yet started), by queue; read when scraped',
+      labelNames: ['queue'] as const,
+      registers: [registry],
+    }),
     wsClosed: new Counter({
       name: 'ws_closed_total',
       help: 'WebSocket connections closed by the server, by channel and close code',

@@ -1,6 +1,7 @@
 // The app router: one entry per area.
 import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
+import { analysisRouter } from './analysis.ts';
 import { authRouter } from './auth.ts';
 import { backtestRouter } from './backtest.ts';
 import { equityRouter } from './equity.ts';
@@ -18,6 +19,7 @@ export const appRouter = router({
   equity: equityRouter,
   events: eventsRouter,
   backtest: backtestRouter,
+  analysis: analysisRouter,
 });
 
 export type AppRouter = typeof appRouter;

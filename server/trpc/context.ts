@@ -52,6 +52,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     orders: services.orders,
     events: services.events,
     backtests: services.backtests,
+    analysis: services.analysis,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

@@ -3,6 +3,7 @@
 // access token, the wrong role, the halt switch, and another user's resource.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertReport } from '../../server/analysis/queries.ts';
 import { insertResult, insertSweep } from '../../server/backtest/queries.ts';
 import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
 import { appRouter } from '../../server/routers/index.ts';
@@ -85,7 +86,17 @@ const ownedBacktest = (assetClass: 'us_equity' | 'crypto') => async (server: Tes
   return id;
 };
 
+const ownedReport = async (server: TestServer, owner: TestUser) => {
+  const id = randomUUID();
+  const at = server.services.clock.now();
+  await insertReport(server.services.db, { id, userId: owner.user.id, assetClass: 'us_equity', symbol: 'AAPL', mode: 'quick', status: 'done', provider: 'heuristic', model: 'heuristic-rules', promptVersion: 'test', requestedAt: at });
+  return id;
+};
+
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
+  'analysis.getReport': ownedReport,
+  'analysis.reportTraces': ownedReport,
+  'analysis.deleteReport': ownedReport,
   'equity.replaceOrder': ownedOrder,
   'equity.closePosition': ownedPosition,
   'exchangeKeys.update': ownedKey,

@@ -1,7 +1,8 @@
 // A webhook receiver on 127.0.0.1 for the alerts tests: records every request and answers each
 // with the status a test scripts (or never answers at all).
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { parsedJson, readBody } from './request-body.ts';
 
 export interface WebhookRequest {
   path: string;
@@ -12,20 +13,6 @@ export interface FakeWebhookOptions {
   /** The answer to the nth request (1-based): a status, or 'never' to hold it open. Default 200. */
   answer?: (nth: number) => number | 'never';
 }
-
-const readBody = async (request: IncomingMessage): Promise<string> => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-};
-
-const parsedJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-};
 
 export const startFakeWebhook = async (options: FakeWebhookOptions = {}) => {
   const answer = options.answer ?? (() => 200);

@@ -9,3 +9,4 @@ export * from './simulator.ts';
 export * from './orders.ts';
 export * from './events.ts';
 export * from './backtests.ts';
+export * from './analysis.ts';

@@ -1,0 +1,145 @@
+// SQL of the analysis area: reports, their traces, the analysis queue, the spend that the daily
+// budgets read, and the token bucket of the analysis rate limit. The only module that knows these
+// tables.
+import { and, asc, count, desc, eq, gte, inArray, lte, sql, sum } from 'drizzle-orm';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { Queryable } from '../db/client.ts';
+import { analysisQueue, analysisRateBuckets, analysisReports, analysisTraces, type AnalysisReportRow, type AnalysisTraceRow } from '../db/schema/index.ts';
+
+export type { AnalysisReportRow, AnalysisTraceRow };
+export type ReportInsert = typeof analysisReports.$inferInsert;
+export type TraceInsert = typeof analysisTraces.$inferInsert;
+
+const reportIs = ({ userId, reportId }: { userId: number; reportId: string }) => and(eq(analysisReports.userId, userId), eq(analysisReports.id, reportId));
+
+export const insertReport = async (db: Queryable, values: ReportInsert): Promise<void> => {
+  await db.insert(analysisReports).values(values);
+};
+
+export const findReport = async (db: Queryable, key: { userId: number; reportId: string }): Promise<AnalysisReportRow | undefined> =>
+  (await db.select().from(analysisReports).where(reportIs(key)))[0];
+
+export const listReports = async (
+  db: Queryable,
+  { userId, assetClass, symbol, from, to, page, size }: { userId: number; assetClass?: TAssetClass; symbol?: string; from?: Date; to?: Date; page: number; size: number },
+): Promise<{ rows: AnalysisReportRow[]; total: number }> => {
+  const where = and(
+    eq(analysisReports.userId, userId),
+    assetClass === undefined ? undefined : eq(analysisReports.assetClass, assetClass),
+    symbol === undefined ? undefined : eq(analysisReports.symbol, symbol),
+    from === undefined ? undefined : gte(analysisReports.requestedAt, from),
+    to === undefined ? undefined : lte(analysisReports.requestedAt, to),
+  );
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select()
+      .from(analysisReports)
+      .where(where)
+      .orderBy(desc(analysisReports.requestedAt), desc(analysisReports.id))
+      .limit(size)
+      .offset((page - 1) * size),
+    db.select({ total: count() }).from(analysisReports).where(where),
+  ]);
+  return { rows, total: totals?.total ?? 0 };
+};
+
+/** Moves a queued report to running; false when it is not queued (deleted, or run by another worker). */
+export const startReport = async (db: Queryable, key: { userId: number; reportId: string }, at: Date): Promise<boolean> =>
+  (
+    await db
+      .update(analysisReports)
+      .set({ status: 'running', startedAt: at })
+      .where(and(reportIs(key), inArray(analysisReports.status, ['queued', 'running'])))
+      .returning({ id: analysisReports.id })
+  ).length > 0;
+
+export const finishReport = async (
+  db: Queryable,
+  key: { userId: number; reportId: string },
+  fields: Partial<
+    Pick<
+      ReportInsert,
+      'status' | 'score' | 'decision' | 'confidence' | 'costUsd' | 'tokensInput' | 'tokensOutput' | 'outputs' | 'dashboardMd' | 'errorMessage' | 'dataFrom' | 'dataTo' | 'completedAt' | 'model'
+    >
+  >,
+): Promise<void> => {
+  await db.update(analysisReports).set(fields).where(reportIs(key));
+};
+
+/** Starts a run afresh (a worker retrying a job killed mid-run): its traces go, the report stays. */
+export const clearTraces = async (db: Queryable, key: { userId: number; reportId: string }): Promise<void> => {
+  await db.delete(analysisTraces).where(and(eq(analysisTraces.userId, key.userId), eq(analysisTraces.reportId, key.reportId)));
+};
+
+export const insertTrace = async (db: Queryable, values: TraceInsert): Promise<void> => {
+  await db.insert(analysisTraces).values(values);
+};
+
+export const tracesOf = (db: Queryable, key: { userId: number; reportId: string }): Promise<AnalysisTraceRow[]> =>
+  db
+    .select()
+    .from(analysisTraces)
+    .where(and(eq(analysisTraces.userId, key.userId), eq(analysisTraces.reportId, key.reportId)))
+    .orderBy(asc(analysisTraces.stepIndex));
+
+export const insertQueueRow = async (db: Queryable, values: { userId: number; reportId: string; priority: number; createdAt: Date }): Promise<number> => {
+  const [row] = await db.insert(analysisQueue).values(values).returning({ id: analysisQueue.id });
+  return row!.id;
+};
+
+export const setQueueJob = async (db: Queryable, { queueId, jobId }: { queueId: number; jobId: string }): Promise<void> => {
+  await db.update(analysisQueue).set({ jobId }).where(eq(analysisQueue.id, queueId));
+};
+
+/** Deletes the report with its traces and queue rows; the pg-boss jobs of those rows, for cancelling. */
+export const deleteReport = async (db: Queryable, key: { userId: number; reportId: string }): Promise<{ deleted: boolean; jobIds: string[] }> => {
+  const removed = await db.delete(analysisReports).where(reportIs(key)).returning({ id: analysisReports.id });
+  if (removed.length === 0) return { deleted: false, jobIds: [] };
+  await db.delete(analysisTraces).where(and(eq(analysisTraces.userId, key.userId), eq(analysisTraces.reportId, key.reportId)));
+  const queued = await db
+    .delete(analysisQueue)
+    .where(and(eq(analysisQueue.userId, key.userId), eq(analysisQueue.reportId, key.reportId)))
+    .returning({ jobId: analysisQueue.jobId });
+  return { deleted: true, jobIds: queued.flatMap((row) => (row.jobId ? [row.jobId] : [])) };
+};
+
+/** What reports requested since `since` cost, the user's and everyone's (the daily budgets). */
+export const spentSince = async (db: Queryable, { userId, since }: { userId: number; since: Date }): Promise<{ user: number; global: number }> => {
+  const [row] = await db
+    .select({
+      user: sum(sql`case when ${analysisReports.userId} = ${userId} then ${analysisReports.costUsd} else 0 end`),
+      global: sum(analysisReports.costUsd),
+    })
+    .from(analysisReports)
+    .where(gte(analysisReports.requestedAt, since));
+  return { user: Number(row?.user ?? 0), global: Number(row?.global ?? 0) };
+};
+
+/**
+ * Takes one token from the user's bucket (capacity `capacity`, refilled at `capacity` a minute);
+ * when it is empty, the seconds until a token is back. One upsert: the row's lock serialises
+ * parallel requests on any instance, so no more are taken than there are.
+ */
+export const takeRateToken = async (db: Queryable, { userId, capacity, at }: { userId: number; capacity: number; at: Date }): Promise<{ taken: true } | { taken: false; retryAfterSec: number }> => {
+  const perMs = capacity / 60_000;
+  const now = sql`${at.toISOString()}::timestamptz`;
+  const refilled = sql`least(${capacity}::float8, ${analysisRateBuckets.tokens} + greatest(0, extract(epoch from (${now} - ${analysisRateBuckets.updatedAt}))) * 1000 * ${perMs}::float8)`;
+  const [row] = await db
+    .insert(analysisRateBuckets)
+    .values({ userId, tokens: capacity - 1, lastTaken: true, updatedAt: at })
+    .onConflictDoUpdate({
+      target: analysisRateBuckets.userId,
+      set: {
+        tokens: sql`case when ${refilled} >= 1 then ${refilled} - 1 else ${refilled} end`,
+        lastTaken: sql`${refilled} >= 1`,
+        updatedAt: at,
+      },
+    })
+    .returning({ tokens: analysisRateBuckets.tokens, taken: analysisRateBuckets.lastTaken });
+  if (!row || row.taken) return { taken: true };
+  return { taken: false, retryAfterSec: Math.max(1, Math.ceil((1 - row.tokens) / perMs / 1000)) };
+};
+
+/** Reports waiting in the queue (queued, not yet started by a worker). */
+export const countQueued = async (db: Queryable): Promise<number> =>
+  (await db.select({ n: count() }).from(analysisReports).where(eq(analysisReports.status, 'queued')))[0]?.n ?? 0;
