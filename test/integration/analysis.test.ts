@@ -4,6 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANALYSIS_QUEUE } from '../../server/analysis/analysis.ts';
+import { insertTrace, startReport } from '../../server/analysis/queries.ts';
 import { manualClock } from '../../server/clock.ts';
 import { analysisQueue, analysisTraces } from '../../server/db/schema/index.ts';
 import { startWorkers } from '../../server/jobs/index.ts';
@@ -183,6 +184,9 @@ describe('with the workers stopped', () => {
     expect((await boss.getJobById(ANALYSIS_QUEUE, queued!.jobId!))?.state).toBe('cancelled');
     expect(await db.select().from(analysisQueue).where(eq(analysisQueue.reportId, doomed.body.report_id))).toEqual([]);
 
+    // Four reports wait: /metrics says so.
+    expect((await quiet.http('GET', '/metrics')).text).toContain('job_queue_depth{queue="analysis"} 4');
+
     // One worker: the queue runs highest priority first.
     const workers = await startWorkers(quiet.services);
     try {
@@ -193,6 +197,43 @@ describe('with the workers stopped', () => {
       expect(started.sort((a, b) => a.at - b.at).map((job) => job.reportId)).toEqual([ids[50], ids[20], ids[0], ids[-10]]);
     } finally {
       await workers.stop();
+    }
+  });
+});
+
+describe('a worker that dies mid-run', () => {
+  it('leaves its job to be retried, which runs the same report again from the start: one report, its traces written once', async () => {
+    const crashed = await startTestServer({ WORKERS_IN_PROCESS: 'false' });
+    try {
+      await upsertBars(crashed.services.db, { assetClass: 'us_equity', symbol: 'AAPL', bars: BARS, source: 'test', at: clock.now() });
+      const user = await newUser(crashed, { prefix: 'an_crash' });
+      const res = await analyze(user, { symbol: 'AAPL', mode: 'quick' }, crashed);
+      expect(res.status, res.text).toBe(202);
+      const key = { userId: user.user.id, reportId: res.body.report_id as string };
+      // A worker takes the job, starts the report, writes its first step, and dies before the end:
+      // pg-boss fails the job (as its expiry does for a worker that vanished) and retries it.
+      const boss = await crashed.services.jobs.boss();
+      const [job] = await boss.fetch(ANALYSIS_QUEUE);
+      expect(job?.data).toEqual(key);
+      const { db } = crashed.services;
+      expect(await startReport(db, key, clock.now())).toBe(true);
+      await insertTrace(db, { ...key, stepIndex: 0, agentName: 'technical', role: 'analyst', content: 'from the run that died', createdAt: clock.now() });
+      await boss.fail(ANALYSIS_QUEUE, job!.id);
+
+      const workers = await startWorkers(crashed.services);
+      try {
+        const report = (await finished(user, key.reportId, crashed)).body;
+        expect(report.status).toBe('done');
+        const steps = (await crashed.http('GET', `/api/equity/reports/${key.reportId}/traces`, { token: user.tokens.access_token })).body.items;
+        expect(steps.map((step: { agent_name: string }) => step.agent_name)).toEqual(['technical', 'decision']);
+        expect(steps.map((step: { content: string }) => step.content)).not.toContain('from the run that died');
+        expect((await crashed.http('GET', '/api/equity/reports', { token: user.tokens.access_token })).body.total).toBe(1);
+        expect((await boss.getJobById(ANALYSIS_QUEUE, job!.id))?.state).toBe('completed');
+      } finally {
+        await workers.stop();
+      }
+    } finally {
+      await crashed.stop();
     }
   });
 });
