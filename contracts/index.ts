@@ -13,3 +13,4 @@ export * from './brokers.ts';
 export * from './orders.ts';
 export * from './events.ts';
 export * from './backtest.ts';
+export * from './analysis.ts';
