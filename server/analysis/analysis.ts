@@ -41,6 +41,8 @@ import type { AnalysisInput, LlmClient } from './types.ts';
 export const ANALYSIS_QUEUE = 'analysis';
 /** What the heuristic provider is called in reports (it has no model id of its own). */
 const HEURISTIC_MODEL = 'heuristic-rules';
+/** Jobs one worker takes per fetch. */
+const WORKER_BATCH = 8;
 /** Attempts of one queued report: a worker killed mid-run leaves it to the next attempt. */
 const JOB_RETRIES = 2;
 /** A job whose worker vanished is taken up again after this (pg-boss's expiry), beyond any report's own cap. */
@@ -49,6 +51,9 @@ const jobExpirySeconds = (config: Config) => Math.ceil(config.ANALYSIS_REPORT_TI
 interface QueuedJob {
   userId: number;
   reportId: string;
+  /** The job's priority and queue row, to run a fetched batch in order. */
+  priority: number;
+  queueId: number;
 }
 
 export interface AnalysisDeps {
@@ -253,7 +258,7 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     const queueId = await db.transaction(async (tx) => {
       await insertReport(tx, { ...values, status: 'queued' });
       const id = await insertQueueRow(tx, { userId: user.id, reportId: values.id, priority: request.priority, createdAt: at });
-      const job: QueuedJob = { userId: user.id, reportId: values.id };
+      const job: QueuedJob = { userId: user.id, reportId: values.id, priority: request.priority, queueId: id };
       const jobId = await boss.send(ANALYSIS_QUEUE, job, { priority: request.priority, db: jobs.inTransaction(tx) });
       if (jobId) await setQueueJob(tx, { queueId: id, jobId });
       return id;
@@ -261,14 +266,17 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     return { report_id: values.id, queue_id: queueId, status: 'queued' };
   };
 
-  /** One queued report, as a worker takes it: started (or restarted, its traces cleared) and run. */
-  const runQueued = async ({ userId, reportId }: QueuedJob): Promise<void> => {
+  /**
+   * One queued report, as a worker takes it: started and run. A retried job restarts it: the
+   * traces of the attempt that died go first.
+   */
+  const runQueued = async ({ userId, reportId }: Pick<QueuedJob, 'userId' | 'reportId'>, retried: boolean): Promise<void> => {
     const key = { userId, reportId };
+    const row = await startReport(db, key, clock.now());
     // Deleted meanwhile, or finished by an earlier attempt: nothing to do.
-    if (!(await startReport(db, key, clock.now()))) return;
-    await clearTraces(db, key);
-    const row = await findReport(db, key);
-    if (row) await runOrFail(row);
+    if (!row) return;
+    if (retried) await clearTraces(db, key);
+    await runOrFail(row);
   };
 
   const ownReport = async ({ user, reportId }: { user: { id: number }; reportId: string }) => {
@@ -279,7 +287,6 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
 
   return {
     analyze,
-    runQueued,
     list: async ({ user, query }: { user: { id: number }; query: TReportListQuery }): Promise<TReportList> => {
       const { rows, total } = await listReports(db, {
         userId: user.id,
@@ -319,12 +326,23 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
         await boss.cancel(ANALYSIS_QUEUE, jobIds).catch((error: unknown) => logger.warn({ err: error, reportId }, 'could not cancel the analysis job'));
       }
     },
-    /** Registers this instance's workers of the analysis queue. */
+    /**
+     * Registers this instance's workers of the analysis queue. Each takes a few jobs per fetch
+     * (highest priority first) and runs them one after another: pg-boss fetches again at once
+     * while fetches come back full, where one job per fetch would wait a polling interval each.
+     * A batch that fails is retried whole; a report already finished is then skipped.
+     */
     startWorkers: async (boss: PgBoss): Promise<void> => {
       await queue();
-      await boss.work<QueuedJob>(ANALYSIS_QUEUE, { localConcurrency: config.ANALYSIS_WORKERS, batchSize: 1 }, async ([job]) => {
-        if (job) await runQueued(job.data);
-      });
+      await boss.work<QueuedJob>(
+        ANALYSIS_QUEUE,
+        { localConcurrency: config.ANALYSIS_WORKERS, batchSize: WORKER_BATCH, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },
+        async (batch) => {
+          // A batch is the highest-priority jobs, but not in order: run it in priority order, oldest first.
+          const ordered = [...batch].sort((a, b) => b.data.priority - a.data.priority || a.data.queueId - b.data.queueId);
+          for (const job of ordered) await runQueued(job.data, job.retryCount > 0);
+        },
+      );
     },
     /** Refreshes job_queue_depth (called when /metrics is scraped). */
     measureQueue: async (): Promise<void> => {

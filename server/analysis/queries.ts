@@ -43,15 +43,18 @@ export const listReports = async (
   return { rows, total: totals?.total ?? 0 };
 };
 
-/** Moves a queued report to running; false when it is not queued (deleted, or run by another worker). */
-export const startReport = async (db: Queryable, key: { userId: number; reportId: string }, at: Date): Promise<boolean> =>
+/**
+ * Moves a queued report (or one a dead worker left running) to running and returns it; undefined
+ * when it is neither (deleted, or finished by an earlier attempt).
+ */
+export const startReport = async (db: Queryable, key: { userId: number; reportId: string }, at: Date): Promise<AnalysisReportRow | undefined> =>
   (
     await db
       .update(analysisReports)
       .set({ status: 'running', startedAt: at })
       .where(and(reportIs(key), inArray(analysisReports.status, ['queued', 'running'])))
-      .returning({ id: analysisReports.id })
-  ).length > 0;
+      .returning()
+  )[0];
 
 export const finishReport = async (
   db: Queryable,
