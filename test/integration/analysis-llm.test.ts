@@ -164,9 +164,10 @@ const waitForEnd = async (user: FactoryUser, id: string) =>
   );
 
 describe('analysis on the Anthropic Messages API', () => {
-  it('speaks its wire format: x-api-key, anthropic-version, system apart from the messages', async () => {
+  it('speaks its wire format (x-api-key, anthropic-version, system apart from the messages); a hung call ends at the report wall-clock cap', async () => {
     useScript((_agent, _ask, request) => ({ json: validFor(request), model: 'claude-3-5-haiku-20241022' }));
-    const anthropic = await startTestServer(settings('anthropic'), undefined, { clock });
+    // A report's wall-clock cap shorter than one call's: the cap, not the call, ends a hung run.
+    const anthropic = await startTestServer({ ...settings('anthropic'), LLM_TIMEOUT_MS: '10000', ANALYSIS_REPORT_TIMEOUT_MS: '1000' }, undefined, { clock });
     try {
       await upsertBars(anthropic.services.db, { assetClass: 'us_equity', symbol: 'AAPL', bars, source: 'test', at: clock.now() });
       const user = await newUser(anthropic, { prefix: 'llm_anthropic' });
@@ -183,6 +184,14 @@ describe('analysis on the Anthropic Messages API', () => {
       expect(first!.headers['anthropic-version']).toBe('2023-06-01');
       expect(typeof first!.body.system).toBe('string');
       expect(first!.body.messages).toEqual([{ role: 'user', content: expect.any(String) }]);
+
+      useScript((agent, _ask, request) => (agent === 'decision' ? 'hang' : { json: validFor(request) }));
+      const slow = await newUser(anthropic, { prefix: 'llm_wall' });
+      const stopped = await quick(slow, anthropic);
+      expect(stopped.body.status, stopped.text).toBe('failed');
+      const ended = await reportOf(slow, stopped.body.report_id, anthropic);
+      expect(ended.error_message).toContain('wall-clock cap (ANALYSIS_REPORT_TIMEOUT_MS)');
+      expect(ended.technical_output).toMatchObject({ signal: 'buy' });
     } finally {
       await anthropic.stop();
     }

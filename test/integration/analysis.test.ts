@@ -242,13 +242,14 @@ describe('a worker that dies mid-run', () => {
 });
 
 describe('budgets and flags', () => {
-  it('answers 429 LLM_BUDGET_EXCEEDED at or over the daily budget, and 503 FEATURE_DISABLED with both analysis flags off', async () => {
-    const spent = await startTestServer({ LLM_DAILY_BUDGET_USD: '0' });
+  // The per-user budget is exhausted by real costs in analysis-llm.test.ts; here the service-wide one.
+  it('answers 429 LLM_BUDGET_EXCEEDED at or over the global daily budget, and 503 FEATURE_DISABLED with both analysis flags off', async () => {
+    const spent = await startTestServer({ LLM_GLOBAL_DAILY_BUDGET_USD: '0' });
     try {
       const user = await newUser(spent, { prefix: 'an_budget' });
       const res = await analyze(user, { symbol: 'AAPL', mode: 'quick', inline: true }, spent);
       expect(res.status).toBe(429);
-      expect(res.body.code).toBe('LLM_BUDGET_EXCEEDED');
+      expect(res.body).toMatchObject({ code: 'LLM_BUDGET_EXCEEDED', message: expect.stringContaining('service-wide') });
     } finally {
       await spent.stop();
     }
