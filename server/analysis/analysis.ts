@@ -249,10 +249,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
       requestedAt: at,
     };
     if (request.inline) {
-      const row = { ...values, status: 'running' as const, startedAt: at };
-      await insertReport(db, row);
-      const stored = (await findReport(db, { userId: user.id, reportId: row.id }))!;
-      return { report_id: row.id, queue_id: null, status: await runOrFail(stored) };
+      const stored = await insertReport(db, { ...values, status: 'running', startedAt: at });
+      return { report_id: stored.id, queue_id: null, status: await runOrFail(stored) };
     }
     const boss = await queue();
     const queueId = await db.transaction(async (tx) => {

@@ -12,9 +12,8 @@ export type TraceInsert = typeof analysisTraces.$inferInsert;
 
 const reportIs = ({ userId, reportId }: { userId: number; reportId: string }) => and(eq(analysisReports.userId, userId), eq(analysisReports.id, reportId));
 
-export const insertReport = async (db: Queryable, values: ReportInsert): Promise<void> => {
-  await db.insert(analysisReports).values(values);
-};
+/** Inserts a report; the row as stored (its defaults filled in). */
+export const insertReport = async (db: Queryable, values: ReportInsert): Promise<AnalysisReportRow> => (await db.insert(analysisReports).values(values).returning())[0]!;
 
 export const findReport = async (db: Queryable, key: { userId: number; reportId: string }): Promise<AnalysisReportRow | undefined> =>
   (await db.select().from(analysisReports).where(reportIs(key)))[0];
