@@ -14,3 +14,4 @@ export * from './orders.ts';
 export * from './events.ts';
 export * from './backtest.ts';
 export * from './analysis.ts';
+export * from './live.ts';

@@ -35,6 +35,7 @@ import { createUsers } from './users/users.ts';
 import { createAnalysis } from './analysis/analysis.ts';
 import { llmClientFromConfig } from './analysis/llm/from-config.ts';
 import { createJobQueue } from './jobs/queue.ts';
+import { createLive } from './live/live.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -115,6 +116,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
+    const live = createLive({ db, clock, config });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
@@ -134,7 +136,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

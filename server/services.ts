@@ -18,6 +18,7 @@ import type { Orders } from './orders/orders.ts';
 import type { Alerts } from './alerts/index.ts';
 import type { Analysis } from './analysis/analysis.ts';
 import type { JobQueue } from './jobs/queue.ts';
+import type { Live } from './live/live.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -36,6 +37,7 @@ export interface Areas {
   events: EventBus;
   backtests: Backtests;
   analysis: Analysis;
+  live: Live;
 }
 
 export interface Services extends Areas {

@@ -276,3 +276,17 @@ export const dayStartEquity = async (
     .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)));
   return row?.equity ?? equity;
 };
+
+/** A user's live flags, locks and live-order counters, every asset class, in one read each. */
+export const liveStateOf = async (db: Queryable, { userId }: { userId: number }) => {
+  const [flags, locks, counters] = await Promise.all([
+    db.select().from(liveFlags).where(eq(liveFlags.userId, userId)),
+    db.select().from(emergencyLocks).where(eq(emergencyLocks.userId, userId)),
+    db.select().from(orderRateCounters).where(and(eq(orderRateCounters.userId, userId), sql`${orderRateCounters.scope} like 'live:%'`)),
+  ]);
+  return { flags, locks, counters };
+};
+
+/** Ends the account's emergency lock; whether there was one. */
+export const clearLock = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<boolean> =>
+  (await db.delete(emergencyLocks).where(and(eq(emergencyLocks.userId, userId), eq(emergencyLocks.assetClass, assetClass))).returning({ userId: emergencyLocks.userId })).length > 0;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ZHaltRequest, ZHaltState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
+import { ZLiveDisabled, ZLockCleared, ZUserAssetClassRequest } from '../../contracts/live.ts';
 import { ZOhlcvImport, ZOhlcvImportResult } from '../../contracts/marketdata.ts';
 import { ZSimOutageRequest, ZSimOutageResponse, ZSimPriceRequest, ZSimPriceResponse } from '../../contracts/simulator.ts';
 import { toUserResponse } from '../users/users.ts';
@@ -29,6 +30,18 @@ export const adminRouter = router({
     .input(ZUserIdPath)
     .output(ZUserResponse)
     .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: true, origin: ctx.origin }))),
+
+  disableLive: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/users/{id}/live/disable', 'Turn a user’s live trading off for an asset class (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .input(ZUserAssetClassRequest)
+    .output(ZLiveDisabled)
+    .mutation(({ ctx, input }) => ctx.live.disable({ actor: ctx.user, userId: input.id, assetClass: input.asset_class, origin: ctx.origin })),
+
+  clearLock: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/users/{id}/locks/clear', 'End a user’s emergency lock of an asset class early (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .input(ZUserAssetClassRequest)
+    .output(ZLockCleared)
+    .mutation(({ ctx, input }) => ctx.live.clearLock({ actor: ctx.user, userId: input.id, assetClass: input.asset_class, origin: ctx.origin })),
 
   upsertInstrument: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/instruments', 'Add an instrument (201) or update one (200)'), haltExempt: true, status: 201 })

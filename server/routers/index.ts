@@ -8,6 +8,7 @@ import { equityRouter } from './equity.ts';
 import { eventsRouter } from './events.ts';
 import { instrumentsRouter } from './instruments.ts';
 import { keysRouter } from './keys.ts';
+import { liveRouter } from './live.ts';
 import { marketDataRouter } from './marketdata.ts';
 
 export const appRouter = router({
@@ -20,6 +21,7 @@ export const appRouter = router({
   events: eventsRouter,
   backtest: backtestRouter,
   analysis: analysisRouter,
+  live: liveRouter,
 });
 
 export type AppRouter = typeof appRouter;

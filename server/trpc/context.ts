@@ -53,6 +53,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     events: services.events,
     backtests: services.backtests,
     analysis: services.analysis,
+    live: services.live,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

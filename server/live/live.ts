@@ -1,0 +1,69 @@
+// Live trading's controls around the order gates: what a user's live accounts look like (the
+// flag, the first live order, an active lock, today's live orders against the daily limit), and
+// the operator's switches (disable a user's live trading, clear a lock early), each audited in
+// the transaction of its change.
+import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
+import type { TLiveStatus } from '../../contracts/live.ts';
+import { recordAudit, type RequestOrigin } from '../audit/log.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import { liveScope } from '../orders/gates.ts';
+import { clearLock, liveStateOf, setLiveEnabled } from '../orders/queries.ts';
+import { utcDateOf } from '../orders/risk/day-start.ts';
+import { findUserById } from '../users/queries.ts';
+
+export type Live = ReturnType<typeof createLive>;
+
+export const createLive = ({ db, clock, config }: { db: Db; clock: Clock; config: Config }) => {
+  const existingUser = async (userId: number) => {
+    if (!(await findUserById(db, userId))) throw new AppError('NOT_FOUND', 'User not found');
+  };
+
+  const status = async ({ user }: { user: { id: number } }): Promise<TLiveStatus> => {
+    const { flags, locks, counters } = await liveStateOf(db, { userId: user.id });
+    const now = clock.now();
+    const midnight = new Date(`${utcDateOf(now)}T00:00:00.000Z`);
+    const of = (assetClass: TAssetClass) => {
+      const flag = flags.find((row) => row.assetClass === assetClass);
+      const lock = locks.find((row) => row.assetClass === assetClass && row.lockedUntil > now);
+      // The daily counter counts from its window's start: a window begun before today is spent.
+      const counter = counters.find((row) => row.scope === liveScope(assetClass) && row.windowStart >= midnight);
+      return {
+        live_enabled: flag?.liveEnabled ?? false,
+        first_live_order_at: flag?.firstLiveOrderAt?.toISOString() ?? null,
+        locked_until: lock ? lock.lockedUntil.toISOString() : null,
+        live_orders_today: counter?.count ?? 0,
+        daily_limit: config.LIVE_DAILY_TRADE_LIMIT,
+      };
+    };
+    const [crypto, usEquity, krEquity] = ZAssetClass.options.map(of);
+    return { crypto: crypto!, us_equity: usEquity!, kr_equity: krEquity! };
+  };
+
+  type OperatorAction = { actor: { id: number }; userId: number; assetClass: TAssetClass; origin: RequestOrigin };
+
+  const disable = async ({ actor, userId, assetClass, origin }: OperatorAction) => {
+    await existingUser(userId);
+    const at = clock.now();
+    await db.transaction(async (tx) => {
+      await setLiveEnabled(tx, { userId, assetClass, enabled: false, at });
+      await recordAudit(tx, { action: 'admin.live_disabled', actorUserId: actor.id, subjectUserId: userId, origin, data: { asset_class: assetClass }, at });
+    });
+    return { user_id: userId, asset_class: assetClass, live_enabled: false as const };
+  };
+
+  const clear = async ({ actor, userId, assetClass, origin }: OperatorAction) => {
+    await existingUser(userId);
+    const at = clock.now();
+    const cleared = await db.transaction(async (tx) => {
+      const removed = await clearLock(tx, { userId, assetClass });
+      await recordAudit(tx, { action: 'admin.lock_cleared', actorUserId: actor.id, subjectUserId: userId, origin, data: { asset_class: assetClass, cleared: removed }, at });
+      return removed;
+    });
+    return { user_id: userId, asset_class: assetClass, locked_until: null, cleared };
+  };
+
+  return { status, disable, clearLock: clear };
+};
