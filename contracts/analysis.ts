@@ -2,6 +2,7 @@
 // item and detail), their traces, and the list query.
 import { z } from 'zod';
 import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { ZCalendarDate } from './backtest.ts';
 import { ZDate } from './marketdata.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -21,7 +22,7 @@ export const ZAnalyzeRequest = z
     /** Queue priority, queue mode only: higher runs first. */
     priority: z.number().int().min(-1000).max(1000).default(0),
     /** An extension: the run is point-in-time, no agent reads a bar dated after this day. */
-    as_of: ZDate.optional(),
+    as_of: ZCalendarDate.optional(),
   })
   .strict();
 export type TAnalyzeRequest = z.infer<typeof ZAnalyzeRequest>;

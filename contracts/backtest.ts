@@ -6,7 +6,7 @@ import { ZDate } from './marketdata.ts';
 import { ZSymbolInput } from './symbols.ts';
 
 /** A calendar date that exists (2024-02-30 does not). */
-const ZCalendarDate = ZDate.refine((value) => {
+export const ZCalendarDate = ZDate.refine((value) => {
   const parsed = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
 }, 'not a calendar date');

@@ -84,6 +84,11 @@ describe('POST /api/equity/analyze inline', () => {
     expect(unknown.body.code).toBe('INVALID_SYMBOL');
     const bad = await analyze(user, { symbol: 'AAPL', priority: 5000 });
     expect(bad.status).toBe(422);
+    const noSuchDay = await analyze(user, { symbol: 'AAPL', mode: 'quick', inline: true, as_of: '2026-02-30' });
+    expect(noSuchDay.status).toBe(422);
+    expect(noSuchDay.body.code).toBe('VALIDATION_ERROR');
+    const badFrom = await server.http('GET', '/api/equity/reports?from=yesterday', { token: user.tokens.access_token });
+    expect(badFrom.status).toBe(422);
   });
 
   it('reads no bar after as_of: the report rests on the bars up to that day', async () => {
