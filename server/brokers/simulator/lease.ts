@@ -68,7 +68,9 @@ export const createLeasedLoop = ({ db, clock, logger, name, holder, ttlMs, inter
       await round;
       if (held) {
         held = false;
-        await releaseLease(db, { name, holder });
+        // Giving the lease up only spares the next holder its expiry: a stop that cannot reach
+        // the database (it is down, or already closed) still stops, and the lease runs out.
+        await releaseLease(db, { name, holder }).catch((error: unknown) => logger.warn({ err: error, lease: name }, 'could not give the lease up; it expires by itself'));
       }
     },
   };
