@@ -2,6 +2,7 @@
 // crypto adapters): what the order service, the key test and the events service call.
 import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import type { Tx } from '../db/client.ts';
 
 export type { TBrokerEvent, TBrokerOrderStatus, TTradingMode };
 
@@ -70,6 +71,12 @@ export interface BrokerSnapshot {
   openOrders: BrokerOrder[];
 }
 
+/** A broker's answer to a placement and the events it sent with it (a fill on arrival, say). */
+export interface BrokerAnswer {
+  order: BrokerOrder;
+  events: readonly TBrokerEvent[];
+}
+
 export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string };
 
 /** What a replace changes; a field left out keeps its value. Decimal strings. */
@@ -88,6 +95,14 @@ export interface Broker {
   readonly mode: TTradingMode;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
+  /**
+   * Only a broker whose books live in this service's database (the simulator) has it: placeOrder,
+   * with `record` run in the broker's own transaction on its answer and the events that came
+   * with it, so the broker's acceptance and the caller's record of it commit together (one
+   * commit, not two). The events are emitted after commit as usual. A remote broker cannot
+   * offer this, and callers fall back to placeOrder.
+   */
+  placeOrderRecorded?<T>(request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>): Promise<{ order: BrokerOrder; recorded: T }>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */
   cancelOrder(lookup: { brokerOrderId: string }): Promise<BrokerOrder>;
   /**

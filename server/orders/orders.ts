@@ -22,7 +22,7 @@ import type { Alerts } from '../alerts/index.ts';
 import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
-import { BrokerRejectedError, type Broker, type BrokerOrder } from '../brokers/types.ts';
+import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -275,21 +275,19 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const early = new Map<string, TBrokerEvent[]>();
 
   /**
-   * Records a paper order's acceptance together with the broker events that came before it, in
-   * one statement: the order's state after them, their fills, audit records and events. Undefined
-   * (nothing written, the events left to the intake) when the order is no longer pending.
+   * A paper order's acceptance with the broker events that came with or before it: the order's
+   * state after them, their fills, audit records and events, ready for one statement.
    */
-  const recordWithEarlyEvents = async (intent: OrderRow, accepted: BrokerOrder): Promise<{ row: OrderRow; frames: TOrderEvent[] } | undefined> => {
-    const key = `${intent.userId}:${intent.clientOrderId}`;
-    const taken = early.get(key) ?? [];
-    early.delete(key);
+  const answerOf = (intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[]) => {
     const acceptedRow: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: clock.now() };
     const frames = [orderEventOf(acceptedRow, 'accepted', { broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } })];
     const audits = [auditRecordOf(acceptedRow, 'order.accepted', { broker_status: accepted.status })];
     const outbox = outboxRowsOf(acceptedRow, frames);
     const fills: Parameters<typeof recordAnswer>[3]['fills'] = [];
     let row = acceptedRow;
-    for (const event of taken) {
+    for (const event of events) {
+      // A broker reports every order of the account: only this order's events belong here.
+      if (event.client_order_id !== intent.clientOrderId) continue;
       const change = changeOf(row, event);
       if (!change) continue;
       const { fill } = event;
@@ -302,15 +300,41 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       outbox.push(...outboxRowsOf(row, [frame], recordsFill ? fill : undefined));
     }
     const { brokerOrderId, status, filledQty, avgFillPrice, updatedAt } = row;
-    const written = await recordAnswer(db, intent, { brokerOrderId, status, filledQty, avgFillPrice, updatedAt }, { fills, audit: audits, events: outbox }).catch((error: unknown) => {
-      early.set(key, [...taken, ...(early.get(key) ?? [])]);
+    return { acceptedRow, frames, change: { brokerOrderId, status, filledQty, avgFillPrice, updatedAt }, records: { fills, audit: audits, events: outbox } };
+  };
+
+  /**
+   * Records the answer in one statement, in `q` (the broker's own transaction where it offers
+   * one). Undefined, with nothing written, when the order is no longer pending.
+   */
+  const recordAnswerOf = async (q: Queryable, intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[]): Promise<{ row: OrderRow; frames: TOrderEvent[] } | undefined> => {
+    const answer = answerOf(intent, accepted, events);
+    return (await recordAnswer(q, intent, answer.change, answer.records)) ? { row: answer.acceptedRow, frames: answer.frames } : undefined;
+  };
+
+  /**
+   * Records a paper order's acceptance together with the broker events that came before it (the
+   * intake kept them aside). Undefined (nothing written, the events left to the intake) when the
+   * order is no longer pending.
+   */
+  const recordWithEarlyEvents = async (intent: OrderRow, accepted: BrokerOrder): Promise<{ row: OrderRow; frames: TOrderEvent[] } | undefined> => {
+    const key = `${intent.userId}:${intent.clientOrderId}`;
+    const taken = early.get(key) ?? [];
+    early.delete(key);
+    const giveBack = () => early.set(key, [...taken, ...(early.get(key) ?? [])]);
+    const written = await recordAnswerOf(db, intent, accepted, taken).catch((error: unknown) => {
+      giveBack();
       throw error;
     });
-    if (!written) {
-      early.set(key, [...taken, ...(early.get(key) ?? [])]);
-      return undefined;
-    }
-    return { row: acceptedRow, frames };
+    if (!written) giveBack();
+    return written;
+  };
+
+  /** The intake also received the events an answer recorded itself: they are done with. */
+  const forgetEarly = (key: string, recorded: readonly TBrokerEvent[]) => {
+    const left = (early.get(key) ?? []).filter((event) => !recorded.includes(event));
+    if (left.length > 0) early.set(key, left);
+    else early.delete(key);
   };
 
   /**
@@ -434,26 +458,39 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     publishAll(placedFrames);
 
     let accepted: BrokerOrder;
+    let recordedWithBroker: { row: OrderRow; frames: TOrderEvent[] } | undefined;
     try {
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
-      accepted = await withTimeout(
-        broker.placeOrder({
-          clientOrderId,
-          symbol,
-          side: request.side,
-          qty: attempt.qty,
-          // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
-          orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
-          timeInForce: request.time_in_force,
-          limitPrice: request.order_type === 'stop_limit' ? null : attempt.limitPrice,
-          stopPrice: attempt.stopPrice,
-          bracket: request.bracket
-            ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
-            : null,
-          metadata,
-        }),
-        BROKER_TIMEOUT_MS,
-      );
+      const brokerRequest: BrokerOrderRequest = {
+        clientOrderId,
+        symbol,
+        side: request.side,
+        qty: attempt.qty,
+        // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
+        orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
+        timeInForce: request.time_in_force,
+        limitPrice: request.order_type === 'stop_limit' ? null : attempt.limitPrice,
+        stopPrice: attempt.stopPrice,
+        bracket: request.bracket
+          ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
+          : null,
+        metadata,
+      };
+      if (broker.placeOrderRecorded && !intent.live) {
+        // The broker's books share our database: its acceptance and our record of it (with the
+        // fill on arrival) commit together. No timer here: one that fired while the transaction
+        // ran on would mark the order failed and then see it commit.
+        let answered: readonly TBrokerEvent[] = [];
+        const result = await broker.placeOrderRecorded(brokerRequest, (tx, answer) => {
+          answered = answer.events;
+          return recordAnswerOf(tx, intent, answer.order, answer.events);
+        });
+        accepted = result.order;
+        recordedWithBroker = result.recorded;
+        if (recordedWithBroker) forgetEarly(`${user.id}:${clientOrderId}`, answered);
+      } else {
+        accepted = await withTimeout(broker.placeOrder(brokerRequest), BROKER_TIMEOUT_MS);
+      }
     } catch (error) {
       await releaseClaims(attempt);
       const refused = error instanceof BrokerRejectedError;
@@ -470,7 +507,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
     }
     countGate(assetClass, 'broker', 'passed');
-    const recorded = intent.live ? undefined : await recordWithEarlyEvents(intent, accepted);
+    const recorded = recordedWithBroker ?? (intent.live ? undefined : await recordWithEarlyEvents(intent, accepted));
     if (recorded) {
       publishAll(recorded.frames);
       return { ...toOrderResponse(recorded.row), broker_order_id: accepted.brokerOrderId, status: 'accepted', filled_qty: 0, avg_fill_price: null };

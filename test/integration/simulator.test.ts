@@ -521,3 +521,38 @@ describe('reset', () => {
     expect(d((await accountRow(account.userId, 'crypto', 'live'))!.cash).lt(100000)).toBe(true);
   });
 });
+
+describe('snapshot', () => {
+  it('reads in one statement what the separate reads give: the account, priced positions and working orders with every field', async () => {
+    const priced = await newInstrument('us_equity', { price: '123.45', lot: '0.0001' });
+    const unpriced = await newInstrument('us_equity', { price: '50', lot: '0.0001' });
+    const account = await openAccount('us_equity');
+    const bought = await account.broker.placeOrder(order({ symbol: priced, side: 'buy', qty: '1.2345' }));
+    await account.seen({ type: 'fill', broker_order_id: bought.brokerOrderId });
+    const other = await account.broker.placeOrder(order({ symbol: unpriced, side: 'buy', qty: '2' }));
+    await account.seen({ type: 'fill', broker_order_id: other.brokerOrderId });
+    // The operator's price goes; this position is then valued at the instrument's other prices.
+    await sim.setPrice({ assetClass: 'us_equity', symbol: unpriced, price: null });
+    const resting = await account.broker.placeOrder(
+      order({ symbol: priced, side: 'buy', qty: '0.5', orderType: 'limit', limitPrice: '100.01', timeInForce: 'day', bracket: { takeProfit: '150', stopLoss: '90.5', stopLossLimit: null }, metadata: { report_uuid: 'r-1', note: 'ü' } }),
+    );
+    await account.seen({ type: 'open', broker_order_id: resting.brokerOrderId });
+    const sell = await account.broker.placeOrder(order({ symbol: priced, side: 'sell', qty: '0.2345', orderType: 'limit', limitPrice: '999.99' }));
+    await account.seen({ type: 'open', broker_order_id: sell.brokerOrderId });
+
+    const snapshot = await account.broker.snapshot();
+    const [separate, positions, openOrders] = await Promise.all([account.broker.account(), account.broker.positions(), account.broker.listOpenOrders()]);
+    expect(snapshot.positions).toEqual(positions);
+    expect(snapshot.openOrders).toEqual(openOrders);
+    expect({ ...snapshot.account, asOf: undefined }).toEqual({ ...separate, asOf: undefined });
+    expect(snapshot.openOrders.map((row) => row.brokerOrderId).sort()).toEqual([resting.brokerOrderId, sell.brokerOrderId].sort());
+    expect(snapshot.openOrders.find((row) => row.brokerOrderId === resting.brokerOrderId)).toMatchObject({ limitPrice: '100.01', timeInForce: 'day', metadata: { report_uuid: 'r-1', note: 'ü' } });
+    expect(snapshot.positions.map((row) => row.symbol).sort()).toEqual([priced, unpriced].sort());
+  });
+
+  it('opens a missing account with its starting cash', async () => {
+    const { user } = await newUser(server, { prefix: 'snap' });
+    const snapshot = await sim.brokerFor({ userId: user.id, assetClass: 'kr_equity', mode: 'live' }).snapshot();
+    expect(snapshot).toMatchObject({ account: { cash: '100000000', equity: '100000000', paper: false, currency: 'KRW' }, positions: [], openOrders: [] });
+  });
+});

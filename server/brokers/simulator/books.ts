@@ -29,7 +29,7 @@ import {
   deletePositions,
   findPosition,
   insertAccountIfMissing,
-  insertFill,
+  writeFill,
   insertOrder,
   listActiveOrders,
   listWorkingSells,
@@ -37,8 +37,6 @@ import {
   lockAccountForSymbol,
   lockOrder,
   resetAccountRow,
-  savePosition,
-  updateCash,
   updateOrder,
   type AccountKey,
   type SimAccountRow,
@@ -562,32 +560,11 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   const avgFillPrice = d(row.avgFillPrice ?? 0).times(before.filledQty).plus(fill.notional).dividedBy(step.filledQty);
   const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
   session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
-  // Four writes that need nothing of each other: sent together, one round trip.
-  const [fillRow, updated] = await Promise.all([
-    insertFill(tx, {
-      userId: row.userId,
-      orderId: row.id,
-      assetClass: row.assetClass,
-      mode: row.mode,
-      symbol: row.symbol,
-      side: row.side,
-      qty: text(fill.qty),
-      price: text(fill.price),
-      fee: text(fill.fee),
-      createdAt: at,
-    }),
-    updateOrder(tx, row, {
-      status: step.status as SimOrderRow['status'],
-      filledQty: text(step.filledQty),
-      avgFillPrice: text(avgFillPrice),
-      updatedAt: at,
-    }),
-    savePosition(tx, { ...key, symbol: row.symbol }, saved),
-    updateCash(tx, key, text(session.cash)),
-  ]);
+  const updated: SimOrderRow = { ...row, status: step.status as SimOrderRow['status'], filledQty: text(step.filledQty), avgFillPrice: text(avgFillPrice), updatedAt: at };
+  const fillId = await writeFill(tx, { order: updated, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at });
   session.events.push(
     eventOf(updated, step.event, at, {
-      fill: { execution_id: `${BROKER_NAME}-${fillRow.id}`, qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
+      fill: { execution_id: `${BROKER_NAME}-${fillId}`, qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
     }),
   );
   await settleOco(session, updated, before.qty.minus(before.filledQty), fillQty);

@@ -3,7 +3,7 @@
 import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
-import type { Queryable, Tx } from '../../db/client.ts';
+import { rowsOf, type Queryable, type Tx } from '../../db/client.ts';
 import { leases, simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
 
 export type { SimOrderRow };
@@ -69,10 +69,6 @@ export const lockAccountForSymbol = async (
       .where(accountIs(key))
       .for('update', { of: simAccounts })
   )[0];
-
-export const updateCash = async (tx: Tx, key: AccountKey, cash: string): Promise<void> => {
-  await tx.update(simAccounts).set({ cash }).where(accountIs(key));
-};
 
 export const resetAccountRow = async (tx: Tx, key: AccountKey, { cash, at }: { cash: string; at: Date }): Promise<SimAccountRow> => {
   const [row] = await tx.update(simAccounts).set({ cash, initialCash: cash, resetAt: at }).where(accountIs(key)).returning();
@@ -168,9 +164,48 @@ export const listLiveSymbols = async (db: Queryable, assetClasses: readonly TAss
 // ---------------------------------------------------------------------------------------------
 // Fills and positions
 
-export const insertFill = async (tx: Tx, values: Omit<typeof simFills.$inferInsert, 'id'>): Promise<SimFillRow> => {
-  const [row] = await tx.insert(simFills).values(values).returning();
-  return row!;
+/**
+ * What one fill changes on the books, written in one statement: the fill row, the order's filled
+ * quantity, average price and status, the position the fill leaves (a closed one stays, at
+ * quantity 0, so its realised P&L is kept) and the account's cash. Returns the fill's id.
+ */
+export const writeFill = async (
+  tx: Tx,
+  {
+    order,
+    fill,
+    position,
+    cash,
+    at,
+  }: {
+    order: Pick<SimOrderRow, 'userId' | 'id' | 'assetClass' | 'mode' | 'symbol' | 'side' | 'status' | 'filledQty' | 'avgFillPrice'>;
+    fill: { qty: string; price: string; fee: string };
+    position: { qty: string; avgEntryPrice: string; realizedPnl: string };
+    cash: string;
+    at: Date;
+  },
+): Promise<number> => {
+  const { userId, assetClass, mode, symbol } = order;
+  const when = at.toISOString();
+  const [row] = await rowsOf<{ id: number | string }>(
+    tx,
+    sql`with fill as (
+        insert into ${simFills} (user_id, order_id, asset_class, mode, symbol, side, qty, price, fee, created_at)
+        values (${userId}, ${order.id}, ${assetClass}, ${mode}, ${symbol}, ${order.side}, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${when}::timestamptz)
+        returning id),
+      filled as (
+        update ${simOrders} set status = ${order.status}, filled_qty = ${order.filledQty}::numeric, avg_fill_price = ${order.avgFillPrice}::numeric, updated_at = ${when}::timestamptz
+        where user_id = ${userId} and id = ${order.id}),
+      held as (
+        insert into ${simPositions} (user_id, asset_class, mode, symbol, qty, avg_entry_price, realized_pnl, updated_at)
+        values (${userId}, ${assetClass}, ${mode}, ${symbol}, ${position.qty}::numeric, ${position.avgEntryPrice}::numeric, ${position.realizedPnl}::numeric, ${when}::timestamptz)
+        on conflict (user_id, asset_class, mode, symbol) do update
+        set qty = excluded.qty, avg_entry_price = excluded.avg_entry_price, realized_pnl = excluded.realized_pnl, updated_at = excluded.updated_at),
+      paid as (
+        update ${simAccounts} set cash = ${cash}::numeric where user_id = ${userId} and asset_class = ${assetClass} and mode = ${mode})
+    select id from fill`,
+  );
+  return Number(row!.id);
 };
 
 export const listFills = (db: Queryable, { userId, orderId }: { userId: number; orderId: string }): Promise<SimFillRow[]> =>
@@ -183,21 +218,6 @@ export const listFills = (db: Queryable, { userId, orderId }: { userId: number; 
 export const findPosition = async (db: Queryable, key: AccountKey & { symbol: string }): Promise<SimPositionRow | undefined> =>
   (await db.select().from(simPositions).where(and(positionsOf(key), eq(simPositions.symbol, key.symbol))))[0];
 
-/** Writes the position a fill leaves; a closed one stays (quantity 0) so its realised P&L is kept. */
-export const savePosition = async (
-  tx: Tx,
-  key: AccountKey & { symbol: string },
-  { qty, avgEntryPrice, realizedPnl, at }: { qty: string; avgEntryPrice: string; realizedPnl: string; at: Date },
-): Promise<void> => {
-  await tx
-    .insert(simPositions)
-    .values({ userId: key.userId, assetClass: key.assetClass, mode: key.mode, symbol: key.symbol, qty, avgEntryPrice, realizedPnl, updatedAt: at })
-    .onConflictDoUpdate({
-      target: [simPositions.userId, simPositions.assetClass, simPositions.mode, simPositions.symbol],
-      set: { qty, avgEntryPrice, realizedPnl, updatedAt: at },
-    });
-};
-
 /** The positions the account holds (quantity above zero), each with its symbol's stored prices. */
 export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise<{ position: SimPositionRow; price: SimPriceRow | null }[]> =>
   db
@@ -206,6 +226,97 @@ export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise
     .leftJoin(simPrices, and(eq(simPrices.assetClass, simPositions.assetClass), eq(simPrices.symbol, simPositions.symbol)))
     .where(and(positionsOf(key), gt(simPositions.qty, '0')))
     .orderBy(asc(simPositions.symbol));
+
+/** A json value as either driver hands it over (postgres.js under drizzle: text; PGlite: parsed). */
+const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
+const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
+
+interface SnapshotJson {
+  account: { currency: string; cash: string; initial_cash: string; created_at: string; reset_at: string | null };
+  positions: { symbol: string; qty: string; avg_entry_price: string; realized_pnl: string; updated_at: string; admin_price: string | null; tick_price: string | null; price_updated_at: string | null }[];
+  orders: {
+    id: string;
+    client_order_id: string;
+    symbol: string;
+    side: SimOrderRow['side'];
+    order_type: SimOrderRow['orderType'];
+    time_in_force: SimOrderRow['timeInForce'];
+    qty: string;
+    filled_qty: string;
+    avg_fill_price: string | null;
+    limit_price: string | null;
+    stop_price: string | null;
+    status: SimOrderRow['status'];
+    bracket: SimOrderRow['bracket'];
+    parent_id: string | null;
+    oco_sibling_id: string | null;
+    metadata: Record<string, unknown>;
+    expires_at: string | null;
+    created_at: string;
+    updated_at: string;
+  }[];
+}
+
+/**
+ * The account, the positions it holds (each with its symbol's stored prices) and its working
+ * orders oldest first, in one statement: what a snapshot of the account reads. Numbers travel as
+ * text, so no decimal passes through a float.
+ */
+export const readAccountSnapshot = async (
+  db: Queryable,
+  key: AccountKey,
+): Promise<{ account: SimAccountRow; positions: { position: SimPositionRow; price: SimPriceRow | null }[]; orders: SimOrderRow[] } | undefined> => {
+  const { userId, assetClass, mode } = key;
+  const [row] = await rowsOf<{ account: unknown; positions: unknown; orders: unknown }>(
+    db,
+    sql`select
+      json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at) as account,
+      coalesce((select json_agg(json_build_object(
+          'symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
+          'admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'price_updated_at', pr.updated_at) order by p.symbol)
+        from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+        where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json) as positions,
+      coalesce((select json_agg(json_build_object(
+          'id', o.id, 'client_order_id', o.client_order_id, 'symbol', o.symbol, 'side', o.side, 'order_type', o.order_type, 'time_in_force', o.time_in_force,
+          'qty', o.qty::text, 'filled_qty', o.filled_qty::text, 'avg_fill_price', o.avg_fill_price::text, 'limit_price', o.limit_price::text, 'stop_price', o.stop_price::text,
+          'status', o.status, 'bracket', o.bracket, 'parent_id', o.parent_id, 'oco_sibling_id', o.oco_sibling_id, 'metadata', o.metadata,
+          'expires_at', o.expires_at, 'created_at', o.created_at, 'updated_at', o.updated_at) order by o.created_at, o.id)
+        from ${simOrders} o
+        where o.user_id = a.user_id and o.asset_class = a.asset_class and o.mode = a.mode and o.status in ('accepted', 'open', 'partially_filled')), '[]'::json) as orders
+    from ${simAccounts} a where a.user_id = ${userId} and a.asset_class = ${assetClass} and a.mode = ${mode}`,
+  );
+  if (!row) return undefined;
+  const account = fromJson<SnapshotJson['account']>(row.account);
+  return {
+    account: { ...key, currency: account.currency, cash: account.cash, initialCash: account.initial_cash, createdAt: new Date(account.created_at), resetAt: dateOrNull(account.reset_at) },
+    positions: fromJson<SnapshotJson['positions']>(row.positions).map((held) => ({
+      position: { ...key, symbol: held.symbol, qty: held.qty, avgEntryPrice: held.avg_entry_price, realizedPnl: held.realized_pnl, updatedAt: new Date(held.updated_at) },
+      price: held.price_updated_at === null ? null : { assetClass, symbol: held.symbol, adminPrice: held.admin_price, tickPrice: held.tick_price, updatedAt: new Date(held.price_updated_at) },
+    })),
+    orders: fromJson<SnapshotJson['orders']>(row.orders).map((order) => ({
+      ...key,
+      id: order.id,
+      clientOrderId: order.client_order_id,
+      symbol: order.symbol,
+      side: order.side,
+      orderType: order.order_type,
+      timeInForce: order.time_in_force,
+      qty: order.qty,
+      filledQty: order.filled_qty,
+      avgFillPrice: order.avg_fill_price,
+      limitPrice: order.limit_price,
+      stopPrice: order.stop_price,
+      status: order.status,
+      bracket: order.bracket,
+      parentId: order.parent_id,
+      ocoSiblingId: order.oco_sibling_id,
+      metadata: order.metadata,
+      expiresAt: dateOrNull(order.expires_at),
+      createdAt: new Date(order.created_at),
+      updatedAt: new Date(order.updated_at),
+    })),
+  };
+};
 
 export const deletePositions = async (tx: Tx, key: AccountKey): Promise<number> =>
   (await tx.delete(simPositions).where(positionsOf(key)).returning({ symbol: simPositions.symbol })).length;

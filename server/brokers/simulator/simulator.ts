@@ -7,7 +7,7 @@ import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { ChangeFeed } from '../../events/changes.ts';
@@ -15,7 +15,7 @@ import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
 import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
@@ -30,12 +30,15 @@ import {
   listExpiredOrders,
   listLiveSymbols,
   listPositionsWithPrices,
+  readAccountSnapshot,
   listWorkingOrders,
   saveAdminPrice,
   saveTickPrice,
   type AccountKey,
   type SimAccountRow,
   type SimOrderRow,
+  type SimPositionRow,
+  type SimPriceRow,
 } from './queries.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
@@ -241,9 +244,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     await insertAccountIfMissing(db, { ...key, ...opening(key.assetClass), at: clock.now() });
   };
 
-  const positionsOf = async (key: AccountKey): Promise<BrokerPosition[]> => {
-    const rows = await listPositionsWithPrices(db, key);
-    return Promise.all(
+  const positionsOf = async (key: AccountKey): Promise<BrokerPosition[]> => pricedPositions(await listPositionsWithPrices(db, key));
+
+  /** Positions valued at the simulator's current price of each symbol. */
+  const pricedPositions = (rows: readonly { position: SimPositionRow; price: SimPriceRow | null }[]): Promise<BrokerPosition[]> =>
+    Promise.all(
       rows.map(async ({ position: row, price: stored }) => {
         const instrument = await findInstrument({ assetClass: row.assetClass, symbol: row.symbol });
         // An instrument removed from the registry keeps its last known value: its entry price.
@@ -258,7 +263,6 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
         };
       }),
     );
-  };
 
   /** The account row, opening the account when it is missing. */
   const accountRowOf = async (key: AccountKey): Promise<SimAccountRow> => {
@@ -280,28 +284,41 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return accountFrom(key, account, positions);
   };
 
-  /** The account, its positions and working orders, read side by side (the positions once). */
+  /** The account, its positions and working orders, read in one statement (the account opened first when missing). */
   const snapshotOf = async (key: AccountKey): Promise<BrokerSnapshot> => {
-    const [row, positions, open] = await Promise.all([accountRowOf(key), positionsOf(key), listActiveOrders(db, key)]);
-    return { account: accountFrom(key, row, positions), positions, openOrders: open.map(toBrokerOrder) };
+    let read = await readAccountSnapshot(db, key);
+    if (!read) {
+      await openAccount(key);
+      read = (await readAccountSnapshot(db, key))!;
+    }
+    const positions = await pricedPositions(read.positions);
+    return { account: accountFrom(key, read.account, positions), positions, openOrders: read.orders.map(toBrokerOrder) };
+  };
+
+  /**
+   * Takes the order on the books, and runs the caller's `record` of the answer in the same
+   * transaction. The answer is the order as accepted; its first match (a marketable order's fill,
+   * a resting order's `open`), made in the same transaction, arrives as events after commit.
+   */
+  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>) => {
+    const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
+    if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
+    const at = clock.now();
+    const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
+    const { order, events, recorded } = await db.transaction(async (tx) => {
+      const placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
+      const answer = { order: toBrokerOrder(placed.row), events: placed.events };
+      return { ...answer, recorded: await record(tx, answer) };
+    });
+    hub.emit(events);
+    return { order, recorded };
   };
 
   const backend: AccountBackend = {
     isDown: (assetClass) => outages.isDown(assetClass),
     openAccount,
-    place: async (key, request) => {
-      const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
-      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
-      const at = clock.now();
-      const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
-      const { row, events } = await db.transaction((tx) =>
-        placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick }),
-      );
-      hub.emit(events);
-      // The answer is the order as accepted; its first match (a marketable order's fill, a
-      // resting order's `open`), made in the same transaction, arrives as events.
-      return toBrokerOrder(row);
-    },
+    place: async (key, request) => (await placeAndRecord(key, request, () => Promise.resolve(undefined))).order,
+    placeRecorded: placeAndRecord,
     replace: async (key, request) => {
       // The order names its instrument (read here, outside the transaction, which reads the
       // order again under its lock: the symbol of an order never changes).
