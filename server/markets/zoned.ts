@@ -117,6 +117,8 @@ const formatterFor = (timeZone: string): Intl.DateTimeFormat => {
 
 /** The zone's offset from UTC at an instant, in milliseconds (New York in winter: −5 h). */
 export const utcOffsetMs = (at: Date, timeZone: string): number => {
+  // Crypto's calendar runs in UTC, on every order: no formatter needed.
+  if (timeZone === 'UTC') return 0;
   const fields: Partial<Record<Intl.DateTimeFormatPartTypes, number>> = {};
   let beforeChrist = false;
   for (const part of formatterFor(timeZone).formatToParts(at)) {
@@ -149,7 +151,22 @@ export const localDateTimeOf = (at: Date, timeZone: string): TLocalDateTime => {
  * DST starts) is moved forward by the length of the gap, 02:30 → 03:30: Temporal's "compatible"
  * disambiguation, so no wall-clock reading is refused.
  */
-export const instantAt = ({ date, time, timeZone }: { date: TLocalDate; time: TLocalTime; timeZone: string }): Date => {
+export const instantAt = (reading: { date: TLocalDate; time: TLocalTime; timeZone: string }): Date => {
+  // A pure function of its reading, asked for the same few session bounds on every order.
+  const key = `${reading.timeZone} ${reading.date} ${reading.time}`;
+  let instant = instants.get(key);
+  if (instant === undefined) {
+    if (instants.size >= INSTANTS_CACHED) instants.clear();
+    instant = computeInstantAt(reading).getTime();
+    instants.set(key, instant);
+  }
+  return new Date(instant);
+};
+
+const INSTANTS_CACHED = 4096;
+const instants = new Map<string, number>();
+
+const computeInstantAt = ({ date, time, timeZone }: { date: TLocalDate; time: TLocalTime; timeZone: string }): Date => {
   const { year, month, day } = parseLocalDate(date);
   const { hour, minute, second } = parseLocalTime(time);
   const wallClock = wallClockMs(year, month, day, hour, minute, second);

@@ -44,16 +44,14 @@ export const insertIntentRecorded = async (
   records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim },
 ): Promise<{ claimed: boolean; placed: boolean }> => {
   const { claim } = records;
-  const placed = claim
-    ? sql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
+  const placed = sql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
         filled_qty, avg_fill_price, limit_price, stop_price, status, bracket, metadata, request_hash, reason, submitted_at, updated_at)
-      select * from (values ${intentValues(values)}) as intent where exists (select 1 from claim)
-      on conflict do nothing returning user_id`
-    : db.insert(orders).values(values).onConflictDoNothing().returning({ userId: orders.userId }).getSQL();
+      select * from (values ${intentValues(values)}) as intent ${claim ? sql`where exists (select 1 from claim)` : sql``}
+      on conflict do nothing returning user_id`;
   const made = sql`exists (select 1 from placed)`;
   const [row] = await rowsOf<{ claimed: number; placed: number }>(
     db,
-    sql`with ${claim ? sql`claim as (${claimStatement(db, claim).getSQL()}),` : sql``}
+    sql`with ${claim ? sql`claim as (${claimSql(claim)}),` : sql``}
       placed as (${placed}),
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
@@ -73,18 +71,18 @@ export const recordAnswer = async (
   change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'updatedAt'>,
   records: { fills: { executionId: string; qty: string; price: string; fee: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
 ): Promise<boolean> => {
-  const answered = db
-    .update(orders)
-    .set(change)
-    .where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId), eq(orders.status, 'pending')))
-    .returning({ userId: orders.userId });
+  const answered = sql`update ${orders}
+    set broker_order_id = ${change.brokerOrderId}::text, status = ${change.status}::text, filled_qty = ${change.filledQty}::numeric,
+      avg_fill_price = ${change.avgFillPrice}::numeric, updated_at = ${change.updatedAt.toISOString()}::timestamptz
+    where user_id = ${userId} and client_order_id = ${clientOrderId} and status = 'pending'
+    returning user_id`;
   const made = sql`exists (select 1 from answered)`;
   const fills = records.fills.map(
     (fill) => sql`(${userId}::integer, ${clientOrderId}::text, ${fill.executionId}::text, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${fill.at.toISOString()}::timestamptz)`,
   );
   const [row] = await rowsOf<{ answered: number }>(
     db,
-    sql`with answered as (${answered.getSQL()}),
+    sql`with answered as (${answered}),
       ${fills.length > 0 ? sql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at) select * from (values ${sql.join(fills, sql`, `)}) as fills where ${made} on conflict do nothing),` : sql``}
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
@@ -228,20 +226,18 @@ export interface RateClaim {
  * Counts one unit when the window has room (or has run out, which starts a new one at `at`);
  * returns the window's start when counted, no row when the limit is reached.
  */
-const claimStatement = (db: Queryable, { userId, scope, windowStart, at, max }: RateClaim) => {
+/**
+ * One unit of a rate window: counted when the window has room or has run out (a new window then
+ * starts at `at`); no row comes back when the window is full.
+ */
+const claimSql = ({ userId, scope, windowStart, at, max }: RateClaim) => {
   const stale = sql`${orderRateCounters.windowStart} < ${windowStart.toISOString()}::timestamptz`;
-  return db
-    .insert(orderRateCounters)
-    .values({ userId, scope, windowStart: at, count: 1 })
-    .onConflictDoUpdate({
-      target: [orderRateCounters.userId, orderRateCounters.scope],
-      set: {
-        count: sql`case when ${stale} then 1 else ${orderRateCounters.count} + 1 end`,
-        windowStart: sql`case when ${stale} then ${at.toISOString()}::timestamptz else ${orderRateCounters.windowStart} end`,
-      },
-      setWhere: sql`${stale} or ${orderRateCounters.count} < ${max}::integer`,
-    })
-    .returning({ windowStart: orderRateCounters.windowStart });
+  return sql`insert into ${orderRateCounters} (user_id, scope, window_start, count) values (${userId}::integer, ${scope}::text, ${at.toISOString()}::timestamptz, 1)
+    on conflict (user_id, scope) do update set
+      count = case when ${stale} then 1 else ${orderRateCounters.count} + 1 end,
+      window_start = case when ${stale} then ${at.toISOString()}::timestamptz else ${orderRateCounters.windowStart} end
+    where ${stale} or ${orderRateCounters.count} < ${max}::integer
+    returning (extract(epoch from window_start) * 1000)::float8 as window_start_ms`;
 };
 
 /** When the window that refused a claim started (for Retry-After). */
@@ -251,8 +247,8 @@ export const rateWindowStart = async (db: Queryable, { userId, scope, at }: { us
 };
 
 export const claimRate = async (db: Queryable, claim: RateClaim): Promise<{ counted: boolean; windowStartedAt: Date }> => {
-  const [row] = await claimStatement(db, claim);
-  if (row) return { counted: true, windowStartedAt: row.windowStart };
+  const [row] = await rowsOf<{ window_start_ms: number }>(db, claimSql(claim));
+  if (row) return { counted: true, windowStartedAt: new Date(row.window_start_ms) };
   return { counted: false, windowStartedAt: await rateWindowStart(db, claim) };
 };
 

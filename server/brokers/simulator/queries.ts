@@ -30,6 +30,54 @@ const positionsOf = ({ userId, assetClass, mode }: AccountKey) =>
   and(eq(simPositions.userId, userId), eq(simPositions.assetClass, assetClass), eq(simPositions.mode, mode));
 const isActive = () => inArray(simOrders.status, [...ACTIVE_STATUSES]);
 
+/** A json value as either driver hands it over (postgres.js under drizzle: text; PGlite: parsed). */
+const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
+const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
+
+// Rows read as json (numbers as text, so no decimal passes through a float), and their mapping.
+const ACCOUNT_JSON = sql`json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at)`;
+const POSITION_JSON = sql`json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
+  'price', case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end)`;
+
+interface AccountJson {
+  currency: string;
+  cash: string;
+  initial_cash: string;
+  created_at: string;
+  reset_at: string | null;
+}
+interface PositionJson {
+  symbol: string;
+  qty: string;
+  avg_entry_price: string;
+  realized_pnl: string;
+  updated_at: string;
+}
+interface PriceJson {
+  admin_price: string | null;
+  tick_price: string | null;
+  updated_at: string;
+}
+
+const accountOfJson = (key: AccountKey, account: AccountJson): SimAccountRow => ({
+  ...key,
+  currency: account.currency,
+  cash: account.cash,
+  initialCash: account.initial_cash,
+  createdAt: new Date(account.created_at),
+  resetAt: dateOrNull(account.reset_at),
+});
+const positionOfJson = (key: AccountKey, held: PositionJson): SimPositionRow => ({
+  ...key,
+  symbol: held.symbol,
+  qty: held.qty,
+  avgEntryPrice: held.avg_entry_price,
+  realizedPnl: held.realized_pnl,
+  updatedAt: new Date(held.updated_at),
+});
+const priceOfJson = (assetClass: TAssetClass, symbol: string, price: PriceJson | null): SimPriceRow | null =>
+  price && { assetClass, symbol, adminPrice: price.admin_price, tickPrice: price.tick_price, updatedAt: new Date(price.updated_at) };
+
 // ---------------------------------------------------------------------------------------------
 // Accounts
 
@@ -59,16 +107,27 @@ export const lockAccountForSymbol = async (
   tx: Tx,
   key: AccountKey,
   symbol: string,
-): Promise<{ account: SimAccountRow; position: SimPositionRow | null; price: SimPriceRow | null } | undefined> =>
-  (
-    await tx
-      .select({ account: simAccounts, position: simPositions, price: simPrices })
-      .from(simAccounts)
-      .leftJoin(simPositions, and(positionsOf(key), eq(simPositions.symbol, symbol)))
-      .leftJoin(simPrices, and(eq(simPrices.assetClass, key.assetClass), eq(simPrices.symbol, symbol)))
-      .where(accountIs(key))
-      .for('update', { of: simAccounts })
-  )[0];
+): Promise<{ account: SimAccountRow; position: SimPositionRow | null; price: SimPriceRow | null } | undefined> => {
+  const { userId, assetClass, mode } = key;
+  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown }>(
+    tx,
+    sql`select ${ACCOUNT_JSON} as account,
+        case when p.symbol is null then null else json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at) end as position,
+        case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price
+      from ${simAccounts} a
+      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.symbol = ${symbol}
+      left join ${simPrices} pr on pr.asset_class = a.asset_class and pr.symbol = ${symbol}
+      where a.user_id = ${userId} and a.asset_class = ${assetClass} and a.mode = ${mode}
+      for update of a`,
+  );
+  if (!row) return undefined;
+  const position = fromJson<PositionJson | null>(row.position);
+  return {
+    account: accountOfJson(key, fromJson<AccountJson>(row.account)),
+    position: position && positionOfJson(key, position),
+    price: priceOfJson(assetClass, symbol, fromJson<PriceJson | null>(row.price)),
+  };
+};
 
 export const resetAccountRow = async (tx: Tx, key: AccountKey, { cash, at }: { cash: string; at: Date }): Promise<SimAccountRow> => {
   const [row] = await tx.update(simAccounts).set({ cash, initialCash: cash, resetAt: at }).where(accountIs(key)).returning();
@@ -79,14 +138,37 @@ export const resetAccountRow = async (tx: Tx, key: AccountKey, { cash, at }: { c
 // Orders
 
 /** Inserts an order; undefined when the account already has an order with that client order id. */
-export const insertOrder = async (tx: Tx, values: SimOrderInsert): Promise<SimOrderRow | undefined> =>
-  (
-    await tx
-      .insert(simOrders)
-      .values(values)
-      .onConflictDoNothing({ target: [simOrders.userId, simOrders.assetClass, simOrders.mode, simOrders.clientOrderId] })
-      .returning()
-  )[0];
+/**
+ * Takes an order on the books; undefined when the account already has an order with that client
+ * id. The row is the one written, so nothing is read back.
+ */
+export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow | undefined> => {
+  const row: SimOrderRow = {
+    filledQty: '0',
+    avgFillPrice: null,
+    limitPrice: null,
+    stopPrice: null,
+    bracket: null,
+    parentId: null,
+    ocoSiblingId: null,
+    metadata: {},
+    expiresAt: null,
+    ...values,
+  };
+  const iso = (at: Date | null) => at?.toISOString() ?? null;
+  const inserted = await rowsOf<{ id: string }>(
+    tx,
+    sql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
+        limit_price, stop_price, status, bracket, parent_id, oco_sibling_id, metadata, expires_at, created_at, updated_at)
+      values (${row.userId}::integer, ${row.id}::text, ${row.clientOrderId}::text, ${row.assetClass}::text, ${row.mode}::text, ${row.symbol}::text, ${row.side}::text,
+        ${row.orderType}::text, ${row.timeInForce}::text, ${row.qty}::numeric, ${row.filledQty}::numeric, ${row.avgFillPrice}::numeric, ${row.limitPrice}::numeric,
+        ${row.stopPrice}::numeric, ${row.status}::text, ${row.bracket === null ? null : JSON.stringify(row.bracket)}::jsonb, ${row.parentId}::text, ${row.ocoSiblingId}::text,
+        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)
+      on conflict (user_id, asset_class, mode, client_order_id) do nothing
+      returning id`,
+  );
+  return inserted.length === 1 ? row : undefined;
+};
 
 export type OrderLookupKey = AccountKey & ({ brokerOrderId: string } | { clientOrderId: string });
 
@@ -227,13 +309,9 @@ export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise
     .where(and(positionsOf(key), gt(simPositions.qty, '0')))
     .orderBy(asc(simPositions.symbol));
 
-/** A json value as either driver hands it over (postgres.js under drizzle: text; PGlite: parsed). */
-const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
-const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
-
 interface SnapshotJson {
-  account: { currency: string; cash: string; initial_cash: string; created_at: string; reset_at: string | null };
-  positions: { symbol: string; qty: string; avg_entry_price: string; realized_pnl: string; updated_at: string; admin_price: string | null; tick_price: string | null; price_updated_at: string | null }[];
+  account: AccountJson;
+  positions: (PositionJson & { price: PriceJson | null })[];
   orders: {
     id: string;
     client_order_id: string;
@@ -269,11 +347,8 @@ export const readAccountSnapshot = async (
   const { userId, assetClass, mode } = key;
   const [row] = await rowsOf<{ account: unknown; positions: unknown; orders: unknown }>(
     db,
-    sql`select
-      json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at) as account,
-      coalesce((select json_agg(json_build_object(
-          'symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
-          'admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'price_updated_at', pr.updated_at) order by p.symbol)
+    sql`select ${ACCOUNT_JSON} as account,
+      coalesce((select json_agg(${POSITION_JSON} order by p.symbol)
         from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
         where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json) as positions,
       coalesce((select json_agg(json_build_object(
@@ -286,13 +361,9 @@ export const readAccountSnapshot = async (
     from ${simAccounts} a where a.user_id = ${userId} and a.asset_class = ${assetClass} and a.mode = ${mode}`,
   );
   if (!row) return undefined;
-  const account = fromJson<SnapshotJson['account']>(row.account);
   return {
-    account: { ...key, currency: account.currency, cash: account.cash, initialCash: account.initial_cash, createdAt: new Date(account.created_at), resetAt: dateOrNull(account.reset_at) },
-    positions: fromJson<SnapshotJson['positions']>(row.positions).map((held) => ({
-      position: { ...key, symbol: held.symbol, qty: held.qty, avgEntryPrice: held.avg_entry_price, realizedPnl: held.realized_pnl, updatedAt: new Date(held.updated_at) },
-      price: held.price_updated_at === null ? null : { assetClass, symbol: held.symbol, adminPrice: held.admin_price, tickPrice: held.tick_price, updatedAt: new Date(held.price_updated_at) },
-    })),
+    account: accountOfJson(key, fromJson<AccountJson>(row.account)),
+    positions: fromJson<SnapshotJson['positions']>(row.positions).map((held) => ({ position: positionOfJson(key, held), price: priceOfJson(assetClass, held.symbol, held.price) })),
     orders: fromJson<SnapshotJson['orders']>(row.orders).map((order) => ({
       ...key,
       id: order.id,
