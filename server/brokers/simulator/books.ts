@@ -31,6 +31,7 @@ import {
   insertAccountIfMissing,
   writeFill,
   insertOrder,
+  simOrderRowOf,
   listActiveOrders,
   listWorkingSells,
   lockAccount,
@@ -108,9 +109,27 @@ interface Session {
   events: TBrokerEvent[];
   /** The positions read or written in this session, by symbol (null: none held); the lock keeps them current. */
   positions: Map<string, SimPositionRow | null>;
+  /**
+   * Writes sent without waiting for their answer: the transaction's connection runs them in the
+   * order they were sent, and the next statement goes out in the same round trip. Each session
+   * is settled (every write answered, or the first failure thrown) before its transaction ends.
+   */
+  writes: Promise<unknown>[];
 }
 
-const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({ tx, at, account, cash: d(account.cash), events: [], positions: new Map() });
+const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({ tx, at, account, cash: d(account.cash), events: [], positions: new Map(), writes: [] });
+
+/** Sends a write without waiting for it; a failure surfaces when the session settles. */
+const sendWrite = (session: Session, write: Promise<unknown>) => {
+  // Marked handled here, so a session that ends early by another error leaves no unhandled rejection.
+  write.catch(() => undefined);
+  session.writes.push(write);
+};
+
+/** Every write of the session answered; the first failure thrown (the transaction then rolls back). */
+const settle = async (session: Session): Promise<void> => {
+  await Promise.all(session.writes);
+};
 
 const openSession = async (tx: Tx, key: AccountKey, at: Date): Promise<Session | undefined> => {
   const account = await lockAccount(tx, key);
@@ -257,7 +276,7 @@ const insufficientFunds = (session: Session, cost: Decimal) =>
  * Takes the order on the books as `accepted`. Refusals (a bad quantity, funds, no position to
  * sell, a client order id used before) throw BrokerRejectedError and write nothing.
  */
-export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[] }> => {
+export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[]; written: Promise<void> }> => {
   const { key, request, instrument, at } = input;
   // The account's lock, its position in the symbol and the symbol's prices: one statement.
   let locked = await lockAccountForSymbol(tx, key, request.symbol);
@@ -278,7 +297,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     if (qty.gt(available)) throw rejected(`insufficient position: selling ${text(qty)} ${request.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
   }
 
-  const row = await insertOrder(tx, {
+  const row = simOrderRowOf({
     userId: key.userId,
     id: newBrokerOrderId(),
     clientOrderId: request.clientOrderId,
@@ -303,12 +322,20 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     createdAt: at,
     updatedAt: at,
   });
-  if (!row) throw rejected('duplicate client order id');
+  // Sent, not waited for: the fill on arrival goes out behind it, and a duplicate client order id
+  // (nothing inserted) fails the session, so the transaction writes nothing.
+  sendWrite(
+    session,
+    insertOrder(tx, row).then((inserted) => {
+      if (!inserted) throw rejected('duplicate client order id');
+    }),
+  );
   session.events.push(eventOf(row, 'accepted', at));
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
-  return { row, events: session.events };
+  // The caller may send statements of its own in the same transaction before `written` settles.
+  return { row, events: session.events, written: settle(session) };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -526,11 +553,18 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
     updatedAt: at,
   });
   session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated) }));
+  await settle(session);
   return { row: updated, events: session.events };
 };
 
 // ---------------------------------------------------------------------------------------------
 // Fills
+
+/**
+ * A fill's execution id, known before its row is written: the order and the quantity filled in
+ * all after it, which grows with every fill of the order, so no two fills share one.
+ */
+const executionIdOf = (filled: Pick<SimOrderRow, 'id' | 'filledQty'>) => `${BROKER_NAME}-${filled.id}-${text(d(filled.filledQty))}`;
 
 /**
  * Fills `fillQty` of the order against `reference`: the fill row, the position, the cash and the
@@ -561,10 +595,10 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
   session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
   const updated: SimOrderRow = { ...row, status: step.status as SimOrderRow['status'], filledQty: text(step.filledQty), avgFillPrice: text(avgFillPrice), updatedAt: at };
-  const fillId = await writeFill(tx, { order: updated, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at });
+  sendWrite(session, writeFill(tx, { order: updated, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at }));
   session.events.push(
     eventOf(updated, step.event, at, {
-      fill: { execution_id: `${BROKER_NAME}-${fillId}`, qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
+      fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
     }),
   );
   await settleOco(session, updated, before.qty.minus(before.filledQty), fillQty);
@@ -586,6 +620,7 @@ export const matchInBooks = async (
   const row = await lockOrder(tx, order);
   if (!row || !active(row)) return [];
   await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick));
+  await settle(session);
   return session.events;
 };
 
@@ -622,6 +657,7 @@ export const cancelInBooks = async (tx: Tx, { key, brokerOrderId, at }: { key: A
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be canceled`);
   const updated = await endOrder(session, row, { kind: 'cancel' }, { reason: null, withSibling: true, protect: true });
+  await settle(session);
   return { row: updated, events: session.events };
 };
 
@@ -631,6 +667,7 @@ export const expireInBooks = async (tx: Tx, { order, at }: { order: Pick<SimOrde
   const row = session && (await lockOrder(tx, order));
   if (!session || !row || !active(row) || !row.expiresAt || row.expiresAt > at) return [];
   await endOrder(session, row, { kind: 'expire' }, { reason: 'day order: the session closed', withSibling: false, protect: true });
+  await settle(session);
   return session.events;
 };
 
@@ -648,5 +685,6 @@ export const resetInBooks = async (
   await deletePositions(tx, key);
   session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
+  await settle(session);
   return { account, canceled: working.length, events: session.events };
 };

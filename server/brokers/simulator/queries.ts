@@ -138,23 +138,26 @@ export const resetAccountRow = async (tx: Tx, key: AccountKey, { cash, at }: { c
 // Orders
 
 /** Inserts an order; undefined when the account already has an order with that client order id. */
+/** The row an insert of these values writes: the columns left out take their defaults. */
+export const simOrderRowOf = (values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): SimOrderRow => ({
+  filledQty: '0',
+  avgFillPrice: null,
+  limitPrice: null,
+  stopPrice: null,
+  bracket: null,
+  parentId: null,
+  ocoSiblingId: null,
+  metadata: {},
+  expiresAt: null,
+  ...values,
+});
+
 /**
  * Takes an order on the books; undefined when the account already has an order with that client
  * id. The row is the one written, so nothing is read back.
  */
 export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow | undefined> => {
-  const row: SimOrderRow = {
-    filledQty: '0',
-    avgFillPrice: null,
-    limitPrice: null,
-    stopPrice: null,
-    bracket: null,
-    parentId: null,
-    ocoSiblingId: null,
-    metadata: {},
-    expiresAt: null,
-    ...values,
-  };
+  const row = simOrderRowOf(values);
   const iso = (at: Date | null) => at?.toISOString() ?? null;
   const inserted = await rowsOf<{ id: string }>(
     tx,

@@ -308,7 +308,9 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const { order, events, recorded } = await db.transaction(async (tx) => {
       const placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
       const answer = { order: toBrokerOrder(placed.row), events: placed.events };
-      return { ...answer, recorded: await record(tx, answer) };
+      // The record goes out behind the books' writes, in the same round trip.
+      const [recorded] = await Promise.all([record(tx, answer), placed.written]);
+      return { ...answer, recorded };
     });
     hub.emit(events);
     return { order, recorded };
