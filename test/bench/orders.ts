@@ -389,7 +389,8 @@ const pgMessageCounter = (pgPort: number) => {
   const emptyCounts = (): PgCounts => ({ byKind: Object.fromEntries(STATEMENT_KINDS.map((k) => [k, 0])) as Record<StatementKind, number>, syncs: 0, writeCommits: 0, explicitTx: 0, unreliable: false });
   let counts = emptyCounts();
   interface SocketState {
-    skip: number;
+    /** The start of a message whose end has not been written yet (postgres.js may split its writes). */
+    partial: Buffer | undefined;
     statements: Map<string, StatementKind>;
     bound: StatementKind;
     inTx: boolean;
@@ -424,43 +425,42 @@ const pgMessageCounter = (pgPort: number) => {
       counts.unreliable = true;
       return;
     }
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const written = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let state = states.get(socket);
     if (!state) {
-      state = { skip: 0, statements: new Map(), bound: 'other', inTx: false, txWrote: false };
+      state = { partial: undefined, statements: new Map(), bound: 'other', inTx: false, txWrote: false };
       states.set(socket, state);
     }
-    let at = state.skip;
+    const buffer = state.partial ? Buffer.concat([state.partial, written]) : written;
+    state.partial = undefined;
+    let at = 0;
     while (at + 5 <= buffer.length) {
       const type = String.fromCharCode(buffer[at]!);
       const length = buffer.readInt32BE(at + 1);
       if (!KNOWN.has(type) || length < 4) {
         counts.unreliable = true;
-        state.skip = 0;
         return;
       }
+      // A message not written in full yet: read once the rest arrives.
+      if (at + 1 + length > buffer.length) break;
       const body = at + 5;
-      const whole = at + 1 + length <= buffer.length;
-      if (type === 'P' && whole) {
+      if (type === 'P') {
         const [name, next] = cstring(buffer, body);
         state.statements.set(name, classify(cstring(buffer, next)[0]));
-      } else if (type === 'B' && whole) {
+      } else if (type === 'B') {
         const [, next] = cstring(buffer, body);
         state.bound = state.statements.get(cstring(buffer, next)[0]) ?? 'other';
       } else if (type === 'E') {
         executed(state, state.bound);
-      } else if (type === 'Q' && whole) {
+      } else if (type === 'Q') {
         executed(state, classify(cstring(buffer, body)[0]));
         if (counting) counts.syncs++;
       } else if (type === 'S') {
         if (counting) counts.syncs++;
-      } else if ((type === 'P' || type === 'B' || type === 'Q') && !whole) {
-        counts.unreliable = true; // postgres.js writes whole messages: not expected
       }
       at += 1 + length;
     }
-    if (at < buffer.length) counts.unreliable = true; // a header split over writes: not expected either
-    state.skip = Math.max(0, at - buffer.length);
+    if (at < buffer.length) state.partial = Buffer.from(buffer.subarray(at));
   };
   type Write = (this: net.Socket, ...args: unknown[]) => boolean;
   const proto = net.Socket.prototype as unknown as { write: Write };
