@@ -115,9 +115,32 @@ interface Session {
    * is settled (every write answered, or the first failure thrown) before its transaction ends.
    */
   writes: Promise<unknown>[];
+  /**
+   * Orders taken in this session and not written yet, in their latest state: a placement writes
+   * its order once, in the state its first match leaves it in (filled, say), instead of an insert
+   * and an update of the same row.
+   */
+  unsaved: Map<string, SimOrderRow>;
 }
 
-const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({ tx, at, account, cash: d(account.cash), events: [], positions: new Map(), writes: [] });
+const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
+  tx,
+  at,
+  account,
+  cash: d(account.cash),
+  events: [],
+  positions: new Map(),
+  writes: [],
+  unsaved: new Map(),
+});
+
+/** Writes a change of an order, or keeps it in memory while the order itself is still to be written. */
+const changeOrder = async (session: Session, row: SimOrderRow, fields: Parameters<typeof updateOrder>[2]): Promise<SimOrderRow> => {
+  if (!session.unsaved.has(row.id)) return updateOrder(session.tx, row, fields);
+  const changed: SimOrderRow = { ...row, ...fields };
+  session.unsaved.set(row.id, changed);
+  return changed;
+};
 
 /** Sends a write without waiting for it; a failure surfaces when the session settles. */
 const sendWrite = (session: Session, write: Promise<unknown>) => {
@@ -322,18 +345,21 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     createdAt: at,
     updatedAt: at,
   });
-  // Sent, not waited for: the fill on arrival goes out behind it, and a duplicate client order id
-  // (nothing inserted) fails the session, so the transaction writes nothing.
-  sendWrite(
-    session,
-    insertOrder(tx, row).then((inserted) => {
-      if (!inserted) throw rejected('duplicate client order id');
-    }),
-  );
+  session.unsaved.set(row.id, row);
   session.events.push(eventOf(row, 'accepted', at));
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
+  // Written once, in the state that match left it in; sent, not waited for. A duplicate client
+  // order id (nothing inserted) fails the session, so the transaction writes nothing.
+  const final = session.unsaved.get(row.id)!;
+  session.unsaved.delete(row.id);
+  sendWrite(
+    session,
+    insertOrder(tx, final).then((inserted) => {
+      if (!inserted) throw rejected('duplicate client order id');
+    }),
+  );
   // The caller may send statements of its own in the same transaction before `written` settles.
   return { row, events: session.events, written: settle(session) };
 };
@@ -345,7 +371,7 @@ type TEndTrigger = Extract<TOrderTrigger, { kind: 'cancel' | 'expire' | 'reject'
 
 const changeStatus = async (session: Session, row: SimOrderRow, trigger: TEndTrigger, reason: string | null): Promise<SimOrderRow> => {
   const next = applied(transition(stateOf(row), trigger));
-  const updated = await updateOrder(session.tx, row, {
+  const updated = await changeOrder(session, row, {
     status: next.status as SimOrderRow['status'],
     metadata: reason === null ? row.metadata : { ...row.metadata, reason },
     updatedAt: session.at,
@@ -595,7 +621,10 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
   session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
   const updated: SimOrderRow = { ...row, status: step.status as SimOrderRow['status'], filledQty: text(step.filledQty), avgFillPrice: text(avgFillPrice), updatedAt: at };
-  sendWrite(session, writeFill(tx, { order: updated, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at }));
+  // An order not written yet takes this state when it is.
+  const orderWritten = !session.unsaved.has(row.id);
+  if (!orderWritten) session.unsaved.set(row.id, updated);
+  sendWrite(session, writeFill(tx, { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at }));
   session.events.push(
     eventOf(updated, step.event, at, {
       fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },

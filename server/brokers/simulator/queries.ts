@@ -251,19 +251,22 @@ export const listLiveSymbols = async (db: Queryable, assetClasses: readonly TAss
 
 /**
  * What one fill changes on the books, written in one statement: the fill row, the order's filled
- * quantity, average price and status, the position the fill leaves (a closed one stays, at
- * quantity 0, so its realised P&L is kept) and the account's cash. Returns the fill's id.
+ * quantity, average price and status (unless the order is still to be written, in that state),
+ * the position the fill leaves (a closed one stays, at quantity 0, so its realised P&L is kept)
+ * and the account's cash. Returns the fill's id.
  */
 export const writeFill = async (
   tx: Tx,
   {
     order,
+    orderWritten,
     fill,
     position,
     cash,
     at,
   }: {
     order: Pick<SimOrderRow, 'userId' | 'id' | 'assetClass' | 'mode' | 'symbol' | 'side' | 'status' | 'filledQty' | 'avgFillPrice'>;
+    orderWritten: boolean;
     fill: { qty: string; price: string; fee: string };
     position: { qty: string; avgEntryPrice: string; realizedPnl: string };
     cash: string;
@@ -278,9 +281,13 @@ export const writeFill = async (
         insert into ${simFills} (user_id, order_id, asset_class, mode, symbol, side, qty, price, fee, created_at)
         values (${userId}, ${order.id}, ${assetClass}, ${mode}, ${symbol}, ${order.side}, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${when}::timestamptz)
         returning id),
-      filled as (
+      ${
+        orderWritten
+          ? sql`filled as (
         update ${simOrders} set status = ${order.status}, filled_qty = ${order.filledQty}::numeric, avg_fill_price = ${order.avgFillPrice}::numeric, updated_at = ${when}::timestamptz
-        where user_id = ${userId} and id = ${order.id}),
+        where user_id = ${userId} and id = ${order.id}),`
+          : sql``
+      }
       held as (
         insert into ${simPositions} (user_id, asset_class, mode, symbol, qty, avg_entry_price, realized_pnl, updated_at)
         values (${userId}, ${assetClass}, ${mode}, ${symbol}, ${position.qty}::numeric, ${position.avgEntryPrice}::numeric, ${position.realizedPnl}::numeric, ${when}::timestamptz)
