@@ -36,11 +36,16 @@ import { createAnalysis } from './analysis/analysis.ts';
 import { llmClientFromConfig } from './analysis/llm/from-config.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { createLive } from './live/live.ts';
+import { createPromotion } from './live/promotion.ts';
+import { createBotCheck } from './live/botcheck.ts';
+import { createMailer } from './alerts/email.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** How often cached shared state is re-read even without a notification: a bound, not the mechanism. */
 const CACHE_SAFETY_RELOAD_MS = 30_000;
+/** One confirm-token e-mail's limit (the issuing request waits on it). */
+const MAIL_TIMEOUT_MS = 10_000;
 
 export interface AppOptions {
   logger?: Logger;
@@ -116,7 +121,12 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
-    const live = createLive({ db, clock, config });
+    const smtp = alertChannelsFromConfig(config).smtp;
+    // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
+    const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
+    const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
+    const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
+    const live = createLive({ db, clock, config, promotion });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
@@ -132,6 +142,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await orders.idle();
         await backtestPool?.close();
         await alerts.close();
+        mailer?.close();
         await events.close().catch(() => undefined);
         await changes.close().catch(() => undefined);
         await database.close();

@@ -1,6 +1,6 @@
 // Live trading's controls around the order gates: what a user's live accounts look like (the
 // flag, the first live order, an active lock, today's live orders against the daily limit), and
-// the operator's switches (disable a user's live trading, clear a lock early), each audited in
+// the promotion routes (promotion.ts), and the operator's switches (disable a user's live trading, clear a lock early), each audited in
 // the transaction of its change.
 import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import type { TLiveStatus } from '../../contracts/live.ts';
@@ -13,10 +13,11 @@ import { liveScope } from '../orders/gates.ts';
 import { clearLock, liveStateOf, setLiveEnabled } from '../orders/queries.ts';
 import { utcDateOf } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
+import type { Promotion } from './promotion.ts';
 
 export type Live = ReturnType<typeof createLive>;
 
-export const createLive = ({ db, clock, config }: { db: Db; clock: Clock; config: Config }) => {
+export const createLive = ({ db, clock, config, promotion }: { db: Db; clock: Clock; config: Config; promotion: Promotion }) => {
   const existingUser = async (userId: number) => {
     if (!(await findUserById(db, userId))) throw new AppError('NOT_FOUND', 'User not found');
   };
@@ -65,5 +66,5 @@ export const createLive = ({ db, clock, config }: { db: Db; clock: Clock; config
     return { user_id: userId, asset_class: assetClass, locked_until: null, cleared };
   };
 
-  return { status, disable, clearLock: clear };
+  return { status, disable, clearLock: clear, readiness: promotion.readiness, issueConfirm: promotion.issue, enable: promotion.enable };
 };
