@@ -37,6 +37,7 @@ import { llmClientFromConfig } from './analysis/llm/from-config.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { createLive } from './live/live.ts';
 import { createPromotion } from './live/promotion.ts';
+import { createKillSwitch } from './live/kill-switch.ts';
 import { createBotCheck } from './live/botcheck.ts';
 import { createMailer } from './alerts/email.ts';
 
@@ -127,8 +128,13 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
     const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
     const live = createLive({ db, clock, config, promotion });
-    // Every broker event of this instance goes to the order service (its fills, statuses, audit).
-    simulator.onEvent((event) => void orders.ingest(event));
+    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
+    // Every broker event of this instance goes to the order service (its fills, statuses, audit);
+    // once a fill is recorded, the kill switch looks at that account, off the order's path.
+    simulator.onEvent((event) => {
+      const applied = orders.ingest(event);
+      if (event.fill) void applied.then(() => killSwitch.afterFill({ userId: event.user_id, assetClass: event.asset_class }));
+    });
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
     simulator.onPrice(({ assetClass, symbol, price, at }) => {
       events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
@@ -140,6 +146,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await simulator.stop();
         await orders.idle();
+        await killSwitch.idle();
         await backtestPool?.close();
         await alerts.close();
         mailer?.close();
@@ -147,7 +154,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -3,7 +3,7 @@
 import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
-import type { Queryable, Tx } from '../../db/client.ts';
+import { rowsOf, type Queryable, type Tx } from '../../db/client.ts';
 import { leases, simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
 
 export type { SimOrderRow };
@@ -196,6 +196,40 @@ export const savePosition = async (
       target: [simPositions.userId, simPositions.assetClass, simPositions.mode, simPositions.symbol],
       set: { qty, avgEntryPrice, realizedPnl, updatedAt: at },
     });
+};
+
+/** The symbols any account holds (quantity above zero). */
+export const listHeldSymbols = (db: Queryable): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
+  db.selectDistinct({ assetClass: simPositions.assetClass, symbol: simPositions.symbol }).from(simPositions).where(gt(simPositions.qty, '0'));
+
+/** One account's equity, as exact decimal text. */
+export interface AccountEquityRow {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  equity: string;
+}
+
+/**
+ * Every account's equity (cash plus each held quantity at its price) in one statement, exact in
+ * numeric; `prices` are the held symbols' current prices (a symbol without one is valued at its
+ * entry price, as the positions read does). `only` narrows it to one user's asset class.
+ */
+export const listAccountEquities = async (
+  db: Queryable,
+  { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: { userId: number; assetClass: TAssetClass } },
+): Promise<AccountEquityRow[]> => {
+  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }>(
+    db,
+    sql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
+      select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
+      from ${simAccounts} a
+      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
+      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+      ${only ? sql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : sql``}
+      group by a.user_id, a.asset_class, a.mode, a.cash`,
+  );
+  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity }));
 };
 
 /** The positions the account holds (quantity above zero), each with its symbol's stored prices. */
