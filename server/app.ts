@@ -38,6 +38,7 @@ import { createJobQueue } from './jobs/queue.ts';
 import { createLive } from './live/live.ts';
 import { createPromotion } from './live/promotion.ts';
 import { createKillSwitch } from './live/kill-switch.ts';
+import { createLiveSuspension } from './live/suspension.ts';
 import { createBotCheck } from './live/botcheck.ts';
 import { createMailer } from './alerts/email.ts';
 
@@ -119,7 +120,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const backtestPool = config.BACKTEST_WORKERS > 0 ? createBacktestPool({ size: config.BACKTEST_WORKERS, logger }) : undefined;
     const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool, poolSize: config.BACKTEST_WORKERS });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
+    const suspension = await createLiveSuspension({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, liveSuspended: () => suspension.isSuspended() });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
     const smtp = alertChannelsFromConfig(config).smtp;
@@ -127,7 +129,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
     const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
     const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
-    const live = createLive({ db, clock, config, promotion });
+    const live = createLive({ db, clock, config, promotion, suspension, halt });
     const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit);
     // once a fill is recorded, the kill switch looks at that account, off the order's path.
@@ -143,6 +145,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const close = () =>
       (closing ??= (async () => {
         halt.close();
+        suspension.close();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await simulator.stop();
         await orders.idle();

@@ -1,9 +1,10 @@
 // SQL of live promotion: the paper record readiness reads, and the confirm tokens (issued with
-// the user's earlier active ones made inactive, consumed in one conditional update).
-import { and, count, eq, gt, isNull, min, sql } from 'drizzle-orm';
+// the user's earlier active ones made inactive, consumed in one conditional update); and the
+// operator overview's reads.
+import { and, asc, count, desc, eq, gt, gte, isNull, like, min, sql } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { liveConfirmTokens, orders } from '../db/schema/index.ts';
+import { criticalAlerts, emergencyLocks, liveConfirmTokens, liveFlags, orderRateCounters, orders, users } from '../db/schema/index.ts';
 
 /** The user's paper record in an asset class: its first paper order and how many filled. */
 export const paperRecordOf = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<{ firstAt: Date | null; filled: number }> => {
@@ -54,3 +55,38 @@ export const consumeToken = async (tx: Queryable, { userId, tokenHash, at }: { u
       )
       .returning({ assetClass: liveConfirmTokens.assetClass })
   )[0]?.assetClass;
+
+// --- the operator overview: reads across users (an operator's view, never a user's) ---
+
+const OVERVIEW_ROWS = 500;
+
+export const listLiveEnabled = (db: Queryable) =>
+  db
+    .select({ userId: liveFlags.userId, username: users.username, assetClass: liveFlags.assetClass, firstLiveOrderAt: liveFlags.firstLiveOrderAt })
+    .from(liveFlags)
+    .innerJoin(users, eq(users.id, liveFlags.userId))
+    .where(eq(liveFlags.liveEnabled, true))
+    .orderBy(asc(liveFlags.userId), asc(liveFlags.assetClass))
+    .limit(OVERVIEW_ROWS);
+
+export const listActiveLocks = (db: Queryable, { at }: { at: Date }) =>
+  db
+    .select({ userId: emergencyLocks.userId, username: users.username, assetClass: emergencyLocks.assetClass, lockedUntil: emergencyLocks.lockedUntil, reason: emergencyLocks.reason })
+    .from(emergencyLocks)
+    .innerJoin(users, eq(users.id, emergencyLocks.userId))
+    .where(gt(emergencyLocks.lockedUntil, at))
+    .orderBy(asc(emergencyLocks.lockedUntil))
+    .limit(OVERVIEW_ROWS);
+
+/** Today's live-order counters (the daily limit's), per user and asset class. */
+export const listLiveOrderCounts = async (db: Queryable, { since }: { since: Date }): Promise<{ userId: number; assetClass: TAssetClass; count: number }[]> => {
+  const rows = await db
+    .select({ userId: orderRateCounters.userId, scope: orderRateCounters.scope, count: orderRateCounters.count })
+    .from(orderRateCounters)
+    .where(and(like(orderRateCounters.scope, 'live:%'), gte(orderRateCounters.windowStart, since), gt(orderRateCounters.count, 0)))
+    .orderBy(desc(orderRateCounters.count))
+    .limit(OVERVIEW_ROWS);
+  return rows.map((row) => ({ userId: row.userId, assetClass: row.scope.slice('live:'.length) as TAssetClass, count: row.count }));
+};
+
+export const listRecentCriticalAlerts = (db: Queryable, { limit }: { limit: number }) => db.select().from(criticalAlerts).orderBy(desc(criticalAlerts.createdAt), desc(criticalAlerts.id)).limit(limit);
