@@ -3,13 +3,15 @@
 // canceled (protective exits stay), a halted bot_status frame reaches /ws/live, the webhook is
 // called once per alert, two sweeps at once lock once; an operator clear holds for the day. With
 // KILL_SWITCH_LIQUIDATE, a fill after the crash trips it and every position is sold at market.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, criticalAlerts, emergencyLocks } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startFakeWebhook, type FakeWebhook } from '../support/fake-webhook.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, tempDir, type TestServer } from '../support/server.ts';
+import { LIQUIDATE_QUEUE } from '../../server/live/kill-switch.ts';
+import { rowsOf } from '../../server/db/client.ts';
 import { waitFor } from '../support/wait.ts';
 import { connect, wsUrl } from '../support/ws.ts';
 
@@ -167,5 +169,50 @@ describe('with KILL_SWITCH_LIQUIDATE=true', () => {
     // Canceling one of the bracket's OCO pair cancels its sibling at the broker: one or two cancels.
     expect(alert.data).toMatchObject({ liquidate: true, liquidation_orders: 1 });
     expect(alert.data.canceled_orders).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a closed market’s liquidation waits for its open: a pg-boss job that starts then', async () => {
+    // 15:00 UTC is midnight in Seoul: KRX is closed until 09:00 KST (00:00 UTC) the next weekday.
+    const user = await newUser(server, { prefix: 'liq_krx' });
+    const deferred = await server.services.killSwitch.liquidate({ userId: user.user.id, assetClass: 'kr_equity' });
+    expect(deferred).toEqual({ placed: 0, deferredUntil: new Date('2026-03-11T00:00:00Z') });
+    const rows = await rowsOf<{ data: unknown; start_after: Date | string }>(
+      server.services.db,
+      sql`select data, start_after from pgboss.job where name = ${LIQUIDATE_QUEUE} and (data->>'userId')::integer = ${user.user.id}`,
+    );
+    expect(rows.map((row) => [row.data, new Date(row.start_after).toISOString()])).toEqual([[{ userId: user.user.id, assetClass: 'kr_equity' }, '2026-03-11T00:00:00.000Z']]);
+  });
+});
+
+// Two instances on one PostgreSQL database (embedded PGlite is one process's database).
+describe.skipIf(!process.env.DATABASE_URL)('two instances sweeping at once', () => {
+  let a: TestServer;
+  let b: TestServer;
+  let webhook: FakeWebhook;
+  beforeAll(async () => {
+    webhook = await startFakeWebhook();
+    a = await start({}, webhook);
+    b = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WORKERS_IN_PROCESS: 'false', ALERT_WEBHOOK_URL: webhook.url('/alerts') }, { dataDir: tempDir(), databaseUrl: a.databaseUrl }, { clock });
+  });
+  afterAll(async () => {
+    await b.stop();
+    await a.stop();
+    await webhook.close();
+  });
+
+  it('lock once, alert once and cancel once', async () => {
+    const admin = await newUser(a, { role: 'admin', prefix: 'ks2_admin' });
+    await setPrice(a, admin, 50_000);
+    const user = await trader(a, 'two');
+    expect((await place(a, user, { side: 'buy', qty: 0.5, order_type: 'market' })).status).toBe(201);
+    expect((await place(a, user, { side: 'buy', qty: 0.01, order_type: 'limit', limit_price: 30_000, time_in_force: 'gtc' })).status).toBe(201);
+    await setPrice(a, admin, 38_000);
+    const results = await Promise.all([a.services.killSwitch.sweep(), b.services.killSwitch.sweep(), a.services.killSwitch.sweep(), b.services.killSwitch.sweep()]);
+    expect(results.reduce((sum, result) => sum + result.locked, 0)).toBe(1);
+    await a.services.alerts.idle();
+    await b.services.alerts.idle();
+    expect(alertsOf(webhook, user.user.id, 'kill_switch_lock')).toHaveLength(1);
+    const cancels = await a.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.cancel_requested')));
+    expect(cancels).toHaveLength(1);
   });
 });
