@@ -21,6 +21,8 @@ export const issueToken = async (
   tx: Queryable,
   { userId, assetClass, tokenHash, expiresAt, delivery, at }: { userId: number; assetClass: TAssetClass; tokenHash: string; expiresAt: Date; delivery: 'email' | 'log'; at: Date },
 ): Promise<number> => {
+  // The user's row lock orders two issues of one user: the second sees the first's token and makes it inactive.
+  await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
   await tx
     .update(liveConfirmTokens)
     .set({ supersededAt: at })

@@ -198,9 +198,12 @@ export const savePosition = async (
     });
 };
 
-/** The symbols any account holds (quantity above zero). */
-export const listHeldSymbols = (db: Queryable): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
-  db.selectDistinct({ assetClass: simPositions.assetClass, symbol: simPositions.symbol }).from(simPositions).where(gt(simPositions.qty, '0'));
+/** The symbols any account holds (quantity above zero), or one user's in one asset class. */
+export const listHeldSymbols = (db: Queryable, only?: { userId: number; assetClass: TAssetClass }): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
+  db
+    .selectDistinct({ assetClass: simPositions.assetClass, symbol: simPositions.symbol })
+    .from(simPositions)
+    .where(and(gt(simPositions.qty, '0'), only ? and(eq(simPositions.userId, only.userId), eq(simPositions.assetClass, only.assetClass)) : undefined));
 
 /** One account's equity, as exact decimal text. */
 export interface AccountEquityRow {

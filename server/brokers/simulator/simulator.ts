@@ -397,14 +397,12 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     priceOf: async ({ assetClass, symbol }) => (await quoteOf(db, await instrumentOf(assetClass, symbol))).price.toFixed(),
     accountEquities: async (only) => {
       // A few dozen held symbols, each priced as a trade would be; then one statement for every account.
-      const held = await listHeldSymbols(db);
+      const held = await listHeldSymbols(db, only);
       const prices = await Promise.all(
-        held
-          .filter((key) => !only || key.assetClass === only.assetClass)
-          .map(async ({ assetClass, symbol }) => {
-            const instrument = await findInstrument({ assetClass, symbol });
-            return instrument ? { asset_class: assetClass, symbol, price: (await quoteOf(db, instrument)).price.toFixed() } : undefined;
-          }),
+        held.map(async ({ assetClass, symbol }) => {
+          const instrument = await findInstrument({ assetClass, symbol });
+          return instrument ? { asset_class: assetClass, symbol, price: (await quoteOf(db, instrument)).price.toFixed() } : undefined;
+        }),
       );
       return listAccountEquities(db, { prices: prices.filter((price) => price !== undefined), only });
     },
