@@ -37,6 +37,7 @@ export const ZAppErrorCode = z.enum([
   'INLINE_REQUIRES_QUICK',
   'LLM_BUDGET_EXCEEDED',
   'BROKER_UNAVAILABLE',
+  'DELIVERY_FAILED',
   'FEATURE_DISABLED',
 ]);
 export type TAppErrorCode = z.infer<typeof ZAppErrorCode>;
@@ -88,6 +89,7 @@ export const statusOf = (code: TAppErrorCode): number => {
     case 'INTERNAL_ERROR':
       return 500;
     case 'BROKER_UNAVAILABLE':
+    case 'DELIVERY_FAILED':
       return 502;
     case 'SERVICE_HALTED':
     case 'FEATURE_DISABLED':

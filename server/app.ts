@@ -36,11 +36,18 @@ import { createAnalysis } from './analysis/analysis.ts';
 import { llmClientFromConfig } from './analysis/llm/from-config.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { createLive } from './live/live.ts';
+import { createPromotion } from './live/promotion.ts';
+import { createKillSwitch } from './live/kill-switch.ts';
+import { createLiveSuspension } from './live/suspension.ts';
+import { createBotCheck } from './live/botcheck.ts';
+import { createMailer } from './alerts/email.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** How often cached shared state is re-read even without a notification: a bound, not the mechanism. */
 const CACHE_SAFETY_RELOAD_MS = 30_000;
+/** One confirm-token e-mail's limit (the issuing request waits on it). */
+const MAIL_TIMEOUT_MS = 10_000;
 
 export interface AppOptions {
   logger?: Logger;
@@ -113,12 +120,23 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const backtestPool = config.BACKTEST_WORKERS > 0 ? createBacktestPool({ size: config.BACKTEST_WORKERS, logger }) : undefined;
     const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool, poolSize: config.BACKTEST_WORKERS });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events });
+    const suspension = await createLiveSuspension({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, liveSuspended: () => suspension.isSuspended() });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
-    const live = createLive({ db, clock, config });
-    // Every broker event of this instance goes to the order service (its fills, statuses, audit).
-    simulator.onEvent((event) => void orders.ingest(event));
+    const smtp = alertChannelsFromConfig(config).smtp;
+    // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
+    const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
+    const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
+    const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
+    const live = createLive({ db, clock, config, promotion, suspension, halt });
+    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
+    // Every broker event of this instance goes to the order service (its fills, statuses, audit);
+    // once a fill is recorded, the kill switch looks at that account, off the order's path.
+    simulator.onEvent((event) => {
+      const applied = orders.ingest(event);
+      if (event.fill) void applied.then(() => killSwitch.afterFill({ userId: event.user_id, assetClass: event.asset_class }));
+    });
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
     simulator.onPrice(({ assetClass, symbol, price, at }) => {
       events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
@@ -127,16 +145,19 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const close = () =>
       (closing ??= (async () => {
         halt.close();
+        suspension.close();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await simulator.stop();
         await orders.idle();
+        await killSwitch.idle();
         await backtestPool?.close();
         await alerts.close();
+        mailer?.close();
         await events.close().catch(() => undefined);
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

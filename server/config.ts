@@ -137,6 +137,16 @@ const ZEnv = z.object({
   RISK_DEFAULT_STOP_PCT: percentSetting('5'),
   RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),
   RISK_DAILY_LOSS_LIMIT_PCT: percentSetting('5'),
+  /** Live promotion's paper validation: days since the first paper order of the asset class. */
+  RISK_PAPER_MIN_DAYS: int(90, 0, 36_500),
+  /** Live promotion's paper validation: filled paper orders of the asset class. */
+  RISK_PAPER_MIN_TRADES: int(50, 0, 1_000_000),
+  /** The bot check's secret (Turnstile/hCaptcha siteverify); empty skips the check on live enable. */
+  BOTCHECK_SECRET_KEY: text(),
+  /** Where the bot check is verified (a siteverify endpoint answering {success: bool}). */
+  BOTCHECK_VERIFY_URL: text('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  /** The kill switch also sells every position at market when it locks an account. */
+  KILL_SWITCH_LIQUIDATE: flag(false),
 
   /** Worker threads for long backtests; 0 runs every backtest on the event loop. */
   BACKTEST_WORKERS: int(Math.max(1, availableParallelism() - 1), 0, 64),
@@ -264,7 +274,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   const dataDir = path.resolve(values.DATA_DIR);
   const warnings: string[] = [];
 
-  for (const name of [...GENERATED_SECRETS, 'LIVE_CONFIRM_SECRET'] as const) {
+  for (const name of [...GENERATED_SECRETS, 'LIVE_CONFIRM_SECRET', 'BOTCHECK_SECRET_KEY'] as const) {
     if (values[name]) refusePlaceholder(name, values[name]);
   }
   if (values.AUTH_SECRET_KEY && values.AUTH_SECRET_KEY.length < 32) {
@@ -287,6 +297,15 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     refuseInvalid('ADMIN_USERNAME', ZUsername, values.ADMIN_USERNAME);
   }
   if (values.ADMIN_PASSWORD) refuseInvalid('ADMIN_PASSWORD', ZPassword, values.ADMIN_PASSWORD);
+  if (values.BOTCHECK_SECRET_KEY) {
+    let verifyUrl: URL | undefined;
+    try {
+      verifyUrl = new URL(values.BOTCHECK_VERIFY_URL);
+    } catch {
+      verifyUrl = undefined;
+    }
+    if (!verifyUrl || (verifyUrl.protocol !== 'https:' && verifyUrl.protocol !== 'http:')) throw new ConfigError('BOTCHECK_VERIFY_URL', 'must be an http(s) URL');
+  }
   try {
     parseAllowList(values.BROKER_BASE_URLS);
   } catch (error) {

@@ -19,6 +19,7 @@ import type { Alerts } from './alerts/index.ts';
 import type { Analysis } from './analysis/analysis.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { Live } from './live/live.ts';
+import type { KillSwitch } from './live/kill-switch.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -54,6 +55,8 @@ export interface Services extends Areas {
   alerts: Alerts;
   /** The process's pg-boss, started on first use (queued work and its workers). */
   jobs: JobQueue;
+  /** The daily-loss kill switch: after fills, and the minute sweep (the bot subscribes to onLock). */
+  killSwitch: KillSwitch;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

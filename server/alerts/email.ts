@@ -22,8 +22,16 @@ export const emailBody = (alert: QueuedAlert): string => {
   return `${alert.text}\n\n${facts.join('\n')}${data}\n`;
 };
 
-export const createEmailChannel = (options: { smtp: SmtpSettings; to: readonly string[]; attemptTimeoutMs: number }): Channel => {
-  const { smtp, to, attemptTimeoutMs } = options;
+/** One message to some addresses; resolves when the relay accepted it, rejects with nodemailer's error. */
+export interface Mailer {
+  send(message: { to: readonly string[]; subject: string; text: string; signal?: AbortSignal }): Promise<void>;
+  /** The password (and its base64 form, as AUTH PLAIN sends it) scrubbed out of a failure's text. */
+  scrub(text: string): string;
+  close(): void;
+}
+
+/** The SMTP transport the alerts and the live confirm token share (nodemailer). */
+export const createMailer = ({ smtp, attemptTimeoutMs }: { smtp: SmtpSettings; attemptTimeoutMs: number }): Mailer => {
   const secure = smtp.port === 465;
   const transport = nodemailer.createTransport({
     host: smtp.host,
@@ -35,18 +43,29 @@ export const createEmailChannel = (options: { smtp: SmtpSettings; to: readonly s
     connectionTimeout: attemptTimeoutMs,
     greetingTimeout: attemptTimeoutMs,
     socketTimeout: attemptTimeoutMs,
-    // Alert text is plain data: never let it name a file or URL for nodemailer to read.
+    // Message text is plain data: never let it name a file or URL for nodemailer to read.
     disableFileAccess: true,
     disableUrlAccess: true,
     logger: false,
   });
-  const scrub = secretScrubber([smtp.password, Buffer.from(smtp.password).toString('base64')]);
+  return {
+    send: async ({ to, subject, text, signal }) => {
+      await transport.sendMail({ from: smtp.from || smtp.user, to: [...to], subject, text, ...(signal ? { signal } : {}) });
+    },
+    scrub: secretScrubber([smtp.password, Buffer.from(smtp.password).toString('base64')]),
+    close: () => transport.close(),
+  };
+};
+
+export const createEmailChannel = (options: { smtp: SmtpSettings; to: readonly string[]; attemptTimeoutMs: number }): Channel => {
+  const { smtp, to, attemptTimeoutMs } = options;
+  const mailer = createMailer({ smtp, attemptTimeoutMs });
   return {
     name: 'email',
     target: `${smtp.host}:${smtp.port}`,
     attempt: async (alert, signal): Promise<AttemptResult> => {
       try {
-        await transport.sendMail({ from: smtp.from || smtp.user, to: [...to], subject: alert.title, text: emailBody(alert), signal });
+        await mailer.send({ to, subject: alert.title, text: emailBody(alert), signal });
         return { ok: true };
       } catch (error) {
         const aborted = abortFailure(signal);
@@ -60,11 +79,11 @@ export const createEmailChannel = (options: { smtp: SmtpSettings; to: readonly s
             reason: 'smtp',
             ...(typeof failed.code === 'string' ? { code: failed.code } : {}),
             ...(typeof failed.responseCode === 'number' ? { responseCode: failed.responseCode } : {}),
-            message: scrub(error instanceof Error ? error.message : String(error)),
+            message: mailer.scrub(error instanceof Error ? error.message : String(error)),
           },
         };
       }
     },
-    close: () => transport.close(),
+    close: () => mailer.close(),
   };
 };

@@ -6,7 +6,7 @@ import type { DatabaseHandle, Queryable } from '../db/client.ts';
 import { notify } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
 
-export type Change = { kind: 'user'; id: number } | { kind: 'halt' } | { kind: 'sim_outage' } | { kind: 'broker_keys'; userId: number } | { kind: 'instruments' } | { kind: 'resync' };
+export type Change = { kind: 'user'; id: number } | { kind: 'halt' } | { kind: 'live_suspend' } | { kind: 'sim_outage' } | { kind: 'broker_keys'; userId: number } | { kind: 'instruments' } | { kind: 'resync' };
 type Handler = (change: Change) => void | Promise<void>;
 
 export interface ChangeFeed {

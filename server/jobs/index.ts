@@ -6,11 +6,14 @@ import { ANALYSIS_QUEUE } from '../analysis/analysis.ts';
 import type { Services } from '../services.ts';
 import { pruneEvents } from '../events/queries.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
+import { LIQUIDATE_QUEUE } from '../live/kill-switch.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
 export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
 export const RECONCILE_ORDERS = 'orders-reconcile';
 export const PRUNE_EVENTS = 'events-prune';
+export const KILL_SWITCH_SWEEP = 'kill-switch-sweep';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
 const PRUNE_EVENTS_CRON = '41 * * * *';
@@ -21,7 +24,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, simulator, orders, jobs, analysis } = services;
+  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch } = services;
   const boss = await jobs.boss();
   try {
     await boss.createQueue(AUTH_SWEEP);
@@ -55,6 +58,20 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const removed = await pruneEvents(db, new Date(clock.now().getTime() - config.EVENTS_RETENTION_HOURS * 3_600_000));
       if (removed > 0) logger.info({ job: PRUNE_EVENTS, removed }, 'job done');
     });
+    // The kill switch's sweep of every account, once a minute by whichever worker claims it
+    // (after-fill evaluations catch most breaches sooner; a price that falls without a fill waits
+    // for this). Its actions are idempotent in the database, so an overlap with another does no harm.
+    await boss.createQueue(KILL_SWITCH_SWEEP);
+    await boss.schedule(KILL_SWITCH_SWEEP, '* * * * *');
+    await boss.work(KILL_SWITCH_SWEEP, async () => {
+      const result = await killSwitch.sweep();
+      if (result.warned + result.locked > 0) logger.warn({ job: KILL_SWITCH_SWEEP, ...result }, 'job done');
+    });
+    // Liquidations that waited for a closed market's open.
+    await boss.createQueue(LIQUIDATE_QUEUE);
+    await boss.work<{ userId: number; assetClass: TAssetClass }>(LIQUIDATE_QUEUE, async ([job]) => {
+      if (job) await killSwitch.liquidate(job.data);
+    });
     // Queued analyses, highest priority first, ANALYSIS_WORKERS at a time in this instance.
     await analysis.startWorkers(boss);
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
@@ -63,7 +80,7 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, ANALYSIS_QUEUE, 'simulator'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator'] }, 'workers started');
   return {
     boss,
     stop: async () => {

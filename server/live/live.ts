@@ -1,6 +1,7 @@
 // Live trading's controls around the order gates: what a user's live accounts look like (the
 // flag, the first live order, an active lock, today's live orders against the daily limit), and
-// the operator's switches (disable a user's live trading, clear a lock early), each audited in
+// the promotion routes (promotion.ts), the operator overview and live suspension, and the
+// operator's switches (disable a user's live trading, clear a lock early), each audited in
 // the transaction of its change.
 import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import type { TLiveStatus } from '../../contracts/live.ts';
@@ -13,10 +14,25 @@ import { liveScope } from '../orders/gates.ts';
 import { clearLock, liveStateOf, setLiveEnabled } from '../orders/queries.ts';
 import { utcDateOf } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
+import type { Halt } from '../system/halt.ts';
+import { noRunningBots, readOverview, type TRunningBot } from './overview.ts';
+import type { Promotion } from './promotion.ts';
+import type { LiveSuspension } from './suspension.ts';
 
 export type Live = ReturnType<typeof createLive>;
 
-export const createLive = ({ db, clock, config }: { db: Db; clock: Clock; config: Config }) => {
+export interface LiveDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  promotion: Promotion;
+  suspension: LiveSuspension;
+  halt: Pick<Halt, 'isHalted'>;
+  /** The bot area's running bots, for the overview (an empty list until it lands). */
+  runningBots?: () => Promise<TRunningBot[]>;
+}
+
+export const createLive = ({ db, clock, config, promotion, suspension, halt, runningBots = noRunningBots }: LiveDeps) => {
   const existingUser = async (userId: number) => {
     if (!(await findUserById(db, userId))) throw new AppError('NOT_FOUND', 'User not found');
   };
@@ -65,5 +81,16 @@ export const createLive = ({ db, clock, config }: { db: Db; clock: Clock; config
     return { user_id: userId, asset_class: assetClass, locked_until: null, cleared };
   };
 
-  return { status, disable, clearLock: clear };
+  const overview = () => readOverview({ db, clock, isHalted: () => halt.isHalted(), isLiveSuspended: () => suspension.isSuspended(), runningBots });
+
+  return {
+    status,
+    disable,
+    clearLock: clear,
+    readiness: promotion.readiness,
+    issueConfirm: promotion.issue,
+    enable: promotion.enable,
+    suspend: (opts: Parameters<LiveSuspension['set']>[0]) => suspension.set(opts),
+    overview,
+  };
 };

@@ -42,6 +42,11 @@ export interface OrderAttempt {
   countedThisMinute?: boolean;
   /** Whether its per-minute unit is still to be claimed (with the intent, or on a later refusal). */
   minuteClaimDeferred?: boolean;
+  /**
+   * A kill-switch liquidation (a sell of a held position): it passes the flag and rate gates and
+   * the emergency lock (DESIGN §6 "Kill switch"), never the broker.
+   */
+  liquidation?: boolean;
 }
 
 export interface GateDeps {
@@ -51,19 +56,27 @@ export interface GateDeps {
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
   /** The account's equity at its first evaluation of the UTC day (DayStartEquity). */
   dayStart: DayStartEquity;
+  /** Whether an operator has suspended every live order (POST /api/admin/live/suspend). */
+  liveSuspended: () => boolean;
 }
 
 const MINUTE_MS = 60_000;
 export const MINUTE_SCOPE = 'minute';
 export const liveScope = (assetClass: TAssetClass) => `live:${assetClass}`;
 
-/** 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1 and the user's live flag. */
-const flagsGate = (attempt: OrderAttempt, { config }: GateDeps): void => {
+/**
+ * 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1, no operator
+ * suspension and the user's live flag. A liquidation passes: positions must be closable whatever
+ * the switches say.
+ */
+const flagsGate = (attempt: OrderAttempt, { config, liveSuspended }: GateDeps): void => {
+  if (attempt.liquidation) return;
   if (attempt.mode === 'paper') {
     if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Paper trading is disabled (FEATURE_EQUITY_PAPER)');
     return;
   }
   if (!config.FEATURE_EQUITY_LIVE || !config.ALLOW_LIVE) throw new AppError('FEATURE_DISABLED', 'Live trading is disabled on this service');
+  if (liveSuspended()) throw new AppError('FEATURE_DISABLED', 'Live orders are suspended by an operator');
   if (!attempt.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
 };
 
@@ -94,6 +107,7 @@ const claimMinute = async (attempt: OrderAttempt, deps: GateDeps) => {
  * refuses: either way every attempt counts, and a full window answers before a later gate.
  */
 const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
+  if (attempt.liquidation) return;
   if (attempt.mode === 'paper') {
     attempt.minuteClaimDeferred = true;
     return;
@@ -149,6 +163,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
       heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
       dayStartEquity: new ExactDecimal(startEquity),
       lockedUntil: attempt.lockedUntil && attempt.lockedUntil > at ? attempt.lockedUntil : null,
+      exitOnly: attempt.liquidation === true,
       at,
     },
     riskSettingsFromConfig(config),

@@ -164,11 +164,13 @@ export interface OrderDeps {
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
   alerts: Alerts;
   events: EventBus;
+  /** Whether an operator has suspended live orders (cached; never false by default in production wiring). */
+  liveSuspended?: () => boolean;
 }
 
 export type Orders = ReturnType<typeof createOrders>;
 
-export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events }: OrderDeps) => {
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, liveSuspended = () => false }: OrderDeps) => {
   const listeners = new Set<(event: TOrderEvent) => void>();
   /** Publishes after commit, to listeners in this process (the events area carries them further). */
   const publish = (event: TOrderEvent) => {
@@ -230,7 +232,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   });
   const audit = (tx: Queryable, row: AuditedOrder, action: string, data: Record<string, unknown>, origin?: RequestOrigin) => recordAudit(tx, auditRecordOf(row, action, data, origin));
 
-  const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db) };
+  const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
 
   const countGate = (assetClass: TAssetClass, gate: string, outcome: 'passed' | 'refused' | 'failed') => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
 
@@ -342,7 +344,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
    * being placed in this process waits for it and answers the same (or its refusal), so copies
    * never run the gates (nor count toward the rate limit) beside it.
    */
-  const place = async (opts: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+  const place = async (opts: PlaceOptions): Promise<TOrderResponse> => {
     const clientOrderId = opts.request.client_order_id ?? randomUUID().replaceAll('-', '');
     const key = `${opts.user.id}:${clientOrderId}`;
     const original = inFlight.get(key);
@@ -362,7 +364,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     }
   };
 
-  const placeOnce = async ({ user, request, origin, clientOrderId }: { user: { id: number }; request: TPlaceOrderRequest; origin: RequestOrigin; clientOrderId: string }): Promise<TOrderResponse> => {
+  const placeOnce = async ({ user, request, origin, clientOrderId, liquidation }: PlaceOptions & { clientOrderId: string }): Promise<TOrderResponse> => {
     const assetClass = request.asset_class;
     const mode: TTradingMode = request.live_mode ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -389,6 +391,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       liveEnabled: preflight.liveEnabled,
       lockedUntil: preflight.lockedUntil,
       claimed: [],
+      liquidation: liquidation === true && request.side === 'sell',
     };
     const identity = { userId: user.id, clientOrderId, assetClass, broker: 'simulator', live: mode === 'live', brokerOrderId: null };
     /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
@@ -408,6 +411,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     const broker = attempt.broker!;
     const at = clock.now();
     const metadata: Record<string, unknown> = {
+      ...(attempt.liquidation ? { liquidation: true } : {}),
       ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
     };
@@ -557,11 +561,12 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     return { items: rows.map(toOrderResponse), total, page: query.page, size: query.size };
   };
 
-  const cancel = async ({ user, brokerOrderId, assetClass, origin }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin: RequestOrigin }): Promise<void> => {
+  /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */
+  const cancel = async ({ user, brokerOrderId, assetClass, origin, by }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin?: RequestOrigin; by?: string }): Promise<void> => {
     const row = await ownOrder({ user, brokerOrderId, assetClass });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
     const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
-    await audit(db, row, 'order.cancel_requested', {}, origin);
+    await audit(db, row, 'order.cancel_requested', by ? { by } : {}, origin);
     try {
       await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
     } catch (error) {
@@ -889,6 +894,15 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     },
   };
 };
+
+export interface PlaceOptions {
+  user: { id: number };
+  request: TPlaceOrderRequest;
+  /** The request's origin; absent when the service places it itself (a liquidation). */
+  origin?: RequestOrigin;
+  /** A kill-switch liquidation (a sell only): passes the flag and rate gates and the lock. */
+  liquidation?: boolean;
+}
 
 /** A broker call whose failure is the broker's: 502 BROKER_UNAVAILABLE. */
 const viaBroker = async <T>(call: () => Promise<T>): Promise<T> => {

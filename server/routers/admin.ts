@@ -1,6 +1,6 @@
 // /api/admin: operator routes. Every one is audited and stays open while the service is halted.
 import { z } from 'zod';
-import { ZHaltRequest, ZHaltState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
+import { ZAdminOverview, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
 import { ZLiveDisabled, ZLockCleared, ZUserAssetClassRequest } from '../../contracts/live.ts';
@@ -77,6 +77,18 @@ export const adminRouter = router({
     .input(ZSimOutageRequest)
     .output(ZSimOutageResponse)
     .mutation(({ ctx, input }) => ctx.brokers.setOutage({ actor: ctx.user, assetClass: input.asset_class, down: input.down, origin: ctx.origin })),
+
+  suspendLive: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/live/suspend', 'Suspend (or resume) every live order; while suspended they answer 503 FEATURE_DISABLED'), haltExempt: true })
+    .input(ZLiveSuspendRequest)
+    .output(ZLiveSuspendState)
+    .mutation(({ ctx, input }) => ctx.live.suspend({ suspended: input.suspended, actor: ctx.user, origin: ctx.origin })),
+
+  overview: adminProcedure
+    .meta({ openapi: openapi('GET', '/admin/overview', 'Live-enabled users, active locks, running bots, today’s live orders and the last critical alerts'), haltExempt: true })
+    .input(z.void())
+    .output(ZAdminOverview)
+    .query(({ ctx }) => ctx.live.overview()),
 
   haltState: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/halt', 'Whether the service is halted'), haltExempt: true })

@@ -374,4 +374,14 @@ describe('settings of instruments, market data and the simulator', () => {
     expect(loadConfig(withSecrets({ BROKER_BASE_URLS: 'us_broker:paper=http://127.0.0.1:9000' })).BROKER_BASE_URLS).toEqual(['us_broker:paper=http://127.0.0.1:9000']);
     for (const value of ['us_broker=http://x', 'bank:paper=http://x', 'us_broker:paper=not a url']) expectRejected(withSecrets({ BROKER_BASE_URLS: value }), 'BROKER_BASE_URLS');
   });
+
+  it('reads the live promotion and kill switch settings, refusing a placeholder bot-check secret and a verify URL that is not http(s)', () => {
+    const defaults = loadConfig(withSecrets({}));
+    expect([defaults.RISK_PAPER_MIN_DAYS, defaults.RISK_PAPER_MIN_TRADES, defaults.BOTCHECK_SECRET_KEY, defaults.KILL_SWITCH_LIQUIDATE]).toEqual([90, 50, '', false]);
+    expect(defaults.BOTCHECK_VERIFY_URL).toBe('https://challenges.cloudflare.com/turnstile/v0/siteverify');
+    expect(loadConfig(withSecrets({ KILL_SWITCH_LIQUIDATE: 'true', RISK_PAPER_MIN_DAYS: '0' }))).toMatchObject({ KILL_SWITCH_LIQUIDATE: true, RISK_PAPER_MIN_DAYS: 0 });
+    expectRejected(withSecrets({ BOTCHECK_SECRET_KEY: 'changeme' }), 'BOTCHECK_SECRET_KEY');
+    expectRejected(withSecrets({ BOTCHECK_SECRET_KEY: 'a-real-secret-value', BOTCHECK_VERIFY_URL: 'ftp://example.com/verify' }), 'BOTCHECK_VERIFY_URL');
+    expectRejected(withSecrets({ RISK_PAPER_MIN_TRADES: '-1' }), 'RISK_PAPER_MIN_TRADES');
+  });
 });

@@ -1,7 +1,9 @@
-// Logged errors never carry a failed query's parameters.
+// Logged errors never carry a failed query's parameters; redaction lets only the confirm token's
+// own key through.
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
 import { serializeError } from '../../server/observability/logger.ts';
+import { capturedLogger } from '../support/logs.ts';
 
 describe('serializeError', () => {
   it('keeps the SQL and the database reason of a failed query, not its parameters', () => {
@@ -20,5 +22,16 @@ describe('serializeError', () => {
   it('keeps an ordinary error’s message and stack', () => {
     const logged = serializeError(new TypeError('boom'));
     expect(logged).toMatchObject({ type: 'TypeError', message: 'boom', stack: expect.stringContaining('TypeError: boom') });
+  });
+});
+
+describe('redaction', () => {
+  it('lets the live confirm token through under its own key only (the interface asks for it in the log)', () => {
+    const logs = capturedLogger('warn');
+    logs.logger.warn({ live_confirm_token: 'lct_visible', token: 'hidden-1', data: { token: 'hidden-2', live_confirm_token: 'lct_nested' } }, 'issued');
+    logs.logger.flush();
+    const [line] = logs.lines;
+    expect(line).toMatchObject({ live_confirm_token: 'lct_visible', token: '[redacted]', data: { token: '[redacted]' } });
+    expect(logs.text()).not.toContain('hidden-');
   });
 });

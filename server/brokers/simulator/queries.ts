@@ -310,6 +310,43 @@ export const listFills = (db: Queryable, { userId, orderId }: { userId: number; 
 export const findPosition = async (db: Queryable, key: AccountKey & { symbol: string }): Promise<SimPositionRow | undefined> =>
   (await db.select().from(simPositions).where(and(positionsOf(key), eq(simPositions.symbol, key.symbol))))[0];
 
+/** The symbols any account holds (quantity above zero), or one user's in one asset class. */
+export const listHeldSymbols = (db: Queryable, only?: { userId: number; assetClass: TAssetClass }): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
+  db
+    .selectDistinct({ assetClass: simPositions.assetClass, symbol: simPositions.symbol })
+    .from(simPositions)
+    .where(and(gt(simPositions.qty, '0'), only ? and(eq(simPositions.userId, only.userId), eq(simPositions.assetClass, only.assetClass)) : undefined));
+
+/** One account's equity, as exact decimal text. */
+export interface AccountEquityRow {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  equity: string;
+}
+
+/**
+ * Every account's equity (cash plus each held quantity at its price) in one statement, exact in
+ * numeric; `prices` are the held symbols' current prices (a symbol without one is valued at its
+ * entry price, as the positions read does). `only` narrows it to one user's asset class.
+ */
+export const listAccountEquities = async (
+  db: Queryable,
+  { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: { userId: number; assetClass: TAssetClass } },
+): Promise<AccountEquityRow[]> => {
+  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }>(
+    db,
+    sql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
+      select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
+      from ${simAccounts} a
+      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
+      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+      ${only ? sql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : sql``}
+      group by a.user_id, a.asset_class, a.mode, a.cash`,
+  );
+  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity }));
+};
+
 /** The positions the account holds (quantity above zero), each with its symbol's stored prices. */
 export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise<{ position: SimPositionRow; price: SimPriceRow | null }[]> =>
   db

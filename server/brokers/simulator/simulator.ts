@@ -26,14 +26,17 @@ import {
   findAccount,
   findOrder,
   insertAccountIfMissing,
+  listAccountEquities,
   listActiveOrders,
   listExpiredOrders,
+  listHeldSymbols,
   listLiveSymbols,
   listPositionsWithPrices,
   readAccountSnapshot,
   listWorkingOrders,
   saveAdminPrice,
   saveTickPrice,
+  type AccountEquityRow,
   type AccountKey,
   type SimAccountRow,
   type SimOrderRow,
@@ -103,6 +106,11 @@ export interface Simulator {
   isDown(assetClass: TAssetClass): boolean;
   outages(): Record<TAssetClass, boolean>;
   priceOf(opts: { assetClass: TAssetClass; symbol: string }): Promise<string>;
+  /**
+   * Every account's equity at current prices in one read (or one user's asset class): what the
+   * kill switch sweeps. A real broker adapter would answer it from its own account feed.
+   */
+  accountEquities(only?: { userId: number; assetClass: TAssetClass }): Promise<AccountEquityRow[]>;
   /** One walk step for the symbols with working orders or positions (not the operator-priced ones), then matching. */
   tick(): Promise<void>;
   /** One matching round of every working order against the current prices. */
@@ -406,6 +414,17 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     isDown: (assetClass) => outages.isDown(assetClass),
     outages: () => outages.all(),
     priceOf: async ({ assetClass, symbol }) => (await quoteOf(db, await instrumentOf(assetClass, symbol))).price.toFixed(),
+    accountEquities: async (only) => {
+      // A few dozen held symbols, each priced as a trade would be; then one statement for every account.
+      const held = await listHeldSymbols(db, only);
+      const prices = await Promise.all(
+        held.map(async ({ assetClass, symbol }) => {
+          const instrument = await findInstrument({ assetClass, symbol });
+          return instrument ? { asset_class: assetClass, symbol, price: (await quoteOf(db, instrument)).price.toFixed() } : undefined;
+        }),
+      );
+      return listAccountEquities(db, { prices: prices.filter((price) => price !== undefined), only });
+    },
     tick,
     matchResting,
     expireDayOrders,

@@ -1,0 +1,257 @@
+// The kill switch (DESIGN §6 "Kill switch"): daily P&L % per account against its day-start
+// snapshot, evaluated after fills (coalesced per user and asset class, off the order path) and by
+// a sweep of every account each minute. At or below −4 %: one critical alert per user, asset class
+// and UTC day. At or below −5 %: lock the user and asset class for 24 h, cancel open orders (entry
+// orders only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
+// (a bot_status frame, and onLock listeners), notify operators and the user. Every "once" is a
+// unique key in the database, so two evaluations anywhere lock, alert and cancel once.
+import { Decimal } from 'decimal.js';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { Alerts } from '../alerts/index.ts';
+import type { Mailer } from '../alerts/email.ts';
+import { recordAudit } from '../audit/log.ts';
+import type { Broker } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import { marketSession } from '../markets/calendar.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Orders } from '../orders/orders.ts';
+import { listAuditedOrders, setLock } from '../orders/queries.ts';
+import { dailyPnlPct, utcDateOf } from '../orders/risk/day-start.ts';
+import { findUserById } from '../users/queries.ts';
+import { recordCriticalAlert, snapshotAndFindLosses, type AccountEquity, type LosingAccount } from './kill-switch-queries.ts';
+
+/** At or below this daily P&L %: the critical alert. */
+export const WARN_PCT = new Decimal(-4);
+/** At or below this daily P&L %: the lock. */
+export const LOCK_PCT = new Decimal(-5);
+export const LOCK_MS = 24 * 3_600_000;
+/** The pg-boss queue of liquidations that wait for a closed market's open. */
+export const LIQUIDATE_QUEUE = 'kill-switch-liquidate';
+
+export type LockListener = (userId: number, assetClass: TAssetClass, lockedUntil: Date) => void;
+
+export interface KillSwitchDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'KILL_SWITCH_LIQUIDATE' | 'RISK_MARKET_HOURS'>;
+  logger: Logger;
+  alerts: Alerts;
+  events: EventBus;
+  orders: Pick<Orders, 'cancel' | 'place'>;
+  forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
+  /** Every account's equity now (or one user's asset class): the broker's bulk read. */
+  equities: (only?: { userId: number; assetClass: TAssetClass }) => Promise<AccountEquity[]>;
+  jobs: JobQueue;
+  /** The user's own notice by e-mail, when SMTP is set. */
+  mailer: Mailer | undefined;
+}
+
+export interface SweepResult {
+  accounts: number;
+  warned: number;
+  locked: number;
+}
+
+export type KillSwitch = ReturnType<typeof createKillSwitch>;
+
+const showPct = (pct: Decimal) => pct.toDecimalPlaces(2).toFixed(2);
+
+export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer }: KillSwitchDeps) => {
+  const log = logger.child({ area: 'kill_switch' });
+  const listeners = new Set<LockListener>();
+
+  const notifyUser = async (userId: number, subject: string, text: string) => {
+    if (!mailer) return;
+    const user = await findUserById(db, userId);
+    if (!user) return;
+    await mailer.send({ to: [user.email], subject, text }).catch((error: unknown) => {
+      log.warn({ userId, failure: mailer.scrub(error instanceof Error ? error.message : String(error)) }, 'could not e-mail the user about the kill switch');
+    });
+  };
+
+  const warn = async (worst: LosingAccount & { pct: Decimal }, day: string) => {
+    const title = `Daily loss ${showPct(worst.pct)} % on user ${worst.userId}'s ${worst.assetClass} (${worst.mode})`;
+    const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity };
+    const first = await recordCriticalAlert(db, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at: clock.now() });
+    if (!first) return false;
+    alerts.critical({ kind: 'daily_loss_warning', title, text: `${title}: at or below −${WARN_PCT.abs().toFixed()} % of the day-start equity; the kill switch locks at −${LOCK_PCT.abs().toFixed()} %.`, data });
+    return true;
+  };
+
+  /** Cancels the user's working orders of the asset class, both modes; protective exits stay unless `all`. */
+  const cancelOpenOrders = async (userId: number, assetClass: TAssetClass, all: boolean) => {
+    const working = await listAuditedOrders(db, { userId, assetClass, statuses: ['accepted', 'open', 'partially_filled'], page: 1, size: 1000 });
+    let canceled = 0;
+    for (const row of working.rows) {
+      // A bracket's stop-loss and take-profit children protect the position: they stay unless it is sold.
+      if (!all && row.metadata.parent_client_order_id !== undefined) continue;
+      try {
+        await orders.cancel({ user: { id: userId }, brokerOrderId: row.brokerOrderId!, assetClass, by: 'kill_switch' });
+        canceled++;
+      } catch (error) {
+        log.warn({ err: error, userId, clientOrderId: row.clientOrderId }, 'kill switch could not cancel an order');
+      }
+    }
+    return canceled;
+  };
+
+  /**
+   * Sells every position of the user's asset class at market (both modes). A closed market's
+   * liquidation waits for its open: a pg-boss job that starts then runs this again.
+   */
+  const liquidate = async ({ userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<{ placed: number; deferredUntil: Date | null }> => {
+    const at = clock.now();
+    const session = marketSession({ assetClass, at });
+    if (config.RISK_MARKET_HOURS === 'enforce' && !session.open) {
+      const boss = await jobs.boss();
+      await boss.createQueue(LIQUIDATE_QUEUE);
+      await boss.send(LIQUIDATE_QUEUE, { userId, assetClass }, { startAfter: session.opensAt, singletonKey: `${userId}:${assetClass}:${session.opensAt.toISOString()}` });
+      log.warn({ userId, assetClass, opensAt: session.opensAt.toISOString() }, 'market closed: liquidation waits for the open');
+      return { placed: 0, deferredUntil: session.opensAt };
+    }
+    let placed = 0;
+    for (const mode of ['paper', 'live'] as const) {
+      const broker = await forUser({ userId, assetClass, mode }).catch(() => undefined);
+      const positions = (await broker?.positions().catch(() => [])) ?? [];
+      for (const position of positions) {
+        if (!new Decimal(position.qty).gt(0)) continue;
+        try {
+          await orders.place({
+            user: { id: userId },
+            request: { asset_class: assetClass, symbol: position.symbol, side: 'sell', qty: Number(position.qty), order_type: 'market', time_in_force: 'gtc', live_mode: mode === 'live' },
+            liquidation: true,
+          });
+          placed++;
+        } catch (error) {
+          log.error({ err: error, userId, assetClass, mode, symbol: position.symbol }, 'kill switch could not liquidate a position');
+        }
+      }
+    }
+    return { placed, deferredUntil: null };
+  };
+
+  /**
+   * Locks the user's asset class once per UTC day: the lock, its critical-alert row, its audit
+   * record and the bot_status frame commit together, and only the evaluation that wrote the
+   * alert row goes on to cancel, liquidate and notify. An operator's clear therefore holds for
+   * the rest of the day.
+   */
+  const lock = async (worst: LosingAccount & { pct: Decimal }, day: string): Promise<boolean> => {
+    const at = clock.now();
+    const lockedUntil = new Date(at.getTime() + LOCK_MS);
+    const { userId, assetClass } = worst;
+    const pct = showPct(worst.pct);
+    const title = `Kill switch: user ${userId}'s ${assetClass} locked until ${lockedUntil.toISOString()} (daily loss ${pct} %)`;
+    const data = { user_id: userId, asset_class: assetClass, mode: worst.mode, pnl_pct: pct, equity: worst.equity, day_start_equity: worst.dayStartEquity, locked_until: lockedUntil.toISOString(), liquidate: config.KILL_SWITCH_LIQUIDATE };
+    const haltReason = `kill switch: daily loss ${pct} % in ${assetClass}; locked until ${lockedUntil.toISOString()}`;
+    const won = await db.transaction(async (tx) => {
+      if (!(await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'kill_switch_lock', title, data, at }))) return false;
+      // The lock's alert is the day's critical alert: no separate −4 % one after it.
+      await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'daily_loss_warning', title, data, at });
+      await setLock(tx, { userId, assetClass, lockedUntil, reason: haltReason, at });
+      await recordAudit(tx, { action: 'kill_switch.locked', subjectUserId: userId, data, at });
+      await events.append(tx, [{ userId, channel: 'live', frame: { type: 'bot_status', is_running: false, is_halted: true, halt_reason: haltReason, ts: at.toISOString() }, at }]);
+      return true;
+    });
+    if (!won) return false;
+    for (const listener of listeners) {
+      try {
+        listener(userId, assetClass, lockedUntil);
+      } catch (error) {
+        log.error({ err: error }, 'kill switch lock listener failed');
+      }
+    }
+    const canceled = await cancelOpenOrders(userId, assetClass, config.KILL_SWITCH_LIQUIDATE);
+    const liquidation = config.KILL_SWITCH_LIQUIDATE ? await liquidate({ userId, assetClass }).catch((error: unknown) => (log.error({ err: error, userId, assetClass }, 'kill switch liquidation failed'), undefined)) : undefined;
+    alerts.critical({
+      kind: 'kill_switch_lock',
+      title,
+      text: `${title}. Open orders canceled: ${canceled}${liquidation ? `; liquidation orders: ${liquidation.placed}${liquidation.deferredUntil ? ` (waiting for the open at ${liquidation.deferredUntil.toISOString()})` : ''}` : ''}. Only an operator clears the lock early.`,
+      data: { ...data, canceled_orders: canceled, liquidation_orders: liquidation?.placed ?? 0 },
+    });
+    await notifyUser(userId, `Trading locked: ${assetClass}`, `Your ${assetClass} trading is locked until ${lockedUntil.toISOString()}: the daily loss reached ${pct} % of the day's starting equity. Open orders were canceled${config.KILL_SWITCH_LIQUIDATE ? ' and positions sold at market' : ''}.\n`);
+    log.warn({ userId, assetClass, pnlPct: pct, lockedUntil: lockedUntil.toISOString(), canceled }, 'kill switch locked an account');
+    return true;
+  };
+
+  /** Acts on the losing accounts of one evaluation: per user and asset class, its worst account decides. */
+  const act = async (losing: LosingAccount[], day: string): Promise<{ warned: number; locked: number }> => {
+    const worst = new Map<string, LosingAccount & { pct: Decimal }>();
+    for (const account of losing) {
+      const pct = dailyPnlPct({ equity: new Decimal(account.equity), dayStartEquity: new Decimal(account.dayStartEquity) });
+      if (!pct) continue;
+      const key = `${account.userId}:${account.assetClass}`;
+      const held = worst.get(key);
+      if (!held || pct.lt(held.pct)) worst.set(key, { ...account, pct });
+    }
+    let warned = 0;
+    let locked = 0;
+    for (const account of worst.values()) {
+      try {
+        if (account.pct.lte(LOCK_PCT)) {
+          if (await lock(account, day)) locked++;
+        } else if (account.pct.lte(WARN_PCT)) {
+          if (await warn(account, day)) warned++;
+        }
+      } catch (error) {
+        // One account's failure must not keep the sweep from the others.
+        log.error({ err: error, userId: account.userId, assetClass: account.assetClass }, 'kill switch evaluation failed');
+      }
+    }
+    return { warned, locked };
+  };
+
+  const evaluate = async (only?: { userId: number; assetClass: TAssetClass }): Promise<SweepResult> => {
+    const at = clock.now();
+    const day = utcDateOf(at);
+    const accounts = await equities(only);
+    const losing = await snapshotAndFindLosses(db, { accounts, day, at, warnPct: WARN_PCT.abs().toFixed() });
+    return { accounts: accounts.length, ...(await act(losing, day)) };
+  };
+
+  /** Per user and asset class: the evaluation running, and whether another was asked for meanwhile. */
+  const pending = new Map<string, { again: boolean; done: Promise<void> }>();
+
+  /**
+   * After a fill: evaluates that user's asset class soon, off the caller's path. Fills that come
+   * while an evaluation runs are coalesced into one more evaluation after it.
+   */
+  const afterFill = ({ userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<void> => {
+    const key = `${userId}:${assetClass}`;
+    const running = pending.get(key);
+    if (running) {
+      running.again = true;
+      return running.done;
+    }
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = (async () => {
+      do {
+        entry.again = false;
+        await evaluate({ userId, assetClass }).catch((error: unknown) => log.error({ err: error, userId, assetClass }, 'kill switch evaluation after a fill failed'));
+      } while (entry.again);
+    })().finally(() => pending.delete(key));
+    pending.set(key, entry);
+    return entry.done;
+  };
+
+  return {
+    /** One pass over every account (the minute schedule runs this). */
+    sweep: () => evaluate(),
+    afterFill,
+    liquidate,
+    /** Resolves when the evaluations after fills asked so far have finished (tests, shutdown). */
+    idle: async () => {
+      while (pending.size > 0) await Promise.all([...pending.values()].map((entry) => entry.done));
+    },
+    /** Called on the instance that locked, after the lock commits (the bot stops on it). */
+    onLock: (listener: LockListener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+};

@@ -1,0 +1,94 @@
+// SQL of live promotion: the paper record readiness reads, and the confirm tokens (issued with
+// the user's earlier active ones made inactive, consumed in one conditional update); and the
+// operator overview's reads.
+import { and, asc, count, desc, eq, gt, gte, isNull, like, min, sql } from 'drizzle-orm';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { Queryable } from '../db/client.ts';
+import { criticalAlerts, emergencyLocks, liveConfirmTokens, liveFlags, orderRateCounters, orders, users } from '../db/schema/index.ts';
+
+/** The user's paper record in an asset class: its first paper order and how many filled. */
+export const paperRecordOf = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<{ firstAt: Date | null; filled: number }> => {
+  const mine = and(eq(orders.userId, userId), eq(orders.assetClass, assetClass), eq(orders.live, false));
+  const [row] = await db
+    .select({ firstAt: min(orders.submittedAt), filled: count(sql`case when ${orders.status} = 'filled' then 1 end`) })
+    .from(orders)
+    .where(mine);
+  return { firstAt: row?.firstAt ?? null, filled: row?.filled ?? 0 };
+};
+
+/** Makes every active token of the user inactive, then stores the new one's hash. */
+export const issueToken = async (
+  tx: Queryable,
+  { userId, assetClass, tokenHash, expiresAt, delivery, at }: { userId: number; assetClass: TAssetClass; tokenHash: string; expiresAt: Date; delivery: 'email' | 'log'; at: Date },
+): Promise<number> => {
+  // The user's row lock orders two issues of one user: the second sees the first's token and makes it inactive.
+  await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
+  await tx
+    .update(liveConfirmTokens)
+    .set({ supersededAt: at })
+    .where(and(eq(liveConfirmTokens.userId, userId), isNull(liveConfirmTokens.consumedAt), isNull(liveConfirmTokens.supersededAt), gt(liveConfirmTokens.expiresAt, at)));
+  const [row] = await tx.insert(liveConfirmTokens).values({ userId, assetClass, tokenHash, expiresAt, delivery, createdAt: at }).returning({ id: liveConfirmTokens.id });
+  return row!.id;
+};
+
+/** Withdraws a token that could not be delivered. */
+export const withdrawToken = async (db: Queryable, { userId, id, at }: { userId: number; id: number; at: Date }): Promise<void> => {
+  await db.update(liveConfirmTokens).set({ supersededAt: at }).where(and(eq(liveConfirmTokens.userId, userId), eq(liveConfirmTokens.id, id)));
+};
+
+/**
+ * Consumes the caller's token when it is active (not consumed, not inactive, not expired), in one
+ * statement: of two enables with one token, the row lock lets exactly one match. Returns its
+ * asset class, or undefined when it was not the caller's active token.
+ */
+export const consumeToken = async (tx: Queryable, { userId, tokenHash, at }: { userId: number; tokenHash: string; at: Date }): Promise<TAssetClass | undefined> =>
+  (
+    await tx
+      .update(liveConfirmTokens)
+      .set({ consumedAt: at })
+      .where(
+        and(
+          eq(liveConfirmTokens.userId, userId),
+          eq(liveConfirmTokens.tokenHash, tokenHash),
+          isNull(liveConfirmTokens.consumedAt),
+          isNull(liveConfirmTokens.supersededAt),
+          gt(liveConfirmTokens.expiresAt, at),
+        ),
+      )
+      .returning({ assetClass: liveConfirmTokens.assetClass })
+  )[0]?.assetClass;
+
+// --- the operator overview: reads across users (an operator's view, never a user's) ---
+
+const OVERVIEW_ROWS = 500;
+
+export const listLiveEnabled = (db: Queryable) =>
+  db
+    .select({ userId: liveFlags.userId, username: users.username, assetClass: liveFlags.assetClass, firstLiveOrderAt: liveFlags.firstLiveOrderAt })
+    .from(liveFlags)
+    .innerJoin(users, eq(users.id, liveFlags.userId))
+    .where(eq(liveFlags.liveEnabled, true))
+    .orderBy(asc(liveFlags.userId), asc(liveFlags.assetClass))
+    .limit(OVERVIEW_ROWS);
+
+export const listActiveLocks = (db: Queryable, { at }: { at: Date }) =>
+  db
+    .select({ userId: emergencyLocks.userId, username: users.username, assetClass: emergencyLocks.assetClass, lockedUntil: emergencyLocks.lockedUntil, reason: emergencyLocks.reason })
+    .from(emergencyLocks)
+    .innerJoin(users, eq(users.id, emergencyLocks.userId))
+    .where(gt(emergencyLocks.lockedUntil, at))
+    .orderBy(asc(emergencyLocks.lockedUntil))
+    .limit(OVERVIEW_ROWS);
+
+/** Today's live-order counters (the daily limit's), per user and asset class. */
+export const listLiveOrderCounts = async (db: Queryable, { since }: { since: Date }): Promise<{ userId: number; assetClass: TAssetClass; count: number }[]> => {
+  const rows = await db
+    .select({ userId: orderRateCounters.userId, scope: orderRateCounters.scope, count: orderRateCounters.count })
+    .from(orderRateCounters)
+    .where(and(like(orderRateCounters.scope, 'live:%'), gte(orderRateCounters.windowStart, since), gt(orderRateCounters.count, 0)))
+    .orderBy(desc(orderRateCounters.count))
+    .limit(OVERVIEW_ROWS);
+  return rows.map((row) => ({ userId: row.userId, assetClass: row.scope.slice('live:'.length) as TAssetClass, count: row.count }));
+};
+
+export const listRecentCriticalAlerts = (db: Queryable, { limit }: { limit: number }) => db.select().from(criticalAlerts).orderBy(desc(criticalAlerts.createdAt), desc(criticalAlerts.id)).limit(limit);
