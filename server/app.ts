@@ -1,6 +1,8 @@
 // The composition root of one service instance: config -> db -> change feed -> areas -> http ->
 // workers. main.ts, the worker, the CLI and the tests all build it here, so there is one wiring.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuth } from './auth/auth.ts';
@@ -36,6 +38,8 @@ import { createAnalysis } from './analysis/analysis.ts';
 import { llmClientFromConfig } from './analysis/llm/from-config.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { createLive } from './live/live.ts';
+import { createBots } from './bot/bot.ts';
+import { createBotRunner } from './bot/runner.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -117,6 +121,11 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
     const live = createLive({ db, clock, config });
+    const bots = createBots({ db, clock, config, instruments, events, orders, forUser: brokers.forUser });
+    // Built in every instance (it only listens until started); the workers start its rounds.
+    const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
+    // A start or stop made here reaches this instance's runner at once, not at its next round.
+    bots.onChange(() => botRunner.kick());
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).
     simulator.onEvent((event) => void orders.ingest(event));
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
@@ -128,6 +137,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       (closing ??= (async () => {
         halt.close();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
+        await botRunner.stop();
         await simulator.stop();
         await orders.idle();
         await backtestPool?.close();
@@ -136,7 +146,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, bots, botRunner, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -19,6 +19,8 @@ import type { Alerts } from './alerts/index.ts';
 import type { Analysis } from './analysis/analysis.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { Live } from './live/live.ts';
+import type { Bots } from './bot/bot.ts';
+import type { BotRunner } from './bot/runner.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -38,6 +40,8 @@ export interface Areas {
   backtests: Backtests;
   analysis: Analysis;
   live: Live;
+  /** The per-user trading bot: start, stop, status, force stop, the kill switch's halt, its fills and positions. */
+  bots: Bots;
 }
 
 export interface Services extends Areas {
@@ -54,6 +58,8 @@ export interface Services extends Areas {
   alerts: Alerts;
   /** The process's pg-boss, started on first use (queued work and its workers). */
   jobs: JobQueue;
+  /** Runs the users' bots, each under its lease (workers start its rounds). */
+  botRunner: BotRunner;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

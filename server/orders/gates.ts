@@ -57,15 +57,21 @@ const MINUTE_MS = 60_000;
 export const MINUTE_SCOPE = 'minute';
 export const liveScope = (assetClass: TAssetClass) => `live:${assetClass}`;
 
-/** 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1 and the user's live flag. */
-const flagsGate = (attempt: OrderAttempt, { config }: GateDeps): void => {
-  if (attempt.mode === 'paper') {
+/**
+ * The flag rule itself: paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE,
+ * ALLOW_LIVE=1 and the user's live flag. The bot checks it too when it starts.
+ */
+export const checkTradingFlags = ({ mode, assetClass, liveEnabled }: Pick<OrderAttempt, 'mode' | 'assetClass' | 'liveEnabled'>, config: Config): void => {
+  if (mode === 'paper') {
     if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Paper trading is disabled (FEATURE_EQUITY_PAPER)');
     return;
   }
   if (!config.FEATURE_EQUITY_LIVE || !config.ALLOW_LIVE) throw new AppError('FEATURE_DISABLED', 'Live trading is disabled on this service');
-  if (!attempt.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
+  if (!liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${assetClass}`);
 };
+
+/** 1. The flags (checkTradingFlags). */
+const flagsGate = (attempt: OrderAttempt, { config }: GateDeps): void => checkTradingFlags(attempt, config);
 
 /** The attempt's unit of the per-minute limit, counted at `at`. */
 export const minuteClaimOf = (attempt: OrderAttempt, { clock, config }: Pick<GateDeps, 'clock' | 'config'>): RateClaim => {

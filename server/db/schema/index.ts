@@ -10,3 +10,4 @@ export * from './orders.ts';
 export * from './events.ts';
 export * from './backtests.ts';
 export * from './analysis.ts';
+export * from './bots.ts';
