@@ -220,8 +220,9 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
   /** Orders recorded for the newest closed bar of each symbol but not placed yet: after a restart, or refused for now. */
   const retryUnplaced = async (bot: ActiveBot) => {
     for (const order of await listUnplacedBotOrders(db, { userId: bot.row.userId, runId: bot.row.runId })) {
+      // A signal of an older bar is stale: the strategy has moved on.
       const newest = bot.symbols.get(order.symbol)?.history.at(-1)?.start.getTime();
-      if (newest === undefined || order.barStart.getTime() < newest) continue;
+      if (newest === undefined || order.barStart.getTime() !== newest) continue;
       await place(bot, { clientOrderId: order.clientOrderId, symbol: order.symbol, side: order.side, qty: order.qty });
     }
   };
