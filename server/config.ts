@@ -295,6 +295,8 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     refuseInvalid('ADMIN_USERNAME', ZUsername, values.ADMIN_USERNAME);
   }
   if (values.ADMIN_PASSWORD) refuseInvalid('ADMIN_PASSWORD', ZPassword, values.ADMIN_PASSWORD);
+  // A lease shorter than two renewal rounds would pass a live bot from instance to instance.
+  if (values.BOT_LEASE_TTL_MS < 2 * values.BOT_SYNC_INTERVAL_MS) throw new ConfigError('BOT_LEASE_TTL_MS', `must be at least twice BOT_SYNC_INTERVAL_MS (${values.BOT_SYNC_INTERVAL_MS})`);
   try {
     parseAllowList(values.BROKER_BASE_URLS);
   } catch (error) {
