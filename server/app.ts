@@ -123,7 +123,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const live = createLive({ db, clock, config });
     const bots = createBots({ db, clock, config, instruments, events, orders, forUser: brokers.forUser });
     // Built in every instance (it only listens until started); the workers start its rounds.
-    const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
+    const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
     // A start or stop made here reaches this instance's runner at once, not at its next round.
     bots.onChange(() => botRunner.kick());
     // Every broker event of this instance goes to the order service (its fills, statuses, audit).

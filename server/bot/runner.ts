@@ -37,6 +37,8 @@ export interface BotRunnerOptions {
   orders: Pick<Orders, 'place'>;
   instruments: Pick<Instruments, 'find'>;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
+  /** The service-wide halt: while it holds, bots keep their bars but signal and place nothing. */
+  isHalted: () => boolean;
   /** This instance's holder id for the leases. */
   holder: string;
 }
@@ -76,7 +78,7 @@ const leaseName = (userId: number) => `bot:${userId}`;
 const clientOrderIdOf = (runId: string, symbol: string, barStart: Date, side: 'buy' | 'sell') =>
   `bot-${runId}-${symbol.replace(/[^A-Za-z0-9]/g, '-')}-${Math.floor(barStart.getTime() / 60_000).toString(36)}-${side === 'buy' ? 'b' : 's'}`;
 
-export const createBotRunner = ({ db, clock, config, logger: parentLogger, events, orders, instruments, forUser, holder }: BotRunnerOptions): BotRunner => {
+export const createBotRunner = ({ db, clock, config, logger: parentLogger, events, orders, instruments, forUser, isHalted, holder }: BotRunnerOptions): BotRunner => {
   const logger = parentLogger.child({ area: 'bot' });
   const active = new Map<number, ActiveBot>();
   /** When a client order id's placement may be tried again (retries of refused placements are spaced). */
@@ -163,10 +165,14 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
   const onClosedBar = async (bot: ActiveBot, symbol: string, state: SymbolState, bar: BuiltBar, lastPrice: string) => {
     state.history.push(bar);
     if (state.history.length > config.BOT_HISTORY_BARS) state.history.splice(0, state.history.length - config.BOT_HISTORY_BARS);
-    const held = await heldQty(bot, symbol);
-    const signal = decideAtClose(bot.strategy, toBars(state.history), held.gt(0));
     const { row } = bot;
     const key = { userId: row.userId, assetClass: row.assetClass, symbol, timeframe: row.timeframe };
+    if (isHalted()) {
+      await insertBotBar(db, key, bar);
+      return;
+    }
+    const held = await heldQty(bot, symbol);
+    const signal = decideAtClose(bot.strategy, toBars(state.history), held.gt(0));
     if (signal === 'hold') {
       await insertBotBar(db, key, bar);
       return;
@@ -219,6 +225,7 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
 
   /** Orders recorded for the newest closed bar of each symbol but not placed yet: after a restart, or refused for now. */
   const retryUnplaced = async (bot: ActiveBot) => {
+    if (isHalted()) return;
     for (const order of await listUnplacedBotOrders(db, { userId: bot.row.userId, runId: bot.row.runId })) {
       // A signal of an older bar is stale: the strategy has moved on.
       const newest = bot.symbols.get(order.symbol)?.history.at(-1)?.start.getTime();

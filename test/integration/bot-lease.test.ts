@@ -108,9 +108,9 @@ describe('the lease', () => {
     cleanups.push(() => server.stop());
     const admin = await newUser(server, { role: 'admin', prefix: 'bot_lease_admin' });
     const user = await trader(server, 'bot_lease');
-    const { db, config, logger, events, orders: orderService, instruments, brokers } = server.services;
+    const { db, config, logger, events, orders: orderService, instruments, brokers, halt } = server.services;
     const runner = (holder: string): BotRunner => {
-      const made = createBotRunner({ db, clock, config, logger, events, orders: orderService, instruments, forUser: brokers.forUser, holder });
+      const made = createBotRunner({ db, clock, config, logger, events, orders: orderService, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder });
       cleanups.push(() => made.stop());
       return made;
     };

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZBotStatus, ZBotTradeList } from '../../contracts/bot.ts';
 import { ZBotStatusFrame, ZSignalFrame, ZTradeFrame } from '../../contracts/events.ts';
 import { manualClock } from '../../server/clock.ts';
-import { auditEvents, botOrders, bots, orders } from '../../server/db/schema/index.ts';
+import { auditEvents, botBars, botOrders, bots, orders } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -186,6 +186,26 @@ describe('trading', () => {
     const positions = await server.http('GET', '/api/positions', { token: user.tokens.access_token });
     expect(positions.status, positions.text).toBe(200);
     expect(positions.body.items).toEqual([]);
+    await server.http('POST', '/api/bot/stop', { token: user.tokens.access_token });
+  });
+
+  it('while the service is halted, a bot keeps building bars but signals and places nothing', async () => {
+    const user = await trader('bot_service_halt');
+    await setPrice('SOL/USDT', 100);
+    expect((await start(user, { ...quickBot, symbols: ['SOL/USDT'] })).status).toBe(200);
+    await runs(user.user.id);
+    const origin = { requestId: 'test', address: '127.0.0.1' };
+    await server.services.halt.set({ halted: true, actor: admin.auth, origin });
+    try {
+      await minuteOfPrices('SOL/USDT', [100, 90, 110, 110]);
+      await server.services.botRunner.idle();
+    } finally {
+      await server.services.halt.set({ halted: false, actor: admin.auth, origin });
+    }
+    const stored = await server.services.db.select().from(botBars).where(eq(botBars.userId, user.user.id));
+    expect(stored.map((bar) => bar.close)).toEqual(['100', '90', '110']);
+    expect(await server.services.db.select().from(botOrders).where(eq(botOrders.userId, user.user.id))).toEqual([]);
+    expect(await auditOf(user.user.id)).not.toContain('bot.signal');
     await server.http('POST', '/api/bot/stop', { token: user.tokens.access_token });
   });
 
