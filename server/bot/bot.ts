@@ -193,6 +193,12 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     return { items };
   };
 
+  /** The instruments the user's running bot trades, as `asset_class:symbol` (its /ws/live ticks). */
+  const watchedSymbols = async ({ user }: { user: { id: number } }): Promise<Set<string>> => {
+    const row = await findBot(db, { userId: user.id });
+    return new Set(row?.status === 'running' ? row.symbols.map((symbol) => `${row.assetClass}:${symbol}`) : []);
+  };
+
   /** Running bots for the operator overview, longest-running first. */
   const runningBots = async (): Promise<RunningBot[]> =>
     (await listRunningBotsWithUsers(db)).map((row) => ({ user_id: row.userId, username: row.username, asset_class: row.assetClass, strategy_name: row.strategyName, started_at: row.startedAt.toISOString() }));
@@ -206,6 +212,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     trades,
     positions,
     runningBots,
+    watchedSymbols,
     /** The runner of this instance asks to hear of starts and stops made here. */
     onChange: (listener: () => void) => {
       onChange = listener;

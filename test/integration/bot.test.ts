@@ -2,7 +2,7 @@
 // refusals, a strategy driven by operator prices on a manual clock to a signal, an order through
 // the five gates and its trade frame on /ws/live, the backfill routes, the operator's force stop
 // and the kill switch's halt.
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZBotStatus, ZBotTradeList } from '../../contracts/bot.ts';
 import { ZBotStatusFrame, ZSignalFrame, ZTradeFrame } from '../../contracts/events.ts';
@@ -55,7 +55,7 @@ const minuteOfPrices = async (symbol: string, prices: number[]) => {
     await setPrice(symbol, price);
   }
 };
-const auditOf = async (userId: number) => (await server.services.db.select().from(auditEvents).where(eq(auditEvents.subjectUserId, userId))).map((row) => row.action);
+const auditOf = async (userId: number) => (await server.services.db.select().from(auditEvents).where(eq(auditEvents.subjectUserId, userId)).orderBy(asc(auditEvents.id))).map((row) => row.action);
 const runs = (userId: number) => waitFor(() => Promise.resolve(server.services.botRunner.held()), (held) => held.includes(userId));
 
 describe('start, status, stop', () => {
@@ -206,6 +206,25 @@ describe('trading', () => {
     expect(stored.map((bar) => bar.close)).toEqual(['100', '90', '110']);
     expect(await server.services.db.select().from(botOrders).where(eq(botOrders.userId, user.user.id))).toEqual([]);
     expect(await auditOf(user.user.id)).not.toContain('bot.signal');
+    await server.http('POST', '/api/bot/stop', { token: user.tokens.access_token });
+  });
+
+  it('sends ticks of the symbols the running bot trades on /ws/live (it holds none of them)', async () => {
+    const user = await trader('bot_ticks');
+    const socket = live(user);
+    await setPrice('XRP/USDT', 2);
+    expect(socket.frames.filter((f) => f.type === 'tick')).toEqual([]);
+    expect((await start(user, { ...quickBot, symbols: ['XRP/USDT'] })).status).toBe(200);
+    await socket.next((f) => f.type === 'bot_status' && f.is_running === true);
+    // The feed reads the bot's symbols when the bot_status frame passes: a tick after that is sent.
+    await waitFor(
+      async () => {
+        await setPrice('XRP/USDT', 2.5);
+        return socket.frames.filter((f) => f.type === 'tick');
+      },
+      (ticks) => ticks.length > 0,
+    );
+    expect(socket.frames.find((f) => f.type === 'tick')).toMatchObject({ symbol: 'XRP/USDT', asset_class: 'crypto', last: 2.5 });
     await server.http('POST', '/api/bot/stop', { token: user.tokens.access_token });
   });
 
