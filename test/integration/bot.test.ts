@@ -278,3 +278,33 @@ describe('operators and the kill switch', () => {
     expect(await auditOf(user.user.id)).toContain('bot.halted');
   });
 });
+
+describe('daily bars', () => {
+  it('a 1d bot starts from the stored daily bars and decides when the exchange’s date turns', async () => {
+    // Days later: tokens issued before have expired, so this test makes its own.
+    clock.set('2026-03-12T12:00:00.000Z');
+    admin = await newUser(server, { role: 'admin', prefix: 'bot_admin_daily' });
+    const user = await trader('bot_daily');
+    const socket = live(user);
+    const bars = [
+      ['2026-03-09', '0.1'],
+      ['2026-03-10', '0.1'],
+      ['2026-03-11', '0.09'],
+    ].map(([date, close]) => ({ date, open: close, high: close, low: close, close, volume: '1000' }));
+    const imported = await server.http('POST', '/api/admin/market-data/ohlcv', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'DOGE/USDT', bars } });
+    expect(imported.status, imported.text).toBe(200);
+    expect((await start(user, { ...quickBot, symbols: ['DOGE/USDT'], timeframe: '1d' })).status).toBe(200);
+    await runs(user.user.id);
+    await setPrice('DOGE/USDT', 0.11); // today's bar
+    clock.set('2026-03-13T00:00:30.000Z');
+    // The date turned (the tokens of noon have expired by now: the operator's price is set in process).
+    // Today's bar closes at 0.11, above its mean with the 0.09 before it.
+    await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'DOGE/USDT', price: '0.11' });
+    const signal = await socket.next((f) => f.type === 'signal');
+    expect(signal).toMatchObject({ symbol: 'DOGE/USDT', direction: 'BUY' });
+    expect(await socket.next((f) => f.type === 'trade')).toMatchObject({ symbol: 'DOGE/USDT', side: 'buy' });
+    const [built] = await server.services.db.select().from(botBars).where(eq(botBars.userId, user.user.id));
+    expect(built).toMatchObject({ timeframe: '1d', start: new Date('2026-03-12T00:00:00.000Z'), close: '0.11' });
+    await server.services.bots.stop({ user: { id: user.user.id }, origin: { requestId: 'test', address: '127.0.0.1' } });
+  });
+});
