@@ -15,3 +15,4 @@ export * from './events.ts';
 export * from './backtest.ts';
 export * from './analysis.ts';
 export * from './live.ts';
+export * from './bot.ts';

@@ -1,6 +1,8 @@
 // The composition root of one service instance: config -> db -> change feed -> areas -> http ->
 // workers. main.ts, the worker, the CLI and the tests all build it here, so there is one wiring.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuth } from './auth/auth.ts';
@@ -41,6 +43,8 @@ import { createKillSwitch } from './live/kill-switch.ts';
 import { createLiveSuspension } from './live/suspension.ts';
 import { createBotCheck } from './live/botcheck.ts';
 import { createMailer } from './alerts/email.ts';
+import { createBots } from './bot/bot.ts';
+import { createBotRunner } from './bot/runner.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -129,8 +133,17 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
     const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
     const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
-    const live = createLive({ db, clock, config, promotion, suspension, halt });
+    const bots = createBots({ db, clock, config, instruments, events, orders, forUser: brokers.forUser });
+    // Built in every instance (it only listens until started); the workers start its rounds.
+    const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
+    // A start or stop made here reaches this instance's runner at once, not at its next round.
+    bots.onChange(() => botRunner.kick());
+    const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots() });
     const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
+    // A lock stops the user's bot of that asset class (the kill switch has told the user already).
+    killSwitch.onLock((userId, assetClass, lockedUntil) => {
+      bots.haltForLock(userId, assetClass, `kill switch: daily loss at or below the limit; locked until ${lockedUntil.toISOString()}`).catch((error: unknown) => logger.error({ err: error, userId, assetClass }, 'could not halt the bot after a lock'));
+    });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit);
     // once a fill is recorded, the kill switch looks at that account, off the order's path.
     simulator.onEvent((event) => {
@@ -147,6 +160,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         halt.close();
         suspension.close();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
+        await botRunner.stop();
         await simulator.stop();
         await orders.idle();
         await killSwitch.idle();
@@ -157,7 +171,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -154,6 +154,14 @@ const ZEnv = z.object({
   BACKTEST_INLINE_MAX_BARS: int(5_000, 0, 100_000_000),
   /** The most grid points one backtest sweep may run. */
   BACKTEST_SWEEP_MAX_POINTS: int(200, 1, 1_000),
+  /** Closed bars a bot keeps per symbol for its strategy's indicators (and reads back after a restart). */
+  BOT_HISTORY_BARS: int(500, 10, 10_000),
+  /** How often each instance renews the leases of the bots it runs and takes up newly started ones. */
+  BOT_SYNC_INTERVAL_MS: int(2_000, 10, 60_000),
+  /** A bot's lease: another instance takes the bot over this long after its holder stopped renewing. */
+  BOT_LEASE_TTL_MS: int(15_000, 100, 600_000),
+  /** How soon a bot tries again an order the gates refused (a closed market, a full rate window) while its bar is the newest. */
+  BOT_RETRY_INTERVAL_MS: int(30_000, 0, 3_600_000),
   /** Seconds between server pings on the WebSocket channels; a client that misses two is dropped. */
   WS_HEARTBEAT_INTERVAL_SEC: int(30, 1, 3_600),
   /** WebSocket connections one user may hold on one instance (1008 beyond). */
@@ -306,6 +314,8 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     }
     if (!verifyUrl || (verifyUrl.protocol !== 'https:' && verifyUrl.protocol !== 'http:')) throw new ConfigError('BOTCHECK_VERIFY_URL', 'must be an http(s) URL');
   }
+  // A lease shorter than two renewal rounds would pass a live bot from instance to instance.
+  if (values.BOT_LEASE_TTL_MS < 2 * values.BOT_SYNC_INTERVAL_MS) throw new ConfigError('BOT_LEASE_TTL_MS', `must be at least twice BOT_SYNC_INTERVAL_MS (${values.BOT_SYNC_INTERVAL_MS})`);
   try {
     parseAllowList(values.BROKER_BASE_URLS);
   } catch (error) {

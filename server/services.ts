@@ -20,6 +20,8 @@ import type { Analysis } from './analysis/analysis.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { Live } from './live/live.ts';
 import type { KillSwitch } from './live/kill-switch.ts';
+import type { Bots } from './bot/bot.ts';
+import type { BotRunner } from './bot/runner.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -39,6 +41,8 @@ export interface Areas {
   backtests: Backtests;
   analysis: Analysis;
   live: Live;
+  /** The per-user trading bot: start, stop, status, force stop, the kill switch's halt, its fills and positions. */
+  bots: Bots;
 }
 
 export interface Services extends Areas {
@@ -57,6 +61,8 @@ export interface Services extends Areas {
   jobs: JobQueue;
   /** The daily-loss kill switch: after fills, and the minute sweep (the bot subscribes to onLock). */
   killSwitch: KillSwitch;
+  /** Runs the users' bots, each under its lease (workers start its rounds). */
+  botRunner: BotRunner;
   /** The clock's instant at start-up. */
   startedAt: Date;
   version: string;

@@ -4,6 +4,7 @@
 // Each subscribes first (with any backfill), then sends what comes first, then streams until the
 // returned stop is called.
 import type { THelloFrame, TLiveFrame, TOrderEventFrame, TTickFrame } from '../../contracts/events.ts';
+import type { Bots } from '../bot/bot.ts';
 import type { ExchangeKeys } from '../keys/keys.ts';
 import type { Orders } from '../orders/orders.ts';
 import type { BusEvent, EventBus } from './bus.ts';
@@ -48,13 +49,26 @@ export const startOrderFeed = async ({ events, keys, user, afterId, send }: Feed
 };
 
 /**
- * The user's trades (and, once the bot runs, its signals and status), and the ticks of the
- * instruments it follows: held, or with working orders (read again after each order event).
+ * The user's trades, its bot's signals and status, and the ticks of the instruments it follows:
+ * held, with working orders (read again after each order event), or traded by its running bot
+ * (read again at each bot_status).
  */
-export const startLiveFeed = async ({ events, orders, user, afterId, send }: FeedOptions<TLiveFrame> & { orders: Pick<Orders, 'watchedSymbols'> }): Promise<StopFeed> => {
+export const startLiveFeed = async ({
+  events,
+  orders,
+  bots,
+  user,
+  afterId,
+  send,
+}: FeedOptions<TLiveFrame> & { orders: Pick<Orders, 'watchedSymbols'>; bots?: Pick<Bots, 'watchedSymbols'> | undefined }): Promise<StopFeed> => {
   let watched = new Set<string>();
+  /** What the user holds or has working orders in, and what its running bot trades. */
+  const readWatched = async () => {
+    const [ordered, traded] = await Promise.all([orders.watchedSymbols({ user }), bots?.watchedSymbols({ user }) ?? new Set<string>()]);
+    return new Set([...ordered, ...traded]);
+  };
   const refresh = () => {
-    orders.watchedSymbols({ user }).then(
+    readWatched().then(
       (next) => (watched = next),
       () => undefined, // keep the last known set; the next order event tries again
     );
@@ -65,7 +79,7 @@ export const startLiveFeed = async ({ events, orders, user, afterId, send }: Fee
   };
   try {
     stops.push(await events.subscribe({ userId: user.id, channel: 'orders', listener: refresh }));
-    watched = await orders.watchedSymbols({ user });
+    watched = await readWatched();
     stops.push(
       events.onTick((tick) => {
         if (!watched.has(`${tick.assetClass}:${tick.symbol}`)) return;
@@ -73,7 +87,18 @@ export const startLiveFeed = async ({ events, orders, user, afterId, send }: Fee
         send(frame);
       }),
     );
-    stops.push(await events.subscribe({ userId: user.id, channel: 'live', afterId, listener: (event) => send(withEventId(event) as TLiveFrame) }));
+    stops.push(
+      await events.subscribe({
+        userId: user.id,
+        channel: 'live',
+        afterId,
+        listener: (event) => {
+          // The bot started or stopped: the symbols it trades join or leave the ticks.
+          if (event.frame.type === 'bot_status') refresh();
+          send(withEventId(event) as TLiveFrame);
+        },
+      }),
+    );
   } catch (error) {
     stopAll();
     throw error;

@@ -94,7 +94,7 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     const deliver = (frame: unknown) => send(connection, frame);
     const options = { events: services.events, user: { id: connection.userId }, afterId, send: deliver };
     try {
-      const stop = connection.channel === 'orders' ? await startOrderFeed({ ...options, keys: services.keys }) : await startLiveFeed({ ...options, orders: services.orders });
+      const stop = connection.channel === 'orders' ? await startOrderFeed({ ...options, keys: services.keys }) : await startLiveFeed({ ...options, orders: services.orders, bots: services.bots });
       // Closed while the feed was starting: nothing may stay subscribed for it.
       if (connection.closed) stop();
       else connection.stopFeed = stop;

@@ -24,7 +24,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch } = services;
+  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch, botRunner } = services;
   const boss = await jobs.boss();
   try {
     await boss.createQueue(AUTH_SWEEP);
@@ -76,14 +76,17 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await analysis.startWorkers(boss);
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
     simulator.start();
+    // The users' bots: each in one instance at a time, under its own lease.
+    botRunner.start();
   } catch (error) {
     await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator', 'bots'] }, 'workers started');
   return {
     boss,
     stop: async () => {
+      await botRunner.stop();
       await simulator.stop();
       await jobs.stop(config.SHUTDOWN_TIMEOUT_MS);
     },

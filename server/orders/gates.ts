@@ -65,19 +65,31 @@ export const MINUTE_SCOPE = 'minute';
 export const liveScope = (assetClass: TAssetClass) => `live:${assetClass}`;
 
 /**
- * 1. Paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE, ALLOW_LIVE=1, no operator
- * suspension and the user's live flag. A liquidation passes: positions must be closable whatever
- * the switches say.
+ * The flag rule itself: paper needs FEATURE_EQUITY_PAPER; live needs FEATURE_EQUITY_LIVE,
+ * ALLOW_LIVE=1, no operator suspension and the user's live flag. The bot checks it too when it
+ * starts.
  */
-const flagsGate = (attempt: OrderAttempt, { config, liveSuspended }: GateDeps): void => {
-  if (attempt.liquidation) return;
-  if (attempt.mode === 'paper') {
+export const checkTradingFlags = (
+  { mode, assetClass, liveEnabled }: Pick<OrderAttempt, 'mode' | 'assetClass' | 'liveEnabled'>,
+  config: Config,
+  liveSuspended = false,
+): void => {
+  if (mode === 'paper') {
     if (!config.FEATURE_EQUITY_PAPER) throw new AppError('FEATURE_DISABLED', 'Paper trading is disabled (FEATURE_EQUITY_PAPER)');
     return;
   }
   if (!config.FEATURE_EQUITY_LIVE || !config.ALLOW_LIVE) throw new AppError('FEATURE_DISABLED', 'Live trading is disabled on this service');
-  if (liveSuspended()) throw new AppError('FEATURE_DISABLED', 'Live orders are suspended by an operator');
-  if (!attempt.liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${attempt.assetClass}`);
+  if (liveSuspended) throw new AppError('FEATURE_DISABLED', 'Live orders are suspended by an operator');
+  if (!liveEnabled) throw new AppError('LIVE_NOT_ENABLED', `Live trading is not enabled for ${assetClass}`);
+};
+
+/**
+ * 1. The flags (checkTradingFlags). A liquidation passes: positions must be closable whatever the
+ * switches say.
+ */
+const flagsGate = (attempt: OrderAttempt, { config, liveSuspended }: GateDeps): void => {
+  if (attempt.liquidation) return;
+  checkTradingFlags(attempt, config, liveSuspended());
 };
 
 /** The attempt's unit of the per-minute limit, counted at `at`. */

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { ZAdminOverview, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
+import { ZBotForceStopped, ZBotUserPath } from '../../contracts/bot.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
 import { ZLiveDisabled, ZLockCleared, ZUserAssetClassRequest } from '../../contracts/live.ts';
 import { ZOhlcvImport, ZOhlcvImportResult } from '../../contracts/marketdata.ts';
@@ -42,6 +43,12 @@ export const adminRouter = router({
     .input(ZUserAssetClassRequest)
     .output(ZLockCleared)
     .mutation(({ ctx, input }) => ctx.live.clearLock({ actor: ctx.user, userId: input.id, assetClass: input.asset_class, origin: ctx.origin })),
+
+  stopUserBot: adminProcedure
+    .meta({ openapi: openapi('POST', '/admin/users/{user_id}/bot/stop', 'Force-stop a user’s bot (audited; answered with its status whether or not it ran)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .input(ZBotUserPath)
+    .output(ZBotForceStopped)
+    .mutation(({ ctx, input }) => ctx.bots.forceStop({ actor: ctx.user, userId: input.user_id, origin: ctx.origin })),
 
   upsertInstrument: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/instruments', 'Add an instrument (201) or update one (200)'), haltExempt: true, status: 201 })

@@ -25,6 +25,6 @@ export const eventsRouter = router({
 
   /** The user's trades, and ticks of the instruments it holds or has working orders in. */
   live: authedProcedure.input(ZEventsInput).subscription(({ ctx, input, signal }) =>
-    withTracking(feedIterable<TLiveFrame>((send) => startLiveFeed({ events: ctx.events, orders: ctx.orders, user: ctx.user, afterId: afterIdOf(input), send }), signal)),
+    withTracking(feedIterable<TLiveFrame>((send) => startLiveFeed({ events: ctx.events, orders: ctx.orders, bots: ctx.bots, user: ctx.user, afterId: afterIdOf(input), send }), signal)),
   ),
 });

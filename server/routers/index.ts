@@ -4,6 +4,7 @@ import { adminRouter } from './admin.ts';
 import { analysisRouter } from './analysis.ts';
 import { authRouter } from './auth.ts';
 import { backtestRouter } from './backtest.ts';
+import { botRouter } from './bot.ts';
 import { equityRouter } from './equity.ts';
 import { eventsRouter } from './events.ts';
 import { instrumentsRouter } from './instruments.ts';
@@ -22,6 +23,7 @@ export const appRouter = router({
   backtest: backtestRouter,
   analysis: analysisRouter,
   live: liveRouter,
+  bot: botRouter,
 });
 
 export type AppRouter = typeof appRouter;

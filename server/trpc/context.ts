@@ -54,6 +54,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     backtests: services.backtests,
     analysis: services.analysis,
     live: services.live,
+    bots: services.bots,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

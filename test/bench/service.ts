@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startApp, type RunningApp } from '../../server/app.ts';
+import type { Clock } from '../../server/clock.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { createTestDatabase } from '../support/server.ts';
 import type { CleanupStep } from './common.ts';
@@ -30,9 +31,11 @@ export interface BenchServiceOptions {
   env?: Record<string, string>;
   /** Runs after the database exists, before the service starts (e.g. an observer connection). */
   beforeStart?: (databaseUrl: string) => Promise<void> | void;
+  /** The service's clock (a bench that moves time itself, e.g. bar by bar). */
+  clock?: Clock;
 }
 
-export const startBenchService = async ({ cleanups, prefix, env = {}, beforeStart }: BenchServiceOptions): Promise<BenchService> => {
+export const startBenchService = async ({ cleanups, prefix, env = {}, beforeStart, clock }: BenchServiceOptions): Promise<BenchService> => {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   cleanups.push({ what: 'temp dir', run: () => rmSync(dir, { recursive: true, force: true }) });
   const database = await createTestDatabase();
@@ -51,7 +54,7 @@ export const startBenchService = async ({ cleanups, prefix, env = {}, beforeStar
     ENCRYPTION_SALT: randomBytes(48).toString('base64url'),
     ...env,
   });
-  const app = await startApp(config, { logger });
+  const app = await startApp(config, { logger, ...(clock ? { clock } : {}) });
   cleanups.push({ what: 'service', run: () => app.close() });
   return { app, config, dir, databaseUrl: database.url, logFile, closeLog };
 };

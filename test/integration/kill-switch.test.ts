@@ -1,6 +1,6 @@
 // The kill switch over HTTP and WebSocket: a price crash (POST /api/admin/sim/prices) trips the
 // −4 % alert and then the −5 % lock; orders are refused with the lock's end, open entry orders are
-// canceled (protective exits stay), a halted bot_status frame reaches /ws/live, the webhook is
+// canceled (protective exits stay), a halted bot_status frame reaches /ws/live and the user's running bot stops, the webhook is
 // called once per alert, two sweeps at once lock once; an operator clear holds for the day. With
 // KILL_SWITCH_LIQUIDATE, a fill after the crash trips it and every position is sold at market.
 import { and, eq, sql } from 'drizzle-orm';
@@ -75,6 +75,9 @@ describe('a price crash, without liquidation', () => {
     expect(before.map((order) => order.client_order_id)).toContain(resting.body.client_order_id);
     const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
     await new Promise((resolve) => socket.ws.once('open', resolve));
+    // The user's bot trades crypto: the lock stops it.
+    const bot = await server.http('POST', '/api/bot/start', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbols: ['BTC/USDT'], strategy_name: 'sma_crossover', strategy_params: { fast: 1, slow: 2 } } });
+    expect(bot.status, bot.text).toBe(200);
 
     // About −4.4 %: the warning, once however often it is evaluated.
     await setPrice(server, admin, 42_800);
@@ -109,10 +112,18 @@ describe('a price crash, without liquidation', () => {
     const cancels = await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.cancel_requested')));
     expect(cancels.map((row) => [row.data.client_order_id, row.data.by, row.actorUserId])).toEqual([[resting.body.client_order_id, 'kill_switch', null]]);
 
-    const frame = await socket.next((candidate) => candidate.type === 'bot_status');
+    // The bot's own start frame came first; the halted one follows the lock.
+    const frame = await socket.next((candidate) => candidate.type === 'bot_status' && candidate.is_halted === true);
     expect(frame).toMatchObject({ type: 'bot_status', is_running: false, is_halted: true });
     expect(frame.halt_reason).toContain(lockedUntil);
     await socket.close();
+
+    const botStatus = await waitFor(
+      async () => (await server.http('GET', '/api/bot/status', { token: user.tokens.access_token })).body,
+      (body) => body.is_running === false,
+    );
+    expect(botStatus).toMatchObject({ is_running: false, is_halted: true, stopped_by: 'lock' });
+    expect(botStatus.halt_reason).toContain(lockedUntil);
 
     const refused = await place(server, user, { side: 'buy', qty: 0.001, order_type: 'market' });
     expect([refused.status, refused.body.code]).toEqual([422, 'RISK_RULE_VIOLATION']);

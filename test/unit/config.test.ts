@@ -142,6 +142,14 @@ describe('numbers out of range', () => {
     expectRejected(withSecrets({ [setting]: value }), setting);
   });
 
+  it('the bot’s settings: defaults, bounds, and a lease of at least two sync rounds', () => {
+    expect(loadConfig(withSecrets({}))).toMatchObject({ BOT_HISTORY_BARS: 500, BOT_SYNC_INTERVAL_MS: 2_000, BOT_LEASE_TTL_MS: 15_000, BOT_RETRY_INTERVAL_MS: 30_000 });
+    expectRejected(withSecrets({ BOT_HISTORY_BARS: '5' }), 'BOT_HISTORY_BARS');
+    expectRejected(withSecrets({ BOT_SYNC_INTERVAL_MS: '0' }), 'BOT_SYNC_INTERVAL_MS');
+    expect(expectRejected(withSecrets({ BOT_SYNC_INTERVAL_MS: '1000', BOT_LEASE_TTL_MS: '1999' }), 'BOT_LEASE_TTL_MS').message).toContain('twice BOT_SYNC_INTERVAL_MS');
+    expect(loadConfig(withSecrets({ BOT_SYNC_INTERVAL_MS: '1000', BOT_LEASE_TTL_MS: '2000' })).BOT_LEASE_TTL_MS).toBe(2000);
+  });
+
   it('accepts the bounds of PORT', () => {
     expect(loadConfig(withSecrets({ PORT: '65535' })).PORT).toBe(65535);
   });

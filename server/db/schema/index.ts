@@ -11,3 +11,4 @@ export * from './events.ts';
 export * from './backtests.ts';
 export * from './analysis.ts';
 export * from './live.ts';
+export * from './bots.ts';

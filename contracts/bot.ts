@@ -1,0 +1,87 @@
+// Wire shapes of the per-user trading bot: start, stop and status (POST /api/bot/start,
+// POST /api/bot/stop, GET /api/bot/status), the operator's force stop, and the bot's fills and
+// positions that backfill /ws/live (GET /api/trades, GET /api/positions).
+import { z } from 'zod';
+import { ZTradingMode } from './brokers.ts';
+import { bodyBoolean, intParam, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { ZPositionList, type ZPosition } from './orders.ts';
+import { ZSymbolInput } from './symbols.ts';
+
+/** The most symbols one bot trades. */
+export const BOT_MAX_SYMBOLS = 20;
+
+/** The bar a strategy is evaluated on: 1-minute bars built from ticks, or daily bars. */
+export const ZBotTimeframe = z.enum(['1m', '1d']);
+export type TBotTimeframe = z.infer<typeof ZBotTimeframe>;
+
+export const ZBotStartRequest = z.object({
+  asset_class: ZAssetClass,
+  symbols: z
+    .array(ZSymbolInput)
+    .min(1)
+    .max(BOT_MAX_SYMBOLS)
+    .refine((symbols) => new Set(symbols.map((symbol) => symbol.toUpperCase())).size === symbols.length, 'must not repeat a symbol'),
+  /** A registered strategy (GET /api/strategy/list), lower-cased. */
+  strategy_name: z.string().min(1).max(64),
+  /** Overrides of the strategy's parameters; an unknown key is refused. */
+  strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+  /** True trades the live account: every live gate must pass. */
+  live_mode: bodyBoolean().default(false),
+  /** An extension: the bar the strategy decides on (default 1m). */
+  timeframe: ZBotTimeframe.default('1m'),
+});
+export type TBotStartRequest = z.infer<typeof ZBotStartRequest>;
+
+/** GET /api/bot/status, and the answer of start and stop: the `bot_status` frame's fields and the bot's settings. */
+export const ZBotStatus = z.object({
+  is_running: z.boolean(),
+  is_halted: z.boolean(),
+  halt_reason: z.string().nullable(),
+  asset_class: ZAssetClass.nullable(),
+  symbols: z.array(z.string()),
+  strategy_name: z.string().nullable(),
+  strategy_params: z.record(z.string(), z.unknown()).nullable(),
+  live_mode: z.boolean(),
+  timeframe: ZBotTimeframe.nullable(),
+  started_at: ZTimestamp.nullable(),
+  stopped_at: ZTimestamp.nullable(),
+  /** Who ended the last run: user, admin or lock; null while it runs or before the first start. */
+  stopped_by: z.enum(['user', 'admin', 'lock']).nullable(),
+  ts: ZTimestamp,
+});
+export type TBotStatus = z.infer<typeof ZBotStatus>;
+
+/** The operator's force stop: the user in the path. */
+export const ZBotUserPath = z.object({ user_id: intParam({ min: 1, max: 2_147_483_647 }) });
+export const ZBotForceStopped = ZBotStatus.extend({ user_id: z.number().int() });
+
+/** A fill of one of the bot's orders: the `trade` frame's fields, plus its order. */
+export const ZBotTrade = z.object({
+  symbol: z.string(),
+  asset_class: ZAssetClass,
+  side: z.enum(['buy', 'sell']),
+  amount: z.number(),
+  price: z.number(),
+  fee: z.number(),
+  ts: ZTimestamp,
+  client_order_id: z.string(),
+});
+export const ZBotTradeQuery = ZPageQuery.extend({ asset_class: ZAssetClass.optional() });
+export type TBotTradeQuery = z.infer<typeof ZBotTradeQuery>;
+export const ZBotTradeList = pageOf(ZBotTrade);
+export type TBotTradeList = z.infer<typeof ZBotTradeList>;
+
+/** Positions for /ws/live's backfill: of one asset class, or of every class the user has a broker for. */
+export const ZBotPositionsQuery = z.object({ asset_class: ZAssetClass.optional(), mode: ZTradingMode.optional() });
+export const ZBotPositionList = ZPositionList;
+export type TBotPosition = z.infer<typeof ZPosition>;
+
+/** The operator overview's view of a running bot. */
+export interface RunningBot {
+  user_id: number;
+  username: string;
+  asset_class: z.infer<typeof ZAssetClass>;
+  strategy_name: string;
+  live_mode: boolean;
+  started_at: string;
+}
