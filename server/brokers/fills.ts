@@ -174,3 +174,196 @@ export const checkLot = (qty: Decimal, lotSize: Decimal, fractional: boolean): s
   if (!quantity.mod(lot).isZero()) return `qty ${quantity.toFixed()} must be a multiple of the lot size ${lot.toFixed()}`;
   return undefined;
 };
+
+// --- The same fill arithmetic on scaled integers (the backtest engine's fast path) ---
+//
+// A backtest prices tens of thousands of fills per run, and a decimal.js fill costs tens of
+// microseconds. Here a decimal d is an integer-valued double u with a power-of-ten scale,
+// d = u / 10^scale. While every integer stays within Number.MAX_SAFE_INTEGER, double arithmetic
+// on them is exact, and every value has at most 16 significant digits, far inside ExactDecimal's
+// 40: so the decimal functions above compute exactly the same values, rounding only where this
+// code rounds too (the tick grid, fee cuts). A step whose integer would leave the safe range
+// answers NaN or undefined, and the caller prices that fill through the decimal functions.
+// test/unit/fills.test.ts compares the two on many generated fills of every profile.
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/** 10^0 … 10^22: every one exactly a double. */
+const POW10: readonly number[] = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** 10^k as a double, exact for 0 <= k <= 22 (NaN beyond, which fails every safe-range check). */
+export const pow10 = (k: number): number => POW10[k] ?? Number.NaN;
+
+/** A decimal as a scaled integer: units / 10^scale. */
+export interface Scaled {
+  readonly units: number;
+  readonly scale: number;
+}
+
+/**
+ * floor(n / d) for integers 0 <= n, 0 < d with n + d <= MAX_SAFE_INTEGER (NaN otherwise). The
+ * double quotient is within one of the true one, and q × d stays exact, so one correction fixes it.
+ */
+export const floorDiv = (n: number, d: number): number => {
+  if (!(n >= 0 && d > 0 && n <= SAFE - d)) return Number.NaN;
+  let q = Math.floor(n / d);
+  const r = n - q * d;
+  if (r < 0) q -= 1;
+  else if (r >= d) q += 1;
+  return q;
+};
+
+/** The most places scaledOfNumber tries: far more than any price or size carries. */
+const MAX_NUMBER_SCALE = 12;
+// Below this a double's spacing is under a tenth of 10^-scale, so the scale's one decimal that
+// reads back as the double is also the shortest one, the digits decimal.js takes from a number.
+const MAX_NUMBER_UNITS = Math.floor(2 ** 52 / 10);
+
+/**
+ * The decimal `new ExactDecimal(value)` holds (decimal.js reads a number's shortest round-trip
+ * digits), as a scaled integer with the fewest places; undefined for a value that is not
+ * positive, has more than 12 places or too many digits to be sure.
+ */
+export const scaledOfNumber = (value: number): Scaled | undefined => {
+  if (!(value > 0)) return undefined;
+  for (let scale = 0; scale <= MAX_NUMBER_SCALE; scale++) {
+    const p = POW10[scale]!;
+    const units = Math.round(value * p);
+    if (units > MAX_NUMBER_UNITS) return undefined;
+    // units and p are exact, so the division is the double nearest units / 10^scale.
+    if (units / p === value) return { units, scale };
+  }
+  return undefined;
+};
+
+/** A Decimal as a scaled integer with the fewest places, or undefined when it does not fit. */
+export const scaledOfDecimal = (value: Decimal): Scaled | undefined => {
+  if (!value.isFinite()) return undefined;
+  const scale = value.decimalPlaces();
+  const units = new ExactDecimal(value).times(pow10(scale)).toNumber();
+  return scale <= 22 && Number.isSafeInteger(units) ? { units, scale } : undefined;
+};
+
+/** The scaled integer as an exact Decimal. */
+export const decimalOfScaled = (units: number, scale: number): Decimal => new ExactDecimal(`${units}e-${scale}`);
+
+/** A price grid as data: a fixed tick, or bands of integer ticks by price (KRX_TICK_BANDS). */
+export type TTickGrid = Decimal | { readonly bands: ReadonlyArray<{ readonly below: number; readonly tick: number }> };
+
+/** computeFill's amounts, all at the model's moneyScale for the quantity's scale. */
+export interface ScaledFillAmounts {
+  notional: number;
+  commission: number;
+  tax: number;
+  fee: number;
+  cashDelta: number;
+}
+
+/** A rate of the profile as units / 10^scale. */
+interface ScaledRate {
+  units: number;
+  scale: number;
+}
+
+export interface ScaledFillModel {
+  /** The scale of every price: the tick's places (0 for bands of whole ticks). */
+  readonly priceScale: number;
+  /** The scale of computeFill's amounts for a quantity of `qtyScale` places. */
+  moneyScale(qtyScale: number): number;
+  /** The commission rate (to size a buy as the engine does). */
+  readonly commission: Readonly<ScaledRate>;
+  /**
+   * executionPrice(side, reference) without a limit, in units of 10^-priceScale; NaN when it
+   * cannot be sure, including every case where executionPrice throws.
+   */
+  price(side: TOrderSide, reference: number): number;
+  /** computeFill's amounts for qtyUnits / 10^qtyScale at that price; undefined when it cannot be sure. */
+  fill(side: TOrderSide, qtyUnits: number, qtyScale: number, priceUnits: number): ScaledFillAmounts | undefined;
+}
+
+/** units / 10^scale cut to `places` (decimal.js ROUND_DOWN of a non-negative value), as units / 10^max(places, scale). */
+const cutTo = (units: number, scale: number, places: number | undefined): Scaled => {
+  if (places === undefined || scale <= places) return { units, scale };
+  return { units: floorDiv(units, pow10(scale - places)), scale: places };
+};
+
+/**
+ * The fill model of one profile and tick grid on scaled integers, or undefined when one of its
+ * rates or its tick has too many places to hold so (the caller then uses the decimal functions).
+ */
+export const scaledFillModel = (profile: FeeProfile, grid: TTickGrid): ScaledFillModel | undefined => {
+  const slippage = scaledOfDecimal(profile.slippageRate);
+  const commission = scaledOfDecimal(profile.commissionRate);
+  const tax = scaledOfDecimal(profile.sellTaxRate);
+  if (!slippage || !commission || !tax || slippage.units < 0 || commission.units < 0 || tax.units < 0) return undefined;
+  const fixedTick = 'bands' in grid ? undefined : scaledOfDecimal(grid);
+  const bands = 'bands' in grid ? grid.bands : undefined;
+  if (bands?.some((band) => !Number.isSafeInteger(band.tick) || band.tick <= 0)) return undefined;
+  if (!bands && (!fixedTick || fixedTick.units <= 0)) return undefined;
+  const priceScale = fixedTick ? fixedTick.scale : 0;
+  // The slipped price is reference × (10^b ± slippage units) / 10^b.
+  const slipScale = slippage.scale;
+  const buyFactor = pow10(slipScale) + slippage.units;
+  const sellFactor = pow10(slipScale) - slippage.units;
+  const places = profile.feeDecimalPlaces;
+  const feeScale = (notionalScale: number, rate: ScaledRate) => (places !== undefined && notionalScale + rate.scale > places ? places : notionalScale + rate.scale);
+  const moneyScale = (qtyScale: number) => {
+    const notionalScale = qtyScale + priceScale;
+    return Math.max(notionalScale, feeScale(notionalScale, commission), feeScale(notionalScale, tax));
+  };
+
+  const price = (side: TOrderSide, reference: number): number => {
+    const ref = scaledOfNumber(reference);
+    if (!ref) return Number.NaN;
+    const factor = side === 'buy' ? buyFactor : sellFactor;
+    if (!(factor > 0)) return Number.NaN;
+    const slipped = ref.units * factor;
+    const slippedScale = ref.scale + slipScale;
+    if (!(slipped <= SAFE)) return Number.NaN;
+    let tick: number;
+    if (fixedTick) tick = fixedTick.units;
+    else {
+      // A band runs up to, not including, an integer `below`: the slipped price is below it
+      // exactly when its integer part is.
+      const whole = floorDiv(slipped, pow10(slippedScale));
+      tick = bands!.find((band) => whole < band.below)?.tick ?? Number.NaN;
+    }
+    // slipped / tick on one scale, rounded up for a buy and down for a sell.
+    const common = Math.max(slippedScale, priceScale);
+    const n = slipped * pow10(common - slippedScale);
+    const d = tick * pow10(common - priceScale);
+    if (!(n <= SAFE && d <= SAFE)) return Number.NaN;
+    let steps = floorDiv(n, d);
+    if (side === 'buy' && n - steps * d > 0) steps += 1;
+    const units = steps * tick;
+    // A price of 0 is refused by executionPrice; the decimal path says so.
+    return units > 0 && units <= SAFE ? units : Number.NaN;
+  };
+
+  const fill = (side: TOrderSide, qtyUnits: number, qtyScale: number, priceUnits: number): ScaledFillAmounts | undefined => {
+    if (!(qtyUnits > 0 && priceUnits > 0)) return undefined;
+    const notionalScale = qtyScale + priceScale;
+    const notional = qtyUnits * priceUnits;
+    if (!(notional <= SAFE)) return undefined;
+    const commissionRaw = notional * commission.units;
+    const taxRaw = side === 'sell' ? notional * tax.units : 0;
+    if (!(commissionRaw <= SAFE && taxRaw <= SAFE)) return undefined;
+    const fee1 = cutTo(commissionRaw, notionalScale + commission.scale, places);
+    const fee2 = cutTo(taxRaw, notionalScale + tax.scale, places);
+    const scale = moneyScale(qtyScale);
+    const at = (units: number, from: number) => units * pow10(scale - from);
+    const amounts = {
+      notional: at(notional, notionalScale),
+      commission: at(fee1.units, fee1.scale),
+      tax: at(fee2.units, fee2.scale),
+      fee: 0,
+      cashDelta: 0,
+    };
+    amounts.fee = amounts.commission + amounts.tax;
+    amounts.cashDelta = side === 'buy' ? -(amounts.notional + amounts.fee) : amounts.notional - amounts.fee;
+    if (!(amounts.notional <= SAFE && amounts.fee <= SAFE && Math.abs(amounts.cashDelta) <= SAFE)) return undefined;
+    return amounts;
+  };
+
+  return { priceScale, moneyScale, commission, price, fill };
+};
