@@ -10,7 +10,7 @@
 // never a running float sum).
 import type { Decimal } from 'decimal.js';
 import type { FeeProfile } from '../brokers/fees.ts';
-import { decimalLedger, scaledLedger, type EngineFill, type Ledger, type TEngineTick } from './ledger.ts';
+import { BOUGHT, decimalLedger, FillLog, scaledLedger, UNSURE, type EngineFill, type Ledger, type TEngineTick } from './ledger.ts';
 import type { Bars, BarView, Lookback, RoundTrip, StrategyRun, TSignal } from './types.ts';
 
 export type { EngineFill, TEngineTick } from './ledger.ts';
@@ -33,7 +33,10 @@ export interface EngineInput {
 export interface EngineResult {
   /** Equity at every close (the last one after the close-out, if any). */
   equity: Float64Array;
-  fills: EngineFill[];
+  /** Every fill, oldest first (made when read: firstFills makes only those an answer shows). */
+  readonly fills: EngineFill[];
+  readonly fillCount: number;
+  firstFills(count: number): EngineFill[];
   trips: RoundTrip[];
   finalCapital: string;
 }
@@ -52,31 +55,28 @@ const lookbackOf = (values: Float64Array, cursor: { i: number }): Lookback => {
 interface Book {
   input: EngineInput;
   ledger: Ledger;
-  fills: EngineFill[];
+  fills: FillLog;
   trips: RoundTrip[];
   entryIndex: number;
 }
 
 const buyAt = (book: Book, index: number, reference: number): void => {
-  let fill = book.ledger.buy(index, reference);
-  if (fill === undefined) {
+  let outcome = book.ledger.buy(index, reference, book.fills);
+  if (outcome === UNSURE) {
     // The scaled ledger cannot be sure of this fill: the decimal one takes over from here.
     book.ledger = decimalLedger(book.input, book.ledger.state());
-    fill = book.ledger.buy(index, reference);
+    outcome = book.ledger.buy(index, reference, book.fills);
   }
-  if (!fill) return;
-  book.fills.push(fill);
-  book.entryIndex = index;
+  if (outcome === BOUGHT) book.entryIndex = index;
 };
 
 const sellAt = (book: Book, index: number, reference: number): void => {
-  let sold = book.ledger.sell(index, reference);
-  if (sold === undefined) {
+  let pnl = book.ledger.sell(index, reference, book.fills);
+  if (Number.isNaN(pnl)) {
     book.ledger = decimalLedger(book.input, book.ledger.state());
-    sold = book.ledger.sell(index, reference)!;
+    pnl = book.ledger.sell(index, reference, book.fills);
   }
-  book.fills.push(sold.fill);
-  book.trips.push({ entryIndex: book.entryIndex, exitIndex: index, pnl: sold.pnl });
+  book.trips.push({ entryIndex: book.entryIndex, exitIndex: index, pnl });
 };
 
 // The pending order between a signal at a close and its fill at the next open.
@@ -105,7 +105,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
     ind,
   };
 
-  const book: Book = { input, ledger: (!input.decimalOnly && scaledLedger(input)) || decimalLedger(input), fills: [], trips: [], entryIndex: -1 };
+  const book: Book = { input, ledger: (!input.decimalOnly && scaledLedger(input)) || decimalLedger(input), fills: new FillLog(), trips: [], entryIndex: -1 };
   // The ledger's cash and units as numbers, read again only after a fill.
   let cash = book.ledger.cashNumber;
   let units = 0;
@@ -133,5 +133,16 @@ export const runEngine = (input: EngineInput): EngineResult => {
     sellAt(book, n - 1, close[n - 1]!);
     equity[n - 1] = book.ledger.cashNumber;
   }
-  return { equity, fills: book.fills, trips: book.trips, finalCapital: book.ledger.finalCapital() };
+  const log = book.fills;
+  let fills: EngineFill[] | undefined;
+  return {
+    equity,
+    get fills() {
+      return (fills ??= log.list());
+    },
+    fillCount: log.count,
+    firstFills: (count: number) => log.list(count),
+    trips: book.trips,
+    finalCapital: book.ledger.finalCapital(),
+  };
 };

@@ -60,8 +60,8 @@ export const runJob = (job: BacktestJob): TaskOutcome[] => {
     return {
       equity: outcome.equity,
       trips: outcome.trips,
-      fills: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
-      fillCount: outcome.fills.length,
+      fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
+      fillCount: outcome.fillCount,
       finalCapital: outcome.finalCapital,
     };
   });

@@ -220,20 +220,27 @@ const MAX_NUMBER_SCALE = 12;
 const MAX_NUMBER_UNITS = Math.floor(2 ** 52 / 10);
 
 /**
- * The decimal `new ExactDecimal(value)` holds (decimal.js reads a number's shortest round-trip
- * digits), as a scaled integer with the fewest places; undefined for a value that is not
- * positive, has more than 12 places or too many digits to be sure.
+ * The fewest places of the decimal `new ExactDecimal(value)` holds (decimal.js reads a number's
+ * shortest round-trip digits), or -1 for a value that is not positive, has more than 12 places
+ * or too many digits to be sure. Its units are then Math.round(value × 10^places). (A number,
+ * not an object: the engine asks this at every fill.)
  */
-export const scaledOfNumber = (value: number): Scaled | undefined => {
-  if (!(value > 0)) return undefined;
+export const placesOfNumber = (value: number): number => {
+  if (!(value > 0)) return -1;
   for (let scale = 0; scale <= MAX_NUMBER_SCALE; scale++) {
     const p = POW10[scale]!;
     const units = Math.round(value * p);
-    if (units > MAX_NUMBER_UNITS) return undefined;
+    if (units > MAX_NUMBER_UNITS) return -1;
     // units and p are exact, so the division is the double nearest units / 10^scale.
-    if (units / p === value) return { units, scale };
+    if (units / p === value) return scale;
   }
-  return undefined;
+  return -1;
+};
+
+/** placesOfNumber with its units, or undefined. */
+export const scaledOfNumber = (value: number): Scaled | undefined => {
+  const scale = placesOfNumber(value);
+  return scale < 0 ? undefined : { units: Math.round(value * POW10[scale]!), scale };
 };
 
 /** A Decimal as a scaled integer with the fewest places, or undefined when it does not fit. */
@@ -277,14 +284,148 @@ export interface ScaledFillModel {
    * cannot be sure, including every case where executionPrice throws.
    */
   price(side: TOrderSide, reference: number): number;
-  /** computeFill's amounts for qtyUnits / 10^qtyScale at that price; undefined when it cannot be sure. */
+  /**
+   * computeFill's amounts for qtyUnits / 10^qtyScale at that price; undefined when it cannot be
+   * sure. The answer is the model's own scratch object, overwritten by the next call: read it
+   * before filling again (a fill allocates nothing).
+   */
   fill(side: TOrderSide, qtyUnits: number, qtyScale: number, priceUnits: number): ScaledFillAmounts | undefined;
 }
 
-/** units / 10^scale cut to `places` (decimal.js ROUND_DOWN of a non-negative value), as units / 10^max(places, scale). */
-const cutTo = (units: number, scale: number, places: number | undefined): Scaled => {
-  if (places === undefined || scale <= places) return { units, scale };
-  return { units: floorDiv(units, pow10(scale - places)), scale: places };
+/**
+ * How a fee of a quantity scale is computed: notional × rate units, divided by `cut` (a power of
+ * ten, 1 when the profile keeps fees exact; the division floors, decimal.js's ROUND_DOWN of a
+ * non-negative value), then multiplied by `shift` onto the money scale.
+ */
+interface FeeSteps {
+  cut: number;
+  shift: number;
+}
+
+/** The constants of one quantity scale: the money scale and the steps onto it. */
+interface QtySteps {
+  moneyScale: number;
+  notionalShift: number;
+  commission: FeeSteps;
+  tax: FeeSteps;
+}
+
+/**
+ * The fill model of one profile and tick grid on scaled integers. A class, so that every run's
+ * model shares one set of methods: an engine's optimised loop, which inlines them, is then not
+ * thrown away at each run for calling another closure.
+ */
+class ScaledFills implements ScaledFillModel {
+  readonly priceScale: number;
+  readonly commission: Readonly<ScaledRate>;
+  private readonly tax: Readonly<ScaledRate>;
+  private readonly fixedTick: Scaled | undefined;
+  private readonly bands: ReadonlyArray<{ readonly below: number; readonly tick: number }> | undefined;
+  private readonly slipScale: number;
+  private readonly buyFactor: number;
+  private readonly sellFactor: number;
+  private readonly places: number | undefined;
+  private readonly stepsByQtyScale = new Map<number, QtySteps>();
+  private lastSteps: QtySteps | undefined;
+  private lastQtyScale = -1;
+  // Doubles from the start (not small integers), so that V8 never changes the fields' representation.
+  private readonly amounts: ScaledFillAmounts = { notional: 0.5, commission: 0.5, tax: 0.5, fee: 0.5, cashDelta: 0.5 };
+
+  constructor(profile: FeeProfile, slippage: Scaled, commission: Scaled, tax: Scaled, fixedTick: Scaled | undefined, bands: ScaledFills['bands']) {
+    this.commission = commission;
+    this.tax = tax;
+    this.fixedTick = fixedTick;
+    this.bands = bands;
+    this.priceScale = fixedTick ? fixedTick.scale : 0;
+    // The slipped price is reference × (10^b ± slippage units) / 10^b.
+    this.slipScale = slippage.scale;
+    this.buyFactor = pow10(slippage.scale) + slippage.units;
+    this.sellFactor = pow10(slippage.scale) - slippage.units;
+    this.places = profile.feeDecimalPlaces;
+  }
+
+  moneyScale(qtyScale: number): number {
+    return this.stepsOf(qtyScale).moneyScale;
+  }
+
+  price(side: TOrderSide, reference: number): number {
+    const referenceScale = placesOfNumber(reference);
+    if (referenceScale < 0) return Number.NaN;
+    const factor = side === 'buy' ? this.buyFactor : this.sellFactor;
+    if (!(factor > 0)) return Number.NaN;
+    const slipped = Math.round(reference * POW10[referenceScale]!) * factor;
+    const slippedScale = referenceScale + this.slipScale;
+    if (!(slipped <= SAFE)) return Number.NaN;
+    let tick: number;
+    if (this.fixedTick) tick = this.fixedTick.units;
+    else {
+      // A band runs up to, not including, an integer `below`: the slipped price is below it
+      // exactly when its integer part is.
+      const whole = floorDiv(slipped, pow10(slippedScale));
+      tick = this.bands!.find((band) => whole < band.below)?.tick ?? Number.NaN;
+    }
+    // slipped / tick on one scale, rounded up for a buy and down for a sell.
+    const common = Math.max(slippedScale, this.priceScale);
+    const n = slipped * pow10(common - slippedScale);
+    const d = tick * pow10(common - this.priceScale);
+    if (!(n <= SAFE && d <= SAFE)) return Number.NaN;
+    let steps = floorDiv(n, d);
+    if (side === 'buy' && n - steps * d > 0) steps += 1;
+    const units = steps * tick;
+    // A price of 0 is refused by executionPrice; the decimal path says so.
+    return units > 0 && units <= SAFE ? units : Number.NaN;
+  }
+
+  fill(side: TOrderSide, qtyUnits: number, qtyScale: number, priceUnits: number): ScaledFillAmounts | undefined {
+    if (!(qtyUnits > 0 && priceUnits > 0)) return undefined;
+    const steps = this.stepsOf(qtyScale);
+    const rawNotional = qtyUnits * priceUnits;
+    const notional = rawNotional * steps.notionalShift;
+    const commissionAmount = feeOf(rawNotional, this.commission.units, steps.commission);
+    const taxAmount = side === 'sell' ? feeOf(rawNotional, this.tax.units, steps.tax) : 0;
+    const fee = commissionAmount + taxAmount;
+    const cashDelta = side === 'buy' ? -(notional + fee) : notional - fee;
+    // Every amount is a sum or product of non-negative integers: within 2^53 (a NaN fails) it is exact.
+    if (!(rawNotional <= SAFE && notional <= SAFE && fee <= SAFE && Math.abs(cashDelta) <= SAFE)) return undefined;
+    const amounts = this.amounts;
+    amounts.notional = notional;
+    amounts.commission = commissionAmount;
+    amounts.tax = taxAmount;
+    amounts.fee = fee;
+    amounts.cashDelta = cashDelta;
+    return amounts;
+  }
+
+  /** A fee's scale: the notional's plus the rate's, cut to the profile's places if it has some. */
+  private feeScale(notionalScale: number, rate: ScaledRate): number {
+    return this.places !== undefined && notionalScale + rate.scale > this.places ? this.places : notionalScale + rate.scale;
+  }
+
+  private stepsOf(qtyScale: number): QtySteps {
+    // A run fills at one quantity scale: remember the last one's steps.
+    if (qtyScale === this.lastQtyScale) return this.lastSteps!;
+    let steps = this.stepsByQtyScale.get(qtyScale);
+    if (!steps) {
+      const notionalScale = qtyScale + this.priceScale;
+      const moneyScale = Math.max(notionalScale, this.feeScale(notionalScale, this.commission), this.feeScale(notionalScale, this.tax));
+      const feeSteps = (rate: ScaledRate): FeeSteps => {
+        const scale = this.feeScale(notionalScale, rate);
+        return { cut: pow10(notionalScale + rate.scale - scale), shift: pow10(moneyScale - scale) };
+      };
+      steps = { moneyScale, notionalShift: pow10(moneyScale - notionalScale), commission: feeSteps(this.commission), tax: feeSteps(this.tax) };
+      this.stepsByQtyScale.set(qtyScale, steps);
+    }
+    this.lastQtyScale = qtyScale;
+    this.lastSteps = steps;
+    return steps;
+  }
+}
+
+/** notional × rate, cut and shifted onto the money scale; NaN beyond 2^53. */
+const feeOf = (notional: number, rate: number, steps: FeeSteps): number => {
+  const raw = notional * rate;
+  const cut = steps.cut === 1 ? raw : floorDiv(raw, steps.cut);
+  return raw <= SAFE ? cut * steps.shift : Number.NaN;
 };
 
 /**
@@ -300,70 +441,5 @@ export const scaledFillModel = (profile: FeeProfile, grid: TTickGrid): ScaledFil
   const bands = 'bands' in grid ? grid.bands : undefined;
   if (bands?.some((band) => !Number.isSafeInteger(band.tick) || band.tick <= 0)) return undefined;
   if (!bands && (!fixedTick || fixedTick.units <= 0)) return undefined;
-  const priceScale = fixedTick ? fixedTick.scale : 0;
-  // The slipped price is reference × (10^b ± slippage units) / 10^b.
-  const slipScale = slippage.scale;
-  const buyFactor = pow10(slipScale) + slippage.units;
-  const sellFactor = pow10(slipScale) - slippage.units;
-  const places = profile.feeDecimalPlaces;
-  const feeScale = (notionalScale: number, rate: ScaledRate) => (places !== undefined && notionalScale + rate.scale > places ? places : notionalScale + rate.scale);
-  const moneyScale = (qtyScale: number) => {
-    const notionalScale = qtyScale + priceScale;
-    return Math.max(notionalScale, feeScale(notionalScale, commission), feeScale(notionalScale, tax));
-  };
-
-  const price = (side: TOrderSide, reference: number): number => {
-    const ref = scaledOfNumber(reference);
-    if (!ref) return Number.NaN;
-    const factor = side === 'buy' ? buyFactor : sellFactor;
-    if (!(factor > 0)) return Number.NaN;
-    const slipped = ref.units * factor;
-    const slippedScale = ref.scale + slipScale;
-    if (!(slipped <= SAFE)) return Number.NaN;
-    let tick: number;
-    if (fixedTick) tick = fixedTick.units;
-    else {
-      // A band runs up to, not including, an integer `below`: the slipped price is below it
-      // exactly when its integer part is.
-      const whole = floorDiv(slipped, pow10(slippedScale));
-      tick = bands!.find((band) => whole < band.below)?.tick ?? Number.NaN;
-    }
-    // slipped / tick on one scale, rounded up for a buy and down for a sell.
-    const common = Math.max(slippedScale, priceScale);
-    const n = slipped * pow10(common - slippedScale);
-    const d = tick * pow10(common - priceScale);
-    if (!(n <= SAFE && d <= SAFE)) return Number.NaN;
-    let steps = floorDiv(n, d);
-    if (side === 'buy' && n - steps * d > 0) steps += 1;
-    const units = steps * tick;
-    // A price of 0 is refused by executionPrice; the decimal path says so.
-    return units > 0 && units <= SAFE ? units : Number.NaN;
-  };
-
-  const fill = (side: TOrderSide, qtyUnits: number, qtyScale: number, priceUnits: number): ScaledFillAmounts | undefined => {
-    if (!(qtyUnits > 0 && priceUnits > 0)) return undefined;
-    const notionalScale = qtyScale + priceScale;
-    const notional = qtyUnits * priceUnits;
-    if (!(notional <= SAFE)) return undefined;
-    const commissionRaw = notional * commission.units;
-    const taxRaw = side === 'sell' ? notional * tax.units : 0;
-    if (!(commissionRaw <= SAFE && taxRaw <= SAFE)) return undefined;
-    const fee1 = cutTo(commissionRaw, notionalScale + commission.scale, places);
-    const fee2 = cutTo(taxRaw, notionalScale + tax.scale, places);
-    const scale = moneyScale(qtyScale);
-    const at = (units: number, from: number) => units * pow10(scale - from);
-    const amounts = {
-      notional: at(notional, notionalScale),
-      commission: at(fee1.units, fee1.scale),
-      tax: at(fee2.units, fee2.scale),
-      fee: 0,
-      cashDelta: 0,
-    };
-    amounts.fee = amounts.commission + amounts.tax;
-    amounts.cashDelta = side === 'buy' ? -(amounts.notional + amounts.fee) : amounts.notional - amounts.fee;
-    if (!(amounts.notional <= SAFE && amounts.fee <= SAFE && Math.abs(amounts.cashDelta) <= SAFE)) return undefined;
-    return amounts;
-  };
-
-  return { priceScale, moneyScale, commission, price, fill };
+  return new ScaledFills(profile, slippage, commission, tax, fixedTick, bands);
 };
