@@ -49,7 +49,19 @@ export interface EngineFill {
   readonly qty: Decimal;
   readonly price: Decimal;
   readonly fee: Decimal;
+  /** qty, price and fee each rounded once to a double (Decimal's toNumber), without making the decimals. */
+  numbers(): { qty: number; price: number; fee: number };
 }
+
+/** An EngineFill of the decimal ledger's amounts. */
+const decimalFill = (index: number, side: 'buy' | 'sell', { qty, price, fee }: Fill): EngineFill => ({
+  index,
+  side,
+  qty,
+  price,
+  fee,
+  numbers: () => ({ qty: qty.toNumber(), price: price.toNumber(), fee: fee.toNumber() }),
+});
 
 /** What a buy did: bought, bought nothing (the budget affords no unit), or could not be sure (hand over). */
 export const BOUGHT = 1;
@@ -130,7 +142,7 @@ class DecimalLedger implements Ledger {
     this.units = qty;
     this.unitsNumber = qty.toNumber();
     this.entryCash = fill.cashDelta;
-    log.addDecimal({ index, side: 'buy', qty: fill.qty, price: fill.price, fee: fill.fee });
+    log.addDecimal(decimalFill(index, 'buy', fill));
     return BOUGHT;
   }
 
@@ -142,7 +154,7 @@ class DecimalLedger implements Ledger {
     this.units = new ExactDecimal(0);
     this.unitsNumber = 0;
     this.entryCash = this.units;
-    log.addDecimal({ index, side: 'sell', qty: fill.qty, price: fill.price, fee: fill.fee });
+    log.addDecimal(decimalFill(index, 'sell', fill));
     return pnl;
   }
 
@@ -203,6 +215,13 @@ class ScaledFill implements EngineFill {
 
   get fee(): Decimal {
     return decimalOfScaled(this.feeUnits, this.scales.fee);
+  }
+
+  // units / 10^scale with both exact doubles is one correctly rounded division: the double
+  // nearest the decimal, which is what Decimal's toNumber gives.
+  numbers(): { qty: number; price: number; fee: number } {
+    const { scales } = this;
+    return { qty: this.qtyUnits / pow10(scales.qty), price: this.priceUnits / pow10(scales.price), fee: this.feeUnits / pow10(scales.fee) };
   }
 }
 

@@ -60,7 +60,7 @@ export const runJob = (job: BacktestJob): TaskOutcome[] => {
     return {
       equity: outcome.equity,
       trips: outcome.trips,
-      fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
+      fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, ...fill.numbers() })),
       fillCount: outcome.fillCount,
       finalCapital: outcome.finalCapital,
     };

@@ -68,7 +68,12 @@ const randomSignals = (n: number): StrategyRun => {
   return { indicators: {}, decide: ({ index }) => plan[index]! };
 };
 
-const fillText = (fill: EngineFill) => [fill.index, fill.side, fill.qty.toFixed(), fill.price.toFixed(), fill.fee.toFixed()];
+const fillText = (fill: EngineFill) => {
+  const numbers = fill.numbers();
+  // The numbers are the decimals rounded once, as Decimal's toNumber rounds them.
+  expect(numbers).toEqual({ qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() });
+  return [fill.index, fill.side, fill.qty.toFixed(), fill.price.toFixed(), fill.fee.toFixed(), numbers];
+};
 const outcome = (result: EngineResult) => ({ equity: Array.from(result.equity), fills: result.fills.map(fillText), fillCount: result.fillCount, first: result.firstFills(5).map(fillText), trips: result.trips, finalCapital: result.finalCapital });
 
 describe('the scaled ledger', () => {
