@@ -220,13 +220,21 @@ const MAX_NUMBER_SCALE = 12;
 const MAX_NUMBER_UNITS = Math.floor(2 ** 52 / 10);
 
 /**
- * The fewest places of the decimal `new ExactDecimal(value)` holds (decimal.js reads a number's
- * shortest round-trip digits), or -1 for a value that is not positive, has more than 12 places
- * or too many digits to be sure. Its units are then Math.round(value × 10^places). (A number,
- * not an object: the engine asks this at every fill.)
+ * A number of places (the fewest, or `likely` when that serves) at which the decimal
+ * `new ExactDecimal(value)` holds (decimal.js reads a number's shortest round-trip digits) is a
+ * safe integer: its units are Math.round(value × 10^places). -1 for a value that is not positive,
+ * has more than 12 places or too many digits to be sure. (A number, not an object: the engine
+ * asks this at every fill.)
  */
-export const placesOfNumber = (value: number): number => {
+export const placesOfNumber = (value: number, likely = 0): number => {
   if (!(value > 0)) return -1;
+  // Any number of places that reads back as the value gives the same decimal (its units are
+  // unique at every scale, see MAX_NUMBER_UNITS): try the likely one (a price's tick places) first.
+  if (likely > 0 && likely <= MAX_NUMBER_SCALE) {
+    const p = POW10[likely]!;
+    const units = Math.round(value * p);
+    if (units <= MAX_NUMBER_UNITS && units / p === value) return likely;
+  }
   for (let scale = 0; scale <= MAX_NUMBER_SCALE; scale++) {
     const p = POW10[scale]!;
     const units = Math.round(value * p);
@@ -349,7 +357,7 @@ class ScaledFills implements ScaledFillModel {
   }
 
   price(side: TOrderSide, reference: number): number {
-    const referenceScale = placesOfNumber(reference);
+    const referenceScale = placesOfNumber(reference, this.priceScale);
     if (referenceScale < 0) return Number.NaN;
     const factor = side === 'buy' ? this.buyFactor : this.sellFactor;
     if (!(factor > 0)) return Number.NaN;
