@@ -5,12 +5,15 @@
 // the last bar is sold at the last close and counted as a round trip.
 //
 // Fast path: the bars are typed arrays, the indicators are computed once per run, and the loop
-// allocates nothing per bar. Cash and units are exact decimals, touched only at fills; the
-// equity marks are floats (a product per bar, never a running float sum).
+// allocates nothing per bar. Cash and units are exact, touched only at fills (ledger.ts: scaled
+// integers while they fit, decimals after); the equity marks are floats (a product per bar,
+// never a running float sum).
 import type { Decimal } from 'decimal.js';
 import type { FeeProfile } from '../brokers/fees.ts';
-import { computeFill, executionPrice, ExactDecimal, FRACTIONAL_SHARE_DECIMALS, type Fill, type TTickSizeAt } from '../brokers/fills.ts';
+import { BOUGHT, decimalLedger, FillLog, scaledLedger, UNSURE, type EngineFill, type Ledger, type TEngineTick } from './ledger.ts';
 import type { Bars, BarView, Lookback, RoundTrip, StrategyRun, TSignal } from './types.ts';
+
+export type { EngineFill, TEngineTick } from './ledger.ts';
 
 export interface EngineInput {
   bars: Bars;
@@ -19,57 +22,74 @@ export interface EngineInput {
   size: number;
   initialCapital: Decimal.Value;
   profile: FeeProfile;
-  /** The instrument's tick, or its rule (KRX bands). */
-  tickSize: Decimal | TTickSizeAt;
+  /** The instrument's tick, 'krx_bands' for the KRX band table, or another rule giving it at a price. */
+  tickSize: TEngineTick;
   /** Fractional units (US stocks, crypto) or whole shares (KRX). */
   fractional: boolean;
-}
-
-export interface EngineFill {
-  /** The bar whose open (or, for the final close-out, close) it filled at. */
-  index: number;
-  side: 'buy' | 'sell';
-  /** Exact decimals, turned into text or numbers only for the fills an answer shows. */
-  qty: Decimal;
-  price: Decimal;
-  fee: Decimal;
+  /** Price every fill in decimals, skipping the scaled ledger (the tests compare the two). */
+  decimalOnly?: boolean;
 }
 
 export interface EngineResult {
   /** Equity at every close (the last one after the close-out, if any). */
   equity: Float64Array;
-  fills: EngineFill[];
+  /** Every fill, oldest first (made when read: firstFills makes only those an answer shows). */
+  readonly fills: EngineFill[];
+  readonly fillCount: number;
+  firstFills(count: number): EngineFill[];
   trips: RoundTrip[];
   finalCapital: string;
 }
-
-const ZERO = new ExactDecimal(0);
 
 /** A read-only window on one array at the engine's cursor: back 0 is the current bar, never a later one. */
 const lookbackOf = (values: Float64Array, cursor: { i: number }): Lookback => {
   return (back = 0) => {
     const k = cursor.i - back;
-    // back < 0 would be the future, a fraction no bar at all: both read nothing.
-    return back >= 0 && k >= 0 && Number.isInteger(back) ? values[k]! : Number.NaN;
+    // back < 0 would be the future, a fraction no bar at all: both read nothing. k is an integer
+    // from 0 to the cursor exactly when back is one from 0 to the cursor (and never when NaN).
+    return k >= 0 && k <= cursor.i && (k | 0) === k ? values[k]! : Number.NaN;
   };
 };
 
-/**
- * The largest quantity whose cost (price and commission) fits the budget: whole shares, or
- * fractional units cut to FRACTIONAL_SHARE_DECIMALS, never rounded up.
- */
-const affordableQty = (budget: Decimal, price: Decimal, profile: FeeProfile, fractional: boolean): Decimal => {
-  const raw = budget.dividedBy(price.times(profile.commissionRate.plus(1)));
-  return fractional ? raw.toDecimalPlaces(FRACTIONAL_SHARE_DECIMALS, ExactDecimal.ROUND_DOWN) : raw.floor();
+/** What a run's fills change: the ledger (replaced at a hand-over), the fills and the round trips. */
+interface Book {
+  input: EngineInput;
+  ledger: Ledger;
+  fills: FillLog;
+  trips: RoundTrip[];
+  entryIndex: number;
+}
+
+const buyAt = (book: Book, index: number, reference: number): void => {
+  let outcome = book.ledger.buy(index, reference, book.fills);
+  if (outcome === UNSURE) {
+    // The scaled ledger cannot be sure of this fill: the decimal one takes over from here.
+    book.ledger = decimalLedger(book.input, book.ledger.state());
+    outcome = book.ledger.buy(index, reference, book.fills);
+  }
+  if (outcome === BOUGHT) book.entryIndex = index;
 };
 
+const sellAt = (book: Book, index: number, reference: number): void => {
+  let pnl = book.ledger.sell(index, reference, book.fills);
+  if (Number.isNaN(pnl)) {
+    book.ledger = decimalLedger(book.input, book.ledger.state());
+    pnl = book.ledger.sell(index, reference, book.fills);
+  }
+  book.trips.push({ entryIndex: book.entryIndex, exitIndex: index, pnl });
+};
+
+// The pending order between a signal at a close and its fill at the next open.
+const HOLD = 0;
+const BUY = 1;
+const SELL = 2;
+
 export const runEngine = (input: EngineInput): EngineResult => {
-  const { bars, strategy, profile, tickSize, fractional } = input;
+  const { bars, strategy } = input;
   const n = bars.length;
+  const close = bars.close;
+  const open = bars.open;
   const equity = new Float64Array(n);
-  const fills: EngineFill[] = [];
-  const trips: RoundTrip[] = [];
-  const size = new ExactDecimal(input.size);
 
   const cursor = { i: 0 };
   const ind: Record<string, Lookback> = {};
@@ -85,55 +105,44 @@ export const runEngine = (input: EngineInput): EngineResult => {
     ind,
   };
 
-  let cash = new ExactDecimal(input.initialCapital);
-  let units = ZERO;
-  // Float mirrors for the per-bar mark; refreshed from the decimals at every fill.
-  let cashNumber = cash.toNumber();
-  let unitsNumber = 0;
-  let entryIndex = -1;
-  let entryCash: Decimal = ZERO;
-
-  const record = (index: number, fill: Fill) => {
-    cash = cash.plus(fill.cashDelta);
-    cashNumber = cash.toNumber();
-    fills.push({ index, side: fill.side, qty: fill.qty, price: fill.price, fee: fill.fee });
-  };
-  const buy = (index: number, reference: number) => {
-    const referencePrice = new ExactDecimal(reference);
-    const price = executionPrice({ side: 'buy', referencePrice, tickSize, profile });
-    const qty = affordableQty(cash.times(size), price, profile, fractional);
-    if (qty.lte(0)) return;
-    const fill = computeFill({ side: 'buy', qty, referencePrice, tickSize, profile }, price);
-    record(index, fill);
-    units = qty;
-    unitsNumber = qty.toNumber();
-    entryIndex = index;
-    entryCash = fill.cashDelta;
-  };
-  const sell = (index: number, reference: number) => {
-    const fill = computeFill({ side: 'sell', qty: units, referencePrice: new ExactDecimal(reference), tickSize, profile });
-    record(index, fill);
-    trips.push({ entryIndex, exitIndex: index, pnl: entryCash.plus(fill.cashDelta).toNumber() });
-    units = ZERO;
-    unitsNumber = 0;
-  };
-
-  let pending: TSignal = 'hold';
+  const book: Book = { input, ledger: (!input.decimalOnly && scaledLedger(input)) || decimalLedger(input), fills: new FillLog(), trips: [], entryIndex: -1 };
+  // The ledger's cash and units as numbers, read again only after a fill.
+  let cash = book.ledger.cashNumber;
+  let units = 0;
+  let pending = HOLD;
   for (let i = 0; i < n; i++) {
     cursor.i = i;
     // Yesterday's signal fills at today's open.
-    if (pending === 'buy') buy(i, bars.open[i]!);
-    else if (pending === 'sell') sell(i, bars.open[i]!);
-    equity[i] = cashNumber + unitsNumber * bars.close[i]!;
+    if (pending !== HOLD) {
+      if (pending === BUY) buyAt(book, i, open[i]!);
+      else sellAt(book, i, open[i]!);
+      cash = book.ledger.cashNumber;
+      units = book.ledger.unitsNumber;
+      pending = HOLD;
+    }
+    equity[i] = cash + units * close[i]!;
     view.index = i;
-    view.inPosition = unitsNumber > 0;
-    const signal = strategy.decide(view);
-    pending = signal === 'buy' && unitsNumber === 0 ? 'buy' : signal === 'sell' && unitsNumber > 0 ? 'sell' : 'hold';
+    view.inPosition = units > 0;
+    const signal: TSignal = strategy.decide(view);
+    if (signal === 'buy') {
+      if (units === 0) pending = BUY;
+    } else if (signal === 'sell' && units > 0) pending = SELL;
   }
   // What is still held is sold at the last close, and the last mark is the cash it leaves.
-  if (n > 0 && unitsNumber > 0) {
-    sell(n - 1, bars.close[n - 1]!);
-    equity[n - 1] = cashNumber;
+  if (n > 0 && units > 0) {
+    sellAt(book, n - 1, close[n - 1]!);
+    equity[n - 1] = book.ledger.cashNumber;
   }
-  return { equity, fills, trips, finalCapital: cash.toFixed() };
+  const log = book.fills;
+  let fills: EngineFill[] | undefined;
+  return {
+    equity,
+    get fills() {
+      return (fills ??= log.list());
+    },
+    fillCount: log.count,
+    firstFills: (count: number) => log.list(count),
+    trips: book.trips,
+    finalCapital: book.ledger.finalCapital(),
+  };
 };

@@ -66,8 +66,8 @@ const windowMean = (values: Float64Array, start: number, count: number): number 
   return divideSum(hi, lo, count);
 };
 
-/** The mean of each window of `period` values ending at i (NaN before the first full window). */
-const movingMean = (values: Float64Array, period: number): Float64Array => {
+/** movingMean by a compensated running sum: any series, finite or not. */
+const compensatedMovingMean = (values: Float64Array, period: number): Float64Array => {
   const out = nanSeries(values.length);
   let hi = 0;
   let lo = 0;
@@ -95,6 +95,68 @@ const movingMean = (values: Float64Array, period: number): Float64Array => {
   }
   return out;
 };
+
+// --- the same means from exact running sums, where the series allows them ---
+//
+// Each value v splits exactly into a head, v rounded to a multiple of 2^-20, and a tail v - head
+// (at most 2^-21 in size, a multiple of v's own spacing). The heads are integers in units of
+// 2^-20 and the tails integers in units of the smallest value's spacing; while every partial sum
+// stays under 2^53 of those units, plain double additions of them are exact. So two running sums,
+// one add each per bar, hold every window's sum exactly, forever, with no rebasing: the pair
+// (heads, tails) is that sum, normalised by one TwoSum and divided as above. This is about twice
+// as fast as the compensated sum (whose four dependent additions per bar set its pace) and gives
+// the same means: both divide the exact window sum, rounded once.
+
+// x + HEAD_SPLITTER lands in [2^32, 2^33), where doubles are 2^-20 apart: subtracting it again
+// leaves x rounded to a multiple of 2^-20, exactly, for any |x| < 2^31 (two additions, where
+// Math.round and two scalings are several times slower).
+const HEAD_SPLITTER = 1.5 * 2 ** 32;
+
+/**
+ * movingMean from exact running sums of heads and tails, or undefined for a series they cannot
+ * hold: every partial sum over `period` + 1 values must stay within 2^53 units. Heads need
+ * |v| (period + 1) 2^20 <= 2^53 (and |v| < 2^31 to split); tails, each at most 2^-21 and a
+ * multiple of the spacing of the smallest |v| (more than |v| 2^-53), need |v| >= (period + 1)
+ * 2^-21. Zeros split into zeros and count for neither; a NaN or an infinity fails.
+ */
+const exactMovingMean = (values: Float64Array, period: number): Float64Array | undefined => {
+  const most = Math.min(2 ** 33 / (period + 1), 2 ** 30);
+  const least = (period + 1) * 2 ** -21;
+  const n = values.length;
+  // Every index from period - 1 on is written below; only the ones before are NaN.
+  const out = new Float64Array(n).fill(NaN, 0, Math.min(n, period - 1));
+  let heads = 0;
+  let tails = 0;
+  for (let i = 0; i < n; i++) {
+    const x = values[i]!;
+    const size = Math.abs(x);
+    // Written so that a NaN fails both comparisons.
+    if (!(size <= most) || (size !== 0 && !(size >= least))) return undefined;
+    const xHead = x + HEAD_SPLITTER - HEAD_SPLITTER;
+    let headStep = xHead;
+    let tailStep = x - xHead;
+    if (i >= period) {
+      const y = values[i - period]!;
+      const yHead = y + HEAD_SPLITTER - HEAD_SPLITTER;
+      // Differences of heads (of tails) are exact too: at most 2^33 (2^-20) of their units apart.
+      headStep -= yHead;
+      tailStep -= y - yHead;
+    }
+    heads += headStep;
+    tails += tailStep;
+    if (i >= period - 1) {
+      // TwoSum: sum + error is heads + tails exactly, the error within half a unit of the sum's last place.
+      const sum = heads + tails;
+      const virtual = sum - heads;
+      const error = heads - (sum - virtual) + (tails - virtual);
+      out[i] = divideSum(sum, error, period);
+    }
+  }
+  return out;
+};
+
+/** The mean of each window of `period` values ending at i (NaN before the first full window). */
+const movingMean = (values: Float64Array, period: number): Float64Array => exactMovingMean(values, period) ?? compensatedMovingMean(values, period);
 
 /**
  * The exponential moving average of a series that may start with NaNs (the MACD line does):
@@ -270,4 +332,96 @@ export const highest = (field: TBarField, period: number): Indicator => {
 export const lowest = (field: TBarField, period: number): Indicator => {
   requirePeriod('lowest', period);
   return { name: `lowest(${field},${period})`, compute: (bars: Bars) => extremeBefore(bars[field], period, -1) };
+};
+
+/**
+ * Where `a` crosses `b`: 1 on a bar where a crossed above b (strictly below on the bar before,
+ * strictly above now), -1 where it crossed below, 0 elsewhere (a tie or a NaN on either bar is no
+ * cross), as crossedAbove and crossedBelow read them bar by bar. Computed once per run, so a
+ * crossover strategy reads one value per bar instead of four.
+ */
+export const crossing = (a: Indicator, b: Indicator): Indicator => ({
+  name: `crossing(${a.name},${b.name})`,
+  compute: (bars: Bars) => {
+    const x = a.compute(bars);
+    const y = b.compute(bars);
+    // Written over x (a fresh array of a's), from the last bar down, so that x[i - 1] is still a's.
+    for (let i = x.length - 1; i >= 1; i--) {
+      const before = x[i - 1]!;
+      const beforeOther = y[i - 1]!;
+      const now = x[i]!;
+      const nowOther = y[i]!;
+      x[i] = before < beforeOther && now > nowOther ? 1 : before > beforeOther && now < nowOther ? -1 : 0;
+    }
+    if (x.length > 0) x[0] = 0;
+    return x;
+  },
+});
+
+/**
+ * crossing(sma(field, fast), sma(field, slow)) in one pass over the bars, keeping only the last
+ * two averages instead of two whole series: the same exact running sums as exactMovingMean, in
+ * the same order, so the same means and crosses (falling back to the two series whenever
+ * exactMovingMean would fall back for the slow period, which is the stricter one).
+ */
+const exactSmaCrossing = (values: Float64Array, fast: number, slow: number): Float64Array | undefined => {
+  const most = Math.min(2 ** 33 / (slow + 1), 2 ** 30);
+  const least = (slow + 1) * 2 ** -21;
+  const n = values.length;
+  const out = new Float64Array(n);
+  let fastHeads = 0;
+  let fastTails = 0;
+  let slowHeads = 0;
+  let slowTails = 0;
+  let fastBefore = NaN;
+  let slowBefore = NaN;
+  for (let i = 0; i < n; i++) {
+    const x = values[i]!;
+    const size = Math.abs(x);
+    if (!(size <= most) || (size !== 0 && !(size >= least))) return undefined;
+    const xHead = x + HEAD_SPLITTER - HEAD_SPLITTER;
+    const xTail = x - xHead;
+    let fastHeadStep = xHead;
+    let fastTailStep = xTail;
+    if (i >= fast) {
+      const y = values[i - fast]!;
+      const yHead = y + HEAD_SPLITTER - HEAD_SPLITTER;
+      fastHeadStep -= yHead;
+      fastTailStep -= y - yHead;
+    }
+    fastHeads += fastHeadStep;
+    fastTails += fastTailStep;
+    let slowHeadStep = xHead;
+    let slowTailStep = xTail;
+    if (i >= slow) {
+      const y = values[i - slow]!;
+      const yHead = y + HEAD_SPLITTER - HEAD_SPLITTER;
+      slowHeadStep -= yHead;
+      slowTailStep -= y - yHead;
+    }
+    slowHeads += slowHeadStep;
+    slowTails += slowTailStep;
+    let fastNow = NaN;
+    if (i >= fast - 1) {
+      const sum = fastHeads + fastTails;
+      const virtual = sum - fastHeads;
+      fastNow = divideSum(sum, fastHeads - (sum - virtual) + (fastTails - virtual), fast);
+    }
+    let slowNow = NaN;
+    if (i >= slow - 1) {
+      const sum = slowHeads + slowTails;
+      const virtual = sum - slowHeads;
+      slowNow = divideSum(sum, slowHeads - (sum - virtual) + (slowTails - virtual), slow);
+    }
+    if (i > 0) out[i] = fastBefore < slowBefore && fastNow > slowNow ? 1 : fastBefore > slowBefore && fastNow < slowNow ? -1 : 0;
+    fastBefore = fastNow;
+    slowBefore = slowNow;
+  }
+  return out;
+};
+
+/** crossing(sma(field, fast), sma(field, slow)), the same values, computed in one pass where it can be. */
+export const smaCrossing = (field: TBarField, fast: number, slow: number): Indicator => {
+  const twoSeries = crossing(sma(field, fast), sma(field, slow));
+  return { name: twoSeries.name, compute: (bars: Bars) => exactSmaCrossing(bars[field], fast, slow) ?? twoSeries.compute(bars) };
 };

@@ -4,7 +4,7 @@
 // bars cross to a worker once per job, not once per point). Outcomes are plain data too.
 import { MAX_TRADES } from '../../contracts/backtest.ts';
 import { profileByName } from '../brokers/fees.ts';
-import { tickSizeOf } from '../brokers/simulator/prices.ts';
+import { ExactDecimal } from '../brokers/fills.ts';
 import { runEngine } from './engine.ts';
 import { findStrategy } from './strategies/index.ts';
 import type { Bars, RoundTrip } from './types.ts';
@@ -49,7 +49,8 @@ export interface TaskOutcome {
 export const runJob = (job: BacktestJob): TaskOutcome[] => {
   const profile = profileByName(job.profileName);
   if (!profile) throw new Error(`unknown profile ${job.profileName}`);
-  const tickSize = tickSizeOf(job.instrument);
+  // The band table by name, so the engine can price on it with scaled integers (ledger.ts).
+  const tickSize = job.instrument.tickRule === 'krx_bands' ? 'krx_bands' : new ExactDecimal(job.instrument.tickSize);
   // The engine never reads dates; they are left behind so a job crosses to a worker lighter.
   const bars: Bars = { ...job.bars, dates: [] };
   return job.runs.map((spec) => {
@@ -59,8 +60,8 @@ export const runJob = (job: BacktestJob): TaskOutcome[] => {
     return {
       equity: outcome.equity,
       trips: outcome.trips,
-      fills: outcome.fills.slice(0, MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, qty: fill.qty.toNumber(), price: fill.price.toNumber(), fee: fill.fee.toNumber() })),
-      fillCount: outcome.fills.length,
+      fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, ...fill.numbers() })),
+      fillCount: outcome.fillCount,
       finalCapital: outcome.finalCapital,
     };
   });

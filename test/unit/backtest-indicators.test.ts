@@ -6,6 +6,7 @@ import {
   bollingerLower,
   bollingerMiddle,
   bollingerUpper,
+  crossing,
   ema,
   highest,
   lowest,
@@ -13,6 +14,7 @@ import {
   macdSignal,
   rsi,
   sma,
+  smaCrossing,
 } from '../../server/backtest/indicators.ts';
 import { crossedAbove, crossedBelow } from '../../server/backtest/strategies/common.ts';
 import type { Bars, Indicator, Lookback } from '../../server/backtest/types.ts';
@@ -390,6 +392,66 @@ describe('moving means over a million bars', () => {
       checked.push(N - 1);
       const wrong = checked.filter((i) => !isNearestToExactMean(bars.close, i, period, values[i] ?? NaN));
       expect(wrong, `sma(close, ${period})`).toEqual([]);
+    }
+  });
+});
+
+// The means come from exact running sums where the series allows it (prices between about 2^-21
+// (period + 1) and 2^33 / (period + 1)), else from the compensated sum; both must be the exact
+// window mean rounded once, and the crossover series of a strategy must be what crossedAbove and
+// crossedBelow read bar by bar, in one pass or two.
+describe('exact running sums and crossings', () => {
+  /** A random walk on a cent grid between about 50 and 200: every value fits the exact sums. */
+  const centWalk = (length: number, seed: number): Float64Array => {
+    const random = seededRandom(seed);
+    const out = new Float64Array(length);
+    let price = 100;
+    for (let i = 0; i < length; i++) {
+      price = Math.min(200, Math.max(50, price * Math.exp((random() - 0.5) * 0.04)));
+      out[i] = Math.round(price * 100) / 100;
+    }
+    return out;
+  };
+
+  it('are the exact window means on a cent-grid walk, and where the series does not fit (tiny, huge)', () => {
+    const walk = centWalk(200_000, 41);
+    const series: [string, Float64Array][] = [
+      ['cents', walk],
+      ['tiny', walk.map((value) => value * 1e-9)],
+      ['huge', walk.map((value) => value * 1e10)],
+    ];
+    for (const [label, values] of series) {
+      const bars = barsOf(values);
+      for (const period of [1, 10, 30, 500]) {
+        const means = sma('close', period).compute(bars);
+        const checked: number[] = [];
+        for (let i = period - 1; i < values.length; i += 499) checked.push(i);
+        const wrong = checked.filter((i) => !isNearestToExactMean(values, i, period, means[i]!));
+        expect(wrong, `${label}, sma(close, ${period})`).toEqual([]);
+      }
+    }
+  });
+
+  it('mark the strict crosses as crossedAbove and crossedBelow find them, in one pass (smaCrossing) or from two series (crossing)', () => {
+    const walk = centWalk(100_000, 43);
+    for (const values of [walk, walk.map((value) => value * 1e10), walk.map((value, i) => (i === 5_000 ? NaN : value))]) {
+      const bars = barsOf(values);
+      for (const [fast, slow] of [
+        [1, 2],
+        [10, 30],
+        [20, 50],
+      ] as const) {
+        const a = sma('close', fast).compute(bars);
+        const b = sma('close', slow).compute(bars);
+        const at = { index: 0 };
+        const fastAt = lookbackOf(a, at);
+        const slowAt = lookbackOf(b, at);
+        const expected = new Float64Array(values.length);
+        for (at.index = 0; at.index < values.length; at.index++) expected[at.index] = crossedAbove(fastAt, slowAt) ? 1 : crossedBelow(fastAt, slowAt) ? -1 : 0;
+        expect(Array.from(crossing(sma('close', fast), sma('close', slow)).compute(bars))).toEqual(Array.from(expected));
+        expect(Array.from(smaCrossing('close', fast, slow).compute(bars))).toEqual(Array.from(expected));
+        expect(expected.filter((value) => value !== 0).length).toBeGreaterThan(100);
+      }
     }
   });
 });

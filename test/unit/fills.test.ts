@@ -3,7 +3,20 @@
 import { Decimal } from 'decimal.js';
 import { describe, expect, it } from 'vitest';
 import { defaultProfileFor } from '../../server/brokers/fees.ts';
-import { ExactDecimal, type Position, applyFill, checkLot, computeFill, executionPrice } from '../../server/brokers/fills.ts';
+import {
+  ExactDecimal,
+  FRACTIONAL_SHARE_DECIMALS,
+  type Position,
+  applyFill,
+  checkLot,
+  computeFill,
+  decimalOfScaled,
+  executionPrice,
+  scaledFillModel,
+  scaledOfNumber,
+} from '../../server/brokers/fills.ts';
+import { seededRandom } from '../../server/brokers/simulator/prices.ts';
+import { KRX_TICK_BANDS, krxTickSize } from '../../server/instruments/ticks.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);
 // US stocks as a broker with 5 bp of slippage and no commission would price them: the shipped
@@ -216,5 +229,111 @@ describe('checkLot', () => {
   it('refuses zero and negative quantities', () => {
     expect(checkLot(d(0), d(1), false)).toBe('qty must be greater than 0');
     expect(checkLot(d(-1), d(1), true)).toBe('qty must be greater than 0');
+  });
+});
+
+// The scaled-integer twin of executionPrice and computeFill (the backtest engine's fast path)
+// against the decimal functions on many generated fills: every answer it gives must be the
+// decimal one to the last digit, and it must answer (not decline) for ordinary prices.
+describe('the scaled fill model', () => {
+  const random = seededRandom(0xf111);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const between = (low: number, high: number) => low + random() * (high - low);
+  const usZero = defaultProfileFor('us_equity');
+  const profiles = [usZero, us, kr, crypto];
+  const krxBands = { bands: KRX_TICK_BANDS };
+
+  /** A reference price as the bars hold it: on a grid of `places`, or any double. */
+  const referenceOf = (magnitude: number, places: number | undefined): number => {
+    const raw = between(0.2, 1) * magnitude;
+    return places === undefined ? raw : Math.max(1, Math.round(raw * 10 ** places)) / 10 ** places;
+  };
+
+  /** The decimal path's answer, or the message it throws. */
+  const attempt = <T>(run: () => T): T | string => {
+    try {
+      return run();
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('reads a number as the decimal decimal.js reads from it, or declines', () => {
+    const specials = [0.1, 0.2, 0.1 + 0.2, 100.37, 1e-7, 123.456789012, 1234567.891, 2 ** 52, 9007199254740991, 0.000001, 5e-324, 1e21, 99.99999999999999];
+    let read = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const value = i < specials.length ? specials[i]! : i % 2 === 0 ? referenceOf(10 ** Math.floor(between(-4, 9)), Math.floor(between(0, 10))) : between(0, 1e6);
+      const scaled = scaledOfNumber(value);
+      if (!scaled) continue;
+      read++;
+      expect(decimalOfScaled(scaled.units, scaled.scale).toFixed(), `${value}`).toBe(new ExactDecimal(value).toFixed());
+    }
+    // Grid prices (half the cases) are read unless they carry 16 digits; a random double's 17 are declined.
+    expect(read).toBeGreaterThan(9_000);
+    expect(scaledOfNumber(0.1 + 0.2)).toBeUndefined();
+    expect(scaledOfNumber(0)).toBeUndefined();
+    expect(scaledOfNumber(-1)).toBeUndefined();
+  });
+
+  it('gives executionPrice and computeFill exactly, for every profile, fixed ticks and the KRX bands, whole and fractional quantities', () => {
+    const grids = [d('0.01'), d('0.0001'), d('0.00001'), d('0.5'), d(1), d(5), d(100), krxBands] as const;
+    let priced = 0;
+    let filled = 0;
+    let declined = 0;
+    for (let i = 0; i < 30_000; i++) {
+      const profile = pick(profiles);
+      const grid = pick(grids);
+      const model = scaledFillModel(profile, grid)!;
+      expect(model).toBeDefined();
+      const tickSize = 'bands' in grid ? krxTickSize : grid;
+      const side = random() < 0.5 ? 'buy' : 'sell';
+      // KRX prices sit around the band edges; others anywhere from a cent to a million.
+      const magnitude = 'bands' in grid ? pick([2_000, 5_000, 20_000, 50_000, 200_000, 500_000, 2_000_000]) * between(0.98, 1.2) : 10 ** Math.floor(between(-3, 7));
+      const places = pick([0, 1, 2, 3, 4, 6, 8, undefined]);
+      const reference = referenceOf(magnitude, places);
+      const fast = model.price(side, reference);
+      const slow = attempt(() => executionPrice({ side, referencePrice: new ExactDecimal(reference), tickSize, profile }));
+      if (Number.isNaN(fast)) {
+        // Declined: the decimal path throws (a sell under one tick), or an integer would pass 2^53:
+        // a reference with 17 digits (any double), or a million with 8 places times the slippage.
+        if (typeof slow !== 'string' && places !== undefined) declined++;
+        continue;
+      }
+      priced++;
+      expect(typeof slow).not.toBe('string');
+      const price = slow as Decimal;
+      expect(decimalOfScaled(fast, model.priceScale).toFixed(), `${side} ${reference} on ${'bands' in grid ? 'KRX' : grid.toFixed()} (${profile.name})`).toBe(price.toFixed());
+
+      const fractional = !('bands' in grid) && random() < 0.7;
+      const qtyScale = fractional ? FRACTIONAL_SHARE_DECIMALS : 0;
+      const qtyUnits = Math.max(1, Math.floor(between(0, 1) ** 3 * (fractional ? 1e13 : 1e5)));
+      const amounts = model.fill(side, qtyUnits, qtyScale, fast);
+      const exact = computeFill({ side, qty: decimalOfScaled(qtyUnits, qtyScale), referencePrice: new ExactDecimal(reference), tickSize, profile }, price);
+      if (!amounts) continue;
+      filled++;
+      const scale = model.moneyScale(qtyScale);
+      const text = (units: number) => decimalOfScaled(units, scale).toFixed();
+      expect({ notional: text(amounts.notional), commission: text(amounts.commission), tax: text(amounts.tax), fee: text(amounts.fee), cashDelta: text(amounts.cashDelta) }).toEqual({
+        notional: exact.notional.toFixed(),
+        commission: exact.commission.toFixed(),
+        tax: exact.tax.toFixed(),
+        fee: exact.fee.toFixed(),
+        cashDelta: exact.cashDelta.toFixed(),
+      });
+    }
+    expect(priced).toBeGreaterThan(20_000);
+    expect(declined).toBeLessThan(priced / 20);
+    // Large quantities at large prices pass 2^53 at 9 + 2 places and are declined: about a third.
+    expect(filled).toBeGreaterThan(10_000);
+  });
+
+  it('declines what it cannot hold exactly instead of rounding it', () => {
+    const model = scaledFillModel(crypto, d('0.01'))!;
+    // 1e12 units at 9 places times a price of 60,000.00 is beyond 2^53 at 11 places.
+    expect(model.fill('buy', 1e12, FRACTIONAL_SHARE_DECIMALS, model.price('buy', 60_000))).toBeUndefined();
+    // A sell slipped below one tick: executionPrice throws, the model declines.
+    expect(model.price('sell', 0.005)).toBeNaN();
+    // A tick with more places than a double can scale, or a rule given as a function: no model.
+    expect(scaledFillModel(crypto, d('1e-30'))).toBeUndefined();
   });
 });

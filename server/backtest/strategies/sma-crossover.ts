@@ -1,9 +1,9 @@
 // Simple moving average crossover: long from the bar the fast SMA of the closes crosses above the
 // slow one to the bar it crosses back below.
 import { z } from 'zod';
-import { sma } from '../indicators.ts';
+import { smaCrossing } from '../indicators.ts';
 import type { StrategyDefinition, StrategyRun } from '../types.ts';
-import { ALL_ASSET_CLASSES, crossedAbove, crossedBelow, periodParam, ZSize } from './common.ts';
+import { ALL_ASSET_CLASSES, periodParam, ZSize } from './common.ts';
 
 export const ZSmaCrossoverParams = z
   .object({
@@ -20,11 +20,13 @@ export const smaCrossover: StrategyDefinition<TSmaCrossoverParams> = {
   description: 'Buys when the fast simple moving average of the closes crosses above the slow one; sells when it crosses below.',
   params: ZSmaCrossoverParams,
   assetClasses: ALL_ASSET_CLASSES,
-  create: ({ fast, slow }): StrategyRun<'fast' | 'slow'> => ({
-    indicators: { fast: sma('close', fast), slow: sma('close', slow) },
+  create: ({ fast, slow }): StrategyRun<'cross'> => ({
+    // The strict crosses of the two averages (crossedAbove / crossedBelow), found once per run.
+    indicators: { cross: smaCrossing('close', fast, slow) },
     decide: ({ inPosition, ind }) => {
-      if (!inPosition) return crossedAbove(ind.fast, ind.slow) ? 'buy' : 'hold';
-      return crossedBelow(ind.fast, ind.slow) ? 'sell' : 'hold';
+      const cross = ind.cross(0);
+      if (!inPosition) return cross > 0 ? 'buy' : 'hold';
+      return cross < 0 ? 'sell' : 'hold';
     },
   }),
 };
