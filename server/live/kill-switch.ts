@@ -24,6 +24,7 @@ import { listAuditedOrders, setLock } from '../orders/queries.ts';
 import { dailyPnlPct, utcDateOf } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
 import { recordCriticalAlert, snapshotAndFindLosses, type AccountEquity, type LosingAccount } from './kill-switch-queries.ts';
+import { listActiveLocks } from './queries.ts';
 
 /** At or below this daily P&L %: the critical alert. */
 export const WARN_PCT = new Decimal(-4);
@@ -239,9 +240,34 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     return entry.done;
   };
 
+  /** How old a lock is before the sweep checks what its cancels left. */
+  const ENFORCE_AFTER_MS = 60_000;
+
+  /**
+   * Every active lock once more: an entry order that escaped its cancels (the process died between
+   * the lock's commit and them, or the order was still on its way to the broker then) is canceled
+   * by the next sweep. Locks are few, and an account without working orders costs one read.
+   */
+  const enforceLocks = async (): Promise<number> => {
+    const at = clock.now();
+    let canceled = 0;
+    for (const held of await listActiveLocks(db, { at })) {
+      // A fresh lock's own cancels may still be running (here or on another instance).
+      if (at.getTime() - held.lockedAt.getTime() < ENFORCE_AFTER_MS) continue;
+      canceled += await cancelOpenOrders(held.userId, held.assetClass, config.KILL_SWITCH_LIQUIDATE).catch((error: unknown) => {
+        log.error({ err: error, userId: held.userId, assetClass: held.assetClass }, 'kill switch could not enforce a lock');
+        return 0;
+      });
+    }
+    return canceled;
+  };
+
   return {
-    /** One pass over every account (the minute schedule runs this). */
-    sweep: () => evaluate(),
+    /** One pass over every account, then over the active locks (the minute schedule runs this). */
+    sweep: async (): Promise<SweepResult & { recanceled: number }> => {
+      const result = await evaluate();
+      return { ...result, recanceled: await enforceLocks() };
+    },
     afterFill,
     liquidate,
     /** Resolves when the evaluations after fills asked so far have finished (tests, shutdown). */

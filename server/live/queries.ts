@@ -73,7 +73,7 @@ export const listLiveEnabled = (db: Queryable) =>
 
 export const listActiveLocks = (db: Queryable, { at }: { at: Date }) =>
   db
-    .select({ userId: emergencyLocks.userId, username: users.username, assetClass: emergencyLocks.assetClass, lockedUntil: emergencyLocks.lockedUntil, reason: emergencyLocks.reason })
+    .select({ userId: emergencyLocks.userId, username: users.username, assetClass: emergencyLocks.assetClass, lockedUntil: emergencyLocks.lockedUntil, reason: emergencyLocks.reason, lockedAt: emergencyLocks.createdAt })
     .from(emergencyLocks)
     .innerJoin(users, eq(users.id, emergencyLocks.userId))
     .where(gt(emergencyLocks.lockedUntil, at))

@@ -11,6 +11,7 @@ import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startFakeWebhook, type FakeWebhook } from '../support/fake-webhook.ts';
 import { startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { LIQUIDATE_QUEUE } from '../../server/live/kill-switch.ts';
+import { setLock } from '../../server/orders/queries.ts';
 import { rowsOf } from '../../server/db/client.ts';
 import { waitFor } from '../support/wait.ts';
 import { connect, wsUrl } from '../support/ws.ts';
@@ -138,6 +139,25 @@ describe('a price crash, without liquidation', () => {
     expect((await place(server, user, { side: 'sell', qty: 0.01, order_type: 'market' })).status).toBe(201);
     await server.services.alerts.idle();
     expect(alertsOf(webhook, user.user.id, 'kill_switch_lock')).toHaveLength(1);
+  });
+
+  it('cancels, at the next sweep, an entry order that escaped the lock (the process died before its cancels)', async () => {
+    const user = await trader(server, 'escaped');
+    const resting = await place(server, user, { side: 'buy', qty: 0.01, order_type: 'limit', limit_price: 1_000, time_in_force: 'gtc' });
+    expect(resting.status, resting.text).toBe(201);
+    // The lock as a crash right after its commit left it two minutes ago: written, nothing canceled.
+    const lockedAt = new Date(clock.now().getTime() - 120_000);
+    await setLock(server.services.db, { userId: user.user.id, assetClass: 'crypto', lockedUntil: new Date(lockedAt.getTime() + 86_400_000), reason: 'kill switch: test', at: lockedAt });
+    expect((await openOrders(server, user)).map((order) => order.client_order_id)).toContain(resting.body.client_order_id);
+
+    expect(await server.services.killSwitch.sweep()).toMatchObject({ recanceled: 1 });
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    expect((await openOrders(server, user)).map((order) => order.client_order_id)).not.toContain(resting.body.client_order_id);
+    const cancels = await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.cancel_requested')));
+    expect(cancels.map((row) => row.data.by)).toEqual(['kill_switch']);
+    // Nothing left to cancel: the next sweep does nothing for it.
+    expect(await server.services.killSwitch.sweep()).toMatchObject({ recanceled: 0 });
   });
 });
 
