@@ -29,18 +29,27 @@ const trader = async (server: TestServer, prefix: string) => {
   expect(key.status, key.text).toBe(201);
   return user;
 };
-const place = async (server: TestServer, user: FactoryUser, body: Record<string, unknown>) => {
-  const res = await server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', ...body } });
+/**
+ * Everything an action set going, finished: the simulator's fills, the order service's intake,
+ * and the kill switch's evaluations after those fills (asked for once the intake has applied a
+ * fill, a microtask later: one macrotask turn lets them register first). Without the last step,
+ * an evaluation after a fill could run after the test's next price change, and lock early.
+ */
+const settled = async (server: TestServer) => {
   await server.services.simulator.idle();
   await server.services.orders.idle();
+  await new Promise((resolve) => setImmediate(resolve));
+  await server.services.killSwitch.idle();
+};
+const place = async (server: TestServer, user: FactoryUser, body: Record<string, unknown>) => {
+  const res = await server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', ...body } });
+  await settled(server);
   return res;
 };
 const setPrice = async (server: TestServer, admin: FactoryUser, price: number) => {
   const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price } });
   expect(res.status, res.text).toBe(200);
-  await server.services.simulator.idle();
-  await server.services.orders.idle();
-  await server.services.killSwitch.idle();
+  await settled(server);
 };
 const openOrders = async (server: TestServer, user: FactoryUser) =>
   (await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open&size=100', { token: user.tokens.access_token })).body.items as { client_order_id: string; side: string; metadata: Record<string, unknown> }[];
