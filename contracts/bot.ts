@@ -3,6 +3,7 @@
 // positions that backfill /ws/live (GET /api/trades, GET /api/positions).
 import { z } from 'zod';
 import { ZTradingMode } from './brokers.ts';
+import { ZTradeFrame } from './events.ts';
 import { bodyBoolean, intParam, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZPositionList, type ZPosition } from './orders.ts';
 import { ZSymbolInput } from './symbols.ts';
@@ -56,16 +57,7 @@ export const ZBotUserPath = z.object({ user_id: intParam({ min: 1, max: 2_147_48
 export const ZBotForceStopped = ZBotStatus.extend({ user_id: z.number().int() });
 
 /** A fill of one of the bot's orders: the `trade` frame's fields, plus its order. */
-export const ZBotTrade = z.object({
-  symbol: z.string(),
-  asset_class: ZAssetClass,
-  side: z.enum(['buy', 'sell']),
-  amount: z.number(),
-  price: z.number(),
-  fee: z.number(),
-  ts: ZTimestamp,
-  client_order_id: z.string(),
-});
+export const ZBotTrade = ZTradeFrame.omit({ type: true, event_id: true }).extend({ client_order_id: z.string() });
 export const ZBotTradeQuery = ZPageQuery.extend({ asset_class: ZAssetClass.optional() });
 export type TBotTradeQuery = z.infer<typeof ZBotTradeQuery>;
 export const ZBotTradeList = pageOf(ZBotTrade);

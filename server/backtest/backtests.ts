@@ -18,7 +18,7 @@ import type { Instruments } from '../instruments/instruments.ts';
 import { readBarPrices } from '../marketdata/queries.ts';
 import { computeMetrics } from './metrics.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
-import { findStrategy, STRATEGIES } from './strategies/index.ts';
+import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
 import { jobBarsOf, runJob, type BacktestJob, type JobBars, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
@@ -103,16 +103,6 @@ export interface BacktestDeps {
 
 export const createBacktests = ({ db, clock, config, instruments, pool, poolSize = 1 }: BacktestDeps) => {
   const inlineMaxBars = config.BACKTEST_INLINE_MAX_BARS;
-  const strategyOf = (name: string, given: Record<string, unknown> | null | undefined) => {
-    const strategy = findStrategy(name.toLowerCase());
-    if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${name.slice(0, 64)}; see GET /api/strategy/list`);
-    const parsed = strategy.params.safeParse(given ?? {});
-    if (!parsed.success) {
-      const errors = parsed.error.issues.map((issue) => ({ path: ['strategy_params', ...issue.path.map(String)].join('.'), message: issue.message }));
-      throw new AppError('VALIDATION_ERROR', `strategy_params: ${errors.map((error) => `${error.path} ${error.message}`).join('; ')}`, { errors });
-    }
-    return { strategy, params: parsed.data };
-  };
 
   type TRunBase = Pick<TBacktestRequest, 'symbol' | 'asset_class' | 'start_date' | 'end_date' | 'profile_name'>;
 
@@ -155,7 +145,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const assetClass = routeAssetClass(request, family);
-    const { strategy, params } = strategyOf(request.strategy_name, request.strategy_params);
+    const { strategy, params } = resolveStrategy(request.strategy_name, request.strategy_params);
     const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
     const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.

@@ -8,7 +8,7 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { RunningBot, TBotPosition, TBotStartRequest, TBotStatus, TBotTradeList, TBotTradeQuery } from '../../contracts/bot.ts';
 import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
-import { findStrategy } from '../backtest/strategies/index.ts';
+import { resolveStrategy } from '../backtest/strategies/index.ts';
 import type { Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -64,17 +64,11 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
   const announce = (tx: Queryable, userId: number, status: TBotStatus, at: Date) =>
     events.append(tx, [{ userId, channel: 'live', frame: { type: 'bot_status', is_running: status.is_running, is_halted: status.is_halted, halt_reason: status.halt_reason, ts: status.ts }, at }]);
 
-  /** The strategy and its validated params (defaults filled in), as a backtest checks them. */
+  /** The strategy and its validated params (defaults filled in), as a backtest checks them, for an asset class it trades. */
   const strategyOf = (name: string, given: Record<string, unknown> | null | undefined, assetClass: TAssetClass) => {
-    const strategy = findStrategy(name.toLowerCase());
-    if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${name.slice(0, 64)}; see GET /api/strategy/list`);
-    const parsed = strategy.params.safeParse(given ?? {});
-    if (!parsed.success) {
-      const errors = parsed.error.issues.map((issue) => ({ path: ['strategy_params', ...issue.path.map(String)].join('.'), message: issue.message }));
-      throw new AppError('VALIDATION_ERROR', `strategy_params: ${errors.map((error) => `${error.path} ${error.message}`).join('; ')}`, { errors });
-    }
-    if (!strategy.assetClasses.includes(assetClass)) throw invalid('asset_class', `${strategy.name} does not trade ${assetClass}`);
-    return { strategy, params: parsed.data };
+    const resolved = resolveStrategy(name, given);
+    if (!resolved.strategy.assetClasses.includes(assetClass)) throw invalid('asset_class', `${resolved.strategy.name} does not trade ${assetClass}`);
+    return resolved;
   };
 
   const start = async ({ user, request, origin }: { user: { id: number }; request: TBotStartRequest; origin: RequestOrigin }): Promise<TBotStatus> => {

@@ -1,5 +1,6 @@
 // The strategy registry: every strategy a backtest may name, in the order GET /api/strategy/list
 // shows them. Adding one is a file in this folder and a line in STRATEGIES.
+import { AppError } from '../../errors.ts';
 import type { StrategyDefinition } from '../types.ts';
 import { bollingerReversion } from './bollinger-reversion.ts';
 import { buyAndHold } from './buy-and-hold.ts';
@@ -25,3 +26,19 @@ if (BY_NAME.size !== STRATEGIES.length) throw new Error('two strategies share a 
 
 /** The strategy of that exact (lower-case) name, or undefined. */
 export const findStrategy = (name: string): StrategyDefinition | undefined => BY_NAME.get(name);
+
+/**
+ * A strategy by name with its params checked and defaults filled in, as backtests and the bot
+ * take them: 422 STRATEGY_NOT_FOUND for an unknown name, 422 VALIDATION_ERROR (paths under
+ * `strategy_params`) for bad params.
+ */
+export const resolveStrategy = (name: string, given: Record<string, unknown> | null | undefined) => {
+  const strategy = findStrategy(name.toLowerCase());
+  if (!strategy) throw new AppError('STRATEGY_NOT_FOUND', `No strategy named ${name.slice(0, 64)}; see GET /api/strategy/list`);
+  const parsed = strategy.params.safeParse(given ?? {});
+  if (!parsed.success) {
+    const errors = parsed.error.issues.map((issue) => ({ path: ['strategy_params', ...issue.path.map(String)].join('.'), message: issue.message }));
+    throw new AppError('VALIDATION_ERROR', `strategy_params: ${errors.map((error) => `${error.path} ${error.message}`).join('; ')}`, { errors });
+  }
+  return { strategy, params: parsed.data };
+};
