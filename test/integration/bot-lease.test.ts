@@ -36,9 +36,11 @@ const minuteOfPrices = async (server: TestServer, admin: FactoryUser, prices: nu
     expect(res.status, res.text).toBe(200);
   }
 };
-const liveSocket = (server: TestServer, user: FactoryUser): TestSocket => {
+/** The user's /ws/live, once its subscription is registered (/ws/live sends no hello to wait for). */
+const liveSocket = async (server: TestServer, user: FactoryUser): Promise<TestSocket> => {
   const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
   cleanups.push(() => Promise.resolve(socket.ws.terminate()));
+  await waitFor(() => Promise.resolve(server.services.events.subscriptionsOf(user.user.id)), (count) => count > 0);
   return socket;
 };
 const botOrderRows = (server: TestServer, userId: number) => server.services.db.select().from(botOrders).where(eq(botOrders.userId, userId));
@@ -61,7 +63,7 @@ describe('restart', () => {
     cleanups.push(() => second.stop());
     await waitFor(() => Promise.resolve(second.services.botRunner.held()), (held) => held.includes(user.user.id));
     expect((await second.http('GET', '/api/bot/status', { token: user.tokens.access_token })).body).toMatchObject({ is_running: true, strategy_name: 'sma_crossover' });
-    const socket = liveSocket(second, user);
+    const socket = await liveSocket(second, user);
     // The bar of 55,000 opened anew closes on the next minute: with the two bars from before the
     // restart, the price crosses above its mean (with only this bar there is no mean to cross).
     await minuteOfPrices(second, admin, [55_000, 55_000]);
@@ -124,7 +126,7 @@ describe('the lease', () => {
     expect((await findLease(db, `bot:${user.user.id}`))?.holder).toBe('instance-a');
 
     // Both hear every tick; only the holder trades: one signal, one order.
-    const socket = liveSocket(server, user);
+    const socket = await liveSocket(server, user);
     await minuteOfPrices(server, admin, [50_000, 45_000, 55_000, 55_000]);
     await socket.next((frame) => frame.type === 'trade');
     await a.idle();

@@ -37,9 +37,11 @@ const trader = async (prefix: string, withKey = true) => {
   }
   return user;
 };
-const live = (user: FactoryUser) => {
+/** The user's /ws/live, once its subscription is registered (/ws/live sends no hello to wait for). */
+const live = async (user: FactoryUser) => {
   const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
   sockets.push(socket);
+  await waitFor(() => Promise.resolve(server.services.events.subscriptionsOf(user.user.id)), (count) => count > 0);
   return socket;
 };
 const start = (user: FactoryUser, body: Record<string, unknown>) => server.http('POST', '/api/bot/start', { token: user.tokens.access_token, body });
@@ -61,7 +63,7 @@ const runs = (userId: number) => waitFor(() => Promise.resolve(server.services.b
 describe('start, status, stop', () => {
   it('starts a bot (200, its status), keeps it in the database, announces bot_status, and stops it', async () => {
     const user = await trader('bot_basic');
-    const socket = live(user);
+    const socket = await live(user);
     const before = await server.http('GET', '/api/bot/status', { token: user.tokens.access_token });
     expect(before.status).toBe(200);
     expect(before.body).toMatchObject({ is_running: false, is_halted: false, halt_reason: null, asset_class: null, symbols: [], strategy_name: null });
@@ -146,7 +148,7 @@ describe('start, status, stop', () => {
 describe('trading', () => {
   it('turns a crossover into a signal, an order through the gates and a trade frame; the backfill routes agree', async () => {
     const user = await trader('bot_trades');
-    const socket = live(user);
+    const socket = await live(user);
     await setPrice('BTC/USDT', 50_000);
     expect((await start(user, quickBot)).status).toBe(200);
     await runs(user.user.id);
@@ -211,7 +213,7 @@ describe('trading', () => {
 
   it('sends ticks of the symbols the running bot trades on /ws/live (it holds none of them)', async () => {
     const user = await trader('bot_ticks');
-    const socket = live(user);
+    const socket = await live(user);
     await setPrice('XRP/USDT', 2);
     expect(socket.frames.filter((f) => f.type === 'tick')).toEqual([]);
     expect((await start(user, { ...quickBot, symbols: ['XRP/USDT'] })).status).toBe(200);
@@ -246,7 +248,7 @@ describe('trading', () => {
 describe('operators and the kill switch', () => {
   it('an operator force-stops a user’s bot (audited), and 404 for an unknown user', async () => {
     const user = await trader('bot_forced');
-    const socket = live(user);
+    const socket = await live(user);
     expect((await start(user, quickBot)).status).toBe(200);
     const res = await server.http('POST', `/api/admin/users/${user.user.id}/bot/stop`, { token: admin.tokens.access_token });
     expect(res.status, res.text).toBe(200);
@@ -264,7 +266,7 @@ describe('operators and the kill switch', () => {
 
   it('haltForLock stops the bot of that asset class with is_halted and the reason; runningBots lists who runs', async () => {
     const user = await trader('bot_halted');
-    const socket = live(user);
+    const socket = await live(user);
     expect((await start(user, quickBot)).status).toBe(200);
     expect((await server.services.bots.runningBots()).find((bot) => bot.user_id === user.user.id)).toEqual({ user_id: user.user.id, username: user.username, asset_class: 'crypto', strategy_name: 'sma_crossover', live_mode: false, started_at: clock.now().toISOString() });
     // A lock of another asset class leaves it running.
@@ -285,7 +287,7 @@ describe('daily bars', () => {
     clock.set('2026-03-12T12:00:00.000Z');
     admin = await newUser(server, { role: 'admin', prefix: 'bot_admin_daily' });
     const user = await trader('bot_daily');
-    const socket = live(user);
+    const socket = await live(user);
     const bars = [
       ['2026-03-09', '0.1'],
       ['2026-03-10', '0.1'],
