@@ -28,7 +28,7 @@ export interface BotDeps {
   clock: Clock;
   config: Config;
   instruments: Pick<Instruments, 'resolve'>;
-  events: Pick<EventBus, 'append'>;
+  events: Pick<EventBus, 'append' | 'wake'>;
   orders: Pick<Orders, 'positions'>;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
 }
@@ -114,6 +114,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
       await announce(tx, user.id, answer, at);
       return answer;
     });
+    events.wake();
     onChange();
     return status;
   };
@@ -131,7 +132,10 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
       if (ended) await announce(tx, userId, status, at);
       return { status, ended: Boolean(ended), row };
     });
-    if (result.ended) onChange();
+    if (result.ended) {
+      events.wake();
+      onChange();
+    }
     return result;
   };
 

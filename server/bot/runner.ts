@@ -33,7 +33,7 @@ export interface BotRunnerOptions {
   clock: Clock;
   config: Config;
   logger: Logger;
-  events: Pick<EventBus, 'append' | 'onTick'>;
+  events: Pick<EventBus, 'append' | 'wake' | 'onTick'>;
   orders: Pick<Orders, 'place'>;
   instruments: Pick<Instruments, 'find'>;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
@@ -206,6 +206,8 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
       if (qty.lte(0)) return false;
       return insertBotOrder(tx, { userId: row.userId, clientOrderId, runId: row.runId, assetClass: row.assetClass, symbol, side, qty: qty.toFixed(), barStart: bar.start, createdAt: at });
     });
+    // The signal's frame was written whether or not an order follows.
+    events.wake();
     if (recorded) await place(bot, { clientOrderId, symbol, side, qty: qty.toFixed() });
     else if (qty.lte(0)) logger.info({ userId: row.userId, symbol, side }, 'the bot’s signal sizes to nothing: no order');
   };

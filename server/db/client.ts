@@ -132,6 +132,76 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
   }
 };
 
+/** Thrown when COMMIT answers ROLLBACK: a statement the body did not wait for had failed. */
+export class TransactionRolledBack extends Error {
+  override readonly name = 'TransactionRolledBack';
+  constructor() {
+    super('the transaction was rolled back: one of its statements failed');
+  }
+}
+
+/**
+ * Resolves once every statement begun so far has reached its connection. Statements get there
+ * through promise jobs alone, and a tick callback runs only after every pending promise job: a
+ * transaction body that returns with statements still unanswered awaits this first, so that its
+ * COMMIT cannot overtake them (on either driver).
+ */
+export const statementsSent = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
+
+/**
+ * A transaction whose BEGIN travels with its first statement, and whose COMMIT travels with its
+ * last. postgres.js's own \`begin\` waits for BEGIN's answer before it runs the body, and the
+ * body usually waits for its last statement before COMMIT goes out: two round trips that carry
+ * nothing, and on a row lock every other transaction waiting for that row waits for them too.
+ *
+ * Here BEGIN is sent on a reserved connection and the body's statements follow it in the same
+ * pipeline (BEGIN fails only with the connection, and then every statement after it fails too,
+ * so none can run outside the transaction). A body may return while statements it sent are
+ * still unanswered: COMMIT goes out behind them, once every statement begun before the body
+ * returned has reached the connection (they get there through promise jobs alone, all run
+ * before the next tick), and if one of them failed COMMIT answers ROLLBACK and this throws
+ * TransactionRolledBack. A statement begun after that is refused rather than run outside.
+ */
+const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T | Promise<T>): Promise<T> => {
+  const connection = await pool.reserve();
+  let ended = false;
+  const refuseAfterEnd = () => {
+    if (ended) throw new Error('a statement was sent after its transaction ended');
+  };
+  const guarded = new Proxy(connection, {
+    apply(target, thisArg, args: unknown[]) {
+      refuseAfterEnd();
+      return Reflect.apply(target, thisArg, args) as unknown;
+    },
+    get(target, property, receiver) {
+      if (property === 'unsafe') refuseAfterEnd();
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  const begun = connection`begin`;
+  // Attaching a handler sends the query (postgres.js queries are lazy); its failure is awaited below.
+  begun.catch(() => undefined);
+  let reusable = true;
+  try {
+    const result = await body(guarded);
+    await statementsSent();
+    ended = true;
+    await begun;
+    const committed = await connection`commit`;
+    if (committed.command !== 'COMMIT') throw new TransactionRolledBack();
+    return result;
+  } catch (error) {
+    ended = true;
+    // A connection that cannot even roll back is gone: postgres.js has already taken it back.
+    await connection`rollback`.catch(() => {
+      reusable = false;
+    });
+    throw error;
+  } finally {
+    if (reusable) connection.release();
+  }
+};
+
 /**
  * The client with every statement prepared. drizzle asks postgres.js for unnamed statements
  * unless a query is given a name, and postgres.js sends an unnamed statement with parameters in
@@ -151,6 +221,7 @@ const preparing = (sql: PostgresSql): PostgresSql =>
         // A transaction's statements run on its own client, which gets the same treatment.
         return (...args: unknown[]) => {
           const body = args.at(-1) as (tx: PostgresSql) => unknown;
+          if (args.length === 1) return beginPipelined(target, (tx) => body(preparing(tx)));
           return (target.begin as (...parts: unknown[]) => unknown)(...args.slice(0, -1), (tx: PostgresSql) => body(preparing(tx)));
         };
       }

@@ -1,9 +1,12 @@
 // The event bus: durable per-user events written to the outbox in the transaction of the change
 // they report, read back by every instance after commit and handed to that user's subscribers in
-// this process, and no one else's. A NOTIFY from the outbox's insert trigger only wakes the
-// readers (PGlite's in embedded mode); the rows are the messages, so a wake-up lost while the
-// LISTEN connection was down loses nothing: the reader reads again when it reconnects, and at a
-// slow safety interval.
+// this process, and no one else's. The writer wakes the readers after its commit (`wake`): this
+// process reads at once, and a NOTIFY sent on its own, outside the writing transaction, wakes the
+// others (a NOTIFY inside it would hold a database-wide lock through its commit and so serialise
+// every commit that wrote an event). The rows are the messages, so a wake-up lost (the writer
+// died between its commit and the NOTIFY, or a LISTEN connection was down) loses nothing: the
+// reader reads again when it reconnects, at the next wake-up of anyone, and at a slow safety
+// interval.
 import type { TAssetClass } from '../../contracts/common.ts';
 import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -36,8 +39,13 @@ export interface PriceTick {
 }
 
 export interface EventBus {
-  /** Writes events in the caller's transaction: they are delivered if and when it commits. */
+  /**
+   * Writes events in the caller's transaction: they are delivered if and when it commits, once
+   * the caller calls `wake` after the commit (or, at worst, at the next safety read).
+   */
   append(tx: Queryable, events: NewEvent[]): Promise<void>;
+  /** Called after a transaction that appended events committed: delivers them here and wakes the other instances. */
+  wake(): void;
   /**
    * Calls `listener` with the user's events on `channel`: first those after `afterId` (a
    * resuming client's last event id; at most `BACKFILL_LIMIT` of them), then every new one, in
@@ -154,6 +162,31 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     return running;
   };
 
+  let announcing: Promise<void> | undefined;
+  let announceAgain = false;
+  /**
+   * Wakes every instance's reader with a NOTIFY of its own. One at a time: wake-ups that come
+   * while one is on its way are folded into one more after it, which covers their rows too.
+   */
+  const announce = () => {
+    if (announcing) {
+      announceAgain = true;
+      return;
+    }
+    announcing = (async () => {
+      do {
+        announceAgain = false;
+        try {
+          await notify(db, CHANNEL, '');
+        } catch (error) {
+          if (!closed) log.warn({ err: error }, 'waking the other instances failed; they read at their next wake-up');
+        }
+      } while (announceAgain && !closed);
+    })().finally(() => {
+      announcing = undefined;
+    });
+  };
+
   const unlisten = await database.listen(
     CHANNEL,
     () => void poll(),
@@ -232,6 +265,11 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
 
   return {
     append: (tx, events) => insertEvents(tx, events),
+    wake: () => {
+      if (closed) return;
+      void poll();
+      announce();
+    },
     subscribe,
     subscriptionsOf: (userId) => subscribers.get(userId)?.size ?? 0,
     publishTick: (tick) => notify(db, TICKS_CHANNEL, JSON.stringify(tick)),
@@ -245,6 +283,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
       clearInterval(safety);
       if (settleTimer) clearTimeout(settleTimer);
       await running;
+      await announcing;
       await unlisten();
       await unlistenTicks();
       tickListeners.clear();

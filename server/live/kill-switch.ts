@@ -160,6 +160,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
       return true;
     });
     if (!won) return false;
+    events.wake();
     for (const listener of listeners) {
       try {
         listener(userId, assetClass, lockedUntil);

@@ -217,7 +217,10 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     await events.append(tx, outboxRowsOf(row, frames, fill));
     return frames;
   };
+  /** After the commit that wrote them to the outbox: wakes its readers and tells this process's listeners. */
   const publishAll = (frames: TOrderEvent[]) => {
+    if (frames.length === 0) return;
+    events.wake();
     for (const frame of frames) publish(frame);
   };
 

@@ -116,6 +116,7 @@ describe.skipIf(!onPostgres)('several instances on one database', () => {
       expect(onB.frames.slice(1).map((frame) => frame.event_type)).toEqual(['placed', 'accepted', 'fill']);
       // The bystander's own event, sent after the trader's, arrives; nothing of the trader's came before it.
       await a.services.db.transaction((tx) => a.services.events.append(tx, [{ userId: bystander.user.id, channel: 'orders', frame: { type: 'order_event', event_type: 'open', client_order_id: 'marker' }, at: new Date() }]));
+      a.services.events.wake();
       await otherOnB.next((frame) => frame.client_order_id === 'marker');
       expect(otherOnB.frames.slice(1).map((frame) => frame.client_order_id)).toEqual(['marker']);
     } finally {
@@ -154,10 +155,13 @@ describe.skipIf(!onPostgres)('a dropped LISTEN connection', () => {
     try {
       expect((await socket.next()).type).toBe('hello');
       await db.execute(sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'listen%'`);
-      // Written while the listening connection may be down: its wake-up can be lost, the rows cannot.
+      // Written (as by another instance) while the listening connection may be down: its wake-up
+      // can be lost, the rows cannot.
       for (const n of [1, 2, 3]) await db.transaction((tx) => events.append(tx, [{ userId: user.user.id, channel: 'orders', frame: { type: 'order_event', client_order_id: `down-${n}` }, at: new Date() }]));
       await socket.next((frame) => frame.client_order_id === 'down-3', { ms: 20_000 });
       await db.transaction((tx) => events.append(tx, [{ userId: user.user.id, channel: 'orders', frame: { type: 'order_event', client_order_id: 'after' }, at: new Date() }]));
+      // Written as by another instance: its wake-up reaches this one through the LISTEN connection again.
+      await db.execute(sql`select pg_notify('ts_events', '')`);
       await socket.next((frame) => frame.client_order_id === 'after', { ms: 20_000 });
       expect(socket.frames.slice(1).map((frame) => frame.client_order_id)).toEqual(['down-1', 'down-2', 'down-3', 'after']);
     } finally {

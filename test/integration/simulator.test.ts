@@ -2,13 +2,14 @@
 // in force, partial fills across ticks, bracket OCO pairs, a day order expiring at its session's
 // close, refusals (funds, shorting, lots, unknown symbols, duplicate ids), exact decimals, the
 // operator's outage and the paper reset. Where a rule promises a write, the test reads it back.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { BrokerRejectedError, BrokerUnavailableError } from '../../server/brokers/types.ts';
 import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
+import { rowsOf } from '../../server/db/client.ts';
 import { simAccounts, simFills, simOrders, simPositions, systemState } from '../../server/db/schema/index.ts';
 import { upsertInstrument } from '../../server/instruments/queries.ts';
 import { upsertBars } from '../../server/marketdata/queries.ts';
@@ -554,5 +555,77 @@ describe('snapshot', () => {
     const { user } = await newUser(server, { prefix: 'snap' });
     const snapshot = await sim.brokerFor({ userId: user.id, assetClass: 'kr_equity', mode: 'live' }).snapshot();
     expect(snapshot).toMatchObject({ account: { cash: '100000000', equity: '100000000', paper: false, currency: 'KRW' }, positions: [], openOrders: [] });
+  });
+});
+
+describe('placements of one account that arrive together', () => {
+  /**
+   * Holds the account's row lock (on PGlite, the one connection) until `release`: a placement
+   * that arrives meanwhile waits in its transaction, and those after it queue behind it.
+   */
+  const holdAccount = (userId: number) => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const done = server.services.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from ${simAccounts} where user_id = ${userId} for update`);
+      locked();
+      await released;
+    });
+    return { lockTaken, release: async () => (release(), await done) };
+  };
+  /** The transaction that wrote each order (rows written together share it). */
+  const writersOf = async (userId: number, clientOrderIds: string[]) =>
+    new Map(
+      (await rowsOf<{ client_order_id: string; writer: string }>(server.services.db, sql`select client_order_id, xmin::text as writer from ${simOrders} where user_id = ${userId} and client_order_id in ${clientOrderIds}`)).map(
+        (row) => [row.client_order_id, row.writer],
+      ),
+    );
+  /** Settles every placement, then gives each outcome: the order, or the refusal. */
+  const outcomes = (placements: Promise<unknown>[]) => Promise.allSettled(placements);
+
+  it('commit together; a refusal among them is its own and the others fill', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount();
+    await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.001' }));
+    const hold = holdAccount(account.userId);
+    await hold.lockTaken;
+    const first = order({ symbol, side: 'buy', qty: '1' });
+    const together = [order({ symbol, side: 'buy', qty: '500' }), order({ symbol, side: 'buy', qty: '600' }), order({ symbol, side: 'buy', qty: '10' })];
+    const placing = outcomes([first, ...together].map((request) => account.broker.placeOrder(request)));
+    // Every placement has reached the account's queue once the callbacks queued now have run.
+    await new Promise((resolve) => setImmediate(resolve));
+    await hold.release();
+    const [alone, big, tooBig, small] = await placing;
+    expect(alone?.status).toBe('fulfilled');
+    expect(big?.status).toBe('fulfilled');
+    expect(small?.status).toBe('fulfilled');
+    expect(tooBig?.status).toBe('rejected');
+    expect(((tooBig as PromiseRejectedResult).reason as Error).message).toMatch(/insufficient funds/);
+    const writers = await writersOf(account.userId, [first, ...together].map((request) => request.clientOrderId));
+    expect(writers.has(together[1]!.clientOrderId)).toBe(false);
+    expect(writers.get(together[0]!.clientOrderId)).toBe(writers.get(together[2]!.clientOrderId));
+    expect(writers.get(first.clientOrderId)).not.toBe(writers.get(together[0]!.clientOrderId));
+    await sim.idle();
+    expect(d((await positionRow(account.userId, symbol))!.qty).eq('511.001')).toBe(true);
+  });
+
+  it('a client order id used before fails its shared transaction; placed again one by one, only it is refused', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const account = await openAccount();
+    const used = order({ symbol, side: 'buy', qty: '0.001' });
+    await account.broker.placeOrder(used);
+    const hold = holdAccount(account.userId);
+    await hold.lockTaken;
+    const requests = [order({ symbol, side: 'buy', qty: '1' }), order({ symbol, side: 'buy', qty: '2' }), { ...used, qty: '3' }, order({ symbol, side: 'buy', qty: '4' })];
+    const placing = outcomes(requests.map((request) => account.broker.placeOrder(request)));
+    await new Promise((resolve) => setImmediate(resolve));
+    await hold.release();
+    const settled = await placing;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(((settled[2] as PromiseRejectedResult).reason as Error).message).toMatch(/duplicate client order id/);
+    await sim.idle();
+    expect(d((await positionRow(account.userId, symbol))!.qty).eq('7.001')).toBe(true);
   });
 });

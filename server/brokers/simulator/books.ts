@@ -351,15 +351,10 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
   // Written once, in the state that match left it in; sent, not waited for. A duplicate client
-  // order id (nothing inserted) fails the session, so the transaction writes nothing.
+  // order id fails the statement and so the transaction, which then writes nothing.
   const final = session.unsaved.get(row.id)!;
   session.unsaved.delete(row.id);
-  sendWrite(
-    session,
-    insertOrder(tx, final).then((inserted) => {
-      if (!inserted) throw rejected('duplicate client order id');
-    }),
-  );
+  sendWrite(session, insertOrder(tx, final));
   // The caller may send statements of its own in the same transaction before `written` settles.
   return { row, events: session.events, written: settle(session) };
 };
@@ -438,7 +433,6 @@ const protectEntry = async (session: Session, entry: SimOrderRow): Promise<void>
     [pair.stopLoss, ids.stopLoss, ids.takeProfit],
   ] as const) {
     const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, session.at));
-    if (!row) throw new Error(`bracket child of ${entry.id} collides with an existing client order id`);
     // Accepted and working at once: the broker takes the children on the entry's fill.
     session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
   }

@@ -156,21 +156,26 @@ export const simOrderRowOf = (values: SimOrderInsert & Pick<SimOrderRow, 'create
  * Takes an order on the books; undefined when the account already has an order with that client
  * id. The row is the one written, so nothing is read back.
  */
-export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow | undefined> => {
+/** Where a client order id used before in the account shows: a unique violation of this index. */
+export const CLIENT_ORDER_ID_KEY = 'sim_orders_client_id_key';
+
+/**
+ * Inserts an order. A client order id used before in the account fails the statement (and with it
+ * the transaction) on CLIENT_ORDER_ID_KEY: an error of the database, not an empty answer, so that
+ * a transaction that sent it without waiting cannot commit without it.
+ */
+export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow> => {
   const row = simOrderRowOf(values);
   const iso = (at: Date | null) => at?.toISOString() ?? null;
-  const inserted = await rowsOf<{ id: string }>(
-    tx,
+  await tx.execute(
     sql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
         limit_price, stop_price, status, bracket, parent_id, oco_sibling_id, metadata, expires_at, created_at, updated_at)
       values (${row.userId}::integer, ${row.id}::text, ${row.clientOrderId}::text, ${row.assetClass}::text, ${row.mode}::text, ${row.symbol}::text, ${row.side}::text,
         ${row.orderType}::text, ${row.timeInForce}::text, ${row.qty}::numeric, ${row.filledQty}::numeric, ${row.avgFillPrice}::numeric, ${row.limitPrice}::numeric,
         ${row.stopPrice}::numeric, ${row.status}::text, ${row.bracket === null ? null : JSON.stringify(row.bracket)}::jsonb, ${row.parentId}::text, ${row.ocoSiblingId}::text,
-        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)
-      on conflict (user_id, asset_class, mode, client_order_id) do nothing
-      returning id`,
+        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)`,
   );
-  return inserted.length === 1 ? row : undefined;
+  return row;
 };
 
 export type OrderLookupKey = AccountKey & ({ brokerOrderId: string } | { clientOrderId: string });

@@ -7,7 +7,8 @@ import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import type { Db, Tx } from '../../db/client.ts';
+import { statementsSent, type Db, type Tx } from '../../db/client.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { ChangeFeed } from '../../events/changes.ts';
@@ -15,7 +16,7 @@ import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
 import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
@@ -23,6 +24,7 @@ import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
 import { quoteFrom, quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
 import {
+  CLIENT_ORDER_ID_KEY,
   findAccount,
   findOrder,
   insertAccountIfMissing,
@@ -50,6 +52,9 @@ const ASSET_CLASSES = ZAssetClass.options;
 export const ACCOUNT_CURRENCY = CURRENCY_OF_ASSET_CLASS;
 
 export const DEFAULT_LEASE_NAME = 'simulator';
+
+/** At most this many queued placements of one account share a transaction (it stays short). */
+const MAX_PLACEMENTS_PER_COMMIT = 64;
 
 export interface SimulatorOptions {
   db: Db;
@@ -303,25 +308,114 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return { account: accountFrom(key, read.account, positions), positions, openOrders: read.orders.map(toBrokerOrder) };
   };
 
+  /** One placement waiting for its account's next transaction. */
+  interface QueuedPlacement {
+    request: BrokerOrderRequest;
+    instrument: InstrumentRow;
+    at: Date;
+    expiresAt: Date | null;
+    record: (tx: Tx, answer: BrokerAnswer) => Promise<unknown>;
+    resolve: (placed: { order: BrokerOrder; recorded: unknown }) => void;
+    reject: (error: unknown) => void;
+  }
+  /** Placements queued behind their account's transaction under way, by account; absent when none runs. */
+  const placementQueues = new Map<string, QueuedPlacement[]>();
+  const accountIdOf = (key: AccountKey) => `${key.userId}:${key.assetClass}:${key.mode}`;
+  /** A client order id used before in the account, as the caller hears of it. */
+  const refusalOf = (failure: unknown) => (isUniqueViolation(failure, CLIENT_ORDER_ID_KEY) ? new BrokerRejectedError('duplicate client order id') : failure);
+
+  /**
+   * Places the queued placements of one account in one transaction, in their order, each with the
+   * caller's record of its answer. A refusal (funds, say) is that placement's alone: it writes
+   * nothing and the others go on. Committed, each placement resolves; throws (resolving none) when
+   * the transaction fails, with the error of the statement that failed it.
+   */
+  const placeTogether = async (key: AccountKey, batch: readonly QueuedPlacement[]): Promise<void> => {
+    const taken: { placement: QueuedPlacement; answer: BrokerAnswer; unsettled: Promise<[unknown, void]> }[] = [];
+    const refused: { placement: QueuedPlacement; error: BrokerRejectedError }[] = [];
+    try {
+      await db.transaction(async (tx) => {
+        for (const placement of batch) {
+          const { request, instrument, at, expiresAt } = placement;
+          let placed: Awaited<ReturnType<typeof placeInBooks>>;
+          try {
+            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
+          } catch (error) {
+            if (!(error instanceof BrokerRejectedError)) throw error;
+            refused.push({ placement, error });
+            continue;
+          }
+          const answer: BrokerAnswer = { order: toBrokerOrder(placed.row), events: placed.events };
+          // Sent without waiting: the next placement's read, and in the end COMMIT, go out right
+          // behind them, so the account's row lock is held one round trip per placement.
+          const unsettled = Promise.all([placement.record(tx, answer), placed.written]);
+          unsettled.catch(() => undefined);
+          taken.push({ placement, answer, unsettled });
+        }
+        await statementsSent();
+      });
+    } catch (error) {
+      // When a statement sent without waiting failed, COMMIT rolled back: its error says why.
+      for (const { unsettled } of taken) {
+        const failure = await unsettled.then(() => undefined, (cause: unknown) => cause);
+        if (failure) throw failure;
+      }
+      throw error;
+    }
+    for (const { placement, answer, unsettled } of taken) {
+      const [recorded] = await unsettled;
+      hub.emit(answer.events);
+      placement.resolve({ order: answer.order, recorded });
+    }
+    for (const { placement, error } of refused) placement.reject(error);
+  };
+
+  /**
+   * Runs an account's queued placements until none is left: whatever queued while a transaction
+   * ran goes together in the next one (group commit: one commit, and one wait for the disk, for
+   * them all). Under no load each placement has a transaction of its own, with no wait. A batch
+   * whose transaction failed is placed again one by one, so that only the placement at fault fails.
+   */
+  const drainPlacements = async (key: AccountKey, queue: QueuedPlacement[]) => {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, MAX_PLACEMENTS_PER_COMMIT);
+      const failed = await placeTogether(key, batch).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      if (!failed) continue;
+      if (batch.length === 1) {
+        batch[0]!.reject(refusalOf(failed.error));
+        continue;
+      }
+      for (const placement of batch) await placeTogether(key, [placement]).catch((error: unknown) => placement.reject(refusalOf(error)));
+    }
+    placementQueues.delete(accountIdOf(key));
+  };
+
   /**
    * Takes the order on the books, and runs the caller's `record` of the answer in the same
    * transaction. The answer is the order as accepted; its first match (a marketable order's fill,
    * a resting order's `open`), made in the same transaction, arrives as events after commit.
    */
-  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>) => {
+  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>): Promise<{ order: BrokerOrder; recorded: T }> => {
     const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
     if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
     const at = clock.now();
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
-    const { order, events, recorded } = await db.transaction(async (tx) => {
-      const placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
-      const answer = { order: toBrokerOrder(placed.row), events: placed.events };
-      // The record goes out behind the books' writes, in the same round trip.
-      const [recorded] = await Promise.all([record(tx, answer), placed.written]);
-      return { ...answer, recorded };
+    return new Promise((resolve, reject) => {
+      // `recorded` is what this placement's own `record` returned.
+      const placement: QueuedPlacement = { request, instrument, at, expiresAt, record, resolve: resolve as QueuedPlacement['resolve'], reject };
+      const id = accountIdOf(key);
+      const queue = placementQueues.get(id);
+      if (queue) {
+        queue.push(placement);
+        return;
+      }
+      const started = [placement];
+      placementQueues.set(id, started);
+      void drainPlacements(key, started);
     });
-    hub.emit(events);
-    return { order, recorded };
   };
 
   const backend: AccountBackend = {

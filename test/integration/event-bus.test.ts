@@ -1,0 +1,59 @@
+// The event bus's wake-up: a writer calls `wake` after its commit, its own process reads at once
+// and a NOTIFY sent outside the transaction wakes the other instances. The safety read is set an
+// hour apart here, so only the wake-up can deliver. On PostgreSQL the two buses have a pool each,
+// as two instances do; embedded PGlite is one process's database, so there they share it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
+import { createEventBus, type BusEvent, type EventBus } from '../../server/events/bus.ts';
+import { capturedLogger } from '../support/logs.ts';
+import { createTestDatabase, tempDir } from '../support/server.ts';
+
+const HOUR_MS = 3_600_000;
+/** The outbox does not reference users: any id will do. */
+const USER_ID = 4_242;
+
+describe('event bus wake-ups', () => {
+  const handles: DatabaseHandle[] = [];
+  let drop: () => Promise<void>;
+  let writer: EventBus;
+  let reader: EventBus;
+  beforeAll(async () => {
+    const created = await createTestDatabase();
+    drop = created.drop;
+    const open = () => openDatabase({ databaseUrl: created.url, dataDir: tempDir(), poolSize: 2 });
+    const first = await open();
+    handles.push(first);
+    await first.migrate();
+    const second = created.url ? await open() : first;
+    if (second !== first) handles.push(second);
+    const { logger } = capturedLogger();
+    writer = await createEventBus({ database: first, logger, safetyPollMs: HOUR_MS });
+    reader = await createEventBus({ database: second, logger, safetyPollMs: HOUR_MS });
+  });
+  afterAll(async () => {
+    await writer?.close();
+    await reader?.close();
+    for (const handle of handles) await handle.close();
+    await drop?.();
+  });
+
+  /** Subscribes on `bus`; resolves, once subscribed, to the first event it will receive. */
+  const nextOn = async (bus: EventBus, userId: number) => {
+    let resolveEvent!: (event: BusEvent) => void;
+    const received = new Promise<BusEvent>((resolve) => (resolveEvent = resolve));
+    const unsubscribe = await bus.subscribe({ userId, channel: 'orders', listener: (event) => resolveEvent(event) });
+    return { received: received.finally(unsubscribe) };
+  };
+
+  it('delivers to this process and to the other instance once the writer wakes them after commit', async () => {
+    const userId = USER_ID;
+    const here = await nextOn(writer, userId);
+    const there = await nextOn(reader, userId);
+    await handles[0]!.db.transaction((tx) => writer.append(tx, [{ userId, channel: 'orders', frame: { type: 'order_event', client_order_id: 'woken' }, at: new Date() }]));
+    writer.wake();
+    const [mine, theirs] = await Promise.all([here.received, there.received]);
+    expect(mine.frame.client_order_id).toBe('woken');
+    expect(theirs.frame.client_order_id).toBe('woken');
+    expect(theirs.id).toBe(mine.id);
+  });
+});
