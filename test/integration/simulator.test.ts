@@ -10,8 +10,8 @@ import { BrokerRejectedError, BrokerUnavailableError } from '../../server/broker
 import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
 import { rowsOf } from '../../server/db/client.ts';
-import { simAccounts, simFills, simOrders, simPositions, systemState } from '../../server/db/schema/index.ts';
-import { upsertInstrument } from '../../server/instruments/queries.ts';
+import { simAccounts, simFills, simOrders, simPositions, systemState, type InstrumentRow } from '../../server/db/schema/index.ts';
+import { findInstrument, upsertInstrument } from '../../server/instruments/queries.ts';
 import { upsertBars } from '../../server/marketdata/queries.ts';
 import { newUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -560,6 +560,32 @@ describe('snapshot', () => {
 
 describe('placements of one account that arrive together', () => {
   /**
+   * Books whose instrument reads are remembered after the first: a placement then reaches its
+   * account's queue within the promise jobs of its call, with no read of the database between.
+   */
+  let queuingSim: Simulator;
+  beforeAll(async () => {
+    const remembered = new Map<string, Promise<InstrumentRow | undefined>>();
+    queuingSim = await createSimulator({
+      db: server.services.db,
+      clock,
+      logger: server.services.logger,
+      changes: server.services.changes,
+      initialCash: INITIAL_CASH,
+      tickIntervalMs: 0,
+      liquidityLotsPerTick: 0,
+      leaseName: 'simulator-test-queuing',
+      outageReloadMs: 50,
+      findInstrument: (key) => {
+        const id = `${key.assetClass}:${key.symbol}`;
+        if (!remembered.has(id)) remembered.set(id, findInstrument(server.services.db, key));
+        return remembered.get(id)!;
+      },
+    });
+  });
+  afterAll(() => queuingSim?.stop());
+
+  /**
    * Holds the account's row lock (on PGlite, the one connection) until `release`: a placement
    * that arrives meanwhile waits in its transaction, and those after it queue behind it.
    */
@@ -587,14 +613,15 @@ describe('placements of one account that arrive together', () => {
 
   it('commit together; a refusal among them is its own and the others fill', async () => {
     const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
-    const account = await openAccount();
+    const account = await openAccount('crypto', queuingSim);
     await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.001' }));
     const hold = holdAccount(account.userId);
     await hold.lockTaken;
     const first = order({ symbol, side: 'buy', qty: '1' });
     const together = [order({ symbol, side: 'buy', qty: '500' }), order({ symbol, side: 'buy', qty: '600' }), order({ symbol, side: 'buy', qty: '10' })];
     const placing = outcomes([first, ...together].map((request) => account.broker.placeOrder(request)));
-    // Every placement has reached the account's queue once the callbacks queued now have run.
+    // Every placement has reached the account's queue once the callbacks queued now have run
+    // (the first waits in its transaction for the lock held here).
     await new Promise((resolve) => setImmediate(resolve));
     await hold.release();
     const [alone, big, tooBig, small] = await placing;
@@ -607,13 +634,13 @@ describe('placements of one account that arrive together', () => {
     expect(writers.has(together[1]!.clientOrderId)).toBe(false);
     expect(writers.get(together[0]!.clientOrderId)).toBe(writers.get(together[2]!.clientOrderId));
     expect(writers.get(first.clientOrderId)).not.toBe(writers.get(together[0]!.clientOrderId));
-    await sim.idle();
+    await queuingSim.idle();
     expect(d((await positionRow(account.userId, symbol))!.qty).eq('511.001')).toBe(true);
   });
 
   it('a client order id used before fails its shared transaction; placed again one by one, only it is refused', async () => {
     const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
-    const account = await openAccount();
+    const account = await openAccount('crypto', queuingSim);
     const used = order({ symbol, side: 'buy', qty: '0.001' });
     await account.broker.placeOrder(used);
     const hold = holdAccount(account.userId);
@@ -625,7 +652,7 @@ describe('placements of one account that arrive together', () => {
     const settled = await placing;
     expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(((settled[2] as PromiseRejectedResult).reason as Error).message).toMatch(/duplicate client order id/);
-    await sim.idle();
+    await queuingSim.idle();
     expect(d((await positionRow(account.userId, symbol))!.qty).eq('7.001')).toBe(true);
   });
 });
