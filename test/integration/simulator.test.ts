@@ -7,7 +7,7 @@ import { Decimal } from 'decimal.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { BrokerRejectedError, BrokerUnavailableError } from '../../server/brokers/types.ts';
-import { createSimulator, type Simulator } from '../../server/brokers/simulator/index.ts';
+import { createSimulator, type Simulator, type SimulatorOptions } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
 import { rowsOf } from '../../server/db/client.ts';
 import { simAccounts, simFills, simOrders, simPositions, systemState, type InstrumentRow } from '../../server/db/schema/index.ts';
@@ -28,7 +28,7 @@ let sim: Simulator;
 /** The same books with SIM_LIQUIDITY_LOTS_PER_TICK=2: resting limit orders fill two lots per observation. */
 let thinSim: Simulator;
 
-const simulatorOn = (liquidityLotsPerTick: number) =>
+const simulatorOn = (liquidityLotsPerTick: number, options: Partial<SimulatorOptions> = {}) =>
   createSimulator({
     db: server.services.db,
     clock,
@@ -39,6 +39,7 @@ const simulatorOn = (liquidityLotsPerTick: number) =>
     liquidityLotsPerTick,
     leaseName: 'simulator-test',
     outageReloadMs: 50,
+    ...options,
   });
 
 beforeAll(async () => {
@@ -566,16 +567,8 @@ describe('placements of one account that arrive together', () => {
   let queuingSim: Simulator;
   beforeAll(async () => {
     const remembered = new Map<string, Promise<InstrumentRow | undefined>>();
-    queuingSim = await createSimulator({
-      db: server.services.db,
-      clock,
-      logger: server.services.logger,
-      changes: server.services.changes,
-      initialCash: INITIAL_CASH,
-      tickIntervalMs: 0,
-      liquidityLotsPerTick: 0,
+    queuingSim = await simulatorOn(0, {
       leaseName: 'simulator-test-queuing',
-      outageReloadMs: 50,
       findInstrument: (key) => {
         const id = `${key.assetClass}:${key.symbol}`;
         if (!remembered.has(id)) remembered.set(id, findInstrument(server.services.db, key));
