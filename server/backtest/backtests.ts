@@ -15,7 +15,7 @@ import type { Db } from '../db/client.ts';
 import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBarPrices } from '../marketdata/queries.ts';
+import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
 import { computeMetrics } from './metrics.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
@@ -31,17 +31,14 @@ export type TBacktestFamily = keyof typeof FAMILY_ASSET_CLASSES;
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
 
 /** Bars as the engine reads them: typed arrays, oldest first. */
-const toBars = (rows: readonly { date: string; open: string; high: string; low: string; close: string; volume: string }[]): Bars => {
-  const n = rows.length;
-  const bars = { length: n, dates: rows.map((row) => row.date), open: new Float64Array(n), high: new Float64Array(n), low: new Float64Array(n), close: new Float64Array(n), volume: new Float64Array(n) };
-  rows.forEach((row, i) => {
-    bars.open[i] = Number(row.open);
-    bars.high[i] = Number(row.high);
-    bars.low[i] = Number(row.low);
-    bars.close[i] = Number(row.close);
-    bars.volume[i] = Number(row.volume);
-  });
-  return bars;
+const toBars = (columns: BarColumnsText): Bars => {
+  const dates = columns.dates.split(',');
+  const numbers = (text: string): Float64Array => {
+    const values = Float64Array.from(text.split(','), Number);
+    if (values.length !== dates.length) throw new Error(`a bar column has ${values.length} values for ${dates.length} dates`);
+    return values;
+  };
+  return { length: dates.length, dates, open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
 };
 
 /**
@@ -123,9 +120,9 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
-    const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
-    if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
-    const bars = toBars(rows);
+    const columns = await readBarColumns(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
+    if (!columns) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
+    const bars = toBars(columns);
     const unpriceable = belowOneTick(bars, instrument, profile);
     if (unpriceable) throw new AppError('INSUFFICIENT_DATA', `${instrument.symbol} traded at ${unpriceable.price} on ${unpriceable.date}, under one tick after slippage: a sell there cannot be priced`);
     const jobBars = jobBarsOf(bars);
