@@ -16,11 +16,11 @@ import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
-import { computeMetrics } from './metrics.ts';
+import { computeMetrics, spanMetrics } from './metrics.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
-import { jobBarsOf, runJob, type BacktestJob, type JobBars, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
 import type { Bars, RoundTrip, StrategyDefinition } from './types.ts';
 
@@ -134,10 +134,12 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       fractional: assetClass !== 'kr_equity',
       runs,
     });
+    /** What metrics over bars [from, to) of the range (the whole range by default) read of their dates. */
+    const spanOf = (from = 0, to = bars.length): MetricsSpan => ({ startDate: bars.dates[from]!, endDate: bars.dates[to - 1]!, assetClass });
     /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
     const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
-      computeMetrics({ initialCapital, equity: outcome.equity, dates: bars.dates.slice(from, to), trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, assetClass });
-    return { instrument, profile, bars, jobOf, metricsOf };
+      spanMetrics({ initialCapital, equity: outcome.equity, trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
+    return { instrument, profile, bars, jobOf, spanOf, metricsOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
@@ -241,24 +243,32 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return { strategy, runs, skipped };
   };
 
-  /** Runs many strategy runs over one job's bars: one job per worker thread (the bars cross once), or in place. */
-  const runMany = async (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[]): Promise<TaskOutcome[]> => {
-    if (!pool || runs.length === 0) return runJob(jobOf(runs));
+  /**
+   * Many strategy runs over one job's bars: one job per worker thread (the bars cross once per
+   * thread), each answered by `pooled`, or all in place by `inPlace` without a pool.
+   */
+  const acrossPool = async <TAnswer>(runs: StrategyRunSpec[], inPlace: (runs: StrategyRunSpec[]) => TAnswer[], pooled: (pool: BacktestPool, runs: StrategyRunSpec[]) => Promise<TAnswer[]>): Promise<TAnswer[]> => {
+    if (!pool || runs.length === 0) return inPlace(runs);
     const share = Math.ceil(runs.length / Math.max(1, poolSize));
-    const jobs = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => jobOf(runs.slice(k * share, (k + 1) * share)));
-    return (await Promise.all(jobs.map((job) => pool.run(job)))).flat();
+    const parts = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => runs.slice(k * share, (k + 1) * share));
+    return (await Promise.all(parts.map((part) => pooled(pool, part)))).flat();
   };
+
+  /** Many runs' whole outcomes (curves, round trips, fills). */
+  const runMany = (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[]): Promise<TaskOutcome[]> =>
+    acrossPool(runs, (all) => runJob(jobOf(all)), (workers, part) => workers.run(jobOf(part)));
+
+  /** Many runs' summaries over the span (metrics worked out where they ran): all a ranking needs. */
+  const summarizeMany = (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[], span: MetricsSpan): Promise<RunSummary[]> =>
+    acrossPool(runs, (all) => summarizeJob(jobOf(all), span), (workers, part) => workers.summarize(jobOf(part), span));
 
   const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, jobOf, metricsOf } = await prepare(request, assetClass);
-    const outcomes = await runMany((part) => jobOf(part, request.initial_capital), runs);
-    const ranked = outcomes
-      .map((outcome, i) => {
-        const metrics = metricsOf(outcome, request.initial_capital);
-        return { rank: 0, strategy_params: runs[i]!.params, ...metrics, final_capital: Number(outcome.finalCapital) };
-      })
+    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass);
+    const summaries = await summarizeMany((part) => jobOf(part, request.initial_capital), runs, spanOf());
+    const ranked = summaries
+      .map((summary, i) => ({ rank: 0, strategy_params: runs[i]!.params, ...summary.metrics, final_capital: Number(summary.finalCapital) }))
       .sort((a, b) => rankValue(b, request.rank_by) - rankValue(a, request.rank_by) || 0)
       .map((point, i) => ({ ...point, rank: i + 1 }));
     const id = randomUUID();
@@ -288,7 +298,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const walkForward = async ({ request, family }: { request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, jobOf, spanOf, metricsOf } = await prepare(request, assetClass);
     const { train_bars: train, test_bars: test } = request;
     if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
     if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
@@ -310,12 +320,11 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     for (let start = 0; start + train + test <= bars.length; start += test) {
       const trainEnd = start + train;
       const testEnd = trainEnd + test;
-      const trained = await runMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs);
+      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs, spanOf(start, trainEnd));
       let best = 0;
       let bestScore = Number.NEGATIVE_INFINITY;
-      trained.forEach((outcome, i) => {
-        const metrics = metricsOf(outcome, request.initial_capital, start, trainEnd);
-        const score = rankValue({ ...metrics, rank: 0, strategy_params: {} }, request.rank_by);
+      trained.forEach((summary, i) => {
+        const score = rankValue({ ...summary.metrics, rank: 0, strategy_params: {} }, request.rank_by);
         if (score > bestScore) {
           bestScore = score;
           best = i;

@@ -160,14 +160,18 @@ export const buyHoldReturn = (firstClose: number, lastClose: number): number => 
 
 export const periodsPerYearOf = (assetClass: TAssetClass): number => PERIODS_PER_YEAR[assetClass];
 
+/** MetricsInput with its span's first and last dates instead of every point's (all the CAGR reads). */
+export type SpanMetricsInput = Omit<MetricsInput, 'dates'> & { startDate: string | undefined; endDate: string | undefined };
+
 /**
  * Every metric of a run. Final capital is the last equity point (the initial capital for a run
  * without points); the CAGR spans the first to the last date; every round trip is a trade.
  */
-export const computeMetrics = ({ initialCapital, equity, dates, trips, firstClose, lastClose, assetClass }: MetricsInput): BacktestMetrics => {
+export const computeMetrics = ({ dates, ...rest }: MetricsInput): BacktestMetrics => spanMetrics({ ...rest, startDate: dates[0], endDate: dates.at(-1) });
+
+/** computeMetrics from the span's first and last dates alone (a worker ranking a sweep has no other). */
+export const spanMetrics = ({ initialCapital, equity, startDate, endDate, trips, firstClose, lastClose, assetClass }: SpanMetricsInput): BacktestMetrics => {
   const finalCapital = equity.at(-1) ?? initialCapital;
-  const startDate = dates[0];
-  const endDate = dates.at(-1);
   return {
     final_capital: finalCapital,
     total_return_pct: totalReturn(initialCapital, finalCapital),
