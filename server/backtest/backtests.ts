@@ -34,8 +34,11 @@ const invalid = (path: string, message: string) => new AppError('VALIDATION_ERRO
 const toBars = (columns: BarColumnsText): Bars => {
   const dates = columns.dates.split(',');
   const numbers = (text: string): Float64Array => {
-    const values = Float64Array.from(text.split(','), Number);
-    if (values.length !== dates.length) throw new Error(`a bar column has ${values.length} values for ${dates.length} dates`);
+    const texts = text.split(',');
+    if (texts.length !== dates.length) throw new Error(`a bar column has ${texts.length} values for ${dates.length} dates`);
+    // A plain loop: Float64Array.from with a mapping function takes twice as long.
+    const values = new Float64Array(texts.length);
+    for (let i = 0; i < texts.length; i++) values[i] = Number(texts[i]);
     return values;
   };
   return { length: dates.length, dates, open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
@@ -81,9 +84,18 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
 /** One strategy run of a job: its validated params and the size they say. */
 const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
 
+// Made once per strategy: every sweep checks its grid's keys against it, and making it takes longer than the check.
+const PARAMS_SCHEMAS = new WeakMap<StrategyDefinition, Readonly<Record<string, unknown>>>();
+
 /** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
-const paramsSchemaOf = (strategy: StrategyDefinition): Record<string, unknown> =>
-  (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
+const paramsSchemaOf = (strategy: StrategyDefinition): Readonly<Record<string, unknown>> => {
+  let schema = PARAMS_SCHEMAS.get(strategy);
+  if (!schema) {
+    schema = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
+    PARAMS_SCHEMAS.set(strategy, schema);
+  }
+  return schema;
+};
 
 export type Backtests = ReturnType<typeof createBacktests>;
 
