@@ -17,6 +17,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
+import { readNumberColumn } from './number-column.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
@@ -33,14 +34,7 @@ const invalid = (path: string, message: string) => new AppError('VALIDATION_ERRO
 /** Bars as the engine reads them: typed arrays, oldest first. */
 const toBars = (columns: BarColumnsText): Bars => {
   const dates = columns.dates.split(',');
-  const numbers = (text: string): Float64Array => {
-    const texts = text.split(',');
-    if (texts.length !== dates.length) throw new Error(`a bar column has ${texts.length} values for ${dates.length} dates`);
-    // A plain loop: Float64Array.from with a mapping function takes twice as long.
-    const values = new Float64Array(texts.length);
-    for (let i = 0; i < texts.length; i++) values[i] = Number(texts[i]);
-    return values;
-  };
+  const numbers = (text: string): Float64Array => readNumberColumn(text, dates.length);
   return { length: dates.length, dates, open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
 };
 
