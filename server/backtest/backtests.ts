@@ -17,7 +17,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
-import { readNumberColumn } from './number-column.ts';
+import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
@@ -33,9 +33,9 @@ const invalid = (path: string, message: string) => new AppError('VALIDATION_ERRO
 
 /** Bars as the engine reads them: typed arrays, oldest first. */
 const toBars = (columns: BarColumnsText): Bars => {
-  const dates = columns.dates.split(',');
-  const numbers = (text: string): Float64Array => readNumberColumn(text, dates.length);
-  return { length: dates.length, dates, open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
+  const { count } = columns;
+  const numbers = (text: string): Float64Array => readNumberColumn(text, count);
+  return { length: count, dates: readDayColumn(columns.days, count), open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
 };
 
 /**

@@ -37,8 +37,10 @@ export const readRecentBars = async (db: Queryable, { assetClass, symbol, to, li
 
 /** A range's bars column by column, oldest first: each column one text, its values comma-separated. */
 export interface BarColumnsText {
-  /** 'YYYY-MM-DD' of each bar. */
-  dates: string;
+  /** How many bars (values in each column). */
+  count: number;
+  /** Each bar's date as days since 1970-01-01: an integer is cheaper to make than a formatted date, and no session setting changes it. */
+  days: string;
   open: string;
   high: string;
   low: string;
@@ -57,8 +59,8 @@ export const readBarColumns = async (db: Queryable, { assetClass, symbol, from, 
   const column = (value: SQL) => sql<string | null>`string_agg(${value}, ',' order by ${dailyBars.date})`;
   const [row] = await db
     .select({
-      // to_char, not ::text, whose form follows the session's DateStyle.
-      dates: column(sql`to_char(${dailyBars.date}, 'YYYY-MM-DD')`),
+      count: count(),
+      days: column(sql`(${dailyBars.date} - date '1970-01-01')::text`),
       open: column(sql`${dailyBars.open}::text`),
       high: column(sql`${dailyBars.high}::text`),
       low: column(sql`${dailyBars.low}::text`),
@@ -67,9 +69,9 @@ export const readBarColumns = async (db: Queryable, { assetClass, symbol, from, 
     })
     .from(dailyBars)
     .where(and(eq(dailyBars.assetClass, assetClass), eq(dailyBars.symbol, symbol), gte(dailyBars.date, from), lte(dailyBars.date, to)));
-  const { dates, open, high, low, close, volume } = row ?? {};
-  if (!dates || !open || !high || !low || !close || !volume) return undefined;
-  return { dates, open, high, low, close, volume };
+  const { days, open, high, low, close, volume } = row ?? {};
+  if (!row?.count || !days || !open || !high || !low || !close || !volume) return undefined;
+  return { count: row.count, days, open, high, low, close, volume };
 };
 
 /**

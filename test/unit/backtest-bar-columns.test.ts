@@ -1,8 +1,9 @@
 // readNumberColumn reads a comma-separated column as Number reads each value, whether by its fast
-// path (plain decimals of up to 15 digits) or by Number itself (everything else).
+// path (plain decimals of up to 15 digits) or by Number itself (everything else); readDayColumn
+// reads days since 1970-01-01 as the dates toISOString gives.
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../server/brokers/simulator/prices.ts';
-import { readNumberColumn } from '../../server/backtest/number-column.ts';
+import { isoDateOfDay, readDayColumn, readNumberColumn } from '../../server/backtest/bar-columns.ts';
 
 const asNumber = (texts: string[]) => Float64Array.from(texts, (text) => Number(text));
 
@@ -34,5 +35,16 @@ describe('readNumberColumn', () => {
   it('refuses a column holding another number of values than the dates', () => {
     expect(() => readNumberColumn('1,2,3', 2)).toThrow(/holds more/);
     expect(() => readNumberColumn('1,2', 3)).toThrow(/holds 2/);
+  });
+});
+
+describe('readDayColumn', () => {
+  it('gives toISOString’s date for every day from 1900 to 2100, and every 7th from 0000-01-01 to 9999-12-31', () => {
+    const viaDate = (day: number) => new Date(day * 86_400_000).toISOString().slice(0, 10);
+    const wrong: number[] = [];
+    for (let day = -25_567; day <= 47_482; day++) if (isoDateOfDay(day) !== viaDate(day)) wrong.push(day);
+    for (let day = -719_528; day <= 2_932_896; day += 7) if (isoDateOfDay(day) !== viaDate(day)) wrong.push(day);
+    expect(wrong).toEqual([]);
+    expect(readDayColumn('0,-1,11016,19722', 4)).toEqual(['1970-01-01', '1969-12-31', '2000-02-29', '2023-12-31']);
   });
 });
