@@ -144,7 +144,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const spanOf = (from = 0, to = bars.length): MetricsSpan => ({ startDate: bars.dates[from]!, endDate: bars.dates[to - 1]!, assetClass });
     /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
     const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
-      spanMetrics({ initialCapital, equity: outcome.equity, trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
+      spanMetrics({ initialCapital, equity: outcome.equity, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
     return { instrument, profile, bars, jobOf, spanOf, metricsOf };
   };
 
@@ -357,7 +357,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     }
     const equity = Float64Array.from(curve);
     // The stitched curve covers the bars from the first test window's start, one after another.
-    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, trips, firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
+    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: trips.map((trip) => trip.pnl), firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
     return {
       asset_class: assetClass,
       symbol: instrument.symbol,

@@ -91,12 +91,12 @@ export const runJob = (job: BacktestJob): TaskOutcome[] =>
     finalCapital: outcome.finalCapital,
   }));
 
-/** The job's runs' summaries over its bars, in order: no curve, round trip or fill leaves the thread. */
+/** The job's runs' summaries over its bars, in order: no curve, round trip or fill leaves the thread (or is made at all). */
 export const summarizeJob = (job: BacktestJob, span: MetricsSpan): RunSummary[] => {
   const { close, length } = job.bars;
   const initialCapital = Number(job.initialCapital);
   return eachRun(job, (result) => ({
-    metrics: spanMetrics({ initialCapital, equity: result.equity, trips: result.trips, firstClose: close[0]!, lastClose: close[length - 1]!, ...span }),
+    metrics: spanMetrics({ initialCapital, equity: result.equity, tripPnls: result.tripPnls, firstClose: close[0]!, lastClose: close[length - 1]!, ...span }),
     finalCapital: result.finalCapital,
   }));
 };

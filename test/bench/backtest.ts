@@ -201,7 +201,7 @@ const benchHttp = async (cleanups: ReturnType<typeof createCleanups>['cleanups']
   for (let i = 0; i < settings.requests; i++) {
     const started = performance.now();
     const result = runEngine({ bars: typed, strategy: smaCrossover.create(smaCrossover.params.parse({ fast: FAST, slow: SLOW })), size: 1, initialCapital: '10000', profile: profileByName('us_broker_zero')!, tickSize: new Decimal('0.01'), fractional: true });
-    computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: typed.dates, trips: result.trips, firstClose: typed.close[0]!, lastClose: typed.close[typed.length - 1]!, assetClass: 'us_equity' });
+    computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: typed.dates, tripPnls: result.tripPnls, firstClose: typed.close[0]!, lastClose: typed.close[typed.length - 1]!, assetClass: 'us_equity' });
     inProcess.push(performance.now() - started);
   }
   inProcess.sort((a, b) => a - b);

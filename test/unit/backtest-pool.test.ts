@@ -50,7 +50,7 @@ describe('the backtest pool', () => {
     const span = { startDate: dates[0]!, endDate: dates.at(-1)!, assetClass: 'crypto' } as const;
     const { close } = several.bars;
     const expected = runJob(several).map((outcome) => ({
-      metrics: computeMetrics({ initialCapital: 10_000, equity: outcome.equity, dates, trips: outcome.trips, firstClose: close[0]!, lastClose: close[close.length - 1]!, assetClass: 'crypto' }),
+      metrics: computeMetrics({ initialCapital: 10_000, equity: outcome.equity, dates, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: close[0]!, lastClose: close[close.length - 1]!, assetClass: 'crypto' }),
       finalCapital: outcome.finalCapital,
     }));
     expect(expected.map(({ metrics }) => metrics.total_trades).filter((trades) => trades > 1)).toHaveLength(2);

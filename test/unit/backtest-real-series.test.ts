@@ -91,7 +91,7 @@ describe('sma_crossover 10/30 on other real series, against a plain float loop',
     const bars = readSeries(file);
     expect(bars.length).toBe(length);
     const result = runEngine({ bars, strategy: smaCrossover.create(smaCrossover.params.parse({ fast: 10, slow: 30 })), size: 1, initialCapital: '10000', profile: noFees, tickSize: new Decimal(tick), fractional: true });
-    const metrics = computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: bars.dates, trips: result.trips, firstClose: bars.close[0]!, lastClose: bars.close[bars.length - 1]!, assetClass });
+    const metrics = computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: bars.dates, tripPnls: result.tripPnls, firstClose: bars.close[0]!, lastClose: bars.close[bars.length - 1]!, assetClass });
     const reference = plainCrossover(bars, 10, 30, 10_000);
     // Every fill at the bar's own open or last close: nothing slipped or moved by the grid.
     for (const fill of result.fills) expect(fill.price.toNumber()).toBe(fill.index === bars.length - 1 && fill.side === 'sell' ? bars.close[fill.index] : bars.open[fill.index]);
