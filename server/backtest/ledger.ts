@@ -27,7 +27,7 @@ import {
   type TTickSizeAt,
 } from '../brokers/fills.ts';
 import { KRX_TICK_BANDS, krxTickSize } from '../instruments/ticks.ts';
-import { withRoom } from './columns.ts';
+import { withRoom } from './column-growth.ts';
 
 /** The instrument's tick, the KRX band table, or any other rule giving the tick at a price. */
 export type TEngineTick = Decimal | 'krx_bands' | TTickSizeAt;

@@ -2,7 +2,7 @@
 // thousands per million bars, and as many objects kept to the end of the run cost the garbage
 // collector more than the loop that makes them. Metrics read the column of cash results; the
 // objects are made only when read.
-import { withRoom } from './columns.ts';
+import { withRoom } from './column-growth.ts';
 import type { RoundTrip } from './types.ts';
 
 const FIRST_CAPACITY = 256;
