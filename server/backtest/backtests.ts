@@ -15,12 +15,13 @@ import type { Db } from '../db/client.ts';
 import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBarPrices } from '../marketdata/queries.ts';
-import { computeMetrics } from './metrics.ts';
+import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
+import { computeMetrics, spanMetrics } from './metrics.ts';
+import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import type { BacktestPool } from './pool.ts';
-import { jobBarsOf, runJob, type BacktestJob, type JobBars, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
 import type { Bars, RoundTrip, StrategyDefinition } from './types.ts';
 
@@ -31,17 +32,10 @@ export type TBacktestFamily = keyof typeof FAMILY_ASSET_CLASSES;
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
 
 /** Bars as the engine reads them: typed arrays, oldest first. */
-const toBars = (rows: readonly { date: string; open: string; high: string; low: string; close: string; volume: string }[]): Bars => {
-  const n = rows.length;
-  const bars = { length: n, dates: rows.map((row) => row.date), open: new Float64Array(n), high: new Float64Array(n), low: new Float64Array(n), close: new Float64Array(n), volume: new Float64Array(n) };
-  rows.forEach((row, i) => {
-    bars.open[i] = Number(row.open);
-    bars.high[i] = Number(row.high);
-    bars.low[i] = Number(row.low);
-    bars.close[i] = Number(row.close);
-    bars.volume[i] = Number(row.volume);
-  });
-  return bars;
+const toBars = (columns: BarColumnsText): Bars => {
+  const { count } = columns;
+  const numbers = (text: string): Float64Array => readNumberColumn(text, count);
+  return { length: count, dates: readDayColumn(columns.days, count), open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
 };
 
 /**
@@ -84,9 +78,18 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
 /** One strategy run of a job: its validated params and the size they say. */
 const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
 
+// Made once per strategy: every sweep checks its grid's keys against it, and making it takes longer than the check.
+const PARAMS_SCHEMAS = new WeakMap<StrategyDefinition, Readonly<Record<string, unknown>>>();
+
 /** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
-const paramsSchemaOf = (strategy: StrategyDefinition): Record<string, unknown> =>
-  (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
+const paramsSchemaOf = (strategy: StrategyDefinition): Readonly<Record<string, unknown>> => {
+  let schema = PARAMS_SCHEMAS.get(strategy);
+  if (!schema) {
+    schema = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
+    PARAMS_SCHEMAS.set(strategy, schema);
+  }
+  return schema;
+};
 
 export type Backtests = ReturnType<typeof createBacktests>;
 
@@ -123,9 +126,9 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
-    const rows = await readBarPrices(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
-    if (rows.length === 0) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
-    const bars = toBars(rows);
+    const columns = await readBarColumns(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
+    if (!columns) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
+    const bars = toBars(columns);
     const unpriceable = belowOneTick(bars, instrument, profile);
     if (unpriceable) throw new AppError('INSUFFICIENT_DATA', `${instrument.symbol} traded at ${unpriceable.price} on ${unpriceable.date}, under one tick after slippage: a sell there cannot be priced`);
     const jobBars = jobBarsOf(bars);
@@ -137,10 +140,12 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       fractional: assetClass !== 'kr_equity',
       runs,
     });
+    /** What metrics over bars [from, to) of the range (the whole range by default) read of their dates. */
+    const spanOf = (from = 0, to = bars.length): MetricsSpan => ({ startDate: bars.dates[from]!, endDate: bars.dates[to - 1]!, assetClass });
     /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
     const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
-      computeMetrics({ initialCapital, equity: outcome.equity, dates: bars.dates.slice(from, to), trips: outcome.trips, firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, assetClass });
-    return { instrument, profile, bars, jobOf, metricsOf };
+      spanMetrics({ initialCapital, equity: outcome.equity, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
+    return { instrument, profile, bars, jobOf, spanOf, metricsOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
@@ -244,24 +249,32 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return { strategy, runs, skipped };
   };
 
-  /** Runs many strategy runs over one job's bars: one job per worker thread (the bars cross once), or in place. */
-  const runMany = async (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[]): Promise<TaskOutcome[]> => {
-    if (!pool || runs.length === 0) return runJob(jobOf(runs));
+  /**
+   * Many strategy runs over one job's bars: one job per worker thread (the bars cross once per
+   * thread), each answered by `pooled`, or all in place by `inPlace` without a pool.
+   */
+  const acrossPool = async <TAnswer>(runs: StrategyRunSpec[], inPlace: (runs: StrategyRunSpec[]) => TAnswer[], pooled: (pool: BacktestPool, runs: StrategyRunSpec[]) => Promise<TAnswer[]>): Promise<TAnswer[]> => {
+    if (!pool || runs.length === 0) return inPlace(runs);
     const share = Math.ceil(runs.length / Math.max(1, poolSize));
-    const jobs = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => jobOf(runs.slice(k * share, (k + 1) * share)));
-    return (await Promise.all(jobs.map((job) => pool.run(job)))).flat();
+    const parts = Array.from({ length: Math.ceil(runs.length / share) }, (_, k) => runs.slice(k * share, (k + 1) * share));
+    return (await Promise.all(parts.map((part) => pooled(pool, part)))).flat();
   };
+
+  /** Many runs' whole outcomes (curves, round trips, fills). */
+  const runMany = (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[]): Promise<TaskOutcome[]> =>
+    acrossPool(runs, (all) => runJob(jobOf(all)), (workers, part) => workers.run(jobOf(part)));
+
+  /** Many runs' summaries over the span (metrics worked out where they ran): all a ranking needs. */
+  const summarizeMany = (jobOf: (runs: StrategyRunSpec[]) => BacktestJob, runs: StrategyRunSpec[], span: MetricsSpan): Promise<RunSummary[]> =>
+    acrossPool(runs, (all) => summarizeJob(jobOf(all), span), (workers, part) => workers.summarize(jobOf(part), span));
 
   const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, jobOf, metricsOf } = await prepare(request, assetClass);
-    const outcomes = await runMany((part) => jobOf(part, request.initial_capital), runs);
-    const ranked = outcomes
-      .map((outcome, i) => {
-        const metrics = metricsOf(outcome, request.initial_capital);
-        return { rank: 0, strategy_params: runs[i]!.params, ...metrics, final_capital: Number(outcome.finalCapital) };
-      })
+    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass);
+    const summaries = await summarizeMany((part) => jobOf(part, request.initial_capital), runs, spanOf());
+    const ranked = summaries
+      .map((summary, i) => ({ rank: 0, strategy_params: runs[i]!.params, ...summary.metrics, final_capital: Number(summary.finalCapital) }))
       .sort((a, b) => rankValue(b, request.rank_by) - rankValue(a, request.rank_by) || 0)
       .map((point, i) => ({ ...point, rank: i + 1 }));
     const id = randomUUID();
@@ -291,7 +304,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const walkForward = async ({ request, family }: { request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, runs, skipped } = gridRuns(request);
-    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, jobOf, spanOf, metricsOf } = await prepare(request, assetClass);
     const { train_bars: train, test_bars: test } = request;
     if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
     if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
@@ -313,12 +326,11 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     for (let start = 0; start + train + test <= bars.length; start += test) {
       const trainEnd = start + train;
       const testEnd = trainEnd + test;
-      const trained = await runMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs);
+      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs, spanOf(start, trainEnd));
       let best = 0;
       let bestScore = Number.NEGATIVE_INFINITY;
-      trained.forEach((outcome, i) => {
-        const metrics = metricsOf(outcome, request.initial_capital, start, trainEnd);
-        const score = rankValue({ ...metrics, rank: 0, strategy_params: {} }, request.rank_by);
+      trained.forEach((summary, i) => {
+        const score = rankValue({ ...summary.metrics, rank: 0, strategy_params: {} }, request.rank_by);
         if (score > bestScore) {
           bestScore = score;
           best = i;
@@ -345,7 +357,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     }
     const equity = Float64Array.from(curve);
     // The stitched curve covers the bars from the first test window's start, one after another.
-    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, trips, firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
+    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: trips.map((trip) => trip.pnl), firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
     return {
       asset_class: assetClass,
       symbol: instrument.symbol,

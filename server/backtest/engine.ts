@@ -11,6 +11,7 @@
 import type { Decimal } from 'decimal.js';
 import type { FeeProfile } from '../brokers/fees.ts';
 import { BOUGHT, decimalLedger, FillLog, scaledLedger, UNSURE, type EngineFill, type Ledger, type TEngineTick } from './ledger.ts';
+import { TripLog } from './trip-log.ts';
 import type { Bars, BarView, Lookback, RoundTrip, StrategyRun, TSignal } from './types.ts';
 
 export type { EngineFill, TEngineTick } from './ledger.ts';
@@ -37,7 +38,10 @@ export interface EngineResult {
   readonly fills: EngineFill[];
   readonly fillCount: number;
   firstFills(count: number): EngineFill[];
-  trips: RoundTrip[];
+  /** Every round trip, oldest first (made when read, as the fills are). */
+  readonly trips: RoundTrip[];
+  /** Each round trip's cash result, oldest first: what the metrics read, without making the trips. */
+  readonly tripPnls: Float64Array;
   finalCapital: string;
 }
 
@@ -56,7 +60,7 @@ interface Book {
   input: EngineInput;
   ledger: Ledger;
   fills: FillLog;
-  trips: RoundTrip[];
+  trips: TripLog;
   entryIndex: number;
 }
 
@@ -76,7 +80,7 @@ const sellAt = (book: Book, index: number, reference: number): void => {
     book.ledger = decimalLedger(book.input, book.ledger.state());
     pnl = book.ledger.sell(index, reference, book.fills);
   }
-  book.trips.push({ entryIndex: book.entryIndex, exitIndex: index, pnl });
+  book.trips.add(book.entryIndex, index, pnl);
 };
 
 // The pending order between a signal at a close and its fill at the next open.
@@ -105,7 +109,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
     ind,
   };
 
-  const book: Book = { input, ledger: (!input.decimalOnly && scaledLedger(input)) || decimalLedger(input), fills: new FillLog(), trips: [], entryIndex: -1 };
+  const book: Book = { input, ledger: (!input.decimalOnly && scaledLedger(input)) || decimalLedger(input), fills: new FillLog(), trips: new TripLog(), entryIndex: -1 };
   // The ledger's cash and units as numbers, read again only after a fill.
   let cash = book.ledger.cashNumber;
   let units = 0;
@@ -134,7 +138,9 @@ export const runEngine = (input: EngineInput): EngineResult => {
     equity[n - 1] = book.ledger.cashNumber;
   }
   const log = book.fills;
+  const tripLog = book.trips;
   let fills: EngineFill[] | undefined;
+  let trips: RoundTrip[] | undefined;
   return {
     equity,
     get fills() {
@@ -142,7 +148,10 @@ export const runEngine = (input: EngineInput): EngineResult => {
     },
     fillCount: log.count,
     firstFills: (count: number) => log.list(count),
-    trips: book.trips,
+    get trips() {
+      return (trips ??= tripLog.list());
+    },
+    tripPnls: tripLog.pnls(),
     finalCapital: book.ledger.finalCapital(),
   };
 };

@@ -112,6 +112,14 @@ const compensatedMovingMean = (values: Float64Array, period: number): Float64Arr
 // Math.round and two scalings are several times slower).
 const HEAD_SPLITTER = 1.5 * 2 ** 32;
 
+/** The exact window mean of the pair heads + tails over `period`, rounded once (divideSum). */
+const meanOfParts = (heads: number, tails: number, period: number): number => {
+  // TwoSum: sum + error is heads + tails exactly, the error within half a unit of the sum's last place.
+  const sum = heads + tails;
+  const virtual = sum - heads;
+  return divideSum(sum, heads - (sum - virtual) + (tails - virtual), period);
+};
+
 /**
  * movingMean from exact running sums of heads and tails, or undefined for a series they cannot
  * hold: every partial sum over `period` + 1 values must stay within 2^53 units. Heads need
@@ -144,13 +152,7 @@ const exactMovingMean = (values: Float64Array, period: number): Float64Array | u
     }
     heads += headStep;
     tails += tailStep;
-    if (i >= period - 1) {
-      // TwoSum: sum + error is heads + tails exactly, the error within half a unit of the sum's last place.
-      const sum = heads + tails;
-      const virtual = sum - heads;
-      const error = heads - (sum - virtual) + (tails - virtual);
-      out[i] = divideSum(sum, error, period);
-    }
+    if (i >= period - 1) out[i] = meanOfParts(heads, tails, period);
   }
   return out;
 };
@@ -358,23 +360,34 @@ export const crossing = (a: Indicator, b: Indicator): Indicator => ({
   },
 });
 
+// Whether the fast mean is above the slow one is whether fast sum × slow is above slow sum ×
+// fast. Each of those, the rounded sum times the other period, is within 2u of the exact value
+// (u = 2^-53: one rounding in the sum, one in the product), and a rounded exact mean is within u
+// of the exact mean: so the products are within 3u (|fast side| + |slow side|) of the rounded
+// means scaled alike. When they are farther apart than 8u times that, their order is the rounded
+// means' order; only closer (a tie or nearly) are the rounded means themselves needed.
+const NEAR_TIE = 2 ** -50;
+
 /**
- * crossing(sma(field, fast), sma(field, slow)) in one pass over the bars, keeping only the last
- * two averages instead of two whole series: the same exact running sums as exactMovingMean, in
- * the same order, so the same means and crosses (falling back to the two series whenever
- * exactMovingMean would fall back for the slow period, which is the stricter one).
+ * crossing(sma(field, fast), sma(field, slow)) in one pass over the bars, keeping only the order
+ * of the two averages on the bar before: the same exact running sums as exactMovingMean, in the
+ * same order, so the same means and crosses (falling back to the two series whenever
+ * exactMovingMean would fall back for the longer period, which is the stricter one). Each bar
+ * orders the two means by two products (NEAR_TIE), and divides for the rounded means only near a tie.
  */
 const exactSmaCrossing = (values: Float64Array, fast: number, slow: number): Float64Array | undefined => {
-  const most = Math.min(2 ** 33 / (slow + 1), 2 ** 30);
-  const least = (slow + 1) * 2 ** -21;
+  const longest = Math.max(fast, slow);
+  const most = Math.min(2 ** 33 / (longest + 1), 2 ** 30);
+  const least = (longest + 1) * 2 ** -21;
   const n = values.length;
   const out = new Float64Array(n);
   let fastHeads = 0;
   let fastTails = 0;
   let slowHeads = 0;
   let slowTails = 0;
-  let fastBefore = NaN;
-  let slowBefore = NaN;
+  // The sign of fast mean - slow mean on the bar before: 0 for a tie and before both are defined
+  // (a NaN mean compares false both ways, which is no cross, as a tie is).
+  let orderBefore = 0;
   for (let i = 0; i < n; i++) {
     const x = values[i]!;
     const size = Math.abs(x);
@@ -401,21 +414,20 @@ const exactSmaCrossing = (values: Float64Array, fast: number, slow: number): Flo
     }
     slowHeads += slowHeadStep;
     slowTails += slowTailStep;
-    let fastNow = NaN;
-    if (i >= fast - 1) {
-      const sum = fastHeads + fastTails;
-      const virtual = sum - fastHeads;
-      fastNow = divideSum(sum, fastHeads - (sum - virtual) + (fastTails - virtual), fast);
+    let order = 0;
+    if (i >= longest - 1) {
+      const fastPlain = (fastHeads + fastTails) * slow;
+      const slowPlain = (slowHeads + slowTails) * fast;
+      const apart = fastPlain - slowPlain;
+      if (Math.abs(apart) > NEAR_TIE * (Math.abs(fastPlain) + Math.abs(slowPlain))) order = apart > 0 ? 1 : -1;
+      else {
+        const fastMean = meanOfParts(fastHeads, fastTails, fast);
+        const slowMean = meanOfParts(slowHeads, slowTails, slow);
+        order = fastMean > slowMean ? 1 : fastMean < slowMean ? -1 : 0;
+      }
     }
-    let slowNow = NaN;
-    if (i >= slow - 1) {
-      const sum = slowHeads + slowTails;
-      const virtual = sum - slowHeads;
-      slowNow = divideSum(sum, slowHeads - (sum - virtual) + (slowTails - virtual), slow);
-    }
-    if (i > 0) out[i] = fastBefore < slowBefore && fastNow > slowNow ? 1 : fastBefore > slowBefore && fastNow < slowNow ? -1 : 0;
-    fastBefore = fastNow;
-    slowBefore = slowNow;
+    out[i] = orderBefore < 0 && order > 0 ? 1 : orderBefore > 0 && order < 0 ? -1 : 0;
+    orderBefore = order;
   }
   return out;
 };

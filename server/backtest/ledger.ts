@@ -27,6 +27,7 @@ import {
   type TTickSizeAt,
 } from '../brokers/fills.ts';
 import { KRX_TICK_BANDS, krxTickSize } from '../instruments/ticks.ts';
+import { withRoom } from './column-growth.ts';
 
 /** The instrument's tick, the KRX band table, or any other rule giving the tick at a price. */
 export type TEngineTick = Decimal | 'krx_bands' | TTickSizeAt;
@@ -279,21 +280,11 @@ export class FillLog {
 
   private grow(): void {
     const size = this.bar.length * 4;
-    const bar = new Int32Array(size);
-    const side = new Uint8Array(size);
-    const qty = new Float64Array(size);
-    const price = new Float64Array(size);
-    const fee = new Float64Array(size);
-    bar.set(this.bar);
-    side.set(this.side);
-    qty.set(this.qty);
-    price.set(this.price);
-    fee.set(this.fee);
-    this.bar = bar;
-    this.side = side;
-    this.qty = qty;
-    this.price = price;
-    this.fee = fee;
+    this.bar = withRoom(this.bar, size);
+    this.side = withRoom(this.side, size);
+    this.qty = withRoom(this.qty, size);
+    this.price = withRoom(this.price, size);
+    this.fee = withRoom(this.fee, size);
   }
 }
 

@@ -1,7 +1,6 @@
 // A backtest's metrics (DESIGN, Backtests): pure arithmetic on the equity curve, the round trips
 // and the closes, as fractions. Every function is linear with constant memory: curves run to millions of points.
 import type { TAssetClass } from '../../contracts/common.ts';
-import type { RoundTrip } from './types.ts';
 
 /** An equity curve, one point per close, oldest first. */
 export type EquityCurve = Float64Array | readonly number[];
@@ -25,7 +24,8 @@ export interface MetricsInput {
   equity: Float64Array;
   /** 'YYYY-MM-DD' of each equity point. */
   dates: readonly string[];
-  trips: readonly RoundTrip[];
+  /** Each closed round trip's cash result (fees included), oldest first. */
+  tripPnls: ArrayLike<number>;
   firstClose: number;
   lastClose: number;
   assetClass: TAssetClass;
@@ -134,19 +134,20 @@ export const maxDrawdown = (equity: EquityCurve): number => {
   return deepest;
 };
 
-/** The share of round trips that made money; a break-even trip is not a win. */
-export const winRate = (trips: readonly RoundTrip[]): number => {
-  if (trips.length === 0) return 0;
+/** The share of round trips that made money, from their cash results; a break-even trip is not a win. */
+export const winRate = (pnls: ArrayLike<number>): number => {
+  if (pnls.length === 0) return 0;
   let wins = 0;
-  for (const { pnl } of trips) if (pnl > 0) wins++;
-  return wins / trips.length;
+  for (let i = 0; i < pnls.length; i++) if (pnls[i]! > 0) wins++;
+  return wins / pnls.length;
 };
 
-/** Gross profit over gross loss; null without a losing trip, where the ratio has no denominator. */
-export const profitFactor = (trips: readonly RoundTrip[]): number | null => {
+/** Gross profit over gross loss of the round trips' cash results; null without a losing trip, where the ratio has no denominator. */
+export const profitFactor = (pnls: ArrayLike<number>): number | null => {
   let grossProfit = 0;
   let grossLoss = 0;
-  for (const { pnl } of trips) {
+  for (let i = 0; i < pnls.length; i++) {
+    const pnl = pnls[i]!;
     if (pnl > 0) grossProfit += pnl;
     else if (pnl < 0) grossLoss -= pnl;
   }
@@ -160,23 +161,27 @@ export const buyHoldReturn = (firstClose: number, lastClose: number): number => 
 
 export const periodsPerYearOf = (assetClass: TAssetClass): number => PERIODS_PER_YEAR[assetClass];
 
+/** MetricsInput with its span's first and last dates instead of every point's (all the CAGR reads). */
+export type SpanMetricsInput = Omit<MetricsInput, 'dates'> & { startDate: string | undefined; endDate: string | undefined };
+
 /**
  * Every metric of a run. Final capital is the last equity point (the initial capital for a run
  * without points); the CAGR spans the first to the last date; every round trip is a trade.
  */
-export const computeMetrics = ({ initialCapital, equity, dates, trips, firstClose, lastClose, assetClass }: MetricsInput): BacktestMetrics => {
+export const computeMetrics = ({ dates, ...rest }: MetricsInput): BacktestMetrics => spanMetrics({ ...rest, startDate: dates[0], endDate: dates.at(-1) });
+
+/** computeMetrics from the span's first and last dates alone (a worker ranking a sweep has no other). */
+export const spanMetrics = ({ initialCapital, equity, startDate, endDate, tripPnls, firstClose, lastClose, assetClass }: SpanMetricsInput): BacktestMetrics => {
   const finalCapital = equity.at(-1) ?? initialCapital;
-  const startDate = dates[0];
-  const endDate = dates.at(-1);
   return {
     final_capital: finalCapital,
     total_return_pct: totalReturn(initialCapital, finalCapital),
     annual_return: startDate === undefined || endDate === undefined ? 0 : cagr({ initialCapital, finalCapital, startDate, endDate }),
     sharpe_ratio: sharpeRatio(equity, periodsPerYearOf(assetClass)),
     max_drawdown_pct: maxDrawdown(equity),
-    win_rate: winRate(trips),
-    profit_factor: profitFactor(trips),
-    total_trades: trips.length,
+    win_rate: winRate(tripPnls),
+    profit_factor: profitFactor(tripPnls),
+    total_trades: tripPnls.length,
     buy_hold_return_pct: buyHoldReturn(firstClose, lastClose),
   };
 };

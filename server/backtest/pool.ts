@@ -3,14 +3,14 @@
 // one queue; a worker that dies is replaced and its job fails with the error.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../observability/logger.ts';
-import type { BacktestJob, TaskOutcome } from './task.ts';
+import type { BacktestJob, MetricsSpan, RunSummary, TaskAnswer, TaskOutcome, TaskRequest } from './task.ts';
 
 const WORKER_SCRIPT = new URL('./worker.ts', import.meta.url);
 
 interface Job {
   id: number;
-  job: BacktestJob;
-  resolve: (outcomes: TaskOutcome[]) => void;
+  request: TaskRequest;
+  resolve: (answer: TaskAnswer) => void;
   reject: (error: Error) => void;
 }
 
@@ -22,6 +22,8 @@ interface Slot {
 export interface BacktestPool {
   /** Runs the job in a worker thread: its outcomes, in the order of its runs. */
   run(job: BacktestJob): Promise<TaskOutcome[]>;
+  /** Runs the job in a worker thread: its runs' summaries over the span, in the order of its runs. */
+  summarize(job: BacktestJob, span: MetricsSpan): Promise<RunSummary[]>;
   close(): Promise<void>;
 }
 
@@ -37,17 +39,17 @@ export const createBacktestPool = ({ size, logger }: { size: number; logger: Log
       const job = queue.shift();
       if (!job) return;
       slot.job = job;
-      slot.worker.postMessage({ id: job.id, job: job.job });
+      slot.worker.postMessage({ id: job.id, request: job.request });
     }
   };
 
   const spawn = (): Slot => {
     const slot: Slot = { worker: new Worker(WORKER_SCRIPT), job: undefined };
-    slot.worker.on('message', (message: { id: number; outcomes?: TaskOutcome[]; error?: string }) => {
+    slot.worker.on('message', (message: { id: number; answer?: TaskAnswer; error?: string }) => {
       const job = slot.job;
       slot.job = undefined;
       if (job && job.id === message.id) {
-        if (message.outcomes) job.resolve(message.outcomes);
+        if (message.answer) job.resolve(message.answer);
         else job.reject(new Error(message.error ?? 'the backtest failed'));
       }
       dispatch();
@@ -70,17 +72,21 @@ export const createBacktestPool = ({ size, logger }: { size: number; logger: Log
     return slot;
   };
 
+  const submit = (request: TaskRequest) =>
+    new Promise<TaskAnswer>((resolve, reject) => {
+      if (closed) {
+        reject(new Error('the backtest pool is closed'));
+        return;
+      }
+      queue.push({ id: nextId++, request, resolve, reject });
+      if (slots.length < size && slots.every((slot) => slot.job)) slots.push(spawn());
+      dispatch();
+    });
+
   return {
-    run: (job) =>
-      new Promise<TaskOutcome[]>((resolve, reject) => {
-        if (closed) {
-          reject(new Error('the backtest pool is closed'));
-          return;
-        }
-        queue.push({ id: nextId++, job, resolve, reject });
-        if (slots.length < size && slots.every((slot) => slot.job)) slots.push(spawn());
-        dispatch();
-      }),
+    // The worker answers each kind of request with that kind's answer (worker.ts).
+    run: (job) => submit({ kind: 'outcomes', job }) as Promise<TaskOutcome[]>,
+    summarize: (job, span) => submit({ kind: 'summaries', job, span }) as Promise<RunSummary[]>,
     close: async () => {
       closed = true;
       for (const job of queue.splice(0)) job.reject(new Error('the backtest pool is closed'));

@@ -1,11 +1,15 @@
 // Backtest runs as plain data, so that they run on the event loop or in a worker thread alike:
 // a job is the bars (without their dates, which only the answer needs), the money settings, and
 // one or more strategy runs over those bars (a sweep sends a share of its grid as one job, so the
-// bars cross to a worker once per job, not once per point). Outcomes are plain data too.
+// bars cross to a worker once per job, not once per point). Outcomes are plain data too: a run's
+// whole outcome (curve, round trips, fills) for an answer that shows them, or only its summary
+// (metrics worked out where it ran) for a sweep, which ranks by them and shows nothing else.
 import { MAX_TRADES } from '../../contracts/backtest.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
 import { profileByName } from '../brokers/fees.ts';
 import { ExactDecimal } from '../brokers/fills.ts';
-import { runEngine } from './engine.ts';
+import { runEngine, type EngineResult } from './engine.ts';
+import { spanMetrics, type BacktestMetrics } from './metrics.ts';
 import { findStrategy } from './strategies/index.ts';
 import type { Bars, RoundTrip } from './types.ts';
 
@@ -45,8 +49,25 @@ export interface TaskOutcome {
   finalCapital: string;
 }
 
-/** The job's runs, one after another, in order. */
-export const runJob = (job: BacktestJob): TaskOutcome[] => {
+/** What a run's metrics read besides its curve, round trips and closes: the bars' first and last dates, and the asset class. */
+export interface MetricsSpan {
+  startDate: string;
+  endDate: string;
+  assetClass: TAssetClass;
+}
+
+/** A run as a sweep ranks it: its metrics over the job's bars, and its exact final capital. */
+export interface RunSummary {
+  metrics: BacktestMetrics;
+  finalCapital: string;
+}
+
+/** What the pool runs: every run's whole outcome, or every run's summary. */
+export type TaskRequest = { kind: 'outcomes'; job: BacktestJob } | { kind: 'summaries'; job: BacktestJob; span: MetricsSpan };
+export type TaskAnswer = TaskOutcome[] | RunSummary[];
+
+/** Each of the job's runs through the engine, one after another, in order, and what `answer` keeps of it. */
+const eachRun = <TAnswer>(job: BacktestJob, answer: (result: EngineResult) => TAnswer): TAnswer[] => {
   const profile = profileByName(job.profileName);
   if (!profile) throw new Error(`unknown profile ${job.profileName}`);
   // The band table by name, so the engine can price on it with scaled integers (ledger.ts).
@@ -56,15 +77,28 @@ export const runJob = (job: BacktestJob): TaskOutcome[] => {
   return job.runs.map((spec) => {
     const strategy = findStrategy(spec.strategyName);
     if (!strategy) throw new Error(`unknown strategy ${spec.strategyName}`);
-    const outcome = runEngine({ bars, strategy: strategy.create(spec.params), size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional });
-    return {
-      equity: outcome.equity,
-      trips: outcome.trips,
-      fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, ...fill.numbers() })),
-      fillCount: outcome.fillCount,
-      finalCapital: outcome.finalCapital,
-    };
+    return answer(runEngine({ bars, strategy: strategy.create(spec.params), size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional }));
   });
+};
+
+/** The job's runs' whole outcomes, in order. */
+export const runJob = (job: BacktestJob): TaskOutcome[] =>
+  eachRun(job, (outcome) => ({
+    equity: outcome.equity,
+    trips: outcome.trips,
+    fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, ...fill.numbers() })),
+    fillCount: outcome.fillCount,
+    finalCapital: outcome.finalCapital,
+  }));
+
+/** The job's runs' summaries over its bars, in order: no curve, round trip or fill leaves the thread (or is made at all). */
+export const summarizeJob = (job: BacktestJob, span: MetricsSpan): RunSummary[] => {
+  const { close, length } = job.bars;
+  const initialCapital = Number(job.initialCapital);
+  return eachRun(job, (result) => ({
+    metrics: spanMetrics({ initialCapital, equity: result.equity, tripPnls: result.tripPnls, firstClose: close[0]!, lastClose: close[length - 1]!, ...span }),
+    finalCapital: result.finalCapital,
+  }));
 };
 
 /** A job's bars from a run's bars: the same arrays, without the dates. */

@@ -16,8 +16,14 @@
 //   BENCH_BT_REQUESTS requests one after another after a warm-up; p50 and p99 of the round trip,
 //   beside the same run done in-process (the engine and metrics without HTTP, storage or bars
 //   read). The goal is p50 <= 30 ms. With DATABASE_URL it runs on PostgreSQL, else on PGlite.
-// - Sweep: a 100-point grid over the same ten years over HTTP, across the worker pool; its bar
-//   throughput per worker thread against the single in-process run's (goal >= 50 %).
+// - Sweep: a 100-point grid over the same ten years over HTTP, across the worker pool, the median
+//   of BENCH_BT_SWEEPS sweeps after a warm-up one; its bar throughput per worker thread (100 ×
+//   the bars / the sweep's wall time over HTTP / BACKTEST_WORKERS: the bars read, the runs, the
+//   ranking, the storing and the answer all count) against the single in-process run's (the
+//   p50 of the in-process runs above, engine + metrics: bars / its time). Goal >= 50 %. Beside
+//   it, a stricter count: the same bars per CPU-second of the whole process during the sweeps
+//   (every thread's: the worker's, the event loop's with the database and HTTP, the garbage
+//   collector's, the bench's own HTTP client's).
 import { seededRandom } from '../../server/brokers/simulator/prices.ts';
 import { Decimal } from 'decimal.js';
 import { readFileSync } from 'node:fs';
@@ -38,6 +44,7 @@ const settings = {
   rounds: positiveInt('BENCH_BT_ROUNDS', 5),
   warmup: positiveInt('BENCH_BT_WARMUP', 3),
   requests: positiveInt('BENCH_BT_REQUESTS', 50),
+  sweeps: positiveInt('BENCH_BT_SWEEPS', 5),
 };
 
 /**
@@ -201,7 +208,7 @@ const benchHttp = async (cleanups: ReturnType<typeof createCleanups>['cleanups']
   for (let i = 0; i < settings.requests; i++) {
     const started = performance.now();
     const result = runEngine({ bars: typed, strategy: smaCrossover.create(smaCrossover.params.parse({ fast: FAST, slow: SLOW })), size: 1, initialCapital: '10000', profile: profileByName('us_broker_zero')!, tickSize: new Decimal('0.01'), fractional: true });
-    computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: typed.dates, trips: result.trips, firstClose: typed.close[0]!, lastClose: typed.close[typed.length - 1]!, assetClass: 'us_equity' });
+    computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: typed.dates, tripPnls: result.tripPnls, firstClose: typed.close[0]!, lastClose: typed.close[typed.length - 1]!, assetClass: 'us_equity' });
     inProcess.push(performance.now() - started);
   }
   inProcess.sort((a, b) => a - b);
@@ -213,16 +220,28 @@ const benchHttp = async (cleanups: ReturnType<typeof createCleanups>['cleanups']
   const sweepBody = { ...request, strategy_params: undefined, grid, rank_by: 'sharpe_ratio' };
   // A warm-up sweep first (it starts the worker threads and compiles their code), as the single run had its warm-up.
   await postJson(`${app.url}/api/equity/backtest/sweep`, sweepBody, token);
-  const sweepStarted = performance.now();
-  const swept = await postJson(`${app.url}/api/equity/backtest/sweep`, sweepBody, token);
-  const sweepSeconds = (performance.now() - sweepStarted) / 1000;
-  if (swept.status !== 200) throw new Error(`sweep answered ${swept.status}: ${swept.text}`);
+  // The median of several, as the single run's is: one sweep's wall time on a shared machine is a single draw.
+  const sweepTimes: number[] = [];
+  const sweepCpuTimes: number[] = [];
+  for (let i = 0; i < settings.sweeps; i++) {
+    const cpuBefore = process.cpuUsage();
+    const sweepStarted = performance.now();
+    const swept = await postJson(`${app.url}/api/equity/backtest/sweep`, sweepBody, token);
+    sweepTimes.push((performance.now() - sweepStarted) / 1000);
+    const cpu = process.cpuUsage(cpuBefore);
+    sweepCpuTimes.push((cpu.user + cpu.system) / 1e6);
+    if (swept.status !== 200) throw new Error(`sweep answered ${swept.status}: ${swept.text}`);
+  }
+  const sweepSeconds = median(sweepTimes);
+  const sweepCpuSeconds = median(sweepCpuTimes);
   const workers = app.services.config.BACKTEST_WORKERS;
   const singleRate = barCount / (percentile(inProcess, 50) / 1000);
   const perCoreRate = (100 * barCount) / sweepSeconds / Math.max(1, workers);
-  console.log(`Sweep: 100 points of the same ten years over HTTP, ${workers} worker thread(s)`);
-  console.log(`  ${fixed(sweepSeconds, 2)} s; per core ${fixed(perCoreRate / 1e6, 2)} M bars/s against the single run's ${fixed(singleRate / 1e6, 2)} M bars/s`);
-  return { p50: percentile(samples, 50), sweepRatio: perCoreRate / singleRate };
+  const perCpuSecondRate = (100 * barCount) / sweepCpuSeconds;
+  console.log(`Sweep: 100 points of the same ten years over HTTP, ${workers} worker thread(s), median of ${settings.sweeps} sweeps (after one)`);
+  console.log(`  ${fixed(sweepSeconds * 1000, 1)} ms (fastest ${fixed(Math.min(...sweepTimes) * 1000, 1)} ms); per core ${fixed(perCoreRate / 1e6, 2)} M bars/s against the single run's ${fixed(singleRate / 1e6, 2)} M bars/s`);
+  console.log(`  the whole process's CPU time per sweep ${fixed(sweepCpuSeconds * 1000, 1)} ms (every thread: HTTP both ends, the database, the worker): ${fixed(perCpuSecondRate / 1e6, 2)} M bars per CPU-second`);
+  return { p50: percentile(samples, 50), sweepRatio: perCoreRate / singleRate, sweepCpuRatio: perCpuSecondRate / singleRate };
 };
 
 const { cleanups, cleanUp } = createCleanups();
@@ -232,6 +251,6 @@ const main = async () => {
   console.log('');
   console.log(`${engine.ratio >= GOAL_ENGINE_RATIO ? 'PASS' : 'FAIL'}  engine: ours ${fixed(engine.oursRate / 1e6, 1)} M bars/s = ${fixed(engine.ratio * 100, 0)} % of the plain loop's ${fixed(engine.plainRate / 1e6, 1)} M (goal >= ${GOAL_ENGINE_RATIO * 100} %; by main-thread CPU time ${fixed(engine.cpuRatio * 100, 0)} %)`);
   console.log(`${http.p50 <= GOAL_HTTP_P50_MS ? 'PASS' : 'FAIL'}  http: a ten-year backtest p50 ${fixed(http.p50, 1)} ms (goal <= ${GOAL_HTTP_P50_MS} ms)`);
-  console.log(`${http.sweepRatio >= 0.5 ? 'PASS' : 'FAIL'}  sweep: per-core throughput ${fixed(http.sweepRatio * 100, 0)} % of the single run's (goal >= 50 %)`);
+  console.log(`${http.sweepRatio >= 0.5 ? 'PASS' : 'FAIL'}  sweep: per-core throughput ${fixed(http.sweepRatio * 100, 0)} % of the single run's (goal >= 50 %; by the process's CPU time ${fixed(http.sweepCpuRatio * 100, 0)} %)`);
 };
 await runBench(main, { cleanUp });

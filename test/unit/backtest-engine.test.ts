@@ -68,6 +68,19 @@ describe('runEngine', () => {
     expect(Array.from(result.equity)).toEqual([100, 110, 130]);
   });
 
+  it('keeps every round trip of a long whipsaw, in order, and the cash results the metrics read are theirs', () => {
+    // Buy on every fourth close and sell two closes later: 500 round trips over 2,000 bars.
+    const bars = barsOf(Array.from({ length: 2_000 }, (_, i) => [100 + (i % 7), 100 + (i % 5)] as [number, number]));
+    const plan: Record<number, TSignal> = {};
+    for (let i = 0; i < 2_000; i += 4) Object.assign(plan, { [i]: 'buy', [i + 2]: 'sell' });
+    const result = runEngine({ bars, strategy: scripted(plan), size: 1, initialCapital: '10000', profile: crypto, tickSize: new Decimal('0.01'), fractional: true });
+    expect(result.trips).toHaveLength(500);
+    expect(result.trips.map((trip) => [trip.entryIndex, trip.exitIndex])).toEqual(Array.from({ length: 500 }, (_, k) => [4 * k + 1, Math.min(4 * k + 3, 1_999)]));
+    expect(Array.from(result.tripPnls)).toEqual(result.trips.map((trip) => trip.pnl));
+    // Every trip pays the fees both ways, so none is a zero.
+    expect(result.tripPnls.every((pnl) => pnl !== 0)).toBe(true);
+  });
+
   it('buys whole shares only where units are not fractional, and spends only `size` of the cash', () => {
     const bars = barsOf([
       [30, 30],

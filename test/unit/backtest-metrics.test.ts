@@ -13,9 +13,7 @@ import {
   totalReturn,
   winRate,
 } from '../../server/backtest/metrics.ts';
-import type { RoundTrip } from '../../server/backtest/types.ts';
 
-const trips = (...pnls: number[]): RoundTrip[] => pnls.map((pnl, i) => ({ entryIndex: 2 * i, exitIndex: 2 * i + 1, pnl }));
 
 /** Asserts |actual - expected| <= tolerance × |expected|. */
 const expectRelative = (actual: number, expected: number, tolerance: number) => {
@@ -177,22 +175,22 @@ describe('winRate and profitFactor', () => {
   });
 
   it('mixed trips: the share of winners, gross profit over gross loss', () => {
-    const mixed = trips(300, -100, 0, 200, -50);
+    const mixed = [300, -100, 0, 200, -50];
     expect(winRate(mixed)).toBe(0.4); // 2 of 5 (the break-even trip is not a win)
     expect(profitFactor(mixed)).toBeCloseTo(500 / 150, 15); // (300 + 200) / |−100 − 50| = 3.333…
   });
 
   it('all losses: win rate 0, profit factor 0 (no profit over some loss)', () => {
-    const losses = trips(-100, -20.5);
+    const losses = [-100, -20.5];
     expect(winRate(losses)).toBe(0);
     expect(profitFactor(losses)).toBe(0); // 0 / 120.5
   });
 
   it('all wins, or only break-evens: no loss, so no profit factor', () => {
-    expect(winRate(trips(10, 20))).toBe(1);
-    expect(profitFactor(trips(10, 20))).toBeNull();
-    expect(winRate(trips(0, 0))).toBe(0);
-    expect(profitFactor(trips(0, 0))).toBeNull();
+    expect(winRate([10, 20])).toBe(1);
+    expect(profitFactor([10, 20])).toBeNull();
+    expect(winRate([0, 0])).toBe(0);
+    expect(profitFactor([0, 0])).toBeNull();
   });
 });
 
@@ -203,7 +201,7 @@ describe('computeMetrics', () => {
       // Returns 0.1, −0.1, 0.1, as in the zigzag above.
       equity: Float64Array.from([10_000, 11_000, 9_900, 10_890]),
       dates: ['2024-01-01', '2024-04-01', '2024-07-01', '2025-01-01'],
-      trips: trips(1_000, -1_100, 990),
+      tripPnls: [1_000, -1_100, 990],
       firstClose: 50,
       lastClose: 55,
       assetClass: 'us_equity',
@@ -226,7 +224,7 @@ describe('computeMetrics', () => {
         initialCapital: 10_000,
         equity: Float64Array.from([10_000]),
         dates: ['2024-06-03'],
-        trips: [],
+        tripPnls: [],
         firstClose: 187.5,
         lastClose: 187.5,
         assetClass: 'crypto',
@@ -249,7 +247,7 @@ describe('computeMetrics', () => {
       initialCapital: 5_000,
       equity: new Float64Array(5).fill(5_000),
       dates: ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04', '2024-01-05'],
-      trips: [],
+      tripPnls: [],
       firstClose: 100,
       lastClose: 120,
       assetClass: 'kr_equity',
@@ -283,7 +281,7 @@ describe('a million-point random walk', () => {
     // 2000-01-01 plus 999 999 days is 4737-11-27.
     const dates = new Array<string>(n).fill('2000-01-01');
     dates[n - 1] = new Date(Date.UTC(2000, 0, 1) + (n - 1) * 86_400_000).toISOString().slice(0, 10);
-    const metrics = computeMetrics({ initialCapital: 100_000, equity, dates, trips: trips(5, -3), firstClose: 10, lastClose: 12, assetClass: 'crypto' });
+    const metrics = computeMetrics({ initialCapital: 100_000, equity, dates, tripPnls: [5, -3], firstClose: 10, lastClose: 12, assetClass: 'crypto' });
     for (const [name, value] of Object.entries(metrics)) expect(Number.isFinite(value), name).toBe(true);
     expect(metrics.max_drawdown_pct).toBeLessThan(0);
     expect(metrics.max_drawdown_pct).toBeGreaterThanOrEqual(-1);

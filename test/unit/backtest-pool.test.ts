@@ -3,7 +3,8 @@
 // free for other work.
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBacktestPool } from '../../server/backtest/pool.ts';
-import { runJob, type BacktestJob } from '../../server/backtest/task.ts';
+import { computeMetrics } from '../../server/backtest/metrics.ts';
+import { runJob, summarizeJob, type BacktestJob } from '../../server/backtest/task.ts';
 import { createLogger } from '../../server/observability/logger.ts';
 
 /** A deterministic series long enough to take a while: a slow sine with a faster wiggle. */
@@ -37,6 +38,24 @@ describe('the backtest pool', () => {
     const pooled = await pool.run(several);
     expect(pooled).toHaveLength(3);
     expect(pooled.map(plain)).toEqual(runJob(several).map(plain));
+  });
+
+  it('summarises each run (as a sweep ranks them) with the metrics of its whole outcome, in a worker as on the event loop', async () => {
+    const several = job(3_000, [
+      { strategyName: 'sma_crossover', params: { fast: 5, slow: 20, size: 1 }, size: 1 },
+      { strategyName: 'rsi_reversion', params: { period: 14, oversold: 30, overbought: 70, size: 1 }, size: 1 },
+      { strategyName: 'buy_and_hold', params: { size: 1 }, size: 1 },
+    ]);
+    const dates = Array.from({ length: 3_000 }, (_, i) => new Date(Date.UTC(2010, 0, 1 + i)).toISOString().slice(0, 10));
+    const span = { startDate: dates[0]!, endDate: dates.at(-1)!, assetClass: 'crypto' } as const;
+    const { close } = several.bars;
+    const expected = runJob(several).map((outcome) => ({
+      metrics: computeMetrics({ initialCapital: 10_000, equity: outcome.equity, dates, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: close[0]!, lastClose: close[close.length - 1]!, assetClass: 'crypto' }),
+      finalCapital: outcome.finalCapital,
+    }));
+    expect(expected.map(({ metrics }) => metrics.total_trades).filter((trades) => trades > 1)).toHaveLength(2);
+    expect(summarizeJob(several, span)).toEqual(expected);
+    expect(await pool.summarize(several, span)).toEqual(expected);
   });
 
   it('leaves the event loop free while long jobs work, and runs several at once', async () => {

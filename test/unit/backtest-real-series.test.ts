@@ -1,6 +1,7 @@
 // Other real series checked from outside, as GOOG is (test/integration/backtest.test.ts): SPY
-// (1999-2020) and BTC-USD (2017-2022), byte-for-byte copies of ../shared/data (its SOURCES.md
-// names the repositories and hashes), sma_crossover 10/30, all-in, no fees or slippage, 10,000.
+// (1999-2020), BTC-USD (2017-2022) and ORCL (1995-2014), byte-for-byte copies of ../shared/data
+// (its SOURCES.md names the repositories and hashes), sma_crossover 10/30, all-in, no fees or
+// slippage, 10,000.
 // The reference is a plain float loop written here, independently of the engine: the same
 // conventions (signal at a close, fill at the next open, the open position closed at the last
 // close, strict crosses on both bars), window means summed afresh, units as cash / open.
@@ -78,17 +79,19 @@ const noFees = profileByName('us_broker_zero')!;
 
 describe('sma_crossover 10/30 on other real series, against a plain float loop', () => {
   // SPY's prices have at most four places, on a 0.0001 grid; BTC's are doubles with up to 13
-  // places, so its grid is 1e-13 (no price is moved) and its fills run in decimals. Both agree
-  // with the loop: SPY +62.869 %, 89 trades, max drawdown -31.749 %; BTC +5697.460 %, 31 trades,
-  // max drawdown -55.674 %.
+  // places, so its grid is 1e-13 (no price is moved) and its fills run in decimals; ORCL's have
+  // six (split-adjusted closes near 2 in 1995), on a 0.000001 grid. All agree with the loop:
+  // SPY +62.869 %, 89 trades, max drawdown -31.749 %; BTC +5697.460 %, 31 trades, max drawdown
+  // -55.674 %; ORCL +448.959 %, 97 trades, max drawdown -59.855 %.
   it.each([
     ['SPY_1d.csv', 'us_equity', '0.0001', 5_241],
     ['BTC-USD_1d.csv', 'crypto', '1e-13', 1_948],
+    ['ORCL_1d.csv', 'us_equity', '0.000001', 5_036],
   ] as const)('%s gives the reference loop’s total return, trades and max drawdown', (file, assetClass, tick, length) => {
     const bars = readSeries(file);
     expect(bars.length).toBe(length);
     const result = runEngine({ bars, strategy: smaCrossover.create(smaCrossover.params.parse({ fast: 10, slow: 30 })), size: 1, initialCapital: '10000', profile: noFees, tickSize: new Decimal(tick), fractional: true });
-    const metrics = computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: bars.dates, trips: result.trips, firstClose: bars.close[0]!, lastClose: bars.close[bars.length - 1]!, assetClass });
+    const metrics = computeMetrics({ initialCapital: 10_000, equity: result.equity, dates: bars.dates, tripPnls: result.tripPnls, firstClose: bars.close[0]!, lastClose: bars.close[bars.length - 1]!, assetClass });
     const reference = plainCrossover(bars, 10, 30, 10_000);
     // Every fill at the bar's own open or last close: nothing slipped or moved by the grid.
     for (const fill of result.fills) expect(fill.price.toNumber()).toBe(fill.index === bars.length - 1 && fill.side === 'sell' ? bars.close[fill.index] : bars.open[fill.index]);
