@@ -2,7 +2,7 @@
 // broker call. The first four are here, each a small named function that throws the AppError of
 // its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
 import { ExactDecimal } from '../brokers/fills.ts';
-import { BrokerUnavailableError, type Broker } from '../brokers/types.ts';
+import { BrokerUnavailableError, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
@@ -32,6 +32,11 @@ export interface OrderAttempt {
   /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
   instrument: InstrumentRow | undefined;
   broker?: Broker;
+  /**
+   * The broker's view of the account when it was read before the gates, beside the preflight
+   * (one wait less); the risk gate reads it itself otherwise. Unused when an earlier gate refuses.
+   */
+  snapshot?: Promise<BrokerSnapshot>;
   /** The user's live flag for the asset class, as read before the gates. */
   liveEnabled: boolean;
   /** The account's emergency lock (whether or not it has run out), as read before the gates. */
@@ -150,7 +155,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   if (!instrument || !broker) return;
   const at = clock.now();
   const [{ account, positions, openOrders }, previousClose] = await Promise.all([
-    broker.snapshot(),
+    attempt.snapshot ?? broker.snapshot(),
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);

@@ -377,6 +377,11 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
     }
     const hash = createHash('sha256').update(JSON.stringify(normalised(request, symbol))).digest('hex');
+    // A paper account's books are read beside the preflight rather than after it: the risk gate
+    // needs them, and the read is local. A refusal before that gate leaves them unused; a failure
+    // of the read is the risk gate's to report, as when it reads them itself.
+    const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot()) : undefined;
+    snapshot?.catch(() => undefined);
     const preflight = await readPreflight(db, { userId: user.id, clientOrderId, assetClass });
     if (preflight.taken) return replayOf(user.id, clientOrderId, hash);
 
@@ -393,6 +398,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       instrument,
       liveEnabled: preflight.liveEnabled,
       lockedUntil: preflight.lockedUntil,
+      snapshot,
       claimed: [],
       liquidation: liquidation === true && request.side === 'sell',
     };
