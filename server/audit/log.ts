@@ -35,13 +35,23 @@ export const recordAudit = async (db: Queryable, record: AuditRecord): Promise<v
 /**
  * The insert of audit records as one SQL statement, for a caller that folds it into a larger
  * statement (a data-modifying CTE): written only when `when` holds, e.g. that the change it
- * records was made by the same statement.
+ * records was made by the same statement. The records travel as one JSON parameter: the
+ * statement's text is the same for any number of them (one prepared statement), and building it
+ * costs a JSON.stringify rather than seven bound values a record.
  */
 export const auditInsertSql = (records: readonly AuditRecord[], when?: SQL): SQL => {
-  const rows = records.map(
-    (record) =>
-      sql`(${record.action}::text, ${record.actorUserId ?? null}::integer, ${record.subjectUserId ?? null}::integer, ${record.origin?.requestId ?? null}::text, ${record.origin?.address ?? null}::text, ${JSON.stringify(record.data ?? {})}::jsonb, ${record.at.toISOString()}::timestamptz)`,
-  );
+  const rows = records.map((record) => ({
+    action: record.action,
+    actor_user_id: record.actorUserId ?? null,
+    subject_user_id: record.subjectUserId ?? null,
+    request_id: record.origin?.requestId ?? null,
+    address: record.origin?.address ?? null,
+    data: record.data ?? {},
+    created_at: record.at.toISOString(),
+  }));
   return sql`insert into ${auditEvents} (action, actor_user_id, subject_user_id, request_id, address, data, created_at)
-    select * from (values ${sql.join(rows, sql`, `)}) as records ${when ? sql`where ${when}` : sql``}`;
+    select action, actor_user_id, subject_user_id, request_id, address, data, created_at
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as records(action text, actor_user_id integer, subject_user_id integer, request_id text, address text, data jsonb, created_at timestamptz)
+    ${when ? sql`where ${when}` : sql``}`;
 };

@@ -34,12 +34,15 @@ export const insertEvents = async (db: Queryable, rows: { userId: number; channe
 /**
  * The insert of events as one SQL statement, for a caller that folds it into a larger statement
  * (a data-modifying CTE): written only when `when` holds. Each row's transaction id is the
- * statement's own, as with insertEvents.
+ * statement's own, as with insertEvents. The rows travel as one JSON parameter (one statement
+ * text for any number of rows).
  */
 export const eventsInsertSql = (rows: readonly { userId: number; channel: TEventChannel; frame: Record<string, unknown>; at: Date }[], when?: SQL): SQL => {
-  const values = rows.map(({ userId, channel, frame, at }) => sql`(${userId}::integer, ${channel}::text, ${JSON.stringify(frame)}::jsonb, ${at.toISOString()}::timestamptz)`);
+  const values = rows.map(({ userId, channel, frame, at }) => ({ user_id: userId, channel, frame, created_at: at.toISOString() }));
   return sql`insert into ${outboxEvents} (user_id, channel, frame, created_at)
-    select * from (values ${sql.join(values, sql`, `)}) as events ${when ? sql`where ${when}` : sql``}`;
+    select user_id, channel, frame, created_at
+    from jsonb_to_recordset(${JSON.stringify(values)}::jsonb) as events(user_id integer, channel text, frame jsonb, created_at timestamptz)
+    ${when ? sql`where ${when}` : sql``}`;
 };
 
 /**

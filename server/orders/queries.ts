@@ -77,13 +77,19 @@ export const recordAnswer = async (
     where user_id = ${userId} and client_order_id = ${clientOrderId} and status = 'pending'
     returning user_id`;
   const made = sql`exists (select 1 from answered)`;
-  const fills = records.fills.map(
-    (fill) => sql`(${userId}::integer, ${clientOrderId}::text, ${fill.executionId}::text, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${fill.at.toISOString()}::timestamptz)`,
-  );
+  // One JSON parameter for the fills, as for the audit records and the events.
+  const fills = JSON.stringify(records.fills.map((fill) => ({ execution_id: fill.executionId, qty: fill.qty, price: fill.price, fee: fill.fee, at: fill.at.toISOString() })));
   const [row] = await rowsOf<{ answered: number }>(
     db,
     sql`with answered as (${answered}),
-      ${fills.length > 0 ? sql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at) select * from (values ${sql.join(fills, sql`, `)}) as fills where ${made} on conflict do nothing),` : sql``}
+      ${
+        records.fills.length > 0
+          ? sql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at)
+              select ${userId}::integer, ${clientOrderId}::text, execution_id, qty, price, fee, at
+              from jsonb_to_recordset(${fills}::jsonb) as fills(execution_id text, qty numeric, price numeric, fee numeric, at timestamptz)
+              where ${made} on conflict do nothing),`
+          : sql``
+      }
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
     select count(*)::integer as answered from answered`,
