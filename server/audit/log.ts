@@ -21,15 +21,7 @@ export interface AuditRecord {
 }
 
 export const recordAudit = async (db: Queryable, record: AuditRecord): Promise<void> => {
-  await db.insert(auditEvents).values({
-    action: record.action,
-    actorUserId: record.actorUserId ?? null,
-    subjectUserId: record.subjectUserId ?? null,
-    requestId: record.origin?.requestId ?? null,
-    address: record.origin?.address ?? null,
-    data: record.data ?? {},
-    createdAt: record.at,
-  });
+  await db.execute(auditInsertSql([record]));
 };
 
 /**
