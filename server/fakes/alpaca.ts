@@ -23,7 +23,7 @@ export interface FakeAlpacaOptions {
   textFrames?: boolean;
 }
 
-type RestFault = { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number };
+type RestFault = { kind: 'status'; status: number; message: string } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number };
 
 interface Listener {
   socket: WebSocket;
@@ -114,7 +114,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
       hung.add(response);
       return;
     }
-    if (fault?.kind === 'status') return sendJson(response, fault.status, { code: fault.status * 100_000, message: 'internal server error' });
+    if (fault?.kind === 'status') return sendJson(response, fault.status, { code: fault.status * 100_000, message: fault.message });
     if (fault?.kind === 'rate_limit') return sendJson(response, 429, { code: 42910000, message: 'rate limit exceeded' }, { 'retry-after': String(fault.retryAfterSeconds) });
     void (async () => {
       try {
@@ -184,12 +184,10 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     get streamConnections() {
       return streamConnections;
     },
-    /** Authenticated listeners now connected. */
-    get listenerCount() {
-      return [...listeners].filter((listener) => listener.listening).length;
-    },
-    /** The next REST request (any key) answers this status with Alpaca's error body. */
-    failNext: (status = 500) => void faults.push({ kind: 'status', status }),
+    /** The key's authenticated listeners now connected (every key's without one). */
+    listenerCount: (keyId?: string) => [...listeners].filter((listener) => listener.listening && (keyId === undefined || listener.keyId === keyId)).length,
+    /** The next REST request (any key) answers this status with Alpaca's error body carrying `message`. */
+    failNext: (status = 500, message = 'internal server error') => void faults.push({ kind: 'status', status, message }),
     /** The next REST request is never answered. */
     hangNext: () => void faults.push({ kind: 'hang' }),
     /** The next `times` REST requests answer 429 with this Retry-After. */
