@@ -252,8 +252,7 @@ describe('refusals and failures', () => {
     fake.rateLimitNext(1);
     const before = requestsOf(keyId).length;
     expect(await broker.account()).toMatchObject({ cash: '100000' });
-    // The 429 answered before the key was read, so it counts in the fake's log without a key: the
-    // retry is the second request of this key's call.
+    // The 429 and the retry after it: two requests for one call.
     expect(fake.requests.slice(-2).map((request) => [request.keyId, request.url])).toEqual([
       [keyId, '/v2/account'],
       [keyId, '/v2/account'],
