@@ -1,0 +1,159 @@
+// One Alpaca account (one key) seen through the Broker interface: REST calls through the key's
+// client and limiter, events from its trade_updates stream with duplicates dropped.
+import type { Broker, BrokerOrder, TBrokerEvent } from '../types.ts';
+import { AlpacaRefusedError, createAlpacaHttp, type AlpacaRequest } from './http.ts';
+import { sharedLimiters, type RequestLimiter } from './limiter.ts';
+import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
+import { streamTradeUpdates, type StreamBackoff, type StreamRetry } from './stream.ts';
+import type { AlpacaAccount, AlpacaLatestTrade, AlpacaOrder, AlpacaPosition } from './wire.ts';
+import type { Logger } from '../../observability/logger.ts';
+
+export const ALPACA_PAPER_URL = 'https://paper-api.alpaca.markets';
+export const ALPACA_LIVE_URL = 'https://api.alpaca.markets';
+export const ALPACA_DATA_URL = 'https://data.alpaca.markets';
+
+export interface AlpacaBrokerOptions extends AlpacaAccountKey {
+  keyId: string;
+  secretKey: string;
+  /** The trading origin; the documented paper (or live) origin when left out. */
+  baseUrl?: string;
+  /** The market data origin (quotes). */
+  dataUrl?: string;
+  /** The trade_updates URL; the trading origin's `/stream` (ws or wss) when left out. */
+  streamUrl?: string;
+  /** Per REST call. Default 10 s. */
+  timeoutMs?: number;
+  /** The key's limiter: pass the service's shared one; by default the process-wide one for this key id. */
+  limiter?: RequestLimiter;
+  /** 429 retries before a call is unavailable (default 2), and the longest Retry-After waited (default 10 s). */
+  maxRateLimitRetries?: number;
+  maxRetryAfterSeconds?: number;
+  /** The stream's watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
+  silenceSeconds?: number;
+  backoff?: StreamBackoff;
+  onReconnect?: () => void | Promise<void>;
+  onRetry?: (retry: StreamRetry) => void;
+  random?: () => number;
+  logger?: Pick<Logger, 'warn'>;
+  now?: () => Date;
+}
+
+/** How many execution ids are remembered for dropping duplicates: far more than can arrive twice. */
+const SEEN_EXECUTIONS = 10_000;
+
+const streamUrlOf = (baseUrl: string) => {
+  const url = new URL('/stream', baseUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+};
+
+export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
+  const key: AlpacaAccountKey = { userId: options.userId, mode: options.mode };
+  const baseUrl = options.baseUrl ?? (options.mode === 'live' ? ALPACA_LIVE_URL : ALPACA_PAPER_URL);
+  const dataUrl = options.dataUrl ?? ALPACA_DATA_URL;
+  const now = options.now ?? (() => new Date());
+  const http = createAlpacaHttp({
+    keyId: options.keyId,
+    secretKey: options.secretKey,
+    limiter: options.limiter ?? sharedLimiters.forKey(options.keyId),
+    timeoutMs: options.timeoutMs ?? 10_000,
+    maxRateLimitRetries: options.maxRateLimitRetries ?? 2,
+    maxRetryAfterSeconds: options.maxRetryAfterSeconds ?? 10,
+  });
+
+  const call = <T>(method: AlpacaRequest['method'], path: string, { body, query, origin = baseUrl }: { body?: unknown; query?: Record<string, string>; origin?: string } = {}) => {
+    const url = new URL(path, origin);
+    for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+    return http.request<T>({ method, url, body });
+  };
+
+  /** Undefined where Alpaca answers 404 (an unknown order); every other failure throws. */
+  const unlessNotFound = async <T>(request: Promise<T>): Promise<T | undefined> => {
+    try {
+      return await request;
+    } catch (error) {
+      if (error instanceof AlpacaRefusedError && error.status === 404) return undefined;
+      throw error;
+    }
+  };
+
+  const orderById = (brokerOrderId: string) => call<AlpacaOrder>('GET', `/v2/orders/${encodeURIComponent(brokerOrderId)}`);
+
+  const listOpenOrders = async (): Promise<BrokerOrder[]> => {
+    // nested: a bracket's legs come under their entry, which is how a leg learns its parent.
+    const orders = await call<AlpacaOrder[]>('GET', '/v2/orders', { query: { status: 'open', nested: 'true', limit: '500' } });
+    return orders.flatMap((order) => flattenAlpacaOrder(order, key)).filter((order) => isWorking(order.status));
+  };
+  const positions = async () => (await call<AlpacaPosition[]>('GET', '/v2/positions')).map(fromAlpacaPosition);
+  const account = async () => fromAlpacaAccount(await call<AlpacaAccount>('GET', '/v2/account'), key.mode, now());
+
+  return {
+    name: ALPACA_BROKER_NAME,
+    assetClass: 'us_equity',
+    mode: key.mode,
+    // No placeOrderRecorded: Alpaca's books cannot join our transaction.
+    placeOrder: async (request) => {
+      const order = await call<AlpacaOrder>('POST', '/v2/orders', { body: toAlpacaOrderRequest(request) });
+      return fromAlpacaOrder(order, key, null, request.metadata);
+    },
+    cancelOrder: async ({ brokerOrderId }) => {
+      await call<undefined>('DELETE', `/v2/orders/${encodeURIComponent(brokerOrderId)}`);
+      // Alpaca answers a cancel with no body: the order as it stands now is read back.
+      return fromAlpacaOrder(await orderById(brokerOrderId), key);
+    },
+    replaceOrder: async (request) => {
+      const order = await call<AlpacaOrder>('PATCH', `/v2/orders/${encodeURIComponent(request.brokerOrderId)}`, { body: toAlpacaReplaceRequest(request) });
+      return fromAlpacaOrder(order, key);
+    },
+    getOrder: async (lookup) => {
+      const order = await unlessNotFound(
+        'brokerOrderId' in lookup ? orderById(lookup.brokerOrderId) : call<AlpacaOrder>('GET', '/v2/orders:by_client_order_id', { query: { client_order_id: lookup.clientOrderId } }),
+      );
+      return order && fromAlpacaOrder(order, key);
+    },
+    listOpenOrders,
+    positions,
+    account,
+    // Alpaca has no combined read: three calls at once.
+    snapshot: async () => {
+      const [accountNow, positionsNow, openOrders] = await Promise.all([account(), positions(), listOpenOrders()]);
+      return { account: accountNow, positions: positionsNow, openOrders };
+    },
+    quote: async (symbol) => {
+      const latest = await call<AlpacaLatestTrade>('GET', `/v2/stocks/${encodeURIComponent(symbol)}/trades/latest`, { origin: dataUrl });
+      // The data API sends the price as a JSON number; its shortest decimal form is the text it was sent as.
+      return String(latest.trade.p);
+    },
+    events: (signal) => eventsOf(options, key, signal),
+  };
+};
+
+/** The stream's updates as our events, each execution once however often Alpaca repeats it. */
+async function* eventsOf(options: AlpacaBrokerOptions, key: AlpacaAccountKey, signal: AbortSignal): AsyncGenerator<TBrokerEvent> {
+  const seen = new Set<string>();
+  const updates = streamTradeUpdates(
+    {
+      url: options.streamUrl ?? streamUrlOf(options.baseUrl ?? (options.mode === 'live' ? ALPACA_LIVE_URL : ALPACA_PAPER_URL)),
+      keyId: options.keyId,
+      secretKey: options.secretKey,
+      silenceSeconds: options.silenceSeconds ?? 30,
+      backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
+      ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+      ...(options.random ? { random: options.random } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+    },
+    signal,
+  );
+  for await (const update of updates) {
+    if (update.execution_id) {
+      if (seen.has(update.execution_id)) continue;
+      seen.add(update.execution_id);
+      // A Set iterates in insertion order: the first is the oldest.
+      if (seen.size > SEEN_EXECUTIONS) seen.delete(seen.values().next().value!);
+    }
+    const event = eventFromTradeUpdate(update, key);
+    if (event) yield event;
+  }
+}
+

@@ -1,0 +1,220 @@
+// A fake Alpaca on 127.0.0.1 speaking Trading API v2 (REST and the trade_updates stream) and the
+// market data's latest trade, over the in-memory books of alpaca-books.ts. Tests drive it through
+// its price and fault switches; a user can run it to try real mode on one machine.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AlpacaOrderRequest, AlpacaReplaceRequest, AlpacaTradeUpdate } from '../brokers/alpaca/wire.ts';
+import { createFakeAlpacaBooks, FakeAlpacaRefusal, type FakeAccountSeed } from './alpaca-books.ts';
+
+export interface FakeAlpacaRequest {
+  method: string;
+  /** The path and query as sent. */
+  url: string;
+  /** The key id the request carried ('' without one). */
+  keyId: string;
+}
+
+export interface FakeAlpacaOptions {
+  accounts?: FakeAccountSeed[];
+  /** Symbol → price, decimal strings. */
+  prices?: Record<string, string>;
+  /** Send trade updates as text frames; by default binary, as Alpaca's paper host does. */
+  textFrames?: boolean;
+}
+
+type RestFault = { kind: 'status'; status: number; message: string } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number };
+
+interface Listener {
+  socket: WebSocket;
+  keyId: string | undefined;
+  listening: boolean;
+}
+
+const readBody = async (request: IncomingMessage): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body === undefined ? undefined : JSON.stringify(body));
+};
+
+const ORDER_PATH = /^\/v2\/orders\/([^/]+)$/;
+const LATEST_TRADE_PATH = /^\/v2\/stocks\/([^/]+)\/trades\/latest$/;
+
+export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
+  const listeners = new Set<Listener>();
+  const requests: FakeAlpacaRequest[] = [];
+  const sentUpdates = new Map<string, AlpacaTradeUpdate[]>();
+  const faults: RestFault[] = [];
+  let silent = false;
+  let refuseStreamConnections = 0;
+  let streamConnections = 0;
+  const hung = new Set<ServerResponse>();
+
+  const sendFrame = (socket: WebSocket, message: unknown) => socket.send(Buffer.from(JSON.stringify(message)), { binary: !options.textFrames });
+
+  const publish = (keyId: string, update: AlpacaTradeUpdate) => {
+    sentUpdates.set(keyId, [...(sentUpdates.get(keyId) ?? []), update]);
+    if (silent) return;
+    for (const listener of listeners) if (listener.keyId === keyId && listener.listening) sendFrame(listener.socket, { stream: 'trade_updates', data: update });
+  };
+
+  const books = createFakeAlpacaBooks(publish);
+  for (const account of options.accounts ?? []) books.addAccount(account);
+  for (const [symbol, price] of Object.entries(options.prices ?? {})) books.setPrice(symbol, price);
+
+  /** The key of an authenticated request, or the 401/403 Alpaca would answer. */
+  const authenticate = (request: IncomingMessage): string => {
+    const keyId = request.headers['apca-api-key-id'];
+    const secret = request.headers['apca-api-secret-key'];
+    if (typeof keyId !== 'string' || typeof secret !== 'string') throw new FakeAlpacaRefusal(401, 40110000, 'request is not authorized');
+    if (books.secretOf(keyId) !== secret) throw new FakeAlpacaRefusal(403, 40310000, 'forbidden.');
+    return keyId;
+  };
+
+  const route = async (request: IncomingMessage, keyId: string): Promise<{ status: number; body?: unknown }> => {
+    const url = new URL(request.url ?? '/', 'http://fake');
+    const method = request.method ?? 'GET';
+    const path = url.pathname;
+    const json = async <T>() => JSON.parse((await readBody(request)) || '{}') as T;
+    if (path === '/v2/account' && method === 'GET') return { status: 200, body: books.account(keyId) };
+    if (path === '/v2/positions' && method === 'GET') return { status: 200, body: books.positions(keyId) };
+    if (path === '/v2/orders' && method === 'POST') return { status: 200, body: books.place(keyId, await json<AlpacaOrderRequest>()) };
+    if (path === '/v2/orders' && method === 'GET') {
+      const status = url.searchParams.get('status') ?? 'open';
+      if (status !== 'open' && status !== 'closed' && status !== 'all') throw new FakeAlpacaRefusal(422, 42210000, `invalid status ${status}`);
+      return { status: 200, body: books.listOrders(keyId, { status, nested: url.searchParams.get('nested') === 'true' }) };
+    }
+    // Literal before parameter: `orders:by_client_order_id` would otherwise read as an order id.
+    if (path === '/v2/orders:by_client_order_id' && method === 'GET') return { status: 200, body: books.getByClientOrderId(keyId, url.searchParams.get('client_order_id') ?? '') };
+    const orderId = ORDER_PATH.exec(path)?.[1];
+    if (orderId && method === 'GET') return { status: 200, body: books.getOrder(keyId, decodeURIComponent(orderId)) };
+    if (orderId && method === 'DELETE') {
+      books.cancel(keyId, decodeURIComponent(orderId));
+      return { status: 204 };
+    }
+    if (orderId && method === 'PATCH') return { status: 200, body: books.replace(keyId, decodeURIComponent(orderId), await json<AlpacaReplaceRequest>()) };
+    const symbol = LATEST_TRADE_PATH.exec(path)?.[1];
+    if (symbol && method === 'GET') {
+      const price = books.priceOf(decodeURIComponent(symbol));
+      if (!price) throw new FakeAlpacaRefusal(404, 40410000, 'symbol not found');
+      return { status: 200, body: { symbol: decodeURIComponent(symbol), trade: { t: new Date().toISOString(), x: 'V', p: price.toNumber(), s: 100, c: ['@'], i: 1, z: 'C' } } };
+    }
+    throw new FakeAlpacaRefusal(404, 40400000, 'endpoint not found');
+  };
+
+  const server = createServer((request, response) => {
+    const header = request.headers['apca-api-key-id'];
+    requests.push({ method: request.method ?? '', url: request.url ?? '', keyId: typeof header === 'string' ? header : '' });
+    const fault = faults.shift();
+    if (fault?.kind === 'hang') {
+      hung.add(response);
+      return;
+    }
+    if (fault?.kind === 'status') return sendJson(response, fault.status, { code: fault.status * 100_000, message: fault.message });
+    if (fault?.kind === 'rate_limit') return sendJson(response, 429, { code: 42910000, message: 'rate limit exceeded' }, { 'retry-after': String(fault.retryAfterSeconds) });
+    void (async () => {
+      try {
+        const answer = await route(request, authenticate(request));
+        sendJson(response, answer.status, answer.body);
+      } catch (error) {
+        if (error instanceof FakeAlpacaRefusal) sendJson(response, error.status, { code: error.code, message: error.message });
+        else sendJson(response, 500, { code: 50000000, message: error instanceof Error ? error.message : 'internal error' });
+      }
+    })();
+  });
+
+  // Pongs are the fake's to answer, so a silenced stream can fall quiet as a stuck one would.
+  const streams = new WebSocketServer({ server, path: '/stream', autoPong: false });
+  streams.on('connection', (socket) => {
+    streamConnections += 1;
+    if (refuseStreamConnections > 0) {
+      refuseStreamConnections -= 1;
+      socket.terminate();
+      return;
+    }
+    const listener: Listener = { socket, keyId: undefined, listening: false };
+    listeners.add(listener);
+    socket.on('close', () => listeners.delete(listener));
+    socket.on('ping', (data) => {
+      if (!silent) socket.pong(data);
+    });
+    socket.on('message', (data) => {
+      if (silent) return;
+      let message: { action?: string; key?: string; secret?: string; data?: { key_id?: string; secret_key?: string; streams?: string[] } };
+      try {
+        message = JSON.parse((data as Buffer).toString('utf8')) as typeof message;
+      } catch {
+        return sendFrame(socket, { stream: 'error', data: { error_message: 'invalid json' } });
+      }
+      if (message.action === 'auth' || message.action === 'authenticate') {
+        // Both the current form and the older `data.key_id` form Alpaca still accepts.
+        const keyId = message.key ?? message.data?.key_id;
+        const secret = message.secret ?? message.data?.secret_key;
+        const authorized = keyId !== undefined && books.secretOf(keyId) === secret;
+        if (authorized) listener.keyId = keyId;
+        sendFrame(socket, { stream: 'authorization', data: { action: 'authenticate', status: authorized ? 'authorized' : 'unauthorized' } });
+        if (!authorized) socket.close();
+      } else if (message.action === 'listen' && listener.keyId) {
+        const streamsWanted = message.data?.streams ?? [];
+        listener.listening = streamsWanted.includes('trade_updates');
+        sendFrame(socket, { stream: 'listening', data: { streams: streamsWanted.filter((name) => name === 'trade_updates') } });
+      }
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  return {
+    /** The trading origin, which also answers the data host's latest trade. */
+    url: origin,
+    streamUrl: `ws://127.0.0.1:${port}/stream`,
+    requests,
+    books,
+    addAccount: books.addAccount,
+    setPrice: books.setPrice,
+    /** Every trade update published for a key, sent or silenced. */
+    tradeUpdatesOf: (keyId: string) => sentUpdates.get(keyId) ?? [],
+    /** Stream connections opened so far (refused ones included). */
+    get streamConnections() {
+      return streamConnections;
+    },
+    /** The key's authenticated listeners now connected (every key's without one). */
+    listenerCount: (keyId?: string) => [...listeners].filter((listener) => listener.listening && (keyId === undefined || listener.keyId === keyId)).length,
+    /** The next REST request (any key) answers this status with Alpaca's error body carrying `message`. */
+    failNext: (status = 500, message = 'internal server error') => void faults.push({ kind: 'status', status, message }),
+    /** The next REST request is never answered. */
+    hangNext: () => void faults.push({ kind: 'hang' }),
+    /** The next `times` REST requests answer 429 with this Retry-After. */
+    rateLimitNext: (retryAfterSeconds: number, times = 1) => {
+      for (let index = 0; index < times; index += 1) faults.push({ kind: 'rate_limit', retryAfterSeconds });
+    },
+    /** Drops every stream connection; the next `refuseNext` connections are dropped on arrival. */
+    dropStreams: (refuseNext = 0) => {
+      refuseStreamConnections = refuseNext;
+      for (const listener of listeners) listener.socket.terminate();
+    },
+    /** While silent, the stream sends nothing: no updates, no acknowledgements, no pongs. */
+    setSilent: (on: boolean) => {
+      silent = on;
+    },
+    /** Sends again every update already sent to the key's listeners (a duplicate delivery). */
+    redeliver: (keyId: string) => {
+      for (const update of sentUpdates.get(keyId) ?? []) for (const listener of listeners) if (listener.keyId === keyId && listener.listening) sendFrame(listener.socket, { stream: 'trade_updates', data: update });
+    },
+    close: async () => {
+      for (const response of hung) response.destroy();
+      for (const listener of listeners) listener.socket.terminate();
+      streams.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
+
+export type FakeAlpaca = Awaited<ReturnType<typeof startFakeAlpaca>>;
