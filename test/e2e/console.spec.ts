@@ -86,6 +86,14 @@ const admin = async () => {
   const response = await fetch(`${baseUrl()}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(E2E_ADMIN) });
   const { access_token: token } = (await response.json()) as { access_token: string };
   return {
+    halt: async (halted: boolean) => {
+      const set = await fetch(`${baseUrl()}/api/admin/halt`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ halted }),
+      });
+      expect(set.status).toBe(200);
+    },
     setPrice: async (symbol: string, price: number) => {
       const set = await fetch(`${baseUrl()}/api/admin/sim/prices`, {
         method: 'POST',
@@ -178,6 +186,36 @@ test('a resting limit order turns filled in the open blotter through the orders 
   await context.close();
 });
 
+test('the ticket refuses what the API would refuse, shows an API refusal with its code, and sends a ticket once', async ({ browser }) => {
+  const { context, page, errors } = await registerInBrowser(browser, 'e2e_ticket');
+  await go(page, 'Order ticket');
+  // Refused in the page by ZPlaceOrderRequest: nothing is sent.
+  await page.getByLabel('Symbol').fill('BTC/USDT');
+  await page.getByLabel('Quantity').fill('0');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('field-error-qty')).toBeVisible();
+  await page.getByLabel('Quantity').fill('0.01');
+  await page.getByLabel('Type').selectOption('limit');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('field-error-limit_price')).toBeVisible();
+  await expect(page.getByTestId('done')).toHaveCount(0);
+  // Refused by the API: no key for the asset class yet.
+  await page.getByLabel('Type').selectOption('market');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('error')).toContainText('BROKER_NOT_CONFIGURED');
+
+  // The same ticket sent twice is one order (its client_order_id).
+  await addCryptoKey(page, 'ticket key');
+  const clientOrderId = await placeOrder(page, { symbol: 'BTC/USDT', side: 'buy', qty: '0.01' });
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('done')).toContainText(`Order ${clientOrderId}`);
+  await go(page, 'Orders');
+  await expect(page.getByTestId('order-row')).toHaveCount(1);
+  await expect(page.locator(`[data-client-order-id="${clientOrderId}"]`)).toHaveCount(1);
+  expect(errors).toEqual([]);
+  await context.close();
+});
+
 test('two users in two browsers see only their own orders', async ({ browser }) => {
   const alice = await registerInBrowser(browser, 'e2e_alice');
   const bob = await registerInBrowser(browser, 'e2e_bob');
@@ -224,5 +262,24 @@ test('signing out ends the session: routes go back to sign-in', async ({ browser
   await page.goto('/app/orders');
   await expect(page).toHaveURL(`${baseUrl()}/app/signin`);
   expect(errors).toEqual([]);
+  await context.close();
+});
+
+test('while the service is halted the console is still served and shows the halt banner', async ({ browser }) => {
+  const { context, page, errors } = await registerInBrowser(browser, 'e2e_halt');
+  const operator = await admin();
+  await operator.halt(true);
+  try {
+    await page.goto('/app/orders');
+    await expect(page.getByTestId('halt-banner')).toBeVisible();
+    await expect(page.getByTestId('halt-banner')).toContainText('SERVICE_HALTED');
+  } finally {
+    await operator.halt(false);
+  }
+  // Lifted: the kept session comes back on the next load.
+  await page.goto('/app/orders');
+  await expect(page.getByRole('heading', { name: 'Orders' })).toBeVisible();
+  await expect(page.getByTestId('halt-banner')).toHaveCount(0);
+  expect(errors.filter((error) => !error.includes('503'))).toEqual([]);
   await context.close();
 });

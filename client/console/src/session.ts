@@ -2,7 +2,7 @@
 // localStorage so a reload or a second tab can sign in again. Refreshes are single-flight in
 // this tab (one promise) and across tabs (a Web Lock), because a refresh token is single-use:
 // presenting a rotated one twice would revoke the whole family.
-import { createTradingClient, type TTokenResponse } from '../../index.ts';
+import { createTradingClient, TradingApiError, type TTokenResponse } from '../../index.ts';
 
 const REFRESH_KEY = 'trading-console.refresh-token';
 const REFRESH_LOCK = 'trading-console.refresh';
@@ -53,8 +53,9 @@ const rotate = async (): Promise<string | undefined> => {
     keep(await publicClient.rest.post<TTokenResponse>('/api/auth/refresh', { refresh_token: refreshToken }));
     return access?.token;
   } catch (error) {
-    // Only a refusal ends the session; a network failure leaves it for the next attempt.
-    if (error instanceof Error && error.name === 'TradingApiError') forget();
+    // Only a refused token (401) ends the session. A halt (503) or a network failure keeps the
+    // refresh token for the next attempt: a halt must not sign everyone out.
+    if (error instanceof TradingApiError && error.status === 401) forget();
     else if (state === 'restoring') setState('signed_out');
     return undefined;
   }
