@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { trustProxySetting } from './http/proxy.ts';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
@@ -94,6 +95,8 @@ const ZEnv = z.object({
   TRUST_PROXY: trustProxySetting(),
   METRICS_TOKEN: text(),
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0, 300_000),
+  /** The built web console served under /app/ (`npm run build` writes it); empty is client/console/dist. */
+  CONSOLE_DIR: text(),
 
   AUTH_SECRET_KEY: text(),
   ENCRYPTION_SALT: text(),
@@ -225,6 +228,9 @@ export type Config = Omit<TEnv, 'AUTH_SECRET_KEY' | 'ENCRYPTION_SALT' | 'LIVE_CO
   warnings: string[];
 };
 
+/** Where `npm run build` writes the console, beside its sources. */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../client/console/dist', import.meta.url));
+
 const PLACEHOLDERS = new Set(['change-me', 'changeme', 'secret', 'your-secret-key', 'please-change-me']);
 const GENERATED_SECRETS = ['AUTH_SECRET_KEY', 'ENCRYPTION_SALT'] as const;
 type GeneratedSecret = (typeof GENERATED_SECRETS)[number];
@@ -327,6 +333,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     ...secrets,
     LIVE_CONFIRM_SECRET: values.LIVE_CONFIRM_SECRET || secrets.AUTH_SECRET_KEY,
     ADMIN_EMAIL: values.ADMIN_EMAIL || defaultAdminEmail(values.ADMIN_USERNAME),
+    CONSOLE_DIR: values.CONSOLE_DIR ? path.resolve(values.CONSOLE_DIR) : DEFAULT_CONSOLE_DIR,
     // Synthetic demo bars: on by default, except in production and in tests (which bring fixtures).
     DEMO_DATA: env.DEMO_DATA === undefined || env.DEMO_DATA.trim() === '' ? values.NODE_ENV === 'development' : values.DEMO_DATA,
     dataDir,

@@ -7,6 +7,7 @@ import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import type { RequestState } from '../trpc/context.ts';
 import { excerpt } from '../trpc/errors.ts';
+import { CONSOLE_PREFIX, CONSOLE_ROUTE, createConsoleFiles } from './console.ts';
 import { serveDocs } from './docs.ts';
 import { checkHealth, featureFlags } from './health.ts';
 import { errorBody, requestIdOf, sendError, sendJson } from './io.ts';
@@ -43,6 +44,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const matchRoute = compileRestRoutes(router, '/api');
   const restRoutes = restRoutesOf(router, '/api');
+  const consoleFiles = createConsoleFiles({ dir: config.CONSOLE_DIR });
   /** The methods a REST path answers to, for a 405's Allow; undefined when no route has the path. */
   const restPathOf = (pathname: string): { allow: string; template: string } | undefined => {
     const routes = restRoutes.filter((route) => route.pattern.test(pathname));
@@ -118,6 +120,12 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     }
     if (pathname.startsWith(TRPC_PREFIX)) {
       await trpc(req, res, state, pathname, query);
+      return;
+    }
+    // The web console: its own method, cache and halt rules (served while halted).
+    if (pathname === CONSOLE_PREFIX || pathname.startsWith(`${CONSOLE_PREFIX}/`)) {
+      state.http.route = CONSOLE_ROUTE;
+      await consoleFiles.serve(req, res, pathname);
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {

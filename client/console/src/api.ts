@@ -1,0 +1,34 @@
+// The one typed client of the console and its TanStack Query wiring (tRPC's options proxy over
+// the project's client, so query keys and types come from the routers).
+import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
+import { createTRPCOptionsProxy } from '@trpc/tanstack-react-query';
+import { createTradingClient, errorCodeOf, type AppRouter } from '../../index.ts';
+import { session } from './session.ts';
+
+export const tradingClient = createTradingClient({ url: window.location.origin, getToken: () => session.accessToken() });
+
+/** A 401 means the access token ended early (a logout elsewhere, a password change): the next call refreshes. */
+const dropAccessOn401 = (error: unknown) => {
+  if (errorCodeOf(error) === 'UNAUTHORIZED') session.dropAccess();
+};
+
+export const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: dropAccessOn401 }),
+  mutationCache: new MutationCache({ onError: dropAccessOn401 }),
+  defaultOptions: {
+    queries: { retry: 1, staleTime: 5_000, refetchOnWindowFocus: false },
+  },
+});
+
+export const trpc = createTRPCOptionsProxy<AppRouter>({ client: tradingClient.trpc, queryClient });
+
+export interface TShownError {
+  code: string;
+  message: string;
+}
+
+/** What a refusal says to the user: the domain code and the server's message. */
+export const shownError = (error: unknown): TShownError => ({
+  code: errorCodeOf(error) ?? 'ERROR',
+  message: error instanceof Error ? error.message : String(error),
+});

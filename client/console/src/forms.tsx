@@ -1,0 +1,48 @@
+// Form plumbing shared by the console's forms: fields read as text, zod issues by field, and
+// a labelled input with its error beside it.
+import type { HTMLInputTypeAttribute } from 'react';
+
+/** Field errors of a zod check, by field name. */
+export type TFieldErrors = Record<string, string>;
+
+export const fieldErrorsOf = (issues: readonly { path: readonly PropertyKey[]; message: string }[]): TFieldErrors => {
+  const errors: TFieldErrors = {};
+  for (const issue of issues) {
+    const field = String(issue.path[0] ?? 'form');
+    errors[field] ??= issue.message;
+  }
+  return errors;
+};
+
+export const FieldError = ({ errors, name }: { errors: TFieldErrors; name: string }) =>
+  errors[name] ? (
+    <span className="field-error" data-testid={`field-error-${name}`}>
+      {errors[name]}
+    </span>
+  ) : null;
+
+/** A text field of a submitted form ('' when absent; a file input never is one of ours). */
+export const fieldText = (form: FormData, name: string): string => {
+  const value = form.get(name);
+  return typeof value === 'string' ? value : '';
+};
+
+interface TextFieldProps {
+  name: string;
+  label: string;
+  errors: TFieldErrors;
+  type?: HTMLInputTypeAttribute;
+  /** Browsers fill credentials only where asked; everything else is off. */
+  autoComplete?: string;
+  placeholder?: string;
+  inputMode?: 'decimal' | 'text';
+}
+
+export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode }: TextFieldProps) => (
+  <>
+    <label>
+      {label} <input name={name} type={type} autoComplete={autoComplete} placeholder={placeholder} inputMode={inputMode} />
+    </label>
+    <FieldError errors={errors} name={name} />
+  </>
+);

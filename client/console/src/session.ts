@@ -1,0 +1,95 @@
+// The signed-in session: the access token lives in memory only; the refresh token is kept in
+// localStorage so a reload or a second tab can sign in again. Refreshes are single-flight in
+// this tab (one promise) and across tabs (a Web Lock), because a refresh token is single-use:
+// presenting a rotated one twice would revoke the whole family.
+import { createTradingClient, TradingApiError, type TTokenResponse } from '../../index.ts';
+
+const REFRESH_KEY = 'trading-console.refresh-token';
+const REFRESH_LOCK = 'trading-console.refresh';
+/** Refresh this long before the access token expires, so a request never carries a stale one. */
+const EARLY_MS = 30_000;
+
+export type TSessionState = 'restoring' | 'signed_in' | 'signed_out';
+
+interface AccessToken {
+  token: string;
+  expiresAt: number;
+}
+
+/** Talks to the public auth routes only: it never asks the session for a token. */
+const publicClient = createTradingClient({ url: window.location.origin });
+
+let access: AccessToken | undefined;
+let inflight: Promise<string | undefined> | undefined;
+let state: TSessionState = localStorage.getItem(REFRESH_KEY) ? 'restoring' : 'signed_out';
+const listeners = new Set<() => void>();
+
+const setState = (next: TSessionState) => {
+  if (next === state) return;
+  state = next;
+  for (const listener of listeners) listener();
+};
+
+const keep = (tokens: TTokenResponse) => {
+  access = { token: tokens.access_token, expiresAt: Date.now() + tokens.expires_in * 1000 };
+  localStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  setState('signed_in');
+};
+
+const forget = () => {
+  access = undefined;
+  localStorage.removeItem(REFRESH_KEY);
+  setState('signed_out');
+};
+
+/** Rotates the stored refresh token; read inside the lock, so another tab's rotation is seen. */
+const rotate = async (): Promise<string | undefined> => {
+  const refreshToken = localStorage.getItem(REFRESH_KEY);
+  if (!refreshToken) {
+    forget();
+    return undefined;
+  }
+  try {
+    keep(await publicClient.rest.post<TTokenResponse>('/api/auth/refresh', { refresh_token: refreshToken }));
+    return access?.token;
+  } catch (error) {
+    // Only a refused token (401) ends the session. A halt (503) or a network failure keeps the
+    // refresh token for the next attempt: a halt must not sign everyone out.
+    if (error instanceof TradingApiError && error.status === 401) forget();
+    else if (state === 'restoring') setState('signed_out');
+    return undefined;
+  }
+};
+
+/** The refresh under a lock held by one tab at a time (where the browser has Web Locks). */
+const rotateAlone = async (): Promise<string | undefined> => (navigator.locks ? await navigator.locks.request(REFRESH_LOCK, rotate) : rotate());
+
+const refresh = (): Promise<string | undefined> =>
+  (inflight ??= rotateAlone().finally(() => {
+    inflight = undefined;
+  }));
+
+export const session = {
+  state: (): TSessionState => state,
+  subscribe: (listener: () => void): (() => void) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+  /** The access token for the next request, refreshed first when it is about to expire. */
+  accessToken: async (): Promise<string | undefined> => {
+    if (access && access.expiresAt - EARLY_MS > Date.now()) return access.token;
+    if (state === 'signed_out') return undefined;
+    return refresh();
+  },
+  /** Forgets the access token only: the next request refreshes it (or ends the session). */
+  dropAccess: (): void => {
+    access = undefined;
+  },
+  refreshToken: (): string | undefined => localStorage.getItem(REFRESH_KEY) ?? undefined,
+  signIn: keep,
+  signOut: forget,
+  /** On load: turns a kept refresh token into a session (or ends it). */
+  restore: async (): Promise<void> => {
+    if (state === 'restoring') await refresh();
+  },
+};

@@ -1,0 +1,30 @@
+// End-to-end tests of the web console: Playwright's runner driving Debian's chromium (never a
+// downloaded browser) against the real service, started once by test/e2e/global-setup.ts.
+import { defineConfig } from '@playwright/test';
+
+const runningAsRoot = process.getuid?.() === 0;
+
+export default defineConfig({
+  testDir: 'test/e2e',
+  testMatch: '*.spec.ts',
+  outputDir: 'test-results/e2e',
+  globalSetup: './test/e2e/global-setup.ts',
+  // Two shared cores: one browser at a time.
+  workers: 1,
+  fullyParallel: false,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  forbidOnly: true,
+  reporter: [['list'], ['./test/e2e/summary-reporter.ts']],
+  use: {
+    browserName: 'chromium',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      // Chromium's sandbox refuses to start as root (CI containers).
+      args: runningAsRoot ? ['--no-sandbox'] : [],
+    },
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
+  },
+});
