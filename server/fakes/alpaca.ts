@@ -52,6 +52,8 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
   let silent = false;
   let refuseStreamConnections = 0;
   let streamConnections = 0;
+  /** Client messages (an auth, a listen) dropped unanswered while silent. */
+  let ignoredWhileSilent = 0;
   const hung = new Set<ServerResponse>();
 
   const sendFrame = (socket: WebSocket, message: unknown) => socket.send(Buffer.from(JSON.stringify(message)), { binary: !options.textFrames });
@@ -143,7 +145,10 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
       if (!silent) socket.pong(data);
     });
     socket.on('message', (data) => {
-      if (silent) return;
+      if (silent) {
+        ignoredWhileSilent += 1;
+        return;
+      }
       let message: { action?: string; key?: string; secret?: string; data?: { key_id?: string; secret_key?: string; streams?: string[] } };
       try {
         message = JSON.parse((data as Buffer).toString('utf8')) as typeof message;
@@ -181,6 +186,9 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     /** Every trade update published for a key, sent or silenced. */
     tradeUpdatesOf: (keyId: string) => sentUpdates.get(keyId) ?? [],
     /** Stream connections opened so far (refused ones included). */
+    get ignoredWhileSilent() {
+      return ignoredWhileSilent;
+    },
     get streamConnections() {
       return streamConnections;
     },

@@ -364,8 +364,10 @@ describe('the trade_updates stream', () => {
 
   // What arrives after a reconnect is the drop test's; a fill during a gap is the reconciler's.
   // Here only the watchdog: two seconds of silence (not less: on a loaded machine the event loop
-  // alone, which runs the fake too, can stall for a second) end the connection; a new one follows.
-  it('catches a silent stream with the watchdog and reconnects once it talks again', async () => {
+  // alone, which runs the fake too, can stall for a second) end the connection. The connection
+  // made while the fake is still silent has its auth dropped: once the fake talks again it
+  // answers pings but never listens, and the watchdog must end that one too.
+  it('catches a silent stream, and a connection that never listens, and reconnects once it talks again', async () => {
     const retries: StreamRetry[] = [];
     let reconnects = 0;
     const { broker, keyId } = newBroker({ silenceSeconds: 2, onRetry: (retry) => retries.push(retry), onReconnect: () => void (reconnects += 1) });
@@ -374,10 +376,13 @@ describe('the trade_updates stream', () => {
     fake.setSilent(true);
     try {
       await until(() => retries.map((retry) => retry.reason), (reasons) => reasons.includes('silent'));
+      const ignored = fake.ignoredWhileSilent;
+      await until(() => fake.ignoredWhileSilent, (count) => count > ignored);
     } finally {
       fake.setSilent(false);
     }
     await until(() => reconnects, (count) => count >= 1);
+    expect(retries.map((retry) => retry.reason)).toContain('not listening');
     await streamReady(keyId);
   });
 

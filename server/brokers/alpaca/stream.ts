@@ -58,6 +58,8 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
   let listenedBefore = false;
   let socket: WebSocket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** Connections that got as far as listening to trade_updates. */
+  const listening = new WeakSet<WebSocket>();
 
   const retry = (reason: string) => {
     if (stopped) return;
@@ -84,6 +86,7 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
         return;
       }
       attempt = 0;
+      listening.add(ws);
       if (listenedBefore && options.onReconnect) {
         void Promise.resolve()
           .then(options.onReconnect)
@@ -102,11 +105,14 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
     socket = ws;
     let lastHeardAt = Date.now();
     const heard = () => (lastHeardAt = Date.now());
+    const openedAt = Date.now();
     // Alpaca sends no heartbeat of its own: pings several times per silence window keep a quiet
-    // healthy stream talking (its pongs), so only a dead or stuck one falls silent.
+    // healthy stream talking (its pongs), so only a dead or stuck one falls silent. Pongs alone
+    // do not make a stream, though: one not listening within the window (its auth or listen
+    // unanswered) is ended and tried again, or it would stay open and deaf.
     const watchdog = setInterval(
       () => {
-        if (Date.now() - lastHeardAt > silenceMs) ws.terminate();
+        if (Date.now() - lastHeardAt > silenceMs || (!listening.has(ws) && Date.now() - openedAt > silenceMs)) ws.terminate();
         else if (ws.readyState === WebSocket.OPEN) ws.ping();
       },
       Math.max(10, Math.floor(silenceMs / 4)),
@@ -132,7 +138,7 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
     ws.on('close', (code) => {
       clearInterval(watchdog);
       if (socket === ws) socket = undefined;
-      retry(Date.now() - lastHeardAt > silenceMs ? 'silent' : `closed (${code})`);
+      retry(Date.now() - lastHeardAt > silenceMs ? 'silent' : listening.has(ws) ? `closed (${code})` : 'not listening');
     });
   }
 
