@@ -10,7 +10,7 @@
 import type { TAssetClass } from '../../contracts/common.ts';
 import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
-import { insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
+import { committedEnd, insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
 
 export type { TEventChannel };
 
@@ -66,6 +66,8 @@ export interface EventBus {
 const CHANNEL = 'ts_events';
 const TICKS_CHANNEL = 'ts_ticks';
 const BATCH = 500;
+/** How long a first subscriber after a quiet spell waits for committed rows to settle (then it goes on). */
+const CATCH_UP_WAIT_MS = 1_000;
 export const BACKFILL_LIMIT = 1_000;
 
 export interface EventBusOptions {
@@ -212,11 +214,22 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
   safety.unref();
 
   let catchingUp: Promise<void> | undefined;
-  /** Moves the cursor to the end of what is settled, as at start (once the reader is done). */
+  /**
+   * Moves the cursor to the end of what is settled, as at start (once the reader is done). Rows
+   * already committed but not settled yet (a transaction older than theirs still runs, anywhere
+   * in the cluster) would come up behind the cursor later and reach the new subscriber as if they
+   * were new: it waits, a bounded while, until what is committed is settled too.
+   */
   const catchUp = () =>
     (catchingUp ??= (async () => {
       await running;
-      cursor = await settledEnd(db);
+      const deadline = performance.now() + CATCH_UP_WAIT_MS;
+      for (;;) {
+        const [settled, committed] = await Promise.all([settledEnd(db), committedEnd(db)]);
+        cursor = settled;
+        if ((settled.txId === committed.txId && settled.id === committed.id) || performance.now() > deadline || closed) break;
+        await new Promise((resolve) => setTimeout(resolve, settlePollMs));
+      }
       behind = false;
     })().finally(() => {
       catchingUp = undefined;

@@ -70,6 +70,12 @@ export const settledEnd = async (db: Queryable): Promise<OutboxPosition> => {
   return last ?? START;
 };
 
+/** The position of the last row committed so far, settled or not. */
+export const committedEnd = async (db: Queryable): Promise<OutboxPosition> => {
+  const [last] = await db.select({ txId: outboxEvents.txId, id: outboxEvents.id }).from(outboxEvents).orderBy(desc(outboxEvents.txId), desc(outboxEvents.id)).limit(1);
+  return last ?? START;
+};
+
 export const positionOf = async (db: Queryable, id: number): Promise<OutboxPosition | undefined> =>
   (await db.select({ txId: outboxEvents.txId, id: outboxEvents.id }).from(outboxEvents).where(eq(outboxEvents.id, id)))[0];
 
