@@ -150,7 +150,7 @@ export const statementsSent = (): Promise<void> => new Promise((resolve) => proc
 
 /**
  * A transaction whose BEGIN travels with its first statement, and whose COMMIT travels with its
- * last. postgres.js's own \`begin\` waits for BEGIN's answer before it runs the body, and the
+ * last. postgres.js's own `begin` waits for BEGIN's answer before it runs the body, and the
  * body usually waits for its last statement before COMMIT goes out: two round trips that carry
  * nothing, and on a row lock every other transaction waiting for that row waits for them too.
  *
