@@ -14,6 +14,7 @@ import type { Brokers } from './brokers/brokers.ts';
 import type { Simulator } from './brokers/simulator/index.ts';
 import type { Instruments } from './instruments/instruments.ts';
 import type { ExchangeKeys } from './keys/keys.ts';
+import type { AuditTrail } from './audit/trail.ts';
 import type { Orders } from './orders/orders.ts';
 import type { Alerts } from './alerts/index.ts';
 import type { Analysis } from './analysis/analysis.ts';
@@ -43,6 +44,8 @@ export interface Areas {
   live: Live;
   /** The per-user trading bot: start, stop, status, force stop, the kill switch's halt, its fills and positions. */
   bots: Bots;
+  /** A user's own audit trail. */
+  audit: AuditTrail;
 }
 
 export interface Services extends Areas {

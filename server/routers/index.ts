@@ -2,6 +2,7 @@
 import { router } from '../trpc/init.ts';
 import { adminRouter } from './admin.ts';
 import { analysisRouter } from './analysis.ts';
+import { auditRouter } from './audit.ts';
 import { authRouter } from './auth.ts';
 import { backtestRouter } from './backtest.ts';
 import { botRouter } from './bot.ts';
@@ -24,6 +25,7 @@ export const appRouter = router({
   analysis: analysisRouter,
   live: liveRouter,
   bot: botRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -55,6 +55,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     analysis: services.analysis,
     live: services.live,
     bots: services.bots,
+    audit: services.audit,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

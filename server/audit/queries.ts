@@ -1,0 +1,22 @@
+// SQL of the audit trail's reads.
+import { and, count, desc, eq, like, type SQL } from 'drizzle-orm';
+import type { Queryable } from '../db/client.ts';
+import { auditEvents } from '../db/schema/index.ts';
+
+/** `%` and `_` are LIKE's wildcards: a prefix matches them literally. */
+const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+
+export const listSubjectRecords = async (db: Queryable, { subjectUserId, actionPrefix, page, size }: { subjectUserId: number; actionPrefix: string | undefined; page: number; size: number }) => {
+  const where: SQL | undefined = and(eq(auditEvents.subjectUserId, subjectUserId), actionPrefix ? like(auditEvents.action, likePrefix(actionPrefix)) : undefined);
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select({ id: auditEvents.id, action: auditEvents.action, actorUserId: auditEvents.actorUserId, requestId: auditEvents.requestId, data: auditEvents.data, createdAt: auditEvents.createdAt })
+      .from(auditEvents)
+      .where(where)
+      .orderBy(desc(auditEvents.createdAt), desc(auditEvents.id))
+      .limit(size)
+      .offset((page - 1) * size),
+    db.select({ total: count() }).from(auditEvents).where(where),
+  ]);
+  return { rows, total: counted?.total ?? 0 };
+};

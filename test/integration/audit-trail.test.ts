@@ -1,0 +1,61 @@
+// GET /api/audit: a user's own audit trail, newest first, a page at a time, filtered by action
+// prefix; another user's records never appear, and without a token it is 401.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+let alice: FactoryUser;
+let bob: FactoryUser;
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' });
+  alice = await newUser(server, { prefix: 'trail_alice' });
+  bob = await newUser(server, { prefix: 'trail_bob' });
+  // Three audited changes of Alice's (keys added: `keys.create`), one of Bob's.
+  for (const n of [1, 2, 3]) {
+    const key = await server.http('POST', '/api/exchange-keys', { token: alice.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `trail-alice-${process.pid}-${n}`, api_secret: 'trail-secret-value' } });
+    expect(key.status, key.text).toBe(201);
+  }
+  const other = await server.http('POST', '/api/exchange-keys', { token: bob.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `trail-bob-${process.pid}`, api_secret: 'trail-secret-value' } });
+  expect(other.status, other.text).toBe(201);
+});
+afterAll(() => server?.stop());
+
+const trail = (user: FactoryUser, query = '') => server.http('GET', `/api/audit${query}`, { token: user.tokens.access_token });
+
+describe('GET /api/audit', () => {
+  it("lists only the user's own records, newest first, with the total", async () => {
+    const res = await trail(alice);
+    expect(res.status, res.text).toBe(200);
+    const items = res.body.items as { id: number; action: string; created_at: string; actor_user_id: number | null }[];
+    expect(res.body.total).toBe(items.length);
+    expect(items.filter((item) => item.action === 'keys.create')).toHaveLength(3);
+    const ids = items.map((item) => item.id);
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+    const bobs = (await trail(bob)).body.items as { id: number }[];
+    expect(bobs.some((record) => ids.includes(record.id))).toBe(false);
+    expect(res.text).not.toContain('trail-secret-value');
+  });
+
+  it('pages, and filters by an action prefix (wildcards taken literally)', async () => {
+    const all = (await trail(alice, '?size=100')).body;
+    const firstPage = await trail(alice, '?page=1&size=2');
+    const secondPage = await trail(alice, '?page=2&size=2');
+    expect(firstPage.body.items).toHaveLength(2);
+    expect(firstPage.body.total).toBe(all.total);
+    expect([...firstPage.body.items, ...secondPage.body.items].map((item: { id: number }) => item.id)).toEqual(all.items.slice(0, 4).map((item: { id: number }) => item.id));
+    const action = (all.items[0] as { action: string }).action;
+    const filtered = (await trail(alice, `?action=${encodeURIComponent(action)}`)).body;
+    expect(filtered.items.length).toBeGreaterThan(0);
+    expect(filtered.items.every((item: { action: string }) => item.action.startsWith(action))).toBe(true);
+    expect((await trail(alice, '?action=%25')).body.total).toBe(0);
+  });
+
+  it('answers 401 without a token and 422 for a bad page', async () => {
+    expect((await server.http('GET', '/api/audit')).status).toBe(401);
+    const bad = await trail(alice, '?page=0');
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe('VALIDATION_ERROR');
+  });
+});
