@@ -1,7 +1,7 @@
-// Wire shapes of a user's own audit trail (GET /api/audit): what was done to their account, by
-// them or by an operator, newest first.
+// Wire shapes of the audit trail: a user's own (GET /api/audit), what was done to their account,
+// by them or by an operator; and the operators' view of every record (GET /api/admin/audit).
 import { z } from 'zod';
-import { pageOf, requestText, ZPageQuery, ZTimestamp } from './common.ts';
+import { intParam, pageOf, requestText, ZPageQuery, ZTimestamp } from './common.ts';
 
 export const ZAuditListQuery = ZPageQuery.extend({
   /** Only records whose action starts with this, e.g. `order.` or `order.placed`. */
@@ -22,3 +22,18 @@ export type TAuditRecord = z.infer<typeof ZAuditRecord>;
 
 export const ZAuditList = pageOf(ZAuditRecord);
 export type TAuditList = z.infer<typeof ZAuditList>;
+
+/** The operators' query: every user's records, or one user's (`user_id`). */
+export const ZAdminAuditListQuery = ZAuditListQuery.extend({
+  user_id: intParam({ min: 1, max: 2_147_483_647 }).optional(),
+});
+export type TAdminAuditListQuery = z.infer<typeof ZAdminAuditListQuery>;
+
+/** An operator sees whom a record is about and where the request came from. */
+export const ZAdminAuditRecord = ZAuditRecord.extend({
+  subject_user_id: z.number().int().nullable(),
+  address: z.string().nullable(),
+});
+
+export const ZAdminAuditList = pageOf(ZAdminAuditRecord);
+export type TAdminAuditList = z.infer<typeof ZAdminAuditList>;

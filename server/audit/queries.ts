@@ -6,11 +6,15 @@ import { auditEvents } from '../db/schema/index.ts';
 /** `%` and `_` are LIKE's wildcards: a prefix matches them literally. */
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 
-export const listSubjectRecords = async (db: Queryable, { subjectUserId, actionPrefix, page, size }: { subjectUserId: number; actionPrefix: string | undefined; page: number; size: number }) => {
-  const where: SQL | undefined = and(eq(auditEvents.subjectUserId, subjectUserId), actionPrefix ? like(auditEvents.action, likePrefix(actionPrefix)) : undefined);
+/** A page of audit records, newest first: one subject's, or everyone's when none is given. */
+export const listAuditRecords = async (db: Queryable, { subjectUserId, actionPrefix, page, size }: { subjectUserId: number | undefined; actionPrefix: string | undefined; page: number; size: number }) => {
+  const where: SQL | undefined = and(
+    subjectUserId === undefined ? undefined : eq(auditEvents.subjectUserId, subjectUserId),
+    actionPrefix ? like(auditEvents.action, likePrefix(actionPrefix)) : undefined,
+  );
   const [rows, [counted]] = await Promise.all([
     db
-      .select({ id: auditEvents.id, action: auditEvents.action, actorUserId: auditEvents.actorUserId, requestId: auditEvents.requestId, data: auditEvents.data, createdAt: auditEvents.createdAt })
+      .select({ id: auditEvents.id, action: auditEvents.action, actorUserId: auditEvents.actorUserId, subjectUserId: auditEvents.subjectUserId, requestId: auditEvents.requestId, address: auditEvents.address, data: auditEvents.data, createdAt: auditEvents.createdAt })
       .from(auditEvents)
       .where(where)
       .orderBy(desc(auditEvents.createdAt), desc(auditEvents.id))

@@ -1,19 +1,37 @@
-// A user's own audit trail: the records whose subject is the user, newest first, a page at a
-// time. The request address is left out: an operator's is not the user's to see.
-import type { TAuditList, TAuditListQuery } from '../../contracts/audit.ts';
+// The audit trail as users and operators read it, newest first, a page at a time: a user sees the
+// records whose subject they are, without the request address (an operator's is not theirs to
+// see); an operator sees every record, or one user's, with whom it is about and where from.
+import type { TAdminAuditList, TAdminAuditListQuery, TAuditList, TAuditListQuery } from '../../contracts/audit.ts';
 import type { Db } from '../db/client.ts';
-import { listSubjectRecords } from './queries.ts';
+import { listAuditRecords } from './queries.ts';
 
 export type AuditTrail = ReturnType<typeof createAuditTrail>;
 
-export const createAuditTrail = ({ db }: { db: Db }) => ({
-  listFor: async ({ user, query }: { user: { id: number }; query: TAuditListQuery }): Promise<TAuditList> => {
-    const { rows, total } = await listSubjectRecords(db, { subjectUserId: user.id, actionPrefix: query.action, page: query.page, size: query.size });
-    return {
-      items: rows.map((row) => ({ id: row.id, action: row.action, actor_user_id: row.actorUserId, request_id: row.requestId, data: row.data, created_at: row.createdAt.toISOString() })),
-      total,
-      page: query.page,
-      size: query.size,
-    };
-  },
-});
+export const createAuditTrail = ({ db }: { db: Db }) => {
+  const pageOf = async (query: TAuditListQuery, subjectUserId: number | undefined) => {
+    const { rows, total } = await listAuditRecords(db, { subjectUserId, actionPrefix: query.action, page: query.page, size: query.size });
+    return { rows, page: { total, page: query.page, size: query.size } };
+  };
+  return {
+    listFor: async ({ user, query }: { user: { id: number }; query: TAuditListQuery }): Promise<TAuditList> => {
+      const { rows, page } = await pageOf(query, user.id);
+      return { items: rows.map((row) => ({ id: row.id, action: row.action, actor_user_id: row.actorUserId, request_id: row.requestId, data: row.data, created_at: row.createdAt.toISOString() })), ...page };
+    },
+    listAll: async ({ query }: { query: TAdminAuditListQuery }): Promise<TAdminAuditList> => {
+      const { rows, page } = await pageOf(query, query.user_id);
+      return {
+        items: rows.map((row) => ({
+          id: row.id,
+          action: row.action,
+          actor_user_id: row.actorUserId,
+          subject_user_id: row.subjectUserId,
+          request_id: row.requestId,
+          address: row.address,
+          data: row.data,
+          created_at: row.createdAt.toISOString(),
+        })),
+        ...page,
+      };
+    },
+  };
+};

@@ -1,5 +1,6 @@
 // /api/admin: operator routes. Every one is audited and stays open while the service is halted.
 import { z } from 'zod';
+import { ZAdminAuditList, ZAdminAuditListQuery } from '../../contracts/audit.ts';
 import { ZAdminOverview, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
 import { ZBotForceStopped, ZBotUserPath } from '../../contracts/bot.ts';
@@ -19,6 +20,12 @@ export const adminRouter = router({
     .input(ZUserListQuery)
     .output(ZUserList)
     .query(({ ctx, input }) => ctx.users.list({ page: input })),
+
+  auditLog: adminProcedure
+    .meta({ openapi: openapi('GET', '/admin/audit', 'Every audit record, or one user’s (user_id), newest first, filtered by an action prefix'), haltExempt: true })
+    .input(ZAdminAuditListQuery)
+    .output(ZAdminAuditList)
+    .query(({ ctx, input }) => ctx.audit.listAll({ query: input })),
 
   deactivateUser: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/users/{id}/deactivate', 'Deactivate a user; its tokens and sessions end at once'), haltExempt: true, errors: ['NOT_FOUND', 'CONFLICT'] })

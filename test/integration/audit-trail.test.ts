@@ -1,5 +1,6 @@
 // GET /api/audit: a user's own audit trail, newest first, a page at a time, filtered by action
-// prefix; another user's records never appear, and without a token it is 401.
+// prefix; another user's records never appear, and without a token it is 401. GET
+// /api/admin/audit: an operator's view of everyone's records, or one user's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -7,11 +8,13 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 let server: TestServer;
 let alice: FactoryUser;
 let bob: FactoryUser;
+let operator: FactoryUser;
 
 beforeAll(async () => {
   server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' });
   alice = await newUser(server, { prefix: 'trail_alice' });
   bob = await newUser(server, { prefix: 'trail_bob' });
+  operator = await newUser(server, { role: 'admin', prefix: 'trail_ops' });
   // Three audited changes of Alice's (keys added: `keys.create`), one of Bob's.
   for (const n of [1, 2, 3]) {
     const key = await server.http('POST', '/api/exchange-keys', { token: alice.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `trail-alice-${process.pid}-${n}`, api_secret: 'trail-secret-value' } });
@@ -57,5 +60,23 @@ describe('GET /api/audit', () => {
     const bad = await trail(alice, '?page=0');
     expect(bad.status).toBe(422);
     expect(bad.body.code).toBe('VALIDATION_ERROR');
+  });
+});
+
+describe('GET /api/admin/audit', () => {
+  it("gives an operator everyone's records, or one user's, with the subject and the address", async () => {
+    const all = await server.http('GET', '/api/admin/audit?size=100', { token: operator.tokens.access_token });
+    expect(all.status, all.text).toBe(200);
+    const subjects = new Set((all.body.items as { subject_user_id: number | null }[]).map((item) => item.subject_user_id));
+    expect(subjects.has(alice.user.id) && subjects.has(bob.user.id)).toBe(true);
+    const bobs = await server.http('GET', `/api/admin/audit?user_id=${bob.user.id}&action=keys.`, { token: operator.tokens.access_token });
+    expect(bobs.status, bobs.text).toBe(200);
+    expect(bobs.body.total).toBe(1);
+    expect(bobs.body.items[0]).toMatchObject({ action: 'keys.create', subject_user_id: bob.user.id, actor_user_id: bob.user.id });
+    expect(typeof bobs.body.items[0].address).toBe('string');
+  });
+
+  it('is 403 for a user who is not an operator', async () => {
+    expect((await server.http('GET', '/api/admin/audit', { token: alice.tokens.access_token })).status).toBe(403);
   });
 });
