@@ -12,7 +12,7 @@ import { findLease } from '../../server/brokers/simulator/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
-import { connect, wsUrl, type TestSocket } from '../support/ws.ts';
+import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
 
 const clock = manualClock('2026-03-10T15:00:30.000Z');
 const env = { SIM_TICK_INTERVAL_MS: '0', BOT_SYNC_INTERVAL_MS: '50', RATE_LIMIT_ORDERS_PER_MIN: '1000' };
@@ -40,7 +40,7 @@ const minuteOfPrices = async (server: TestServer, admin: FactoryUser, prices: nu
 const liveSocket = async (server: TestServer, user: FactoryUser): Promise<TestSocket> => {
   const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
   cleanups.push(() => Promise.resolve(socket.ws.terminate()));
-  await waitFor(() => Promise.resolve(server.services.events.subscriptionsOf(user.user.id)), (count) => count > 0);
+  await liveSubscribed(server, user.user.id);
   return socket;
 };
 const botOrderRows = (server: TestServer, userId: number) => server.services.db.select().from(botOrders).where(eq(botOrders.userId, userId));

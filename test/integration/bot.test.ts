@@ -11,7 +11,7 @@ import { auditEvents, botBars, botOrders, bots, orders } from '../../server/db/s
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
-import { connect, wsUrl, type TestSocket } from '../support/ws.ts';
+import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
 
 // A Tuesday, 11:00 in New York; crypto trades at any hour anyway.
 const clock = manualClock('2026-03-10T15:00:30.000Z');
@@ -41,7 +41,7 @@ const trader = async (prefix: string, withKey = true) => {
 const live = async (user: FactoryUser) => {
   const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
   sockets.push(socket);
-  await waitFor(() => Promise.resolve(server.services.events.subscriptionsOf(user.user.id)), (count) => count > 0);
+  await liveSubscribed(server, user.user.id);
   return socket;
 };
 const start = (user: FactoryUser, body: Record<string, unknown>) => server.http('POST', '/api/bot/start', { token: user.tokens.access_token, body });

@@ -14,7 +14,7 @@ import { LIQUIDATE_QUEUE } from '../../server/live/kill-switch.ts';
 import { setLock } from '../../server/orders/queries.ts';
 import { rowsOf } from '../../server/db/client.ts';
 import { waitFor } from '../support/wait.ts';
-import { connect, wsUrl } from '../support/ws.ts';
+import { connect, liveSubscribed, wsUrl } from '../support/ws.ts';
 
 // A Tuesday afternoon (UTC): crypto trades around the clock.
 const clock = manualClock('2026-03-10T15:00:00Z');
@@ -84,7 +84,7 @@ describe('a price crash, without liquidation', () => {
     expect(before.filter((order) => order.metadata.parent_client_order_id !== undefined)).toHaveLength(2);
     expect(before.map((order) => order.client_order_id)).toContain(resting.body.client_order_id);
     const socket = connect(wsUrl(server, '/ws/live', { token: user.tokens.access_token }));
-    await new Promise((resolve) => socket.ws.once('open', resolve));
+    await liveSubscribed(server, user.user.id);
     // The user's bot trades crypto: the lock stops it.
     const bot = await server.http('POST', '/api/bot/start', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbols: ['BTC/USDT'], strategy_name: 'sma_crossover', strategy_params: { fast: 1, slow: 2 } } });
     expect(bot.status, bot.text).toBe(200);

@@ -9,7 +9,7 @@ import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { capturedLogger } from '../support/logs.ts';
-import { connect, wsUrl, type TestSocket } from '../support/ws.ts';
+import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
 
 let server: TestServer;
 let admin: FactoryUser;
@@ -221,6 +221,7 @@ describe('/ws/live', () => {
     const user = await trader('ws_live');
     const socket = open('/ws/live', { token: user.tokens.access_token });
     await waitOpen(socket);
+    await liveSubscribed(server, user.user.id);
     socket.ws.send('keep-alive');
     socket.ws.send(JSON.stringify({ type: 'anything' }));
     expect((await buy(user, 'ws-live-1')).status).toBe(201);
@@ -236,6 +237,7 @@ describe('/ws/live', () => {
     const user = await trader('ws_ticks');
     const socket = open('/ws/live', { token: user.tokens.access_token });
     await waitOpen(socket);
+    await liveSubscribed(server, user.user.id);
     expect((await buy(user, 'ws-ticks-1')).status).toBe(201);
     await socket.next((frame) => frame.type === 'trade');
     const setPrice = (symbol: string, price: number) => server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol, price } });

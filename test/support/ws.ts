@@ -2,6 +2,7 @@
 // server closed the connection.
 import { WebSocket } from 'ws';
 import type { TestServer } from './server.ts';
+import { waitFor } from './wait.ts';
 
 export interface Closed {
   code: number;
@@ -74,3 +75,11 @@ export const connect = (url: string, options: { autoPong?: boolean } = {}): Test
     },
   };
 };
+
+/**
+ * Resolves once the user's /ws/live connection is subscribed on the server (/ws/live sends no
+ * hello to wait for): a frame committed before that is history to it. The live feed holds two
+ * subscriptions, order events (to follow the symbols the user holds) and then the live channel.
+ */
+export const liveSubscribed = (server: TestServer, userId: number) =>
+  waitFor(() => Promise.resolve(server.services.events.subscriptionsOf(userId)), (count) => count >= 2);
