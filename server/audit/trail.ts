@@ -7,31 +7,30 @@ import { listAuditRecords } from './queries.ts';
 
 export type AuditTrail = ReturnType<typeof createAuditTrail>;
 
+type AuditRow = Awaited<ReturnType<typeof listAuditRecords>>['rows'][number];
+
+/** A record as an operator reads it; a user's view leaves out the subject (themselves) and the address. */
+const operatorRecordOf = (row: AuditRow): TAdminAuditList['items'][number] => ({
+  id: row.id,
+  action: row.action,
+  actor_user_id: row.actorUserId,
+  subject_user_id: row.subjectUserId,
+  request_id: row.requestId,
+  address: row.address,
+  data: row.data,
+  created_at: row.createdAt.toISOString(),
+});
+
 export const createAuditTrail = ({ db }: { db: Db }) => {
   const pageOf = async (query: TAuditListQuery, subjectUserId: number | undefined) => {
     const { rows, total } = await listAuditRecords(db, { subjectUserId, actionPrefix: query.action, page: query.page, size: query.size });
-    return { rows, page: { total, page: query.page, size: query.size } };
+    return { items: rows.map(operatorRecordOf), total, page: query.page, size: query.size };
   };
   return {
     listFor: async ({ user, query }: { user: { id: number }; query: TAuditListQuery }): Promise<TAuditList> => {
-      const { rows, page } = await pageOf(query, user.id);
-      return { items: rows.map((row) => ({ id: row.id, action: row.action, actor_user_id: row.actorUserId, request_id: row.requestId, data: row.data, created_at: row.createdAt.toISOString() })), ...page };
+      const page = await pageOf(query, user.id);
+      return { ...page, items: page.items.map(({ subject_user_id: _subject, address: _address, ...own }) => own) };
     },
-    listAll: async ({ query }: { query: TAdminAuditListQuery }): Promise<TAdminAuditList> => {
-      const { rows, page } = await pageOf(query, query.user_id);
-      return {
-        items: rows.map((row) => ({
-          id: row.id,
-          action: row.action,
-          actor_user_id: row.actorUserId,
-          subject_user_id: row.subjectUserId,
-          request_id: row.requestId,
-          address: row.address,
-          data: row.data,
-          created_at: row.createdAt.toISOString(),
-        })),
-        ...page,
-      };
-    },
+    listAll: ({ query }: { query: TAdminAuditListQuery }): Promise<TAdminAuditList> => pageOf(query, query.user_id),
   };
 };

@@ -39,6 +39,8 @@ describe('GET /api/audit', () => {
     const bobs = (await trail(bob)).body.items as { id: number }[];
     expect(bobs.some((record) => ids.includes(record.id))).toBe(false);
     expect(res.text).not.toContain('trail-secret-value');
+    // Neither whom it is about (the user) nor the request's address.
+    expect(items.every((item) => !('address' in item) && !('subject_user_id' in item))).toBe(true);
   });
 
   it('pages, and filters by an action prefix (wildcards taken literally)', async () => {
