@@ -1,7 +1,8 @@
 // The audit log: every write that matters records who did it, to whom, and from where, in the
 // same transaction as the change itself.
-import { sql, type SQL } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
+import { fixedSql } from '../db/fixed-sql.ts';
 import { auditEvents } from '../db/schema/index.ts';
 
 /** Where a request came from; carried into every audit record. */
@@ -41,9 +42,9 @@ export const auditInsertSql = (records: readonly AuditRecord[], when?: SQL): SQL
     data: record.data ?? {},
     created_at: record.at.toISOString(),
   }));
-  return sql`insert into ${auditEvents} (action, actor_user_id, subject_user_id, request_id, address, data, created_at)
+  return fixedSql`insert into ${auditEvents} (action, actor_user_id, subject_user_id, request_id, address, data, created_at)
     select action, actor_user_id, subject_user_id, request_id, address, data, created_at
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       as records(action text, actor_user_id integer, subject_user_id integer, request_id text, address text, data jsonb, created_at timestamptz)
-    ${when ? sql`where ${when}` : sql``}`;
+    ${when ? fixedSql`where ${when}` : fixedSql``}`;
 };

@@ -2,6 +2,7 @@
 // since one of them (resumption), and pruning. The only module that knows the table.
 import { and, asc, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
+import { fixedSql } from '../db/fixed-sql.ts';
 import { outboxEvents } from '../db/schema/index.ts';
 
 export type TEventChannel = (typeof outboxEvents.channel.enumValues)[number];
@@ -39,10 +40,10 @@ export const insertEvents = async (db: Queryable, rows: { userId: number; channe
  */
 export const eventsInsertSql = (rows: readonly { userId: number; channel: TEventChannel; frame: Record<string, unknown>; at: Date }[], when?: SQL): SQL => {
   const values = rows.map(({ userId, channel, frame, at }) => ({ user_id: userId, channel, frame, created_at: at.toISOString() }));
-  return sql`insert into ${outboxEvents} (user_id, channel, frame, created_at)
+  return fixedSql`insert into ${outboxEvents} (user_id, channel, frame, created_at)
     select user_id, channel, frame, created_at
     from jsonb_to_recordset(${JSON.stringify(values)}::jsonb) as events(user_id integer, channel text, frame jsonb, created_at timestamptz)
-    ${when ? sql`where ${when}` : sql``}`;
+    ${when ? fixedSql`where ${when}` : fixedSql``}`;
 };
 
 /**

@@ -6,6 +6,7 @@ import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderStatus } from '../../contracts/orders.ts';
 import { auditInsertSql, type AuditRecord } from '../audit/log.ts';
 import { rowsOf, type Queryable } from '../db/client.ts';
+import { fixedSql } from '../db/fixed-sql.ts';
 import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
 import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
 
@@ -25,7 +26,7 @@ export interface OutboxInsert {
 
 /** The intent as a row of VALUES, for an insert that only some condition lets through. */
 const intentValues = (values: OrderInsert) =>
-  sql`(${values.userId}::integer, ${values.clientOrderId}::text, ${values.brokerOrderId ?? null}::text, ${values.assetClass}::text, ${values.live}::boolean,
+  fixedSql`(${values.userId}::integer, ${values.clientOrderId}::text, ${values.brokerOrderId ?? null}::text, ${values.assetClass}::text, ${values.live}::boolean,
     ${values.broker}::text, ${values.symbol}::text, ${values.side}::text, ${values.orderType}::text, ${values.timeInForce}::text, ${values.qty}::numeric,
     ${values.filledQty ?? '0'}::numeric, ${values.avgFillPrice ?? null}::numeric, ${values.limitPrice ?? null}::numeric, ${values.stopPrice ?? null}::numeric,
     ${values.status}::text, ${values.bracket == null ? null : JSON.stringify(values.bracket)}::jsonb, ${JSON.stringify(values.metadata ?? {})}::jsonb,
@@ -44,18 +45,18 @@ export const insertIntentRecorded = async (
   records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim },
 ): Promise<{ claimed: boolean; placed: boolean }> => {
   const { claim } = records;
-  const placed = sql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
+  const placed = fixedSql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
         filled_qty, avg_fill_price, limit_price, stop_price, status, bracket, metadata, request_hash, reason, submitted_at, updated_at)
-      select * from (values ${intentValues(values)}) as intent ${claim ? sql`where exists (select 1 from claim)` : sql``}
+      select * from (values ${intentValues(values)}) as intent ${claim ? fixedSql`where exists (select 1 from claim)` : fixedSql``}
       on conflict do nothing returning user_id`;
-  const made = sql`exists (select 1 from placed)`;
+  const made = fixedSql`exists (select 1 from placed)`;
   const [row] = await rowsOf<{ claimed: number; placed: number }>(
     db,
-    sql`with ${claim ? sql`claim as (${claimSql(claim)}),` : sql``}
+    fixedSql`with ${claim ? fixedSql`claim as (${claimSql(claim)}),` : fixedSql``}
       placed as (${placed}),
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
-    select ${claim ? sql`(select count(*) from claim)::integer` : sql`1`} as claimed, (select count(*) from placed)::integer as placed`,
+    select ${claim ? fixedSql`(select count(*) from claim)::integer` : fixedSql`1`} as claimed, (select count(*) from placed)::integer as placed`,
   );
   return { claimed: row?.claimed === 1, placed: row?.placed === 1 };
 };
@@ -71,24 +72,24 @@ export const recordAnswer = async (
   change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'updatedAt'>,
   records: { fills: { executionId: string; qty: string; price: string; fee: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
 ): Promise<boolean> => {
-  const answered = sql`update ${orders}
+  const answered = fixedSql`update ${orders}
     set broker_order_id = ${change.brokerOrderId}::text, status = ${change.status}::text, filled_qty = ${change.filledQty}::numeric,
       avg_fill_price = ${change.avgFillPrice}::numeric, updated_at = ${change.updatedAt.toISOString()}::timestamptz
     where user_id = ${userId} and client_order_id = ${clientOrderId} and status = 'pending'
     returning user_id`;
-  const made = sql`exists (select 1 from answered)`;
+  const made = fixedSql`exists (select 1 from answered)`;
   // One JSON parameter for the fills, as for the audit records and the events.
   const fills = JSON.stringify(records.fills.map((fill) => ({ execution_id: fill.executionId, qty: fill.qty, price: fill.price, fee: fill.fee, at: fill.at.toISOString() })));
   const [row] = await rowsOf<{ answered: number }>(
     db,
-    sql`with answered as (${answered}),
+    fixedSql`with answered as (${answered}),
       ${
         records.fills.length > 0
-          ? sql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at)
+          ? fixedSql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at)
               select ${userId}::integer, ${clientOrderId}::text, execution_id, qty, price, fee, at
               from jsonb_to_recordset(${fills}::jsonb) as fills(execution_id text, qty numeric, price numeric, fee numeric, at timestamptz)
               where ${made} on conflict do nothing),`
-          : sql``
+          : fixedSql``
       }
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
@@ -104,7 +105,7 @@ export const recordAnswer = async (
 export const readPreflight = async (db: Queryable, { userId, clientOrderId, assetClass }: { userId: number; clientOrderId: string; assetClass: TAssetClass }) => {
   const [row] = await rowsOf<{ taken: boolean; locked_until_ms: number | null; live_enabled: boolean | null }>(
     db,
-    sql`select
+    fixedSql`select
       exists (select 1 from ${orders} where user_id = ${userId} and client_order_id = ${clientOrderId}) as taken,
       (select extract(epoch from locked_until) * 1000 from ${emergencyLocks} where user_id = ${userId} and asset_class = ${assetClass})::float8 as locked_until_ms,
       (select live_enabled from ${liveFlags} where user_id = ${userId} and asset_class = ${assetClass}) as live_enabled`,
@@ -237,8 +238,8 @@ export interface RateClaim {
  * starts at `at`); no row comes back when the window is full.
  */
 const claimSql = ({ userId, scope, windowStart, at, max }: RateClaim) => {
-  const stale = sql`${orderRateCounters.windowStart} < ${windowStart.toISOString()}::timestamptz`;
-  return sql`insert into ${orderRateCounters} (user_id, scope, window_start, count) values (${userId}::integer, ${scope}::text, ${at.toISOString()}::timestamptz, 1)
+  const stale = fixedSql`${orderRateCounters.windowStart} < ${windowStart.toISOString()}::timestamptz`;
+  return fixedSql`insert into ${orderRateCounters} (user_id, scope, window_start, count) values (${userId}::integer, ${scope}::text, ${at.toISOString()}::timestamptz, 1)
     on conflict (user_id, scope) do update set
       count = case when ${stale} then 1 else ${orderRateCounters.count} + 1 end,
       window_start = case when ${stale} then ${at.toISOString()}::timestamptz else ${orderRateCounters.windowStart} end

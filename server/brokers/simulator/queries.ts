@@ -4,6 +4,7 @@ import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import { rowsOf, type Queryable, type Tx } from '../../db/client.ts';
+import { fixedSql } from '../../db/fixed-sql.ts';
 import { leases, simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
 
 export type { SimOrderRow };
@@ -35,8 +36,8 @@ const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.pa
 const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
 
 // Rows read as json (numbers as text, so no decimal passes through a float), and their mapping.
-const ACCOUNT_JSON = sql`json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at)`;
-const POSITION_JSON = sql`json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
+const ACCOUNT_JSON = fixedSql`json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at)`;
+const POSITION_JSON = fixedSql`json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
   'price', case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end)`;
 
 interface AccountJson {
@@ -111,7 +112,7 @@ export const lockAccountForSymbol = async (
   const { userId, assetClass, mode } = key;
   const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown }>(
     tx,
-    sql`select ${ACCOUNT_JSON} as account,
+    fixedSql`select ${ACCOUNT_JSON} as account,
         case when p.symbol is null then null else json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at) end as position,
         case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price
       from ${simAccounts} a
@@ -168,7 +169,7 @@ export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrder
   const row = simOrderRowOf(values);
   const iso = (at: Date | null) => at?.toISOString() ?? null;
   await tx.execute(
-    sql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
+    fixedSql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
         limit_price, stop_price, status, bracket, parent_id, oco_sibling_id, metadata, expires_at, created_at, updated_at)
       values (${row.userId}::integer, ${row.id}::text, ${row.clientOrderId}::text, ${row.assetClass}::text, ${row.mode}::text, ${row.symbol}::text, ${row.side}::text,
         ${row.orderType}::text, ${row.timeInForce}::text, ${row.qty}::numeric, ${row.filledQty}::numeric, ${row.avgFillPrice}::numeric, ${row.limitPrice}::numeric,
@@ -282,16 +283,16 @@ export const writeFill = async (
   const when = at.toISOString();
   const [row] = await rowsOf<{ id: number | string }>(
     tx,
-    sql`with fill as (
+    fixedSql`with fill as (
         insert into ${simFills} (user_id, order_id, asset_class, mode, symbol, side, qty, price, fee, created_at)
         values (${userId}, ${order.id}, ${assetClass}, ${mode}, ${symbol}, ${order.side}, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${when}::timestamptz)
         returning id),
       ${
         orderWritten
-          ? sql`filled as (
+          ? fixedSql`filled as (
         update ${simOrders} set status = ${order.status}, filled_qty = ${order.filledQty}::numeric, avg_fill_price = ${order.avgFillPrice}::numeric, updated_at = ${when}::timestamptz
         where user_id = ${userId} and id = ${order.id}),`
-          : sql``
+          : fixedSql``
       }
       held as (
         insert into ${simPositions} (user_id, asset_class, mode, symbol, qty, avg_entry_price, realized_pnl, updated_at)
@@ -341,12 +342,12 @@ export const listAccountEquities = async (
 ): Promise<AccountEquityRow[]> => {
   const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }>(
     db,
-    sql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
+    fixedSql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
       select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
       from ${simAccounts} a
       left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
       left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
-      ${only ? sql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : sql``}
+      ${only ? fixedSql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : fixedSql``}
       group by a.user_id, a.asset_class, a.mode, a.cash`,
   );
   return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity }));
@@ -399,7 +400,7 @@ export const readAccountSnapshot = async (
   const { userId, assetClass, mode } = key;
   const [row] = await rowsOf<{ account: unknown; positions: unknown; orders: unknown }>(
     db,
-    sql`select ${ACCOUNT_JSON} as account,
+    fixedSql`select ${ACCOUNT_JSON} as account,
       coalesce((select json_agg(${POSITION_JSON} order by p.symbol)
         from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
         where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json) as positions,
