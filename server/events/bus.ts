@@ -7,6 +7,7 @@
 // died between its commit and the NOTIFY, or a LISTEN connection was down) loses nothing: the
 // reader reads again when it reconnects, at the next wake-up of anyone, and at a slow safety
 // interval.
+import { performance } from 'node:perf_hooks';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -77,9 +78,11 @@ export interface EventBusOptions {
   safetyPollMs?: number;
   /** How soon to look again while an older transaction may still add earlier events (default 10 ms). */
   settlePollMs?: number;
+  /** The least time between two NOTIFYs of this instance (default 20 ms). */
+  announceGapMs?: number;
 }
 
-export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, settlePollMs = 10 }: EventBusOptions): Promise<EventBus> => {
+export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, settlePollMs = 10, announceGapMs = 20 }: EventBusOptions): Promise<EventBus> => {
   const { db } = database;
   const log = logger.child({ area: 'events' });
   /** Per user, the listeners in this process. */
@@ -166,26 +169,40 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
 
   let announcing: Promise<void> | undefined;
   let announceAgain = false;
+  /** When the last NOTIFY went out (monotonic ms). */
+  let lastAnnounced = Number.NEGATIVE_INFINITY;
+  let announceTimer: NodeJS.Timeout | undefined;
   /**
-   * Wakes every instance's reader with a NOTIFY of its own. One at a time: wake-ups that come
-   * while one is on its way are folded into one more after it, which covers their rows too.
+   * Wakes every instance's reader with a NOTIFY of its own, at most one per announceGapMs: the
+   * wake-ups of that span are folded into one at its end, which covers their rows too. Each
+   * NOTIFY is a statement and a round trip; at hundreds of commits a second, one per commit
+   * would cost more than the orders' own writes. This process reads at once (wake), so only the
+   * other instances wait, by at most the gap.
    */
   const announce = () => {
-    if (announcing) {
+    if (announcing || announceTimer) {
       announceAgain = true;
       return;
     }
+    const wait = lastAnnounced + announceGapMs - performance.now();
+    if (wait > 0) {
+      announceTimer = setTimeout(() => {
+        announceTimer = undefined;
+        announce();
+      }, wait);
+      return;
+    }
     announcing = (async () => {
-      do {
-        announceAgain = false;
-        try {
-          await notify(db, CHANNEL, '');
-        } catch (error) {
-          if (!closed) log.warn({ err: error }, 'waking the other instances failed; they read at their next wake-up');
-        }
-      } while (announceAgain && !closed);
+      announceAgain = false;
+      lastAnnounced = performance.now();
+      try {
+        await notify(db, CHANNEL, '');
+      } catch (error) {
+        if (!closed) log.warn({ err: error }, 'waking the other instances failed; they read at their next wake-up');
+      }
     })().finally(() => {
       announcing = undefined;
+      if (announceAgain && !closed) announce();
     });
   };
 
@@ -293,6 +310,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     poll,
     close: async () => {
       closed = true;
+      clearTimeout(announceTimer);
       clearInterval(safety);
       if (settleTimer) clearTimeout(settleTimer);
       await running;

@@ -5,6 +5,7 @@
 // orders only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
 // (a bot_status frame, and onLock listeners), notify operators and the user. Every "once" is a
 // unique key in the database, so two evaluations anywhere lock, alert and cancel once.
+import { performance } from 'node:perf_hooks';
 import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
@@ -50,7 +51,16 @@ export interface KillSwitchDeps {
   jobs: JobQueue;
   /** The user's own notice by e-mail, when SMTP is set. */
   mailer: Mailer | undefined;
+  /** The least time between two evaluations of one user's asset class after fills (default 100 ms). */
+  evaluationGapMs?: number;
 }
+
+/**
+ * After fills, one user's asset class is evaluated at most this often: a burst of fills (a bot, a
+ * client placing hundreds of orders a second) costs ten evaluations a second, not one per fill,
+ * and the fill that breaches the line is still acted on within this time.
+ */
+const EVALUATION_GAP_MS = 100;
 
 export interface SweepResult {
   accounts: number;
@@ -62,7 +72,7 @@ export type KillSwitch = ReturnType<typeof createKillSwitch>;
 
 const showPct = (pct: Decimal) => pct.toDecimalPlaces(2).toFixed(2);
 
-export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer }: KillSwitchDeps) => {
+export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer, evaluationGapMs = EVALUATION_GAP_MS }: KillSwitchDeps) => {
   const log = logger.child({ area: 'kill_switch' });
   const listeners = new Set<LockListener>();
 
@@ -216,12 +226,21 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     return { accounts: accounts.length, ...(await act(losing, day)) };
   };
 
-  /** Per user and asset class: the evaluation running, and whether another was asked for meanwhile. */
+  /** Per user and asset class: the evaluation running or due, and whether another was asked for meanwhile. */
   const pending = new Map<string, { again: boolean; done: Promise<void> }>();
+  /** Per user and asset class: when its last evaluation after a fill started (monotonic ms), kept for one gap. */
+  const lastStarted = new Map<string, number>();
+  /** Waits out what is left of the gap since the last evaluation of `key` (a timer of the event loop, not the clock: a pace, not a time of day). */
+  const gapLeft = (key: string) => {
+    const since = lastStarted.get(key);
+    const left = since === undefined ? 0 : since + evaluationGapMs - performance.now();
+    return left > 0 ? new Promise<void>((resolve) => setTimeout(resolve, left)) : undefined;
+  };
 
   /**
    * After a fill: evaluates that user's asset class soon, off the caller's path. Fills that come
-   * while an evaluation runs are coalesced into one more evaluation after it.
+   * while an evaluation runs, or within the gap after one started, are coalesced into one more
+   * evaluation at the gap's end, which reads them all.
    */
   const afterFill = ({ userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<void> => {
     const key = `${userId}:${assetClass}`;
@@ -233,8 +252,16 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     const entry = { again: false, done: Promise.resolve() };
     entry.done = (async () => {
       do {
+        await gapLeft(key);
+        // Fills that came during the wait are read by this evaluation.
         entry.again = false;
+        const started = performance.now();
+        lastStarted.set(key, started);
         await evaluate({ userId, assetClass }).catch((error: unknown) => log.error({ err: error, userId, assetClass }, 'kill switch evaluation after a fill failed'));
+        // The gap's record is only needed for the gap: forgotten after it, unless a newer one replaced it.
+        setTimeout(() => {
+          if (lastStarted.get(key) === started) lastStarted.delete(key);
+        }, evaluationGapMs).unref();
       } while (entry.again);
     })().finally(() => pending.delete(key));
     pending.set(key, entry);

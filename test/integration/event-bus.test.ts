@@ -3,7 +3,7 @@
 // hour apart here, so only the wake-up can deliver. On PostgreSQL the two buses have a pool each,
 // as two instances do; embedded PGlite is one process's database, so there they share it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
+import { notify, openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
 import { createEventBus, type BusEvent, type EventBus } from '../../server/events/bus.ts';
 import { capturedLogger } from '../support/logs.ts';
 import { createTestDatabase, tempDir } from '../support/server.ts';
@@ -55,5 +55,60 @@ describe('event bus wake-ups', () => {
     expect(mine.frame.client_order_id).toBe('woken');
     expect(theirs.frame.client_order_id).toBe('woken');
     expect(theirs.id).toBe(mine.id);
+  });
+
+  /** Appends one order event for `userId` in its own transaction. */
+  const appendOne = (bus: EventBus, userId: number, clientOrderId: string) =>
+    handles[0]!.db.transaction((tx) => bus.append(tx, [{ userId, channel: 'orders', frame: { type: 'order_event', client_order_id: clientOrderId }, at: new Date() }]));
+
+  it('sends at most one NOTIFY per gap: the wake-ups within it are folded into one at its end', async () => {
+    const { logger } = capturedLogger();
+    const paced = await createEventBus({ database: handles[0]!, logger, safetyPollMs: HOUR_MS, announceGapMs: HOUR_MS });
+    const payloads: string[] = [];
+    let markerSeen!: () => void;
+    const marker = new Promise<void>((resolve) => (markerSeen = resolve));
+    const stopCounting = await handles.at(-1)!.listen('ts_events', (payload) => {
+      payloads.push(payload);
+      if (payload === 'marker') markerSeen();
+    });
+    let closed = false;
+    try {
+      const userId = USER_ID + 1;
+      const first = await nextOn(reader, userId);
+      await appendOne(paced, userId, 'first');
+      paced.wake();
+      expect((await first.received).frame.client_order_id).toBe('first');
+      for (const id of ['second', 'third', 'fourth']) {
+        await appendOne(paced, userId, id);
+        paced.wake();
+      }
+      // Closing waits for any NOTIFY under way; one sent after them all arrives after theirs.
+      await paced.close();
+      closed = true;
+      await notify(handles[0]!.db, 'ts_events', 'marker');
+      await marker;
+      expect(payloads.filter((payload) => payload !== 'marker')).toHaveLength(1);
+    } finally {
+      await stopCounting();
+      if (!closed) await paced.close();
+    }
+  });
+
+  it('delivers to the other instance what a wake-up held for the gap\'s end', async () => {
+    const { logger } = capturedLogger();
+    const paced = await createEventBus({ database: handles[0]!, logger, safetyPollMs: HOUR_MS, announceGapMs: 200 });
+    try {
+      const userId = USER_ID + 2;
+      const first = await nextOn(reader, userId);
+      await appendOne(paced, userId, 'now');
+      paced.wake();
+      expect((await first.received).frame.client_order_id).toBe('now');
+      const second = await nextOn(reader, userId);
+      await appendOne(paced, userId, 'at the gap\'s end');
+      paced.wake();
+      expect((await second.received).frame.client_order_id).toBe("at the gap's end");
+    } finally {
+      await paced.close();
+    }
   });
 });
