@@ -77,7 +77,7 @@ export const postJson = async (url: string, body: unknown, token?: string) => {
 };
 
 /** A user made as a client makes one (register, log in, a crypto key), and BTC/USDT priced at 50,000. */
-export const benchTrader = async (app: RunningApp, prefix: string): Promise<{ userId: number; token: string }> => {
+export const benchTrader = async (app: RunningApp, prefix: string): Promise<{ userId: number; token: string; username: string; password: string }> => {
   const username = `${prefix}_${process.pid}`;
   const password = `pw-${randomBytes(12).toString('hex')}`;
   const registered = await postJson(`${app.url}/api/auth/register`, { username, email: `${username}@example.com`, password });
@@ -88,5 +88,5 @@ export const benchTrader = async (app: RunningApp, prefix: string): Promise<{ us
   const key = await postJson(`${app.url}/api/exchange-keys`, { exchange: 'crypto_exchange', api_key: `${prefix}-key-${randomBytes(8).toString('hex')}`, api_secret: 'bench-secret' }, token);
   if (key.status !== 201) throw new Error(`key registration failed: ${key.status} ${key.text}`);
   await app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
-  return { userId: Number(registered.json?.id), token };
+  return { userId: Number(registered.json?.id), token, username, password };
 };
