@@ -10,7 +10,7 @@ const baseUrl = () => {
   return url;
 };
 
-const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys'];
+const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot'];
 
 /**
  * Script errors and console errors of a page. The browser also logs every HTTP answer >= 400 as

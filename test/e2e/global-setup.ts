@@ -1,14 +1,27 @@
 // Starts the real service for the e2e run, as `npm start` does (node server/main.ts): PGlite in
 // a temporary DATA_DIR, an ephemeral port, an admin from the environment, a BTC/USDT price set
-// through the admin API. The tests find it at E2E_BASE_URL; the returned function stops it.
+// through the admin API, daily bars of AAPL and ETH/USDT for the charts and backtests, and an
+// OpenAI-compatible fake LLM (test/support/fake-llm.ts) whose answers carry markup, so the
+// analysis pages are tested against hostile model output. The tests find the service at
+// E2E_BASE_URL; the returned function stops both.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { startFakeLlm, type FakeLlmRequest } from '../support/fake-llm.ts';
 
 export const E2E_ADMIN = { username: 'e2e_admin', password: 'e2e-admin-password' };
 export const BTC_PRICE = 50_000;
+/** Daily bars loaded for these, BAR_COUNT of them ending on BARS_END. */
+export const BAR_SYMBOLS = [
+  { asset_class: 'us_equity', symbol: 'AAPL' },
+  { asset_class: 'crypto', symbol: 'ETH/USDT' },
+] as const;
+export const BAR_COUNT = 300;
+export const BARS_START = '2025-01-01';
+/** What the fake model writes into its reasoning: it must show as text and never run. */
+export const LLM_MARKUP = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> **bold claim**';
 const START_TIMEOUT_MS = 60_000;
 const KEPT_LOG_LINES = 200;
 
@@ -48,7 +61,30 @@ const call = async (baseUrl: string, method: string, urlPath: string, body: unkn
   return JSON.parse(text) as Record<string, unknown>;
 };
 
+/** A wavy series, so crossover strategies trade in it. */
+const barsOf = (base: number) =>
+  Array.from({ length: BAR_COUNT }, (_, index) => {
+    const date = new Date(Date.parse(`${BARS_START}T00:00:00Z`) + index * 86_400_000).toISOString().slice(0, 10);
+    const close = base * (1 + 0.1 * Math.sin(index / 12) + index * 0.0005);
+    const open = close * (1 + 0.005 * Math.cos(index));
+    return { date, open: open.toFixed(2), high: (Math.max(open, close) * 1.01).toFixed(2), low: (Math.min(open, close) * 0.99).toFixed(2), close: close.toFixed(2), volume: '1000000' };
+  });
+
+/** A valid answer for whichever agent asks (told apart by the fields its prompt names), with markup in its text. */
+const llmAnswer = (request: FakeLlmRequest): string => {
+  const body = request.body as { messages?: { content?: unknown }[] } | undefined;
+  const first = body?.messages?.[0]?.content;
+  const system = typeof first === 'string' ? first : '';
+  if (system.includes('ideal_buy'))
+    return JSON.stringify({ signal: 'buy', confidence: 0.6, score: 0.4, ideal_buy: 150, secondary_buy: 145, stop_loss: 140, take_profit: 170, currency: 'USD', reasoning: `Decision ${LLM_MARKUP}` });
+  if (system.includes('veto_buy')) return JSON.stringify({ risk_level: 'low', veto_buy: false, flags: [LLM_MARKUP], volatility: 0.2, max_drawdown: -0.1, atr: 2, atr_stop: 146, reasoning: 'Calm.' });
+  if (system.includes('stance')) return JSON.stringify({ stance: 'bull', argument: LLM_MARKUP, confidence: 0.5 });
+  if (system.includes('sources')) return JSON.stringify({ signal: 'hold', confidence: 0, reasoning: 'No source configured.', sources: [] });
+  return JSON.stringify({ signal: 'buy', confidence: 0.7, reasoning: `Technical ${LLM_MARKUP}`, indicators: { sma50: 150 }, trend: 'up', momentum: 'positive' });
+};
+
 export default async function globalSetup(): Promise<() => Promise<void>> {
+  const llm = await startFakeLlm({ answer: (_nth, request) => ({ json: llmAnswer(request) }) });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-e2e-'));
   const child = spawn(process.execPath, ['server/main.ts'], {
     cwd: root,
@@ -65,6 +101,12 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // Prices move only when a test sets them; orders are not rate-limited in a test run.
       SIM_TICK_INTERVAL_MS: '0',
       RATE_LIMIT_ORDERS_PER_MIN: '1000',
+      RATE_LIMIT_ANALYSES_PER_MIN: '1000',
+      // Analysis on the fake LLM's OpenAI wire format.
+      LLM_PROVIDER: 'openai',
+      LLM_BASE_URL: `${llm.url}/v1`,
+      LLM_API_KEY: 'e2e-llm-key',
+      LLM_MODEL: 'gpt-4o-mini',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -77,12 +119,16 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       await exited;
     }
     rmSync(dataDir, { recursive: true, force: true });
+    await llm.close();
   };
   try {
     const port = await waitForPort(createInterface({ input: child.stdout }), log);
     const baseUrl = `http://127.0.0.1:${port}`;
     const admin = await call(baseUrl, 'POST', '/api/auth/login', E2E_ADMIN);
     await call(baseUrl, 'POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'BTC/USDT', price: BTC_PRICE }, String(admin.access_token));
+    for (const [index, { asset_class, symbol }] of BAR_SYMBOLS.entries()) {
+      await call(baseUrl, 'POST', '/api/admin/market-data/ohlcv', { asset_class, symbol, bars: barsOf(index === 0 ? 150 : 3000) }, String(admin.access_token));
+    }
     // Playwright hands the environment of global setup to the test workers.
     process.env.E2E_BASE_URL = baseUrl;
   } catch (error) {

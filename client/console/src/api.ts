@@ -25,10 +25,19 @@ export const trpc = createTRPCOptionsProxy<AppRouter>({ client: tradingClient.tr
 export interface TShownError {
   code: string;
   message: string;
+  /** Seconds until a 429 may be tried again (the server's Retry-After, in the error's data). */
+  retryAfterSec: number | undefined;
 }
 
-/** What a refusal says to the user: the domain code and the server's message. */
+/** The typed client's error data carries `retryAfterSec` beside the domain code (server/trpc/errors.ts). */
+const retryAfterOf = (error: unknown): number | undefined => {
+  const data = (error as { data?: { retryAfterSec?: unknown } } | null)?.data;
+  return typeof data?.retryAfterSec === 'number' ? data.retryAfterSec : undefined;
+};
+
+/** What a refusal says to the user: the domain code, the server's message and when to retry. */
 export const shownError = (error: unknown): TShownError => ({
   code: errorCodeOf(error) ?? 'ERROR',
   message: error instanceof Error ? error.message : String(error),
+  retryAfterSec: retryAfterOf(error),
 });

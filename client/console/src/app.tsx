@@ -14,6 +14,7 @@ import { Overview } from './views/overview.tsx';
 import { Positions } from './views/positions.tsx';
 import { Register, SignIn } from './views/sign-in.tsx';
 import { Ticket } from './views/ticket.tsx';
+import { Analysis, Backtests, Bot, Chart } from './research-pages.tsx';
 
 const PAGES: Record<string, { title: string; view: () => ReactNode }> = {
   '/': { title: 'Overview', view: Overview },
@@ -21,6 +22,11 @@ const PAGES: Record<string, { title: string; view: () => ReactNode }> = {
   '/orders': { title: 'Orders', view: Orders },
   '/positions': { title: 'Positions', view: Positions },
   '/keys': { title: 'Exchange keys', view: Keys },
+  // Research and bot pages (issue 19).
+  '/chart': { title: 'Chart', view: Chart },
+  '/backtests': { title: 'Backtests', view: Backtests },
+  '/analysis': { title: 'Analysis', view: Analysis },
+  '/bot': { title: 'Bot', view: Bot },
 };
 const PUBLIC_PAGES: Record<string, () => ReactNode> = { '/signin': SignIn, '/register': Register };
 

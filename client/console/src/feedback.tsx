@@ -8,6 +8,12 @@ export const ErrorNotice = ({ error }: { error: unknown }) => {
   return (
     <p className="notice error" role="alert" data-testid="error">
       <strong className="code">{shown.code}</strong> {shown.message}
+      {shown.retryAfterSec === undefined ? null : (
+        <span className="retry" data-testid="retry-after">
+          {' '}
+          Try again in {shown.retryAfterSec} s (after {new Date(Date.now() + shown.retryAfterSec * 1000).toLocaleTimeString('en-GB', { timeZone: 'UTC' })} UTC).
+        </span>
+      )}
     </p>
   );
 };

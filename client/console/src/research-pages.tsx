@@ -1,0 +1,17 @@
+// The chart, backtests, analysis and bot pages, each loaded on first visit: the charting
+// library and the markdown sanitiser stay out of the first download of the console.
+import { lazy, Suspense, type ComponentType } from 'react';
+
+const onDemand = (load: () => Promise<ComponentType>) => {
+  const Page = lazy(async () => ({ default: await load() }));
+  return () => (
+    <Suspense fallback={<p>Loading…</p>}>
+      <Page />
+    </Suspense>
+  );
+};
+
+export const Chart = onDemand(async () => (await import('./views/chart.tsx')).Chart);
+export const Backtests = onDemand(async () => (await import('./views/backtests.tsx')).Backtests);
+export const Analysis = onDemand(async () => (await import('./views/analysis.tsx')).Analysis);
+export const Bot = onDemand(async () => (await import('./views/bot.tsx')).Bot);

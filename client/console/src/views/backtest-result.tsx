@@ -1,0 +1,120 @@
+// One backtest result in full: metric cards, the equity curve with its drawdown pane, the fills
+// as markers on the price chart, and the fills table. A backtest is a simulation: its numbers
+// are marked so, never paper or live.
+import { useQuery } from '@tanstack/react-query';
+import { useMemo } from 'react';
+import type { TBacktestResult, TAssetClass } from '../../../index.ts';
+import { trpc } from '../api.ts';
+import { EquityChart } from '../charts/equity-chart.tsx';
+import { PriceChart, type TFillMarker } from '../charts/price-chart.tsx';
+import { ErrorNotice } from '../feedback.tsx';
+import { money, percent, quantity, when } from '../format.ts';
+
+export const BacktestBadge = () => (
+  <span className="badge paper" data-testid="mode">
+    backtest
+  </span>
+);
+
+const ratio = (value: number | null) => (value === null ? '–' : value.toFixed(2));
+
+/** The metrics every result view shows, as label and text (money with its currency). */
+export const metricRows = (result: TBacktestResult): [string, string, string][] => [
+  ['total_return_pct', 'Total return', percent(result.total_return_pct)],
+  ['annual_return', 'Annual return (CAGR)', percent(result.annual_return)],
+  ['sharpe_ratio', 'Sharpe ratio', ratio(result.sharpe_ratio)],
+  ['max_drawdown_pct', 'Max drawdown', percent(result.max_drawdown_pct)],
+  ['win_rate', 'Win rate', percent(result.win_rate)],
+  ['profit_factor', 'Profit factor', ratio(result.profit_factor)],
+  ['total_trades', 'Round trips', String(result.total_trades)],
+  ['buy_hold_return_pct', 'Buy and hold', percent(result.buy_hold_return_pct)],
+  ['initial_capital', 'Initial capital', money(result.initial_capital, result.currency)],
+  ['final_capital', 'Final capital', money(result.final_capital, result.currency)],
+];
+
+const MetricCards = ({ result }: { result: TBacktestResult }) => (
+  <div className="cards metrics" data-testid="metric-cards">
+    {metricRows(result).map(([key, label, text]) => (
+      <article key={key} className="card metric" data-testid={`metric-${key}`}>
+        <h3>{label}</h3>
+        <p className="metric-value">{text}</p>
+      </article>
+    ))}
+  </div>
+);
+
+const TradesTable = ({ result }: { result: TBacktestResult }) => (
+  <>
+    <h3>
+      Fills ({result.trades.length}
+      {result.trades_total > result.trades.length ? ` of ${result.trades_total}` : ''})
+    </h3>
+    <table data-testid="backtest-trades">
+      <thead>
+        <tr>
+          <th>Time</th>
+          <th>Side</th>
+          <th>Price</th>
+          <th>Amount</th>
+          <th>Fee</th>
+        </tr>
+      </thead>
+      <tbody>
+        {result.trades.map((trade, index) => (
+          <tr key={`${trade.timestamp}-${index}`} data-testid="backtest-trade-row">
+            <td>{when(trade.timestamp)}</td>
+            <td>{trade.side}</td>
+            <td>{money(trade.price, result.currency)}</td>
+            <td>{quantity(trade.amount)}</td>
+            <td>{money(trade.fee, result.currency)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </>
+);
+
+/** The result's fills on the daily candles of its range. */
+const TradesChart = ({ result }: { result: TBacktestResult }) => {
+  const bars = useQuery(trpc.marketData.ohlcv.queryOptions({ asset_class: result.asset_class as TAssetClass, symbol: result.symbol, from: result.start_date, to: result.end_date }, { retry: false }));
+  const fills = useMemo(
+    (): TFillMarker[] => result.trades.map((trade) => ({ date: trade.timestamp.slice(0, 10), side: trade.side, price: trade.price, text: `${trade.side} @ ${money(trade.price, result.currency)}` })),
+    [result],
+  );
+  return (
+    <>
+      <ErrorNotice error={bars.error} />
+      <PriceChart candles={bars.data?.bars ?? []} fills={fills} testId="backtest-price-chart" />
+    </>
+  );
+};
+
+export const BacktestResultView = ({ result }: { result: TBacktestResult }) => (
+  <article data-testid="backtest-result" data-result-id={result.result_id}>
+    <h2>
+      {result.strategy_name} on {result.symbol} ({result.asset_class}), {result.start_date} to {result.end_date} <BacktestBadge />
+    </h2>
+    <p className="hint">
+      Profile {result.profile_name}; amounts in {result.currency}; parameters <code>{JSON.stringify(result.strategy_params)}</code>; curve of {result.equity_curve.length}
+      {result.equity_curve_total > result.equity_curve.length ? ` (of ${result.equity_curve_total})` : ''} points.
+    </p>
+    <MetricCards result={result} />
+    <h3>Equity ({result.currency}) and drawdown</h3>
+    <EquityChart curve={result.equity_curve} currency={result.currency} />
+    <h3>Fills on the price ({result.currency})</h3>
+    <TradesChart result={result} />
+    <TradesTable result={result} />
+  </article>
+);
+
+/** Which family's routes hold a result: crypto results live at /api/backtest. */
+export const familyOf = (assetClass: string) => (assetClass === 'crypto' ? 'crypto' : 'equity');
+
+/** A saved result read in full by its id. */
+export const useBacktestResult = (summary: { result_id: string; asset_class: string } | undefined) => {
+  const family = familyOf(summary?.asset_class ?? '');
+  const input = { result_id: summary?.result_id ?? '' };
+  const equity = useQuery(trpc.backtest.equity.get.queryOptions(input, { enabled: Boolean(summary) && family === 'equity' }));
+  const crypto = useQuery(trpc.backtest.crypto.get.queryOptions(input, { enabled: Boolean(summary) && family === 'crypto' }));
+  return family === 'crypto' ? crypto : equity;
+};
