@@ -3,28 +3,9 @@
 // two users, and user text rendered as text.
 import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { BTC_PRICE, E2E_ADMIN } from './global-setup.ts';
+import { baseUrl, watchErrors } from './helpers.ts';
 
-const baseUrl = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url) throw new Error('E2E_BASE_URL is not set: run the tests through playwright.config.ts');
-  return url;
-};
-
-const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot'];
-
-/**
- * Script errors and console errors of a page. The browser also logs every HTTP answer >= 400 as
- * a console error ("Failed to load resource"): those are API refusals the page shows itself
- * (an overview card without a key answers 403 BROKER_NOT_CONFIGURED), so they are not counted.
- */
-const watchErrors = (page: Page): string[] => {
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource: the server responded with a status of 4')) errors.push(`console: ${message.text()}`);
-  });
-  return errors;
-};
+const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot', '/app/live', '/app/operator'];
 
 let counter = 0;
 const uniqueUser = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`;

@@ -5,7 +5,7 @@
 // analysis pages are tested against hostile model output. The tests find the service at
 // E2E_BASE_URL; the returned function stops both.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,12 +27,13 @@ const KEPT_LOG_LINES = 200;
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-const waitForPort = (lines: AsyncIterable<string>, log: string[]) =>
+const waitForPort = (lines: AsyncIterable<string>, log: string[], onLine: (line: string) => void) =>
   new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the service did not start within ${START_TIMEOUT_MS} ms:\n${log.join('\n')}`)), START_TIMEOUT_MS);
     void (async () => {
       // Read to the end, so the service never blocks on a full stdout pipe; keep the last lines.
       for await (const line of lines) {
+        onLine(line);
         log.push(line);
         if (log.length > KEPT_LOG_LINES) log.shift();
         try {
@@ -107,6 +108,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       LLM_BASE_URL: `${llm.url}/v1`,
       LLM_API_KEY: 'e2e-llm-key',
       LLM_MODEL: 'gpt-4o-mini',
+      // One filled paper order is record enough for the promotion wizard's test.
+      RISK_PAPER_MIN_DAYS: '0',
+      RISK_PAPER_MIN_TRADES: '1',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -122,7 +126,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await llm.close();
   };
   try {
-    const port = await waitForPort(createInterface({ input: child.stdout }), log);
+    // The service's log, whole, for tests that read what it says (a live confirm token without SMTP).
+    const serviceLog = path.join(dataDir, 'service.log');
+    const port = await waitForPort(createInterface({ input: child.stdout }), log, (line) => appendFileSync(serviceLog, `${line}\n`));
     const baseUrl = `http://127.0.0.1:${port}`;
     const admin = await call(baseUrl, 'POST', '/api/auth/login', E2E_ADMIN);
     await call(baseUrl, 'POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'BTC/USDT', price: BTC_PRICE }, String(admin.access_token));
@@ -131,6 +137,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     }
     // Playwright hands the environment of global setup to the test workers.
     process.env.E2E_BASE_URL = baseUrl;
+    process.env.E2E_SERVICE_LOG = serviceLog;
   } catch (error) {
     await stop();
     throw error;

@@ -1,7 +1,8 @@
 // The research and bot pages end to end (chart, backtests, analysis, bot) against the real
 // service of global-setup.ts: its loaded bars and its fake LLM, whose answers carry markup.
-import { expect, test, type Browser, type Page } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { BAR_COUNT, E2E_ADMIN } from './global-setup.ts';
+import { addCryptoKey, api, baseUrl, go, passwordOf, register, tokenOf, watchErrors } from './helpers.ts';
 
 const ROUTES = [
   ['/app/chart', 'Chart'],
@@ -9,64 +10,6 @@ const ROUTES = [
   ['/app/analysis', 'Analysis'],
   ['/app/bot', 'Bot'],
 ] as const;
-
-const baseUrl = () => {
-  const url = process.env.E2E_BASE_URL;
-  if (!url) throw new Error('E2E_BASE_URL is not set: run the tests through playwright.config.ts');
-  return url;
-};
-
-/** Script and console errors (a CSP violation is one); HTTP refusals the page shows itself are not. */
-const watchErrors = (page: Page): string[] => {
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource: the server responded with a status of 4')) errors.push(`console: ${message.text()}`);
-  });
-  return errors;
-};
-
-let counter = 0;
-const passwordOf = (username: string) => `pw-${username}-secret`;
-
-const register = async (browser: Browser, prefix: string) => {
-  const context = await browser.newContext({ baseURL: baseUrl() });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const username = `${prefix}_${Date.now().toString(36)}_${++counter}`;
-  await page.goto('/app/register');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('E-mail').fill(`${username}@example.com`);
-  await page.getByLabel('Password').fill(passwordOf(username));
-  await page.getByRole('button', { name: 'Register' }).click();
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
-  return { context, page, errors, username };
-};
-
-const go = async (page: Page, title: string) => {
-  await page.getByRole('navigation').getByRole('link', { name: title, exact: true }).click();
-  await expect(page.getByRole('heading', { name: title, level: 1 })).toBeVisible();
-};
-
-const addCryptoKey = async (page: Page) => {
-  await go(page, 'Exchange keys');
-  await page.getByLabel('Label').fill('research key');
-  await page.getByLabel('API key').fill(`e2e-research-${Date.now()}-${++counter}`);
-  await page.getByLabel('API secret').fill('e2e-secret-value');
-  await page.getByRole('button', { name: 'Add paper key' }).click();
-  await expect(page.getByTestId('done')).toContainText('added for Crypto (paper)');
-};
-
-const api = async (method: string, path: string, body?: unknown, token?: string) => {
-  const response = await fetch(`${baseUrl()}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.status, `${method} ${path}`).toBeLessThan(300);
-  return (await response.json()) as Record<string, unknown>;
-};
-const tokenOf = async (credentials: { username: string; password: string }) => String((await api('POST', '/api/auth/login', credentials)).access_token);
 
 test('signed out, the research routes redirect to sign-in', async ({ page }) => {
   const errors = watchErrors(page);

@@ -15,8 +15,10 @@ import { Positions } from './views/positions.tsx';
 import { Register, SignIn } from './views/sign-in.tsx';
 import { Ticket } from './views/ticket.tsx';
 import { Analysis, Backtests, Bot, Chart } from './research-pages.tsx';
+import { Live } from './views/live.tsx';
+import { Operator } from './views/operator.tsx';
 
-const PAGES: Record<string, { title: string; view: () => ReactNode }> = {
+const PAGES: Record<string, { title: string; view: () => ReactNode; operatorOnly?: boolean }> = {
   '/': { title: 'Overview', view: Overview },
   '/ticket': { title: 'Order ticket', view: Ticket },
   '/orders': { title: 'Orders', view: Orders },
@@ -27,6 +29,9 @@ const PAGES: Record<string, { title: string; view: () => ReactNode }> = {
   '/backtests': { title: 'Backtests', view: Backtests },
   '/analysis': { title: 'Analysis', view: Analysis },
   '/bot': { title: 'Bot', view: Bot },
+  // Live trading and the operator's views.
+  '/live': { title: 'Live trading', view: Live },
+  '/operator': { title: 'Operator', view: Operator, operatorOnly: true },
 };
 const PUBLIC_PAGES: Record<string, () => ReactNode> = { '/signin': SignIn, '/register': Register };
 
@@ -52,11 +57,14 @@ const Header = () => {
   return (
     <header>
       <nav>
-        {Object.entries(PAGES).map(([path, page]) => (
-          <NavLink key={path} to={path}>
-            {page.title}
-          </NavLink>
-        ))}
+        {Object.entries(PAGES)
+          // The operator's page is for operators: the API refuses it to anyone else anyway.
+          .filter(([, page]) => !page.operatorOnly || me.data?.role === 'admin')
+          .map(([path, page]) => (
+            <NavLink key={path} to={path}>
+              {page.title}
+            </NavLink>
+          ))}
       </nav>
       <span className="who" data-testid="username">
         {me.data?.username}

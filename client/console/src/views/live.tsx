@@ -1,0 +1,189 @@
+// Live trading: where each asset class stands (live flag, lock, today's live orders against the
+// limit), what still blocks live orders on this service (its flags), and the promotion wizard:
+// readiness → a confirm token (by e-mail, or to the service log) → enable. Then the kill switch's
+// lines: the day's P&L of each account against the −4 % alert and the −5 % lock.
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '../../../index.ts';
+import { queryClient, trpc } from '../api.ts';
+import { DoneNotice, ErrorNotice } from '../feedback.tsx';
+import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { ASSET_CLASS_NAMES, ASSET_CLASSES, when } from '../format.ts';
+import { AssetClassPicker } from '../pickers.tsx';
+
+/** The kill switch's lines (DESIGN "Kill switch"): an alert at −4 %, a 24 h lock at −5 %. */
+const ALERT_PCT = -4;
+const LOCK_PCT = -5;
+
+const readLiveAgain = () => queryClient.invalidateQueries(trpc.live.status.pathFilter());
+
+/** What the service's own settings still say against live orders, whatever the user does. */
+const blockersOf = (flags: TFeatureFlags | undefined): string[] => {
+  if (!flags) return [];
+  const blockers: string[] = [];
+  if (!flags.FEATURE_EQUITY_LIVE) blockers.push('FEATURE_EQUITY_LIVE is off on this service');
+  if (!flags.ALLOW_LIVE) blockers.push('ALLOW_LIVE is not set on this host');
+  return blockers;
+};
+
+const StatusTable = () => {
+  const status = useQuery(trpc.live.status.queryOptions());
+  return (
+    <>
+      <ErrorNotice error={status.error} />
+      <table data-testid="live-status">
+        <thead>
+          <tr>
+            <th>Asset class</th>
+            <th>Live</th>
+            <th>Lock</th>
+            <th>Live orders today</th>
+            <th>First live order</th>
+          </tr>
+        </thead>
+        <tbody>
+          {status.data
+            ? ASSET_CLASSES.map((assetClass) => {
+                const row = status.data[assetClass];
+                return (
+                  <tr key={assetClass} data-testid={`live-${assetClass}`}>
+                    <td>{ASSET_CLASS_NAMES[assetClass]}</td>
+                    <td data-testid="live-enabled">{row.live_enabled ? 'enabled' : 'paper only'}</td>
+                    <td data-testid="lock">{row.locked_until ? `locked until ${when(row.locked_until)}` : 'none'}</td>
+                    <td>
+                      {row.live_orders_today} / {row.daily_limit}
+                    </td>
+                    <td>{row.first_live_order_at ? when(row.first_live_order_at) : '–'}</td>
+                  </tr>
+                );
+              })
+            : null}
+        </tbody>
+      </table>
+    </>
+  );
+};
+
+const PromotionWizard = () => {
+  const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
+  const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
+  const readiness = useMutation(trpc.live.readiness.mutationOptions());
+  const issue = useMutation(trpc.live.issueConfirm.mutationOptions());
+  const enable = useMutation(trpc.live.enable.mutationOptions({ onSettled: readLiveAgain }));
+  const ready = readiness.data?.ok === true && readiness.data.asset_class === assetClass;
+  const issued = issue.data?.asset_class === assetClass ? issue.data : undefined;
+
+  const choose = (next: TAssetClass) => {
+    setAssetClass(next);
+    readiness.reset();
+    issue.reset();
+    enable.reset();
+  };
+  const submitToken = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const checked = ZLiveEnableRequest.safeParse({ confirm_token: fieldText(form, 'confirm_token').trim(), botcheck_token: fieldText(form, 'botcheck_token').trim() || undefined });
+    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
+    if (checked.success) enable.mutate(checked.data);
+  };
+
+  return (
+    <article className="card wide" data-testid="promotion">
+      <h2>Go live</h2>
+      <AssetClassPicker value={assetClass} onChange={choose} />
+      <ol className="steps">
+        <li>
+          <button type="button" data-testid="check-readiness" disabled={readiness.isPending} onClick={() => readiness.mutate({ asset_class: assetClass })}>
+            Check my paper record
+          </button>
+          {readiness.data && readiness.data.asset_class === assetClass ? (
+            <p data-testid="readiness">
+              {readiness.data.ok ? 'Ready: ' : 'Not ready yet: '}
+              {readiness.data.paper_days} of {readiness.data.required_days} days and {readiness.data.paper_trades} of {readiness.data.required_trades} filled paper orders.
+              {readiness.data.reasons.length > 0 ? ` ${readiness.data.reasons.join('; ')}.` : ''}
+            </p>
+          ) : null}
+        </li>
+        <li>
+          <button type="button" data-testid="issue-token" disabled={!ready || issue.isPending} onClick={() => issue.mutate({ asset_class: assetClass })}>
+            Send me a confirm token
+          </button>
+          {issued ? (
+            <p data-testid="token-issued">
+              {issued.delivery === 'email' ? 'A token is on its way to your e-mail' : 'The token went to the service log (this service has no e-mail): ask its operator'}; it expires {when(issued.expires_at)}.
+            </p>
+          ) : null}
+        </li>
+        <li>
+          <form onSubmit={submitToken} noValidate data-testid="enable-form">
+            <TextField name="confirm_token" label="Confirm token" autoComplete="one-time-code" errors={fieldErrors} />
+            <TextField name="botcheck_token" label="Bot check token (if this service asks for one)" errors={fieldErrors} />
+            <button type="submit" disabled={!issued || enable.isPending}>
+              Enable live trading
+            </button>
+          </form>
+        </li>
+      </ol>
+      <ErrorNotice error={readiness.error ?? issue.error ?? enable.error} />
+      <DoneNotice text={enable.data ? `Live trading is enabled for ${ASSET_CLASS_NAMES[enable.data.asset_class]}.` : undefined} />
+    </article>
+  );
+};
+
+/** Today's P&L of one account against the kill switch's lines, from the account's metadata. */
+const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
+  const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode: 'paper' }, { retry: false }));
+  const metadata = (account.data?.metadata ?? {}) as { day_start_equity?: string | null; day_pnl_pct?: number | string | null };
+  const pct = metadata.day_pnl_pct === undefined || metadata.day_pnl_pct === null ? undefined : Number(metadata.day_pnl_pct);
+  const state = pct === undefined ? 'no day-start snapshot yet' : pct <= LOCK_PCT ? 'at the lock line' : pct <= ALERT_PCT ? 'past the alert line' : 'inside the lines';
+  if (!account.data) return null;
+  return (
+    <tr data-testid={`risk-${assetClass}`}>
+      <td>{ASSET_CLASS_NAMES[assetClass]} (paper)</td>
+      <td>
+        {metadata.day_start_equity ?? '–'} {account.data.currency}
+      </td>
+      <td data-testid="day-pnl">{pct === undefined ? '–' : `${pct.toFixed(2)} %`}</td>
+      <td>{state}</td>
+    </tr>
+  );
+};
+
+export const Live = () => {
+  const flags = useQuery({ queryKey: ['flags'], queryFn: async () => (await fetch('/health/flags')).json() as Promise<TFeatureFlags> });
+  const blockers = blockersOf(flags.data);
+  return (
+    <section>
+      <h1>Live trading</h1>
+      <StatusTable />
+      {blockers.length > 0 ? (
+        <p className="notice" data-testid="live-blockers">
+          Live orders stay refused on this service until its operator changes: {blockers.join('; ')}.
+        </p>
+      ) : null}
+      <PromotionWizard />
+      <article className="card wide" data-testid="risk">
+        <h2>Kill switch</h2>
+        <p className="hint">
+          Each account's P&L since the UTC day's start: at {ALERT_PCT} % the operators are alerted; at {LOCK_PCT} % the asset class is locked for 24 hours, its open entry
+          orders canceled and the bot stopped. Only an operator clears a lock early.
+        </p>
+        <table>
+          <thead>
+            <tr>
+              <th>Account</th>
+              <th>Day start</th>
+              <th>Today</th>
+              <th>State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ASSET_CLASSES.map((assetClass) => (
+              <RiskRow key={assetClass} assetClass={assetClass} />
+            ))}
+          </tbody>
+        </table>
+      </article>
+    </section>
+  );
+};

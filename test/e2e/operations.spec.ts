@@ -1,0 +1,133 @@
+// Live trading and operations end to end: the promotion wizard to live with the confirm token read
+// from the service's log (no SMTP here), a price crash that locks an account and an operator who
+// clears the lock from the console, the halt set and lifted from the console, and a key tested,
+// deactivated, activated and deleted.
+import { readFileSync } from 'node:fs';
+import { expect, test, type Browser, type Page } from '@playwright/test';
+import { E2E_ADMIN } from './global-setup.ts';
+import { addCryptoKey, api, baseUrl, go, passwordOf, register, tokenOf, watchErrors } from './helpers.ts';
+
+/** Script errors only: while the service is halted, the page's own reads answer 503 on purpose. */
+const scriptErrors = (errors: string[]) => errors.filter((error) => error.startsWith('pageerror'));
+
+const signInAsOperator = async (browser: Browser): Promise<Page> => {
+  const context = await browser.newContext({ baseURL: baseUrl() });
+  const page = await context.newPage();
+  await page.goto('/app/signin');
+  await page.getByLabel('Username').fill(E2E_ADMIN.username);
+  await page.getByLabel('Password').fill(E2E_ADMIN.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  await go(page, 'Operator');
+  return page;
+};
+
+/** A market order through the API, waited for until it is filled. */
+const fillOrder = async (token: string, order: { symbol: string; side: 'buy' | 'sell'; qty: number }) => {
+  const placed = await api('POST', '/api/equity/orders', { asset_class: 'crypto', order_type: 'market', ...order }, token);
+  await expect
+    .poll(async () => (await api('GET', `/api/equity/orders/${String(placed.broker_order_id)}?asset_class=crypto&symbol=${encodeURIComponent(order.symbol)}`, undefined, token)).status)
+    .toBe('filled');
+};
+
+/** The confirm token the service logged for `userId` (it has no SMTP settings in this run). */
+const loggedConfirmToken = (userId: number): string | undefined => {
+  const file = process.env.E2E_SERVICE_LOG;
+  if (!file) throw new Error('E2E_SERVICE_LOG is not set: run the tests through playwright.config.ts');
+  const entries = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('live_confirm_token'))
+    .map((line) => JSON.parse(line) as { live_confirm_token?: string; userId?: number });
+  return entries.filter((entry) => entry.userId === userId).at(-1)?.live_confirm_token;
+};
+
+test('the promotion wizard takes a user with a paper record to live, with the token the service logged', async ({ browser }) => {
+  const { page, errors, username } = await register(browser, 'e2e_promo');
+  await addCryptoKey(page);
+  const token = await tokenOf({ username, password: passwordOf(username) });
+  const me = await api('GET', '/api/auth/me', undefined, token);
+  await fillOrder(token, { symbol: 'BTC/USDT', side: 'buy', qty: 0.001 });
+
+  await go(page, 'Live trading');
+  await expect(page.getByTestId('live-crypto').getByTestId('live-enabled')).toHaveText('paper only');
+  // This service runs without FEATURE_EQUITY_LIVE and ALLOW_LIVE: the page says what still blocks.
+  await expect(page.getByTestId('live-blockers')).toContainText('FEATURE_EQUITY_LIVE');
+  await page.getByTestId('check-readiness').click();
+  await expect(page.getByTestId('readiness')).toContainText('Ready');
+  await page.getByTestId('issue-token').click();
+  await expect(page.getByTestId('token-issued')).toContainText('service log');
+  let confirmToken: string | undefined;
+  await expect.poll(() => (confirmToken = loggedConfirmToken(Number(me.id)))).toBeTruthy();
+  await page.getByLabel('Confirm token').fill(confirmToken!);
+  await page.getByRole('button', { name: 'Enable live trading' }).click();
+  await expect(page.getByTestId('done')).toContainText('Live trading is enabled for Crypto');
+  await expect(page.getByTestId('live-crypto').getByTestId('live-enabled')).toHaveText('enabled');
+  expect(errors).toEqual([]);
+});
+
+test('a price crash locks the account, the user sees the lock, and an operator clears it from the console', async ({ browser }) => {
+  const { page, errors, username } = await register(browser, 'e2e_crash');
+  await addCryptoKey(page);
+  const token = await tokenOf({ username, password: passwordOf(username) });
+  const adminToken = await tokenOf(E2E_ADMIN);
+  // SOL/USDT is this test's own symbol: no other test holds it.
+  await api('POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'SOL/USDT', price: 100 }, adminToken);
+  await fillOrder(token, { symbol: 'SOL/USDT', side: 'buy', qty: 350 });
+  await api('POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'SOL/USDT', price: 50 }, adminToken);
+  // A fill after the crash has the kill switch look at the account (a sell: buys are refused by now).
+  await fillOrder(token, { symbol: 'SOL/USDT', side: 'sell', qty: 1 });
+  await expect.poll(async () => ((await api('GET', '/api/operations/live/status', undefined, token)).crypto as { locked_until: string | null }).locked_until).not.toBeNull();
+
+  await go(page, 'Live trading');
+  await expect(page.getByTestId('live-crypto').getByTestId('lock')).toContainText('locked until');
+
+  const operator = await signInAsOperator(browser);
+  const lockRow = operator.getByTestId('lock-row').filter({ hasText: username });
+  await expect(lockRow).toHaveCount(1);
+  await lockRow.getByTestId('clear-lock').click();
+  await expect(operator.getByTestId('done')).toContainText('cleared');
+  await expect(lockRow).toHaveCount(0);
+
+  await page.reload();
+  await expect(page.getByTestId('live-crypto').getByTestId('lock')).toHaveText('none');
+  expect(errors).toEqual([]);
+});
+
+test('an operator halts the service and lifts the halt from the console', async ({ browser }) => {
+  const operator = await signInAsOperator(browser);
+  const errors = watchErrors(operator);
+  await expect(operator.getByTestId('halt-state')).toHaveText('running');
+  await operator.getByTestId('halt-toggle').click();
+  await expect(operator.getByTestId('halt-banner')).toBeVisible();
+  await expect(operator.getByTestId('halt-state')).toContainText('halted since');
+  expect((await fetch(`${baseUrl()}/health`).then((response) => response.json())) as { halted: boolean }).toMatchObject({ halted: true });
+  // The console stays served while halted, so the halt can be lifted from it.
+  await operator.reload();
+  await expect(operator.getByRole('heading', { name: 'Operator' })).toBeVisible();
+  await operator.getByTestId('halt-toggle').click();
+  await expect(operator.getByTestId('halt-state')).toHaveText('running');
+  await expect(operator.getByTestId('halt-banner')).toHaveCount(0);
+  expect((await fetch(`${baseUrl()}/health`).then((response) => response.json())) as { halted: boolean }).toMatchObject({ halted: false });
+  expect(scriptErrors(errors)).toEqual([]);
+});
+
+test('a key is tested without being saved, then added, deactivated, activated and deleted', async ({ browser }) => {
+  const { page, errors } = await register(browser, 'e2e_keys');
+  await go(page, 'Exchange keys');
+  await page.getByLabel('API key').fill(`e2e-keys-${Date.now()}`);
+  await page.getByLabel('API secret').fill('e2e-secret-value');
+  await page.getByTestId('test-key').click();
+  await expect(page.getByTestId('key-test-result')).toContainText('The broker answers');
+  await expect(page.getByTestId('no-keys')).toBeVisible();
+  await page.getByRole('button', { name: 'Add paper key' }).click();
+  const row = page.getByTestId('key-row');
+  await expect(row).toHaveCount(1);
+  await row.getByTestId('key-toggle').click();
+  await expect(row.getByTestId('key-toggle')).toHaveText('Activate');
+  await row.getByTestId('key-toggle').click();
+  await expect(row.getByTestId('key-toggle')).toHaveText('Deactivate');
+  page.once('dialog', (dialog) => void dialog.accept());
+  await row.getByTestId('key-delete').click();
+  await expect(page.getByTestId('no-keys')).toBeVisible();
+  expect(errors).toEqual([]);
+});
