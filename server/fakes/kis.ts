@@ -177,11 +177,15 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
 
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://fake').pathname;
-    requests.push({ method: request.method ?? '', path, trId: String(request.headers.tr_id ?? ''), appKey: String(request.headers.appkey ?? ''), trCont: String(request.headers.tr_cont ?? '') });
+    const seen: FakeKisRequest = { method: request.method ?? '', path, trId: String(request.headers.tr_id ?? ''), appKey: String(request.headers.appkey ?? ''), trCont: String(request.headers.tr_cont ?? '') };
+    requests.push(seen);
     void (async () => {
       try {
         if (path === KIS_PATHS.token && request.method === 'POST') {
-          const answer = issueToken(JSON.parse((await readBody(request)) || '{}') as Partial<KisTokenRequest>);
+          const body = JSON.parse((await readBody(request)) || '{}') as Partial<KisTokenRequest>;
+          // The token request carries its app key in the body.
+          seen.appKey = body.appkey ?? '';
+          const answer = issueToken(body);
           return sendJson(response, answer.status, answer.body);
         }
         // Faults hit the calls after the token: the token endpoint has its own refusals.

@@ -83,7 +83,8 @@ export interface KisBrokerOptions extends KisAccountKey, KisAccountNumber {
   replayToday?: boolean;
   /** Pages read of a paged inquiry at most (15 rows a page on paper, 100 live). Default 20. */
   maxPages?: number;
-  onPoll?: () => void;
+  /** Told after every reading of events(); the next reading waits for what it returns. */
+  onPoll?: () => void | Promise<void>;
   random?: () => number;
   logger?: Pick<Logger, 'warn'>;
   now?: () => Date;

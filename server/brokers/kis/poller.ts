@@ -23,8 +23,8 @@ export interface KisPollOptions {
    */
   replayToday: boolean;
   now: () => Date;
-  /** Told after every reading (tests wait on it). */
-  onPoll?: () => void;
+  /** Told after every reading; the next waits for what it returns (tests hold the poller with it). */
+  onPoll?: () => void | Promise<void>;
   logger?: Pick<Logger, 'warn'>;
 }
 
@@ -81,7 +81,7 @@ export async function* pollKisEvents(options: KisPollOptions, signal: AbortSigna
       // Unavailable: the next reading tries again; nothing is lost, the rows keep their sums.
       options.logger?.warn({ err: error }, 'kis: reading the daily orders failed; trying again at the next interval');
     }
-    options.onPoll?.();
+    await options.onPoll?.();
     await pause(options.intervalMs, signal);
   }
 }
