@@ -283,6 +283,36 @@ describe('refusals and failures', () => {
   });
 });
 
+describe('the limiters', () => {
+  it('holds the calls of two keys on one host to the host budget, and a key of many adapters to its own', async () => {
+    const hosts = createLimiterRegistry({ requestsPerMinute: 60, burst: 2 });
+    const keys = createLimiterRegistry({ requestsPerMinute: 60, burst: 3 });
+    cleanups.push(() => hosts.close(), () => keys.close());
+    const first = newBroker();
+    const second = newBroker();
+    // Tokens first, through roomy limiters, so only the calls under test meet the small ones.
+    await Promise.all([first.broker.account(), second.broker.account()]);
+    const before = fake.requests.length;
+    const onHost = [first.make({ hostLimiters: hosts }), second.make({ hostLimiters: hosts })];
+    const calls = Array.from({ length: 6 }, (_, index) => onHost[index % 2]!.account().then(() => 'answered', (error: unknown) => error));
+    const hostLimiter = hosts.forKey(fake.url);
+    await until(() => ({ sent: fake.requests.length - before, waiting: hostLimiter.waiting }), ({ sent, waiting }) => sent === 2 && waiting === 4);
+    hosts.close();
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.filter((outcome) => outcome === 'answered')).toHaveLength(2);
+    expect(outcomes.filter((outcome) => outcome instanceof BrokerUnavailableError)).toHaveLength(4);
+
+    // One key, three adapters (three users of it): one budget of 3.
+    const sameKey = [first.make({ keyLimiters: keys }), first.make({ keyLimiters: keys, userId: 8 }), first.make({ keyLimiters: keys, userId: 9 })];
+    const keyBefore = fake.requests.length;
+    const keyCalls = Array.from({ length: 7 }, (_, index) => sameKey[index % 3]!.positions().then(() => 'answered', (error: unknown) => error));
+    const keyLimiter = keys.forKey(`${fake.url}|${first.appKey}`);
+    await until(() => ({ sent: fake.requests.length - keyBefore, waiting: keyLimiter.waiting }), ({ sent, waiting }) => sent === 3 && waiting === 4);
+    keys.close();
+    expect((await Promise.all(keyCalls)).filter((outcome) => outcome === 'answered')).toHaveLength(3);
+  });
+});
+
 describe('secrets', () => {
   it('keeps the app secret and every token out of error messages, even ones the server echoes', async () => {
     const { broker, appSecret, tokenStore, appKey } = newBroker();
