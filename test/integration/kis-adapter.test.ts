@@ -360,6 +360,19 @@ describe('the access token', () => {
     expect(fake.tokenRefusals).toBeGreaterThan(0);
   });
 
+  it('keeps serving the old token when an early renewal is refused as too soon, and does not ask again on every call', async () => {
+    let clock = Date.now();
+    const { broker, appKey } = newBroker({ now: () => new Date(clock) });
+    await broker.account();
+    // Five minutes before the day-long token ends, by the adapter's clock: inside the renewal margin.
+    clock += 86_400_000 - 300_000;
+    const refusalsBefore = fake.tokenRefusals;
+    expect(await broker.account()).toMatchObject({ cash: '10000000' });
+    expect(await broker.positions()).toEqual([]);
+    expect(fake.tokenRefusals - refusalsBefore).toBe(1);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(2);
+  });
+
   it('is renewed before it expires, by the lifetime KIS gave it', async () => {
     // A fake of its own with one-second tokens and no issuance spacing: renewal is due at 90 % of the lifetime.
     const shortLived = await startFakeKis({ prices: { '005930': '71000' }, tokenLifetimeSeconds: 1, tokenIssueIntervalMs: 0 });

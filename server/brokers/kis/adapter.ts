@@ -122,6 +122,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     renewBeforeMs: options.tokenRenewBeforeMs ?? 10 * 60_000,
     timeoutMs,
     scrub: scrubSecret,
+    now: () => now().getTime(),
   });
   const http: KisHttp = createKisHttp({
     origin,

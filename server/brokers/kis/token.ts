@@ -70,6 +70,9 @@ export interface KisTokenManagerOptions {
 
 const processInFlight = new Map<string, Promise<KisStoredToken>>();
 
+/** KIS's issuance spacing: an early renewal that failed is not tried again sooner. */
+const EARLY_RENEWAL_RETRY_MS = 60_000;
+
 /** Whether a token is still good to send now, and whether it is time to renew it. */
 export const tokenFreshness = (token: KisStoredToken | undefined, nowMs: number, renewBeforeMs: number): 'missing' | 'expired' | 'renew' | 'fresh' => {
   if (!token) return 'missing';
@@ -90,6 +93,8 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
   const key = tokenStoreKey(options.origin, options.appKey);
   const inFlight = options.inFlight ?? processInFlight;
   let issued = 0;
+  /** When an early renewal last failed: the old token serves a minute before the next try, so a refusing KIS is not asked on every call. */
+  let earlyRenewalFailedAt = Number.NEGATIVE_INFINITY;
 
   const issue = async (): Promise<KisStoredToken> => {
     const url = new URL(KIS_PATHS.token, options.origin);
@@ -131,9 +136,10 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
   };
 
   /**
-   * A fresh token: the store's when it has one, else one issued now. A renewal refused as too soon
-   * falls back on the token still held (renewal is early, so it is still good); with none good,
-   * the call is unavailable (a token that cannot be renewed).
+   * A fresh token: the store's when it has one, else one issued now. A renewal that fails for a
+   * while (refused as too soon, or KIS unreachable) falls back on the token still held, since
+   * renewal is early and it is still good; with none good, the call is unavailable (a token that
+   * cannot be renewed). A refused key or secret is a refusal, whatever is held.
    */
   const renew = async (): Promise<KisStoredToken> => {
     const stored = await options.store.get(key);
@@ -143,11 +149,15 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
       await options.store.put(key, token);
       return token;
     } catch (error) {
-      if (!(error instanceof KisTokenTooSoonError)) throw error;
-      // Another instance may have issued meanwhile.
+      if (!(error instanceof BrokerUnavailableError)) throw error;
+      // Another instance may have issued meanwhile; else the old token while it lasts.
       const again = await options.store.get(key);
       const state = tokenFreshness(again, now(), options.renewBeforeMs);
-      if (state === 'fresh' || state === 'renew') return again!;
+      if (state === 'fresh') return again!;
+      if (state === 'renew') {
+        earlyRenewalFailedAt = now();
+        return again!;
+      }
       throw new BrokerUnavailableError(`the KIS token expired and cannot be renewed yet: ${error.message}`);
     }
   };
@@ -165,7 +175,8 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
     /** The token to send now. */
     token: async (): Promise<string> => {
       const stored = await options.store.get(key);
-      if (tokenFreshness(stored, now(), options.renewBeforeMs) === 'fresh') return stored!.accessToken;
+      const state = tokenFreshness(stored, now(), options.renewBeforeMs);
+      if (state === 'fresh' || (state === 'renew' && now() - earlyRenewalFailedAt < EARLY_RENEWAL_RETRY_MS)) return stored!.accessToken;
       return (await renewOnce()).accessToken;
     },
     /**
