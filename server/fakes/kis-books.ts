@@ -76,15 +76,15 @@ export const createFakeKisBooks = (now: () => Date = () => new Date()) => {
   /** Each day's numbers start at 1 again: the same ODNO names different orders on different days. */
   const nextOdno = (account: FakeKisAccount, date: string) => String(dayOf(account, date).length + 1).padStart(10, '0');
 
+  // Only today's orders hold cash or shares: an order ends with its day.
   const reservedForBuys = (account: FakeKisAccount) => {
     let reserved = ZERO;
-    for (const orders of account.days.values())
-      for (const order of orders) if (order.side === 'buy' && order.row.cncl_yn !== 'Y') reserved = reserved.plus(d(order.row.rmn_qty).times(order.limit ?? prices.get(order.row.pdno) ?? ZERO));
+    for (const order of account.days.get(seoulDate(now())) ?? []) if (order.side === 'buy' && order.row.cncl_yn !== 'Y') reserved = reserved.plus(d(order.row.rmn_qty).times(order.limit ?? prices.get(order.row.pdno) ?? ZERO));
     return reserved;
   };
   const heldFor = (account: FakeKisAccount, symbol: string) => {
     let pending = ZERO;
-    for (const orders of account.days.values()) for (const order of orders) if (order.side === 'sell' && order.row.pdno === symbol && order.row.cncl_yn !== 'Y') pending = pending.plus(d(order.row.rmn_qty));
+    for (const order of account.days.get(seoulDate(now())) ?? []) if (order.side === 'sell' && order.row.pdno === symbol && order.row.cncl_yn !== 'Y') pending = pending.plus(d(order.row.rmn_qty));
     return (account.holdings.get(symbol)?.qty ?? ZERO).minus(pending);
   };
 

@@ -492,6 +492,35 @@ describe('events by polling', () => {
     expect(events.filter((event) => event.type === 'fill').map((event) => event.fill!.execution_id)).toEqual([`${placed.brokerOrderId}:1`]);
   });
 
+  it('tells apart the same order number on two days, and reports yesterday\'s working order expired on the new day', async () => {
+    // A fake and an adapter on one clock of the test's: 10:00 in Seoul on two days.
+    let clock = Date.parse('2025-06-12T01:00:00Z');
+    const daily = await startFakeKis({ prices: { '005930': '71000' }, now: () => new Date(clock) });
+    try {
+      let polls = 0;
+      const { broker } = newBroker({ on: daily, now: () => new Date(clock), onPoll: () => void (polls += 1) });
+      const { events } = collectEvents(broker);
+      await until(() => polls, (count) => count >= 1);
+      const first = await broker.placeOrder(order({ orderType: 'limit', limitPrice: '60000' }));
+      expect(first.brokerOrderId).toBe('20250612-0000000001');
+      await until(() => events.map((event) => `${event.type} ${event.broker_order_id}`), (seen) => seen.includes('open 20250612-0000000001'));
+      clock += 86_400_000;
+      const second = await broker.placeOrder(order({ orderType: 'limit', limitPrice: '61000' }));
+      // KIS numbered it 1 again: the date keeps the two apart.
+      expect(second.brokerOrderId).toBe('20250613-0000000001');
+      await until(
+        () => events.map((event) => `${event.type} ${event.broker_order_id}`),
+        (seen) => seen.includes('expired 20250612-0000000001') && seen.includes('open 20250613-0000000001'),
+      );
+      expect(await broker.getOrder({ brokerOrderId: first.brokerOrderId })).toMatchObject({ status: 'expired', limitPrice: '60000' });
+      expect(await broker.getOrder({ brokerOrderId: second.brokerOrderId })).toMatchObject({ status: 'open', limitPrice: '61000' });
+      expect((await broker.listOpenOrders()).map((open) => open.brokerOrderId)).toEqual([second.brokerOrderId]);
+      expect(events.filter((event) => event.type === 'expired')).toHaveLength(1);
+    } finally {
+      await daily.close();
+    }
+  });
+
   it('ends when the signal aborts', async () => {
     const { broker } = newBroker();
     const { done, stop } = collectEvents(broker);
