@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuditTrail } from './audit/trail.ts';
 import { createAuth } from './auth/auth.ts';
+import { createSessions } from './auth/sessions.ts';
 import { createThrottle } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -172,7 +173,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);
