@@ -140,7 +140,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
     // A start or stop made here reaches this instance's runner at once, not at its next round.
     bots.onChange(() => botRunner.kick());
-    const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots() });
+    const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots(), botOf: (userId) => bots.statusIfAny({ userId }) });
     const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
     // A lock stops the user's bot of that asset class (the kill switch has told the user already).
     killSwitch.onLock((userId, assetClass, lockedUntil) => {
