@@ -129,7 +129,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const suspension = await createLiveSuspension({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, liveSuspended: () => suspension.isSuspended() });
     const jobs = createJobQueue({ database, logger });
-    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
+    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config) });
     const smtp = alertChannelsFromConfig(config).smtp;
     // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
