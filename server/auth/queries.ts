@@ -1,6 +1,6 @@
 // SQL on the auth tables: refresh-token families and tokens (sessions), and the failed-attempt
 // throttle. The only module that knows their columns.
-import { and, count, desc, eq, gt, isNull, lt, max, ne, notExists, sql } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, lt, max, ne, notExists, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
 
@@ -65,7 +65,8 @@ export const listLiveSessions = async (db: Queryable, { userId, at, page, size }
     .where(eq(refreshTokens.userId, userId))
     .groupBy(refreshTokens.familyId)
     .as('newest');
-  const live = and(eq(refreshTokenFamilies.userId, userId), isNull(refreshTokenFamilies.revokedAt), gt(newest.expiresAt, at));
+  // The subquery's column is no table column, so no mapping serialises a Date: the instant goes as text.
+  const live = and(eq(refreshTokenFamilies.userId, userId), isNull(refreshTokenFamilies.revokedAt), sql`${newest.expiresAt} > ${at.toISOString()}::timestamptz`);
   const [rows, [counted]] = await Promise.all([
     db
       .select({ id: refreshTokenFamilies.id, createdAt: refreshTokenFamilies.createdAt, lastUsedAt: newest.lastUsedAt, expiresAt: newest.expiresAt })
