@@ -232,7 +232,7 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     const dataTo = bars.at(-1)?.date ?? null;
     const model = outcome.model ?? configuredModel;
     await db.transaction(async (tx) => {
-      await finishReport(tx, key, {
+      const recorded = await finishReport(tx, key, {
         status,
         score: outcome.decision?.score ?? null,
         decision: outcome.decision?.signal ?? null,
@@ -262,7 +262,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
         model,
         completedAt: clock.now(),
       });
-      await announce(tx, row, status, { agent: null, done: progress.done });
+      // A report deleted while it ran has no status left to announce.
+      if (recorded) await announce(tx, row, status, { agent: null, done: progress.done });
     });
     events.wake();
     return status;
@@ -274,8 +275,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     return run(row, progress).catch(async (error: unknown) => {
       logger.error({ err: error, reportId: row.id }, 'analysis run failed');
       await db.transaction(async (tx) => {
-        await finishReport(tx, { userId: row.userId, reportId: row.id }, { status: 'failed', errorMessage: 'The analysis could not be completed (internal error)', completedAt: clock.now() });
-        await announce(tx, row, 'failed', { agent: null, done: progress.done });
+        const recorded = await finishReport(tx, { userId: row.userId, reportId: row.id }, { status: 'failed', errorMessage: 'The analysis could not be completed (internal error)', completedAt: clock.now() });
+        if (recorded) await announce(tx, row, 'failed', { agent: null, done: progress.done });
       });
       events.wake();
       return 'failed' as const;
