@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { bodyBoolean, intParam, pageOf, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZUserResponse } from './auth.ts';
+import { ZBotStatus } from './bot.ts';
+import { ZLiveAccountStatus } from './live.ts';
 
 export const ZUserListQuery = ZPageQuery;
 export const ZUserList = pageOf(ZUserResponse);
@@ -42,3 +44,46 @@ export const ZAdminOverview = z.object({
   critical_alerts: z.array(z.object({ id: z.number().int(), user_id: z.number().int(), asset_class: ZOverviewAssetClass, day: z.string(), kind: z.string(), title: z.string(), at: ZTimestamp })),
 });
 export type TAdminOverview = z.infer<typeof ZAdminOverview>;
+
+/** An account's live state as an operator sees it: the user's view plus why a lock holds. */
+export const ZAdminLiveAccount = ZLiveAccountStatus.extend({
+  /** The kill switch's reason for the active lock; null when none holds. */
+  lock_reason: z.string().nullable(),
+});
+
+/**
+ * GET /api/admin/users/{id}: the user as the user list shows it, its live trading per asset class
+ * (flag, first live order, lock, today's live orders against the daily limit), and its bot as
+ * GET /api/bot/status shows it (null when it never started one).
+ */
+export const ZAdminUserDetail = ZUserResponse.extend({
+  live: z.object({ crypto: ZAdminLiveAccount, us_equity: ZAdminLiveAccount, kr_equity: ZAdminLiveAccount }),
+  bot: ZBotStatus.nullable(),
+});
+export type TAdminUserDetail = z.infer<typeof ZAdminUserDetail>;
+
+/** The kill switch's critical alerts: the daily loss at −4 % (a warning) and at −5 % (the lock). */
+export const ZCriticalAlertKind = z.enum(['daily_loss_warning', 'kill_switch_lock']);
+export type TCriticalAlertKind = z.infer<typeof ZCriticalAlertKind>;
+
+/** GET /api/admin/alerts: every user's critical alerts, or one user's, of one kind or both. */
+export const ZCriticalAlertListQuery = ZPageQuery.extend({
+  user_id: intParam({ min: 1, max: 2_147_483_647 }).optional(),
+  kind: ZCriticalAlertKind.optional(),
+});
+export type TCriticalAlertListQuery = z.infer<typeof ZCriticalAlertListQuery>;
+
+export const ZCriticalAlert = z.object({
+  id: z.number().int(),
+  user_id: z.number().int(),
+  asset_class: ZOverviewAssetClass,
+  /** The UTC day the alert counts for (one per user, asset class, day and kind). */
+  day: z.string().meta({ format: 'date' }),
+  kind: ZCriticalAlertKind,
+  title: z.string(),
+  /** What the kill switch measured: mode, pnl_pct (percent, 2 places), equity, day_start_equity, … */
+  data: z.record(z.string(), z.unknown()),
+  at: ZTimestamp,
+});
+export const ZCriticalAlertList = pageOf(ZCriticalAlert);
+export type TCriticalAlertList = z.infer<typeof ZCriticalAlertList>;

@@ -1,6 +1,6 @@
 // Wire shapes of /api/auth: registration, login, token rotation, the current user.
 import { z } from 'zod';
-import { requestText, ZTimestamp } from './common.ts';
+import { pageOf, requestText, ZPageQuery, ZTimestamp } from './common.ts';
 
 export const ZUserRole = z.enum(['user', 'admin']);
 export type TUserRole = z.infer<typeof ZUserRole>;
@@ -54,3 +54,41 @@ export const ZUserResponse = z.object({
   created_at: ZTimestamp,
 });
 export type TUserResponse = z.infer<typeof ZUserResponse>;
+
+// --- sessions: the user's refresh-token families (GET/DELETE /api/auth/sessions) ---
+
+export const ZSessionListQuery = ZPageQuery;
+export type TSessionListQuery = z.infer<typeof ZSessionListQuery>;
+
+/**
+ * A live session: one login's refresh-token family, not revoked and not expired. Neither a token
+ * nor a hash of one is ever shown.
+ */
+export const ZSession = z.object({
+  id: z.string().meta({ format: 'uuid' }),
+  created_at: ZTimestamp,
+  /** When its refresh token was last rotated (each refresh issues a new one); its creation until the first refresh. */
+  last_used_at: ZTimestamp,
+  /** When it ends unless refreshed before: its newest refresh token's expiry. */
+  expires_at: ZTimestamp,
+  /**
+   * The session the caller's access token was issued with (by login or refresh). An access token
+   * issued before sessions were named in tokens has none: every item is then false.
+   */
+  current: z.boolean(),
+});
+export type TSession = z.infer<typeof ZSession>;
+
+export const ZSessionList = pageOf(ZSession);
+export type TSessionList = z.infer<typeof ZSessionList>;
+
+/** A session id in a path: text that is not one of the caller's session ids is 404, like another user's. */
+export const ZSessionIdPath = z.object({ id: requestText().min(1).max(64) });
+
+export const ZOtherSessionsRevoked = z.object({
+  /** How many sessions were ended. */
+  revoked: z.number().int(),
+  /** The session kept: the caller's current one. */
+  kept: z.string().meta({ format: 'uuid' }),
+});
+export type TOtherSessionsRevoked = z.infer<typeof ZOtherSessionsRevoked>;

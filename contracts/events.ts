@@ -2,6 +2,7 @@
 // /ws/live), the tRPC subscriptions they forward, and the close codes of both.
 import { z } from 'zod';
 import { ZAssetClass, ZTimestamp } from './common.ts';
+import { ZAnalysisMode, ZReportStatus } from './analysis.ts';
 import { ZOrderEvent } from './orders.ts';
 
 /** An event's id in the outbox: resumable with `last_event_id` (WebSocket) or tRPC's `lastEventId`. */
@@ -76,7 +77,33 @@ export const ZTickFrame = z.object({
 });
 export type TTickFrame = z.infer<typeof ZTickFrame>;
 
-export const ZLiveFrame = z.discriminatedUnion('type', [ZSignalFrame, ZTradeFrame, ZBotStatusFrame, ZTickFrame]);
+/**
+ * /ws/live: an analysis report's progress, as it goes queued → running → each agent done →
+ * done, partial or failed (an extension of the interface, for the console). Written to the
+ * outbox with the change it reports, so it is durable and resumable like a trade.
+ */
+export const ZReportStatusFrame = z.object({
+  type: z.literal('report_status'),
+  report_id: z.string(),
+  asset_class: ZAssetClass,
+  symbol: z.string(),
+  mode: ZAnalysisMode,
+  status: ZReportStatus,
+  /** The agent whose step just ended (its answer, or its failure); null on the other changes. */
+  agent: z.enum(['technical', 'intel', 'risk', 'bull', 'bear', 'decision']).nullable(),
+  /** Agent steps ended so far in this run. */
+  agents_done: z.number().int(),
+  /**
+   * Agent steps the mode plans (quick 2, standard 4, full 4 + 2 per debate round). A run that
+   * stops early (the technical agent failed, a cap) ends with agents_done below it.
+   */
+  agents_total: z.number().int(),
+  ts: ZTimestamp,
+  event_id: ZEventId,
+});
+export type TReportStatusFrame = z.infer<typeof ZReportStatusFrame>;
+
+export const ZLiveFrame = z.discriminatedUnion('type', [ZSignalFrame, ZTradeFrame, ZBotStatusFrame, ZTickFrame, ZReportStatusFrame]);
 export type TLiveFrame = z.infer<typeof ZLiveFrame>;
 
 /** The close codes of both channels. */

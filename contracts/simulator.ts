@@ -26,6 +26,26 @@ export const ZSimOutageResponse = z.object({ crypto: z.boolean(), us_equity: z.b
 
 export const ZAccountResetRequest = z.object({ asset_class: ZAssetClass });
 
+/**
+ * An account's day so far, in the metadata of GET /api/equity/account. Money as decimal strings
+ * (exact, as stored); every `_pct` a fraction, like the interface's other `_pct` fields (−0.04 is
+ * −4 %). The day is the current UTC day; its start is the snapshot that the daily loss bound and
+ * the kill switch share, taken at the account's first evaluation of the day.
+ */
+export const ZAccountDayPnl = z.object({
+  /** The day-start equity snapshot; null until the day's first evaluation takes it. */
+  day_start_equity: z.string().nullable(),
+  /** equity − day_start_equity; null without a snapshot. */
+  day_pnl: z.string().nullable(),
+  /** day_pnl / day_start_equity, a fraction; null without a snapshot or when it is zero or less. */
+  day_pnl_pct: z.number().nullable(),
+  /** The kill switch's critical alert line, a fraction: −0.04. */
+  day_pnl_alert_pct: z.number(),
+  /** The kill switch's lock line, a fraction: −0.05. */
+  day_pnl_lock_pct: z.number(),
+});
+export type TAccountDayPnl = z.infer<typeof ZAccountDayPnl>;
+
 /** AccountResponse of the interface: one per asset class. */
 export const ZAccountResponse = z.object({
   asset_class: ZAssetClass,
@@ -36,6 +56,7 @@ export const ZAccountResponse = z.object({
   cash: z.number(),
   currency: z.string(),
   as_of: ZTimestamp,
-  metadata: z.record(z.string(), z.unknown()),
+  /** GET /api/equity/account: the day so far (ZAccountDayPnl); the paper reset: canceled_orders. */
+  metadata: ZAccountDayPnl.partial().catchall(z.unknown()),
 });
 export type TAccountResponse = z.infer<typeof ZAccountResponse>;

@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuditTrail } from './audit/trail.ts';
 import { createAuth } from './auth/auth.ts';
+import { createSessions } from './auth/sessions.ts';
 import { createThrottle } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -128,7 +129,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const suspension = await createLiveSuspension({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, liveSuspended: () => suspension.isSuspended() });
     const jobs = createJobQueue({ database, logger });
-    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, llm: llmClientFromConfig(config) });
+    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config) });
     const smtp = alertChannelsFromConfig(config).smtp;
     // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
@@ -139,7 +140,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
     // A start or stop made here reaches this instance's runner at once, not at its next round.
     bots.onChange(() => botRunner.kick());
-    const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots() });
+    const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots(), botOf: (userId) => bots.statusIfAny({ userId }) });
     const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
     // A lock stops the user's bot of that asset class (the kill switch has told the user already).
     killSwitch.onLock((userId, assetClass, lockedUntil) => {
@@ -172,7 +173,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -2,6 +2,7 @@
 // change feed) and the areas built once from it. HTTP handlers reach the whole; procedures see
 // the areas through their context.
 import type { Auth } from './auth/auth.ts';
+import type { Sessions } from './auth/sessions.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { DatabaseHandle, Db } from './db/client.ts';
@@ -30,6 +31,8 @@ import type { Users } from './users/users.ts';
 /** The domain areas, each built once in the composition root (app.ts). */
 export interface Areas {
   auth: Auth;
+  /** The user's own sessions (refresh-token families): list, end one, end the others. */
+  sessions: Sessions;
   users: Users;
   halt: Halt;
   instruments: Instruments;

@@ -1,15 +1,18 @@
 // The analysis area: analyze (inline, or queued as a report row, a queue row and a pg-boss job
 // written together), the reports and their traces, delete, and the workers that run queued
 // reports. The agents run in orchestrator.ts; this module owns the rules around them: flags, the
-// rate limit, the daily budgets, what a report records, and how a run ends.
+// rate limit, the daily budgets, what a report records, and how a run ends. Each change of a
+// report's status, and each agent's end, is announced on /ws/live (`report_status`) from the
+// transaction that writes it.
 import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import type { TAnalyzeRequest, TAnalyzeResponse, TReport, TReportDetail, TReportList, TReportListQuery, TReportStatus, TTraceList } from '../../contracts/analysis.ts';
 import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Queryable } from '../db/client.ts';
 import { AppError } from '../errors.ts';
+import type { EventBus } from '../events/bus.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { readRecentBars } from '../marketdata/queries.ts';
@@ -18,7 +21,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { PROMPT_VERSION } from './agents/index.ts';
 import type { IntelSource } from './agents/intel.ts';
 import { dashboardOf } from './dashboard.ts';
-import { runAgents, type RunOutcome } from './orchestrator.ts';
+import { plannedAgentSteps, runAgents, type RunOutcome } from './orchestrator.ts';
 import {
   clearTraces,
   countQueued,
@@ -36,7 +39,7 @@ import {
   tracesOf,
   type AnalysisReportRow,
 } from './queries.ts';
-import type { AnalysisInput, LlmClient } from './types.ts';
+import type { AnalysisInput, LlmClient, TAgentName } from './types.ts';
 
 export const ANALYSIS_QUEUE = 'analysis';
 /** What the heuristic provider is called in reports (it has no model id of its own). */
@@ -64,6 +67,8 @@ export interface AnalysisDeps {
   metrics: Metrics;
   instruments: Instruments;
   jobs: JobQueue;
+  /** The outbox of /ws/live's report_status frames. */
+  events: Pick<EventBus, 'append' | 'wake'>;
   /** Undefined: the heuristic provider. */
   llm: LlmClient | undefined;
   /** The news and fundamentals source; undefined when none is configured. */
@@ -123,7 +128,13 @@ const verdictOf = (outcome: RunOutcome): { status: TReportStatus; errorMessage: 
   return problems.length > 0 ? { status: 'partial', errorMessage: problems.join('; ') } : { status: 'done', errorMessage: null };
 };
 
-export const createAnalysis = ({ db, clock, config, logger, metrics, instruments, jobs, llm, intelSource }: AnalysisDeps) => {
+/** Where a run stands, for its report_status frames. */
+interface Progress {
+  agent: TAgentName | null;
+  done: number;
+}
+
+export const createAnalysis = ({ db, clock, config, logger, metrics, instruments, jobs, events, llm, intelSource }: AnalysisDeps) => {
   const provider = llm?.provider ?? 'heuristic';
   const configuredModel = llm?.model ?? HEURISTIC_MODEL;
   const settings = {
@@ -150,6 +161,27 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
       throw error;
     }));
 
+  /**
+   * The report's report_status frame, in the caller's transaction (delivered if and when it
+   * commits; the caller wakes the bus after the commit).
+   */
+  const announce = (tx: Queryable, row: Pick<AnalysisReportRow, 'id' | 'userId' | 'assetClass' | 'symbol' | 'mode'>, status: TReportStatus, progress: Progress) => {
+    const at = clock.now();
+    const frame = {
+      type: 'report_status',
+      report_id: row.id,
+      asset_class: row.assetClass,
+      symbol: row.symbol,
+      mode: row.mode,
+      status,
+      agent: progress.agent,
+      agents_done: progress.done,
+      agents_total: plannedAgentSteps(row.mode, config.ANALYSIS_DEBATE_ROUNDS),
+      ts: at.toISOString(),
+    };
+    return events.append(tx, [{ userId: row.userId, channel: 'live', frame, at }]);
+  };
+
   /** The refusals before a report exists: flags, inline mode, the symbol, the rate limit, the budgets. */
   const admit = async (userId: number, request: TAnalyzeRequest) => {
     if (!config.FEATURE_LLM_ANALYSIS && !config.FEATURE_EQUITY_ANALYSIS) throw new AppError('FEATURE_DISABLED', 'Analysis is disabled (FEATURE_LLM_ANALYSIS, FEATURE_EQUITY_ANALYSIS)');
@@ -165,8 +197,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     return { instrument, at };
   };
 
-  /** Runs the agents on the report's symbol and records how it ended. */
-  const run = async (row: AnalysisReportRow): Promise<TReportStatus> => {
+  /** Runs the agents on the report's symbol and records how it ended; `progress` is shared with the caller. */
+  const run = async (row: AnalysisReportRow, progress: Progress): Promise<TReportStatus> => {
     const key = { userId: row.userId, reportId: row.id };
     const bars = (await readRecentBars(db, { assetClass: row.assetClass, symbol: row.symbol, to: row.asOf ?? undefined, limit: config.ANALYSIS_BARS })).map((bar) => ({
       date: bar.date,
@@ -185,52 +217,71 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
       llm,
       intel,
       caps: { tokensPerCall: config.LLM_MAX_TOKENS_PER_CALL, tokensPerReport: config.LLM_MAX_TOKENS_PER_REPORT, reportTimeoutMs: config.ANALYSIS_REPORT_TIMEOUT_MS, callTimeoutMs: config.LLM_TIMEOUT_MS },
-      onStep: (step) => insertTrace(db, { ...step, userId: row.userId, reportId: row.id, createdAt: clock.now() }),
+      onStep: async ({ agentDone, ...step }) => {
+        await db.transaction(async (tx) => {
+          await insertTrace(tx, { ...step, userId: row.userId, reportId: row.id, createdAt: clock.now() });
+          if (!agentDone) return;
+          progress = { agent: step.agentName, done: progress.done + 1 };
+          await announce(tx, row, 'running', progress);
+        });
+        if (agentDone) events.wake();
+      },
     });
     const { status, errorMessage } = verdictOf(outcome);
     const dataFrom = bars[0]?.date ?? null;
     const dataTo = bars.at(-1)?.date ?? null;
     const model = outcome.model ?? configuredModel;
-    await finishReport(db, key, {
-      status,
-      score: outcome.decision?.score ?? null,
-      decision: outcome.decision?.signal ?? null,
-      confidence: outcome.decision?.confidence ?? null,
-      costUsd: outcome.costUsd,
-      tokensInput: outcome.tokensInput,
-      tokensOutput: outcome.tokensOutput,
-      outputs: { technical: outcome.technical, intel: outcome.intel, risk: outcome.risk, debate: outcome.debate, decision: outcome.decision },
-      dashboardMd: dashboardOf({
-        symbol: row.symbol,
-        assetClass: row.assetClass,
-        mode: row.mode,
+    await db.transaction(async (tx) => {
+      const recorded = await finishReport(tx, key, {
         status,
-        outcome,
-        provider,
-        model,
-        promptVersion: PROMPT_VERSION,
+        score: outcome.decision?.score ?? null,
+        decision: outcome.decision?.signal ?? null,
+        confidence: outcome.decision?.confidence ?? null,
+        costUsd: outcome.costUsd,
+        tokensInput: outcome.tokensInput,
+        tokensOutput: outcome.tokensOutput,
+        outputs: { technical: outcome.technical, intel: outcome.intel, risk: outcome.risk, debate: outcome.debate, decision: outcome.decision },
+        dashboardMd: dashboardOf({
+          symbol: row.symbol,
+          assetClass: row.assetClass,
+          mode: row.mode,
+          status,
+          outcome,
+          provider,
+          model,
+          promptVersion: PROMPT_VERSION,
+          dataFrom,
+          dataTo,
+          bars: bars.length,
+          asOf: row.asOf,
+          errorMessage,
+        }),
+        errorMessage,
         dataFrom,
         dataTo,
-        bars: bars.length,
-        asOf: row.asOf,
-        errorMessage,
-      }),
-      errorMessage,
-      dataFrom,
-      dataTo,
-      model,
-      completedAt: clock.now(),
+        model,
+        completedAt: clock.now(),
+      });
+      // A report deleted while it ran has no status left to announce.
+      if (recorded) await announce(tx, row, status, { agent: null, done: progress.done });
     });
+    events.wake();
     return status;
   };
 
   /** A run that threw (a bug or the database): the report says so rather than staying running. */
-  const runOrFail = (row: AnalysisReportRow): Promise<TReportStatus> =>
-    run(row).catch(async (error: unknown) => {
+  const runOrFail = (row: AnalysisReportRow): Promise<TReportStatus> => {
+    const progress: Progress = { agent: null, done: 0 };
+    return run(row, progress).catch(async (error: unknown) => {
       logger.error({ err: error, reportId: row.id }, 'analysis run failed');
-      await finishReport(db, { userId: row.userId, reportId: row.id }, { status: 'failed', errorMessage: 'The analysis could not be completed (internal error)', completedAt: clock.now() });
+      await db.transaction(async (tx) => {
+        const recorded = await finishReport(tx, { userId: row.userId, reportId: row.id }, { status: 'failed', errorMessage: 'The analysis could not be completed (internal error)', completedAt: clock.now() });
+        if (recorded) await announce(tx, row, 'failed', { agent: null, done: progress.done });
+      });
+      events.wake();
       return 'failed' as const;
     });
+  };
 
   const analyze = async ({ user, request }: { user: { id: number }; request: TAnalyzeRequest }): Promise<TAnalyzeResponse> => {
     const { instrument, at } = await admit(user.id, request);
@@ -249,18 +300,24 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
       requestedAt: at,
     };
     if (request.inline) {
-      const stored = await insertReport(db, { ...values, status: 'running', startedAt: at });
+      const stored = await db.transaction(async (tx) => {
+        const inserted = await insertReport(tx, { ...values, status: 'running', startedAt: at });
+        await announce(tx, inserted, 'running', { agent: null, done: 0 });
+        return inserted;
+      });
+      events.wake();
       return { report_id: stored.id, queue_id: null, status: await runOrFail(stored) };
     }
     const boss = await queue();
     const queueId = await db.transaction(async (tx) => {
-      await insertReport(tx, { ...values, status: 'queued' });
+      await announce(tx, await insertReport(tx, { ...values, status: 'queued' }), 'queued', { agent: null, done: 0 });
       const id = await insertQueueRow(tx, { userId: user.id, reportId: values.id, priority: request.priority, createdAt: at });
       const job: QueuedJob = { userId: user.id, reportId: values.id, priority: request.priority, queueId: id };
       const jobId = await boss.send(ANALYSIS_QUEUE, job, { priority: request.priority, db: jobs.inTransaction(tx) });
       if (jobId) await setQueueJob(tx, { queueId: id, jobId });
       return id;
     });
+    events.wake();
     return { report_id: values.id, queue_id: queueId, status: 'queued' };
   };
 
@@ -270,10 +327,16 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
    */
   const runQueued = async ({ userId, reportId }: Pick<QueuedJob, 'userId' | 'reportId'>, retried: boolean): Promise<void> => {
     const key = { userId, reportId };
-    const row = await startReport(db, key, clock.now());
-    // Deleted meanwhile, or finished by an earlier attempt: nothing to do.
+    const row = await db.transaction(async (tx) => {
+      const started = await startReport(tx, key, clock.now());
+      // Deleted meanwhile, or finished by an earlier attempt: nothing to do.
+      if (!started) return undefined;
+      if (retried) await clearTraces(tx, key);
+      await announce(tx, started, 'running', { agent: null, done: 0 });
+      return started;
+    });
     if (!row) return;
-    if (retried) await clearTraces(db, key);
+    events.wake();
     await runOrFail(row);
   };
 

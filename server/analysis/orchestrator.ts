@@ -25,7 +25,12 @@ export interface TraceStep {
   tokensInput: number;
   tokensOutput: number;
   latencyMs: number;
+  /** The agent's last step: it answered, or failed for good (an invalid first answer is asked again). */
+  agentDone: boolean;
 }
+
+/** Agent steps a mode plans: quick technical + decision; standard adds intel and risk; full a bull and a bear each debate round. */
+export const plannedAgentSteps = (mode: TAnalysisMode, debateRounds: number): number => (mode === 'quick' ? 2 : mode === 'standard' ? 4 : 4 + 2 * debateRounds);
 
 export interface RunOptions {
   input: AnalysisInput;
@@ -85,8 +90,8 @@ export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
   const timer = setTimeout(() => deadline.abort(), caps.reportTimeoutMs);
   let stepIndex = 0;
 
-  const record = (agent: Agent<never, unknown>, content: string, usage: { tokensInput: number; tokensOutput: number; latencyMs: number }) =>
-    onStep({ stepIndex: stepIndex++, agentName: agent.name, role: agent.role, content, ...usage });
+  const record = (agent: Agent<never, unknown>, content: string, usage: { tokensInput: number; tokensOutput: number; latencyMs: number }, agentDone = true) =>
+    onStep({ stepIndex: stepIndex++, agentName: agent.name, role: agent.role, content, ...usage, agentDone });
 
   /** One agent's answer: its rules, or an LLM's JSON validated by its schema (an invalid answer is asked again once). */
   const step = async <TContext, TOutput>(agent: Agent<TContext, TOutput>, context: TContext): Promise<TOutput | null> => {
@@ -119,7 +124,7 @@ export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
           .slice(0, 3)
           .map((issue) => `${issue.path.join('.') || 'answer'}: ${issue.message}`)
           .join('; ');
-        await record(agent, answer.text, usage);
+        await record(agent, answer.text, usage, attempt === 2);
       } catch (error) {
         if (!(error instanceof LlmError)) throw error;
         outcome.tokensInput += error.tokensInput;

@@ -55,6 +55,7 @@ export const startReport = async (db: Queryable, key: { userId: number; reportId
       .returning()
   )[0];
 
+/** Records how a run ended; false when the report is gone (deleted while it ran). */
 export const finishReport = async (
   db: Queryable,
   key: { userId: number; reportId: string },
@@ -64,9 +65,7 @@ export const finishReport = async (
       'status' | 'score' | 'decision' | 'confidence' | 'costUsd' | 'tokensInput' | 'tokensOutput' | 'outputs' | 'dashboardMd' | 'errorMessage' | 'dataFrom' | 'dataTo' | 'completedAt' | 'model'
     >
   >,
-): Promise<void> => {
-  await db.update(analysisReports).set(fields).where(reportIs(key));
-};
+): Promise<boolean> => (await db.update(analysisReports).set(fields).where(reportIs(key)).returning({ id: analysisReports.id })).length > 0;
 
 /** Starts a run afresh (a worker retrying a job killed mid-run): its traces go, the report stays. */
 export const clearTraces = async (db: Queryable, key: { userId: number; reportId: string }): Promise<void> => {

@@ -46,7 +46,7 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     await insertRefreshToken(tx, { jti, familyId, userId: user.id, at, expiresAt: new Date(at.getTime() + tokens.refreshTtlSec * 1000) });
     const subject = { userId: user.id, version: user.tokenVersion };
     return {
-      access_token: await tokens.signAccess(subject),
+      access_token: await tokens.signAccess({ ...subject, familyId }),
       refresh_token: await tokens.signRefresh({ ...subject, jti, familyId }),
       token_type: 'bearer',
       expires_in: tokens.accessTtlSec,
@@ -165,21 +165,21 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     users.forget(user.id);
   };
 
-  /** Resolves an access token to an active user and the token's expiry, or throws 401. */
-  const authenticateToken = async (accessToken: string): Promise<{ user: AuthUser; expiresAt: Date }> => {
+  /**
+   * Resolves an access token to an active user, the token's expiry and the session it was issued
+   * with (undefined for a token older than that claim), or throws 401.
+   */
+  const authenticateToken = async (accessToken: string): Promise<{ user: AuthUser; expiresAt: Date; sessionId: string | undefined }> => {
     const claims = await tokens.verify(accessToken, 'access');
     const user = await users.get(claims.userId);
     if (!user) throw new AppError('UNAUTHORIZED', 'Invalid token');
     if (!user.isActive) throw new AppError('UNAUTHORIZED', 'Account is deactivated');
     if (claims.version !== user.tokenVersion) throw new AppError('UNAUTHORIZED', 'Token revoked');
-    return { user, expiresAt: claims.expiresAt };
+    return { user, expiresAt: claims.expiresAt, sessionId: claims.familyId };
   };
-
-  /** Resolves a Bearer access token to an active user, or throws 401. */
-  const authenticate = async (accessToken: string): Promise<AuthUser> => (await authenticateToken(accessToken)).user;
 
   /** A session for a user without a password check: for the CLI and test factories. */
   const issueSession = ({ user }: { user: AuthUser }): Promise<TTokenResponse> => db.transaction((tx) => openSession(tx, { user }));
 
-  return { register, login, refresh, logout, logoutAll, changePassword, authenticate, authenticateToken, issueSession };
+  return { register, login, refresh, logout, logoutAll, changePassword, authenticateToken, issueSession };
 };

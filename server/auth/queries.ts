@@ -1,6 +1,6 @@
 // SQL on the auth tables: refresh-token families and tokens (sessions), and the failed-attempt
 // throttle. The only module that knows their columns.
-import { and, eq, isNull, lt, notExists, sql } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, lt, max, ne, notExists, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
 
@@ -33,18 +33,52 @@ export const claimRefreshToken = async (db: Queryable, { jti, familyId, at }: { 
   return claimed.length > 0;
 };
 
-/** Revokes one session of the user, or all of them. */
-export const revokeSessions = async (db: Queryable, { userId, familyId, reason, at }: { userId: number; familyId?: string; reason: string; at: Date }): Promise<void> => {
-  await db
+/** Revokes one session of the user, or all of them (but `exceptFamilyId`); the ids it revoked. */
+export const revokeSessions = async (
+  db: Queryable,
+  { userId, familyId, exceptFamilyId, reason, at }: { userId: number; familyId?: string; exceptFamilyId?: string; reason: string; at: Date },
+): Promise<string[]> => {
+  const revoked = await db
     .update(refreshTokenFamilies)
     .set({ revokedAt: at, revokedReason: reason })
     .where(
       and(
         eq(refreshTokenFamilies.userId, userId),
         familyId === undefined ? undefined : eq(refreshTokenFamilies.id, familyId),
+        exceptFamilyId === undefined ? undefined : ne(refreshTokenFamilies.id, exceptFamilyId),
         isNull(refreshTokenFamilies.revokedAt),
       ),
-    );
+    )
+    .returning({ id: refreshTokenFamilies.id });
+  return revoked.map((row) => row.id);
+};
+
+/**
+ * A page of the user's live sessions, the most recently refreshed first: families not revoked
+ * whose newest refresh token has not expired. Its newest token's issue time is when the session
+ * was last used (each refresh rotates), its expiry when the session ends unless refreshed.
+ */
+export const listLiveSessions = async (db: Queryable, { userId, at, page, size }: { userId: number; at: Date; page: number; size: number }) => {
+  const newest = db
+    .select({ familyId: refreshTokens.familyId, lastUsedAt: max(refreshTokens.issuedAt).as('last_used_at'), expiresAt: max(refreshTokens.expiresAt).as('expires_at') })
+    .from(refreshTokens)
+    .where(eq(refreshTokens.userId, userId))
+    .groupBy(refreshTokens.familyId)
+    .as('newest');
+  // The subquery's column is no table column, so no mapping serialises a Date: the instant goes as text.
+  const live = and(eq(refreshTokenFamilies.userId, userId), isNull(refreshTokenFamilies.revokedAt), sql`${newest.expiresAt} > ${at.toISOString()}::timestamptz`);
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select({ id: refreshTokenFamilies.id, createdAt: refreshTokenFamilies.createdAt, lastUsedAt: newest.lastUsedAt, expiresAt: newest.expiresAt })
+      .from(refreshTokenFamilies)
+      .innerJoin(newest, eq(newest.familyId, refreshTokenFamilies.id))
+      .where(live)
+      .orderBy(desc(newest.lastUsedAt), desc(refreshTokenFamilies.id))
+      .limit(size)
+      .offset((page - 1) * size),
+    db.select({ total: count() }).from(refreshTokenFamilies).innerJoin(newest, eq(newest.familyId, refreshTokenFamilies.id)).where(live),
+  ]);
+  return { rows, total: counted?.total ?? 0 };
 };
 
 export type ThrottleKey = { scope: 'login' | 'password'; key: string; address: string };

@@ -13,7 +13,10 @@ export interface VerifiedToken {
   jti: string;
   /** The user's token version when the token was issued. */
   version: number;
-  /** Refresh tokens only: the session (rotation family). */
+  /**
+   * The session (refresh-token family): a refresh token's own, or the one an access token was
+   * issued with. Access tokens issued before sessions were named in them carry none.
+   */
   familyId: string | undefined;
   expiresAt: Date;
 }
@@ -26,7 +29,8 @@ export interface TokenSubject {
 export interface TokenSigner {
   readonly accessTtlSec: number;
   readonly refreshTtlSec: number;
-  signAccess(subject: TokenSubject): Promise<string>;
+  /** `familyId`: the session the access token was issued with (GET /api/auth/sessions marks it current). */
+  signAccess(subject: TokenSubject & { familyId: string }): Promise<string>;
   signRefresh(subject: TokenSubject & { jti: string; familyId: string }): Promise<string>;
   /** Throws AppError UNAUTHORIZED for anything but a valid, unexpired token of the expected type. */
   verify(token: string, expected: TokenType): Promise<VerifiedToken>;
@@ -63,7 +67,7 @@ export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; 
   return {
     accessTtlSec,
     refreshTtlSec,
-    signAccess: ({ userId, version }) => sign({ type: 'access', ver: version }, userId, randomUUID(), accessTtlSec),
+    signAccess: ({ userId, version, familyId }) => sign({ type: 'access', ver: version, fam: familyId }, userId, randomUUID(), accessTtlSec),
     signRefresh: ({ userId, version, jti, familyId }) => sign({ type: 'refresh', ver: version, fam: familyId }, userId, jti, refreshTtlSec),
     verify: async (token, expected) => {
       if (expected === 'access') {

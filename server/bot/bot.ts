@@ -158,6 +158,12 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
 
   const status = async ({ user }: { user: { id: number } }): Promise<TBotStatus> => statusOf(await findBot(db, { userId: user.id }), clock.now());
 
+  /** The user's bot as GET /api/bot/status shows it, or null when the user never started one (an operator's view). */
+  const statusIfAny = async ({ userId }: { userId: number }): Promise<TBotStatus | null> => {
+    const row = await findBot(db, { userId });
+    return row ? statusOf(row, clock.now()) : null;
+  };
+
   const trades = async ({ user, query }: { user: { id: number }; query: TBotTradeQuery }): Promise<TBotTradeList> => {
     const { rows, total } = await listBotFills(db, { userId: user.id, assetClass: query.asset_class, limit: query.size, offset: (query.page - 1) * query.size });
     return {
@@ -200,6 +206,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     start,
     stop,
     status,
+    statusIfAny,
     forceStop,
     haltForLock,
     trades,

@@ -22,15 +22,11 @@ import { marketSession } from '../markets/calendar.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Orders } from '../orders/orders.ts';
 import { listAuditedOrders, setLock } from '../orders/queries.ts';
-import { dailyPnlPct, utcDateOf } from '../orders/risk/day-start.ts';
+import { dailyPnlPct, LOCK_PCT, utcDateOf, WARN_PCT } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
 import { recordCriticalAlert, snapshotAndFindLosses, type AccountEquity, type LosingAccount } from './kill-switch-queries.ts';
 import { listActiveLocks } from './queries.ts';
 
-/** At or below this daily P&L %: the critical alert. */
-export const WARN_PCT = new Decimal(-4);
-/** At or below this daily P&L %: the lock. */
-export const LOCK_PCT = new Decimal(-5);
 export const LOCK_MS = 24 * 3_600_000;
 /** The pg-boss queue of liquidations that wait for a closed market's open. */
 export const LIQUIDATE_QUEUE = 'kill-switch-liquidate';

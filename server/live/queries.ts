@@ -91,4 +91,20 @@ export const listLiveOrderCounts = async (db: Queryable, { since }: { since: Dat
   return rows.map((row) => ({ userId: row.userId, assetClass: row.scope.slice('live:'.length) as TAssetClass, count: row.count }));
 };
 
+/** A page of critical alerts, newest first: everyone's or one user's, of one kind or all. */
+export const listCriticalAlerts = async (db: Queryable, { userId, kind, page, size }: { userId: number | undefined; kind: string | undefined; page: number; size: number }) => {
+  const where = and(userId === undefined ? undefined : eq(criticalAlerts.userId, userId), kind === undefined ? undefined : eq(criticalAlerts.kind, kind));
+  const [rows, [counted]] = await Promise.all([
+    db
+      .select()
+      .from(criticalAlerts)
+      .where(where)
+      .orderBy(desc(criticalAlerts.createdAt), desc(criticalAlerts.id))
+      .limit(size)
+      .offset((page - 1) * size),
+    db.select({ total: count() }).from(criticalAlerts).where(where),
+  ]);
+  return { rows, total: counted?.total ?? 0 };
+};
+
 export const listRecentCriticalAlerts = (db: Queryable, { limit }: { limit: number }) => db.select().from(criticalAlerts).orderBy(desc(criticalAlerts.createdAt), desc(criticalAlerts.id)).limit(limit);

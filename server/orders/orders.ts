@@ -33,9 +33,12 @@ import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { GateRefusal, MINUTE_SCOPE, minuteClaimOf, minuteLimitError, runGates, type OrderAttempt } from './gates.ts';
+import { dayPnlOf } from './day-pnl.ts';
 import { createDayStartEquity } from './risk/day-start-cache.ts';
+import { utcDateOf } from './risk/day-start.ts';
 import {
   fillsOf,
+  findDayStartEquity,
   findAuditedOrder,
   findOrderByClientId,
   insertFill,
@@ -686,7 +689,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   const account = async ({ user, assetClass, mode }: { user: { id: number }; assetClass: TAssetClass; mode: TTradingMode }): Promise<TAccountResponse> => {
     const broker = await forUser({ userId: user.id, assetClass, mode });
-    return toAccountResponse(assetClass, await viaBroker(() => broker.account()));
+    const snapshot = await viaBroker(() => broker.account());
+    const dayStartEquity = await findDayStartEquity(db, { userId: user.id, assetClass, mode, day: utcDateOf(clock.now()) });
+    return toAccountResponse(assetClass, snapshot, { ...dayPnlOf({ equity: snapshot.equity, dayStartEquity }) });
   };
 
   // Events of one order are applied one after another, in the order the broker sent them.

@@ -280,6 +280,15 @@ export const dayStartEquity = async (
   return row?.equity ?? equity;
 };
 
+/** The account's day-start equity of a UTC day, when taken: a read that takes none. */
+export const findDayStartEquity = async (db: Queryable, { userId, assetClass, mode, day }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; day: string }): Promise<string | null> =>
+  (
+    await db
+      .select({ equity: equitySnapshots.equity })
+      .from(equitySnapshots)
+      .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)))
+  )[0]?.equity ?? null;
+
 /** A user's live flags, locks and live-order counters, every asset class, in one read each. */
 export const liveStateOf = async (db: Queryable, { userId }: { userId: number }) => {
   const [flags, locks, counters] = await Promise.all([

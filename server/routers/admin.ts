@@ -1,7 +1,7 @@
 // /api/admin: operator routes. Every one is audited and stays open while the service is halted.
 import { z } from 'zod';
 import { ZAdminAuditList, ZAdminAuditListQuery } from '../../contracts/audit.ts';
-import { ZAdminOverview, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
+import { ZAdminOverview, ZAdminUserDetail, ZCriticalAlertList, ZCriticalAlertListQuery, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
 import { ZBotForceStopped, ZBotUserPath } from '../../contracts/bot.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
@@ -20,6 +20,12 @@ export const adminRouter = router({
     .input(ZUserListQuery)
     .output(ZUserList)
     .query(({ ctx, input }) => ctx.users.list({ page: input })),
+
+  userDetail: adminProcedure
+    .meta({ openapi: openapi('GET', '/admin/users/{id}', 'One user: its live trading per asset class (flag, first live order, lock, today’s live orders and the limit) and its bot'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .input(ZUserIdPath)
+    .output(ZAdminUserDetail)
+    .query(({ ctx, input }) => ctx.live.userDetail({ userId: input.id })),
 
   auditLog: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/audit', 'Every audit record, or one user’s (user_id), newest first, filtered by an action prefix'), haltExempt: true })
@@ -103,6 +109,12 @@ export const adminRouter = router({
     .input(z.void())
     .output(ZAdminOverview)
     .query(({ ctx }) => ctx.live.overview()),
+
+  alerts: adminProcedure
+    .meta({ openapi: openapi('GET', '/admin/alerts', 'The kill switch’s critical alerts (−4 % warning, −5 % lock), newest first, of one user or kind'), haltExempt: true })
+    .input(ZCriticalAlertListQuery)
+    .output(ZCriticalAlertList)
+    .query(({ ctx, input }) => ctx.live.alerts({ query: input })),
 
   haltState: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/halt', 'Whether the service is halted'), haltExempt: true })

@@ -1,6 +1,6 @@
 // /api/auth: register, login, refresh, me, logout, password.
 import { z } from 'zod';
-import { ZPasswordChange, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse } from '../../contracts/auth.ts';
+import { ZOtherSessionsRevoked, ZPasswordChange, ZSessionIdPath, ZSessionList, ZSessionListQuery, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse } from '../../contracts/auth.ts';
 import { toUserResponse } from '../users/users.ts';
 import { authedProcedure, publicProcedure, router } from '../trpc/init.ts';
 
@@ -58,4 +58,26 @@ export const authRouter = router({
     .input(ZPasswordChange)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.auth.changePassword({ user: ctx.user, input, origin: ctx.origin })),
+
+  // The literal path first: trpc-to-openapi takes the first route that fits.
+  revokeOtherSessions: authedProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/auth/sessions/revoke-others', tags, summary: 'End every session but the current one (the one this access token was issued with)', protect: true },
+      errors: ['CONFLICT'],
+    })
+    .input(z.void())
+    .output(ZOtherSessionsRevoked)
+    .mutation(({ ctx }) => ctx.sessions.revokeOthers({ user: ctx.user, currentSessionId: ctx.sessionId, origin: ctx.origin })),
+
+  sessions: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/auth/sessions', tags, summary: 'Your live sessions, most recently used first; `current` marks the one this access token belongs to', protect: true } })
+    .input(ZSessionListQuery)
+    .output(ZSessionList)
+    .query(({ ctx, input }) => ctx.sessions.list({ user: ctx.user, currentSessionId: ctx.sessionId, query: input })),
+
+  revokeSession: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/auth/sessions/{id}', tags, summary: 'End one of your sessions: its refresh token stops working', protect: true }, status: 204, errors: ['NOT_FOUND'] })
+    .input(ZSessionIdPath)
+    .output(z.void())
+    .mutation(({ ctx, input }) => ctx.sessions.revoke({ user: ctx.user, currentSessionId: ctx.sessionId, sessionId: input.id, origin: ctx.origin })),
 });

@@ -43,6 +43,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
   let logger: Logger | undefined;
   return {
     auth: services.auth,
+    sessions: services.sessions,
     users: services.users,
     halt: services.halt,
     instruments: services.instruments,

@@ -93,7 +93,14 @@ const ownedReport = async (server: TestServer, owner: TestUser) => {
   return id;
 };
 
+/** The owner's session (refresh-token family), as GET /api/auth/sessions names it. */
+const ownedSession = async (server: TestServer, owner: TestUser) => {
+  const listed = await server.http('GET', '/api/auth/sessions', { token: owner.tokens.access_token });
+  return (listed.body.items as { id: string }[])[0]!.id;
+};
+
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
+  'auth.revokeSession': ownedSession,
   'analysis.getReport': ownedReport,
   'analysis.reportTraces': ownedReport,
   'analysis.deleteReport': ownedReport,

@@ -1,0 +1,37 @@
+// The day so far in an account's metadata: exact decimals for money, fractions for percentages,
+// null until the day's snapshot, and the kill switch's lines; and the agent steps a mode plans.
+import { describe, expect, it } from 'vitest';
+import { plannedAgentSteps } from '../../server/analysis/orchestrator.ts';
+import { dayPnlOf } from '../../server/orders/day-pnl.ts';
+
+const LINES = { day_pnl_alert_pct: -0.04, day_pnl_lock_pct: -0.05 };
+
+describe('dayPnlOf', () => {
+  it('is null without a snapshot, the lines still there', () => {
+    expect(dayPnlOf({ equity: '100000', dayStartEquity: null })).toEqual({ day_start_equity: null, day_pnl: null, day_pnl_pct: null, ...LINES });
+  });
+
+  it('subtracts exactly, with no binary float on the way (0.3 − 0.1 leaves 0.2)', () => {
+    expect(dayPnlOf({ equity: '0.1', dayStartEquity: '0.3' })).toMatchObject({ day_start_equity: '0.3', day_pnl: '-0.2' });
+    expect(dayPnlOf({ equity: '100000', dayStartEquity: '100000.30000000000000000001' }).day_pnl).toBe('-0.30000000000000000001');
+  });
+
+  it('gives the percentage as a fraction, on the lines exactly where the kill switch draws them', () => {
+    expect(dayPnlOf({ equity: '96000', dayStartEquity: '100000' })).toEqual({ day_start_equity: '100000', day_pnl: '-4000', day_pnl_pct: -0.04, ...LINES });
+    expect(dayPnlOf({ equity: '95000', dayStartEquity: '100000' }).day_pnl_pct).toBe(-0.05);
+    expect(dayPnlOf({ equity: '110000', dayStartEquity: '100000' }).day_pnl_pct).toBe(0.1);
+  });
+
+  it('has no percentage of an empty day-start account', () => {
+    expect(dayPnlOf({ equity: '5', dayStartEquity: '0' })).toMatchObject({ day_start_equity: '0', day_pnl: '5', day_pnl_pct: null });
+  });
+});
+
+describe('plannedAgentSteps', () => {
+  it('plans 2 steps for quick, 4 for standard, and 4 + 2 per debate round for full', () => {
+    expect(plannedAgentSteps('quick', 3)).toBe(2);
+    expect(plannedAgentSteps('standard', 3)).toBe(4);
+    expect(plannedAgentSteps('full', 1)).toBe(6);
+    expect(plannedAgentSteps('full', 3)).toBe(10);
+  });
+});
