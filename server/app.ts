@@ -89,7 +89,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const halt = await createHalt({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
     const tokens = createTokenSigner({
       secret: config.AUTH_SECRET_KEY,
-      accessTtlMin: config.AUTH_ACCESS_TOKEN_TTL_MIN,
+      accessTtlSec: config.AUTH_ACCESS_TOKEN_TTL_SEC || config.AUTH_ACCESS_TOKEN_TTL_MIN * 60,
       refreshTtlDays: config.AUTH_REFRESH_TOKEN_TTL_DAYS,
       clock,
     });

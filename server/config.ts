@@ -102,6 +102,8 @@ const ZEnv = z.object({
   ENCRYPTION_SALT: text(),
   LIVE_CONFIRM_SECRET: text(),
   AUTH_ACCESS_TOKEN_TTL_MIN: int(30, 1, 24 * 60),
+  /** Seconds, for tests that watch tokens expire (0: the minutes setting holds); refused in production. */
+  AUTH_ACCESS_TOKEN_TTL_SEC: int(0, 0, 24 * 3600),
   AUTH_REFRESH_TOKEN_TTL_DAYS: int(7, 1, 365),
   LOGIN_MAX_FAILURES: int(5, 1, 1000),
   LOGIN_WINDOW_MIN: int(15, 1, 24 * 60),
@@ -290,6 +292,9 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
 
   for (const name of [...GENERATED_SECRETS, 'LIVE_CONFIRM_SECRET', 'BOTCHECK_SECRET_KEY'] as const) {
     if (values[name]) refusePlaceholder(name, values[name]);
+  }
+  if (values.AUTH_ACCESS_TOKEN_TTL_SEC > 0 && isProduction) {
+    throw new ConfigError('AUTH_ACCESS_TOKEN_TTL_SEC', 'is for tests; in production the lifetime is AUTH_ACCESS_TOKEN_TTL_MIN');
   }
   if (values.AUTH_SECRET_KEY && values.AUTH_SECRET_KEY.length < 32) {
     throw new ConfigError('AUTH_SECRET_KEY', 'must be at least 32 characters');

@@ -41,7 +41,7 @@ const ALGORITHM = 'HS256';
 /** Verified access tokens kept in memory; a bound on memory, not on correctness. */
 const MAX_CACHED_TOKENS = 20_000;
 
-export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; refreshTtlDays: number; clock: Clock }): TokenSigner => {
+export const createTokenSigner = (opts: { secret: string; accessTtlSec: number; refreshTtlDays: number; clock: Clock }): TokenSigner => {
   const { clock } = opts;
   // Imported once: jose would import a raw key on every sign and verify.
   const key = createSecretKey(Buffer.from(opts.secret, 'utf8'));
@@ -50,7 +50,7 @@ export const createTokenSigner = (opts: { secret: string; accessTtlMin: number; 
   // active, and still at this token version, is not cached here: the caller compares them with
   // the user directory, which the change feed invalidates.
   const verifiedAccess = new Map<string, VerifiedToken>();
-  const accessTtlSec = opts.accessTtlMin * 60;
+  const { accessTtlSec } = opts;
   const refreshTtlSec = opts.refreshTtlDays * 86_400;
 
   const sign = (claims: Record<string, string | number>, userId: number, jti: string, ttlSec: number) => {

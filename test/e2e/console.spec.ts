@@ -5,7 +5,7 @@ import { expect, test, type Browser, type BrowserContext, type Page } from '@pla
 import { BTC_PRICE, E2E_ADMIN } from './global-setup.ts';
 import { baseUrl, watchErrors } from './helpers.ts';
 
-const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot', '/app/live', '/app/operator'];
+const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot', '/app/live', '/app/settings', '/app/operator'];
 
 let counter = 0;
 const uniqueUser = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`;

@@ -4,14 +4,11 @@
 // OpenAI-compatible fake LLM (test/support/fake-llm.ts) whose answers carry markup, so the
 // analysis pages are tested against hostile model output. The tests find the service at
 // E2E_BASE_URL; the returned function stops both.
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { startFakeLlm, type FakeLlmRequest } from '../support/fake-llm.ts';
+import { E2E_ADMIN, startE2eService } from './service.ts';
 
-export const E2E_ADMIN = { username: 'e2e_admin', password: 'e2e-admin-password' };
+export { E2E_ADMIN };
+
 export const BTC_PRICE = 50_000;
 /** Daily bars loaded for these, BAR_COUNT of them ending on BARS_END. */
 export const BAR_SYMBOLS = [
@@ -22,34 +19,6 @@ export const BAR_COUNT = 300;
 export const BARS_START = '2025-01-01';
 /** What the fake model writes into its reasoning: it must show as text and never run. */
 export const LLM_MARKUP = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2"> **bold claim**';
-const START_TIMEOUT_MS = 60_000;
-const KEPT_LOG_LINES = 200;
-
-const root = path.resolve(import.meta.dirname, '../..');
-
-const waitForPort = (lines: AsyncIterable<string>, log: string[], onLine: (line: string) => void) =>
-  new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start within ${START_TIMEOUT_MS} ms:\n${log.join('\n')}`)), START_TIMEOUT_MS);
-    void (async () => {
-      // Read to the end, so the service never blocks on a full stdout pipe; keep the last lines.
-      for await (const line of lines) {
-        onLine(line);
-        log.push(line);
-        if (log.length > KEPT_LOG_LINES) log.shift();
-        try {
-          const entry = JSON.parse(line) as { msg?: string; port?: number };
-          if (entry.msg === 'listening' && typeof entry.port === 'number') {
-            clearTimeout(timer);
-            resolve(entry.port);
-          }
-        } catch {
-          // not a log line of ours
-        }
-      }
-      clearTimeout(timer);
-      reject(new Error(`the service exited before listening:\n${log.join('\n')}`));
-    })();
-  });
 
 const call = async (baseUrl: string, method: string, urlPath: string, body: unknown, token?: string) => {
   const response = await fetch(`${baseUrl}${urlPath}`, {
@@ -86,23 +55,13 @@ const llmAnswer = (request: FakeLlmRequest): string => {
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
   const llm = await startFakeLlm({ answer: (_nth, request) => ({ json: llmAnswer(request) }) });
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-e2e-'));
-  const child = spawn(process.execPath, ['server/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      DATABASE_URL: '',
-      LOG_LEVEL: 'info',
-      ADMIN_USERNAME: E2E_ADMIN.username,
-      ADMIN_PASSWORD: E2E_ADMIN.password,
-      // Prices move only when a test sets them; orders are not rate-limited in a test run.
-      SIM_TICK_INTERVAL_MS: '0',
-      RATE_LIMIT_ORDERS_PER_MIN: '1000',
-      RATE_LIMIT_ANALYSES_PER_MIN: '1000',
+  let service: Awaited<ReturnType<typeof startE2eService>> | undefined;
+  const stop = async () => {
+    await service?.stop();
+    await llm.close();
+  };
+  try {
+    service = await startE2eService({
       // Analysis on the fake LLM's OpenAI wire format.
       LLM_PROVIDER: 'openai',
       LLM_BASE_URL: `${llm.url}/v1`,
@@ -111,25 +70,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       // One filled paper order is record enough for the promotion wizard's test.
       RISK_PAPER_MIN_DAYS: '0',
       RISK_PAPER_MIN_TRADES: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const log: string[] = [];
-  child.stderr.on('data', (chunk: Buffer) => log.push(chunk.toString()));
-  const stop = async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-    await llm.close();
-  };
-  try {
-    // The service's log, whole, for tests that read what it says (a live confirm token without SMTP).
-    const serviceLog = path.join(dataDir, 'service.log');
-    const port = await waitForPort(createInterface({ input: child.stdout }), log, (line) => appendFileSync(serviceLog, `${line}\n`));
-    const baseUrl = `http://127.0.0.1:${port}`;
+    });
+    const { baseUrl } = service;
     const admin = await call(baseUrl, 'POST', '/api/auth/login', E2E_ADMIN);
     await call(baseUrl, 'POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'BTC/USDT', price: BTC_PRICE }, String(admin.access_token));
     for (const [index, { asset_class, symbol }] of BAR_SYMBOLS.entries()) {
@@ -137,7 +79,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     }
     // Playwright hands the environment of global setup to the test workers.
     process.env.E2E_BASE_URL = baseUrl;
-    process.env.E2E_SERVICE_LOG = serviceLog;
+    process.env.E2E_SERVICE_LOG = service.logFile;
   } catch (error) {
     await stop();
     throw error;

@@ -22,8 +22,9 @@ export const watchErrors = (page: Page): string[] => {
 let counter = 0;
 export const passwordOf = (username: string) => `pw-${username}-secret`;
 
-export const register = async (browser: Browser, prefix: string) => {
-  const context = await browser.newContext({ baseURL: baseUrl() });
+/** A user registered through the page, in a fresh browser context (on the run's service, or the one at `url`). */
+export const register = async (browser: Browser, prefix: string, url = baseUrl()) => {
+  const context = await browser.newContext({ baseURL: url });
   const page = await context.newPage();
   const errors = watchErrors(page);
   const username = `${prefix}_${Date.now().toString(36)}_${++counter}`;

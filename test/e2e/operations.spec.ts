@@ -80,6 +80,8 @@ test('a price crash locks the account, the user sees the lock, and an operator c
 
   await go(page, 'Live trading');
   await expect(page.getByTestId('live-crypto').getByTestId('lock')).toContainText('locked until');
+  // 350 SOL bought at 100 and marked at 50: the day is at about -17.5 %, past the lock line.
+  await expect(page.getByTestId('risk-crypto').getByTestId('risk-state')).toHaveText('at the lock line');
 
   const operator = await signInAsOperator(browser);
   const lockRow = operator.getByTestId('lock-row').filter({ hasText: username });

@@ -151,12 +151,14 @@ test('analysis: a quick report shows its decision, traces and cost; markup from 
   expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
   await expect(page.getByTestId('report-row')).toHaveCount(1);
 
-  // A queued standard report is followed (polled) until a worker has finished it.
+  // A queued standard report is followed through its report_status frames until a worker has finished it.
   await page.getByLabel('Depth').selectOption('standard');
   await page.getByRole('button', { name: 'Analyse' }).click();
   await expect(page.getByTestId('done')).toContainText('queued');
   await expect(report.getByTestId('report-status')).toHaveText(/^(done|partial)$/, { timeout: 30_000 });
   await expect(report.locator('[data-testid="trace"][data-agent="risk"]')).toHaveCount(1);
+  // The progress line is only ever drawn from a frame: the frames reached this page.
+  await expect(report.getByTestId('report-progress')).toContainText('agent steps done');
   expect(await report.locator('script, img, [onerror]').count()).toBe(0);
   expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
   expect(errors).toEqual([]);

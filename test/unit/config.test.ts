@@ -207,6 +207,11 @@ describe('secrets: production', () => {
     expectRejected({ NODE_ENV: 'production', DATA_DIR: dir }, 'AUTH_SECRET_KEY');
   });
 
+  it('refuses the test-only access-token lifetime in seconds', () => {
+    expectRejected(withSecrets({ NODE_ENV: 'production', AUTH_ACCESS_TOKEN_TTL_SEC: '5' }), 'AUTH_ACCESS_TOKEN_TTL_SEC');
+    expect(loadConfig(withSecrets({ NODE_ENV: 'test', AUTH_ACCESS_TOKEN_TTL_SEC: '5' })).AUTH_ACCESS_TOKEN_TTL_SEC).toBe(5);
+  });
+
   it('starts with both secrets set and no warning', () => {
     const config = loadConfig(withSecrets({ NODE_ENV: 'production' }));
     expect(config.isProduction).toBe(true);

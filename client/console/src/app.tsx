@@ -17,6 +17,7 @@ import { Ticket } from './views/ticket.tsx';
 import { Analysis, Backtests, Bot, Chart } from './research-pages.tsx';
 import { Live } from './views/live.tsx';
 import { Operator } from './views/operator.tsx';
+import { Settings } from './views/settings.tsx';
 
 const PAGES: Record<string, { title: string; view: () => ReactNode; operatorOnly?: boolean }> = {
   '/': { title: 'Overview', view: Overview },
@@ -31,6 +32,7 @@ const PAGES: Record<string, { title: string; view: () => ReactNode; operatorOnly
   '/bot': { title: 'Bot', view: Bot },
   // Live trading and the operator's views.
   '/live': { title: 'Live trading', view: Live },
+  '/settings': { title: 'Settings', view: Settings },
   '/operator': { title: 'Operator', view: Operator, operatorOnly: true },
 };
 const PUBLIC_PAGES: Record<string, () => ReactNode> = { '/signin': SignIn, '/register': Register };

@@ -6,14 +6,18 @@ import { createTradingClient, TradingApiError, type TTokenResponse } from '../..
 
 const REFRESH_KEY = 'trading-console.refresh-token';
 const REFRESH_LOCK = 'trading-console.refresh';
-/** Refresh this long before the access token expires, so a request never carries a stale one. */
+/**
+ * Refresh this long before the access token expires, so a request never carries a stale one: 30 s,
+ * or a quarter of the token's life when that is shorter (a service set to short-lived tokens).
+ */
 const EARLY_MS = 30_000;
 
 export type TSessionState = 'restoring' | 'signed_in' | 'signed_out';
 
 interface AccessToken {
   token: string;
-  expiresAt: number;
+  /** When to refresh it: EARLY_MS before it expires, or a quarter of its life. */
+  refreshAt: number;
 }
 
 /** Talks to the public auth routes only: it never asks the session for a token. */
@@ -31,7 +35,8 @@ const setState = (next: TSessionState) => {
 };
 
 const keep = (tokens: TTokenResponse) => {
-  access = { token: tokens.access_token, expiresAt: Date.now() + tokens.expires_in * 1000 };
+  const lifeMs = tokens.expires_in * 1000;
+  access = { token: tokens.access_token, refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 4) };
   localStorage.setItem(REFRESH_KEY, tokens.refresh_token);
   setState('signed_in');
 };
@@ -77,7 +82,7 @@ export const session = {
   },
   /** The access token for the next request, refreshed first when it is about to expire. */
   accessToken: async (): Promise<string | undefined> => {
-    if (access && access.expiresAt - EARLY_MS > Date.now()) return access.token;
+    if (access && access.refreshAt > Date.now()) return access.token;
     if (state === 'signed_out') return undefined;
     return refresh();
   },

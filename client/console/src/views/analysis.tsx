@@ -7,7 +7,7 @@ import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
-import { isUnfinished, pollEvery } from '../report-progress.ts';
+import { isUnfinished, useReportProgress } from '../report-progress.ts';
 import { ReportView } from './report.tsx';
 
 const LIST_SIZE = 20;
@@ -59,6 +59,7 @@ const AnalyzeForm = ({ onAsked }: { onAsked: (reportId: string) => void }) => {
 
 export const Analysis = () => {
   const [opened, setOpened] = useState<string>();
+  const { pollEvery } = useReportProgress();
   const reports = useQuery(
     trpc.analysis.listReports.queryOptions(
       { page: 1, size: LIST_SIZE },

@@ -8,12 +8,12 @@ import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '../../
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { ASSET_CLASS_NAMES, ASSET_CLASSES, when } from '../format.ts';
+import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, when } from '../format.ts';
 import { AssetClassPicker } from '../pickers.tsx';
 
-/** The kill switch's lines (DESIGN "Kill switch"): an alert at −4 %, a 24 h lock at −5 %. */
-const ALERT_PCT = -4;
-const LOCK_PCT = -5;
+/** The kill switch's lines (DESIGN "Kill switch") as fractions, when an account's metadata does not say them. */
+const ALERT_LINE = -0.04;
+const LOCK_LINE = -0.05;
 
 const readLiveAgain = () => queryClient.invalidateQueries(trpc.live.status.pathFilter());
 
@@ -130,21 +130,21 @@ const PromotionWizard = () => {
   );
 };
 
-/** Today's P&L of one account against the kill switch's lines, from the account's metadata. */
+/** Today's P&L of one account against the kill switch's lines, from the account's metadata (fractions). */
 const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
   const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode: 'paper' }, { retry: false }));
-  const metadata = (account.data?.metadata ?? {}) as { day_start_equity?: string | null; day_pnl_pct?: number | string | null };
-  const pct = metadata.day_pnl_pct === undefined || metadata.day_pnl_pct === null ? undefined : Number(metadata.day_pnl_pct);
-  const state = pct === undefined ? 'no day-start snapshot yet' : pct <= LOCK_PCT ? 'at the lock line' : pct <= ALERT_PCT ? 'past the alert line' : 'inside the lines';
   if (!account.data) return null;
+  const day = account.data.metadata as { day_start_equity?: string | null; day_pnl_pct?: number | string | null; day_pnl_alert_pct?: number; day_pnl_lock_pct?: number };
+  const pct = day.day_pnl_pct === undefined || day.day_pnl_pct === null ? undefined : Number(day.day_pnl_pct);
+  const lock = day.day_pnl_lock_pct ?? LOCK_LINE;
+  const alert = day.day_pnl_alert_pct ?? ALERT_LINE;
+  const state = pct === undefined ? 'no day-start snapshot yet (taken at the day\'s first fill)' : pct <= lock ? 'at the lock line' : pct <= alert ? 'past the alert line' : 'inside the lines';
   return (
     <tr data-testid={`risk-${assetClass}`}>
       <td>{ASSET_CLASS_NAMES[assetClass]} (paper)</td>
-      <td>
-        {metadata.day_start_equity ?? '–'} {account.data.currency}
-      </td>
-      <td data-testid="day-pnl">{pct === undefined ? '–' : `${pct.toFixed(2)} %`}</td>
-      <td>{state}</td>
+      <td>{day.day_start_equity ? money(Number(day.day_start_equity), account.data.currency) : '–'}</td>
+      <td data-testid="day-pnl">{pct === undefined ? '–' : percent(pct)}</td>
+      <td data-testid="risk-state">{state}</td>
     </tr>
   );
 };
@@ -165,8 +165,8 @@ export const Live = () => {
       <article className="card wide" data-testid="risk">
         <h2>Kill switch</h2>
         <p className="hint">
-          Each account's P&L since the UTC day's start: at {ALERT_PCT} % the operators are alerted; at {LOCK_PCT} % the asset class is locked for 24 hours, its open entry
-          orders canceled and the bot stopped. Only an operator clears a lock early.
+          Each account's P&L since the UTC day's start: at {percent(ALERT_LINE)} the operators are alerted; at {percent(LOCK_LINE)} the asset class is locked for 24
+          hours, its open entry orders canceled and the bot stopped. Only an operator clears a lock early.
         </p>
         <table>
           <thead>

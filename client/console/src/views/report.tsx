@@ -2,12 +2,12 @@
 // output, the per-agent trace timeline, and what it cost against the daily budget. Everything
 // an LLM wrote is untrusted: text nodes, or markdown through DOMPurify (markdown.tsx).
 import { useQuery } from '@tanstack/react-query';
-import type { TReportDetail, TTrace } from '../../../index.ts';
+import type { TReportDetail, TReportStatusFrame, TTrace } from '../../../index.ts';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { money, percent, when } from '../format.ts';
 import { Markdown } from '../markdown.tsx';
-import { pollEvery } from '../report-progress.ts';
+import { useReportProgress } from '../report-progress.ts';
 
 const usd = (value: number) => `${value.toFixed(6)} USD`;
 const numberSetting = (settings: Record<string, unknown>, key: string) => (typeof settings[key] === 'number' ? settings[key] : undefined);
@@ -115,7 +115,16 @@ const Timeline = ({ traces }: { traces: readonly TTrace[] }) => (
   </ol>
 );
 
+/** The agents' progress as the last report_status frame told it. */
+const Progress = ({ frame }: { frame: TReportStatusFrame | undefined }) =>
+  frame ? (
+    <p className="hint" data-testid="report-progress">
+      {frame.agents_done} of {frame.agents_total} agent steps done{frame.agent ? ` (last: ${frame.agent})` : ''}
+    </p>
+  ) : null;
+
 export const ReportView = ({ reportId }: { reportId: string }) => {
+  const { pollEvery, progressOf } = useReportProgress();
   const report = useQuery(trpc.analysis.getReport.queryOptions({ report_id: reportId }, { refetchInterval: (query) => pollEvery(query.state.data?.status) }));
   const traces = useQuery(trpc.analysis.reportTraces.queryOptions({ report_id: reportId }, { refetchInterval: () => pollEvery(report.data?.status) }));
   if (report.error) return <ErrorNotice error={report.error} />;
@@ -126,6 +135,7 @@ export const ReportView = ({ reportId }: { reportId: string }) => {
       <h2>
         {data.symbol} ({data.asset_class}), {data.mode}: <span data-testid="report-status">{data.status}</span>
       </h2>
+      <Progress frame={progressOf(reportId)} />
       <p className="hint">
         Asked {when(data.requested_at)}
         {data.completed_at ? `, done ${when(data.completed_at)}` : ''}. Analysis only: no order is placed.

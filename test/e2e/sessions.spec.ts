@@ -1,0 +1,69 @@
+// Sessions in the browser: two tabs of one user on a service whose access tokens live seconds keep
+// working across several expiries (one tab refreshes at a time: a refresh token presented twice
+// would end the whole session), and the settings page lists the sessions, ends the others and
+// changes the password (which signs out).
+import { expect, test, type Page } from '@playwright/test';
+import { api, baseUrl, go, passwordOf, register, tokenOf, watchErrors } from './helpers.ts';
+import { startE2eService, type E2eService } from './service.ts';
+
+const ACCESS_TOKEN_SECONDS = 4;
+
+/** The page shows a signed-in page (the nav bar, the user) and not the sign-in form. */
+const signedIn = async (page: Page, username: string) => {
+  await expect(page.getByTestId('username')).toHaveText(username);
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toHaveCount(0);
+};
+
+test.describe('with access tokens of a few seconds', () => {
+  let service: E2eService;
+  test.beforeAll(async () => {
+    service = await startE2eService({ AUTH_ACCESS_TOKEN_TTL_SEC: String(ACCESS_TOKEN_SECONDS) });
+  });
+  test.afterAll(async () => {
+    await service?.stop();
+  });
+
+  test('two tabs of one user keep working across expiries, refreshing one at a time', async ({ browser }) => {
+    const { context, page: first, errors, username } = await register(browser, 'e2e_tabs', service.baseUrl);
+    const second = await context.newPage();
+    const secondErrors = watchErrors(second);
+    await second.goto('/app/orders');
+    await signedIn(second, username);
+    for (const round of [1, 2, 3]) {
+      // Both tabs' access tokens run out; then both need a new one at the same moment.
+      await first.waitForTimeout(ACCESS_TOKEN_SECONDS * 1000 + 500);
+      if (round === 2) await Promise.all([first.reload(), second.reload()]);
+      else await Promise.all([go(first, round === 1 ? 'Positions' : 'Orders'), go(second, round === 1 ? 'Overview' : 'Exchange keys')]);
+      await signedIn(first, username);
+      await signedIn(second, username);
+    }
+    // The session is whole: its refresh token (kept for both tabs) still works.
+    const kept = await first.evaluate("localStorage.getItem('trading-console.refresh-token')");
+    const refreshed = await fetch(`${service.baseUrl}/api/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: kept }) });
+    expect(refreshed.status).toBe(200);
+    expect(errors).toEqual([]);
+    expect(secondErrors).toEqual([]);
+  });
+});
+
+test('settings list the sessions, end the others, and a password change signs out', async ({ browser }) => {
+  const { page, errors, username } = await register(browser, 'e2e_settings');
+  // A second sign-in, as a script would make one.
+  const login = await api('POST', '/api/auth/login', { username, password: passwordOf(username) });
+  await go(page, 'Settings');
+  await expect(page.getByTestId('session-row')).toHaveCount(2);
+  await expect(page.getByTestId('current-session')).toHaveCount(1);
+  await page.getByTestId('end-others').click();
+  await expect(page.getByTestId('done')).toContainText('1 other session(s) ended');
+  await expect(page.getByTestId('session-row')).toHaveCount(1);
+  const refused = await fetch(`${baseUrl()}/api/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: login.refresh_token }) });
+  expect(refused.status).toBe(401);
+
+  const newPassword = `${passwordOf(username)}-new`;
+  await page.getByLabel('Current password').fill(passwordOf(username));
+  await page.getByLabel('New password').fill(newPassword);
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
+  expect(await tokenOf({ username, password: newPassword })).toBeTruthy();
+  expect(errors).toEqual([]);
+});
