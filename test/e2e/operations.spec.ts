@@ -83,13 +83,29 @@ test('a price crash locks the account, the user sees the lock, and an operator c
   // 350 SOL bought at 100 and marked at 50: the day is at about -17.5 %, past the lock line.
   await expect(page.getByTestId('risk-crypto').getByTestId('risk-state')).toHaveText('at the lock line');
 
+  // The overview shows the day against the lines and the fills.
+  await go(page, 'Overview');
+  await expect(page.getByTestId('account-crypto').getByTestId('day-pnl')).toContainText('at the lock line');
+  await expect(page.getByTestId('latest-fill').filter({ hasText: 'SOL/USDT' })).toHaveCount(2);
+  // The status bar: both sockets (the overview listens to /ws/live for signals) and the flags.
+  await expect(page.getByTestId('feed-state')).toHaveText('orders socket: live');
+  await expect(page.getByTestId('live-state')).toHaveText('live socket: live');
+  await expect(page.getByTestId('flags')).toContainText('paper orders on, live orders off');
+
   const operator = await signInAsOperator(browser);
+  const me = await api('GET', '/api/auth/me', undefined, token);
+  const alerts = operator.getByTestId('alert-row').filter({ hasText: `user ${String(me.id)}` });
+  await expect(alerts.filter({ has: operator.getByTestId('alert-kind').getByText('lock', { exact: true }) })).toHaveCount(1);
+  await operator.getByTestId('user-row').filter({ hasText: username }).getByTestId('user-details').click();
+  await expect(operator.getByTestId('user-detail').getByTestId('detail-crypto').getByTestId('detail-lock')).toContainText('until');
   const lockRow = operator.getByTestId('lock-row').filter({ hasText: username });
   await expect(lockRow).toHaveCount(1);
   await lockRow.getByTestId('clear-lock').click();
   await expect(operator.getByTestId('done')).toContainText('cleared');
   await expect(lockRow).toHaveCount(0);
+  await expect(operator.getByTestId('user-detail').getByTestId('detail-crypto').getByTestId('detail-lock')).toHaveText('none');
 
+  await go(page, 'Live trading');
   await page.reload();
   await expect(page.getByTestId('live-crypto').getByTestId('lock')).toHaveText('none');
   expect(errors).toEqual([]);

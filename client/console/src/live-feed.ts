@@ -53,3 +53,14 @@ export const useLiveFrames = (onFrame: TFrameListener): TChannelState => {
 };
 
 export const LIVE_STATE_TEXT: Record<TChannelState, string> = { connecting: 'connecting', open: 'live', waiting: 'reconnecting', closed: 'closed' };
+
+/** The /ws/live socket's state for display, without opening it ('closed' while no view listens). */
+export const useLiveChannelState = (): TChannelState => {
+  const [state, setState] = useState<TChannelState>(current);
+  useEffect(() => {
+    stateListeners.add(setState);
+    setState(current);
+    return () => void stateListeners.delete(setState);
+  }, []);
+  return state;
+};

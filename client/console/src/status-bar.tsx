@@ -1,6 +1,9 @@
-// On every page: the halt banner (from /health) and the state of the orders socket.
+// On every page: the halt banner and the service's health (from /health), the flags that gate
+// orders (from /health/flags), and the state of each socket: orders, and live (ticks, signals,
+// bot, analysis progress) while a page listens to it.
 import { useQuery } from '@tanstack/react-query';
-import type { THealth } from '../../index.ts';
+import type { TFeatureFlags, THealth } from '../../index.ts';
+import { LIVE_STATE_TEXT, useLiveChannelState } from './live-feed.ts';
 import type { TFeedState } from './orders-feed.ts';
 
 const HEALTH_EVERY_MS = 10_000;
@@ -20,6 +23,8 @@ export const StatusBar = ({ feed }: { feed: TFeedState }) => {
     queryFn: async () => (await fetch('/health')).json() as Promise<THealth>,
     refetchInterval: HEALTH_EVERY_MS,
   });
+  const flags = useQuery({ queryKey: ['flags'], queryFn: async () => (await fetch('/health/flags')).json() as Promise<TFeatureFlags>, refetchInterval: HEALTH_EVERY_MS });
+  const live = useLiveChannelState();
   return (
     <div className="status-bar" data-testid="status-bar">
       {health.data?.halted ? (
@@ -33,6 +38,15 @@ export const StatusBar = ({ feed }: { feed: TFeedState }) => {
       <span className={`feed feed-${feed}`} data-testid="feed-state">
         orders socket: {FEED_TEXT[feed]}
       </span>
+      <span className={`feed feed-${live}`} data-testid="live-state">
+        live socket: {LIVE_STATE_TEXT[live]}
+      </span>
+      {flags.data ? (
+        <span className="flags" data-testid="flags">
+          paper orders {flags.data.FEATURE_EQUITY_PAPER ? 'on' : 'off'}, live orders {flags.data.FEATURE_EQUITY_LIVE && flags.data.ALLOW_LIVE ? 'on' : 'off'}, analysis{' '}
+          {flags.data.FEATURE_LLM_ANALYSIS || flags.data.FEATURE_EQUITY_ANALYSIS ? 'on' : 'off'}
+        </span>
+      ) : null}
     </div>
   );
 };

@@ -1,7 +1,8 @@
 // The operator's console: the service (halt, live suspension), who trades live, active locks and
-// running bots with the actions on them, the users (activate, deactivate), and the simulator and
-// market data (a price, an outage, an instrument, OHLCV bars). Only operators see the page; the
-// API refuses everyone else anyway.
+// running bots with the actions on them, the kill switch's latest alerts, the users (activate,
+// deactivate, and one user's detail: live flags, locks, today's live orders, bot, with the
+// actions on them), and the simulator and market data (a price, an outage, an instrument, OHLCV
+// bars). Only operators see the page; the API refuses everyone else anyway.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZInstrumentUpsert, ZOhlcvImport, ZSimPriceRequest, type TAssetClass } from '../../../index.ts';
@@ -19,6 +20,7 @@ const readAgain = () =>
     queryClient.invalidateQueries(trpc.admin.overview.pathFilter()),
     queryClient.invalidateQueries(trpc.admin.haltState.pathFilter()),
     queryClient.invalidateQueries(trpc.admin.listUsers.pathFilter()),
+    queryClient.invalidateQueries(trpc.admin.userDetail.pathFilter()),
     queryClient.invalidateQueries({ queryKey: ['health'] }),
   ]);
 
@@ -124,8 +126,106 @@ const TradingPanel = () => {
   );
 };
 
+const UserDetail = ({ userId }: { userId: number }) => {
+  const detail = useQuery(trpc.admin.userDetail.queryOptions({ id: userId }));
+  const clearLock = useMutation(trpc.admin.clearLock.mutationOptions({ onSettled: readAgain }));
+  const disableLive = useMutation(trpc.admin.disableLive.mutationOptions({ onSettled: readAgain }));
+  const stopBot = useMutation(trpc.admin.stopUserBot.mutationOptions({ onSettled: readAgain }));
+  const data = detail.data;
+  return (
+    <div data-testid="user-detail">
+      <h3>
+        {data ? `${data.username} (${data.email}, ${data.role}, ${data.is_active ? 'active' : 'deactivated'})` : `User ${userId}`}
+      </h3>
+      <ErrorNotice error={detail.error ?? clearLock.error ?? disableLive.error ?? stopBot.error} />
+      {data ? (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th>Asset class</th>
+                <th>Live</th>
+                <th>Lock</th>
+                <th>Live orders today</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {ASSET_CLASSES.map((assetClass) => {
+                const live = data.live[assetClass];
+                return (
+                  <tr key={assetClass} data-testid={`detail-${assetClass}`}>
+                    <td>{ASSET_CLASS_NAMES[assetClass]}</td>
+                    <td>{live.live_enabled ? `enabled${live.first_live_order_at ? `, first order ${when(live.first_live_order_at)}` : ''}` : 'paper only'}</td>
+                    <td data-testid="detail-lock">{live.locked_until ? `until ${when(live.locked_until)}${live.lock_reason ? `: ${live.lock_reason}` : ''}` : 'none'}</td>
+                    <td>
+                      {live.live_orders_today} / {live.daily_limit}
+                    </td>
+                    <td>
+                      {live.locked_until ? (
+                        <button type="button" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ id: userId, asset_class: assetClass })}>
+                          Clear lock
+                        </button>
+                      ) : null}{' '}
+                      {live.live_enabled ? (
+                        <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ id: userId, asset_class: assetClass })}>
+                          Disable live
+                        </button>
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <p data-testid="detail-bot">
+            Bot:{' '}
+            {data.bot?.is_running ? (
+              <>
+                running {data.bot.strategy_name} on {data.bot.symbols.join(', ')} ({data.bot.live_mode ? 'live' : 'paper'}){' '}
+                <button type="button" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: userId })}>
+                  Stop bot
+                </button>
+              </>
+            ) : data.bot ? (
+              `stopped${data.bot.stopped_by ? ` by ${data.bot.stopped_by}` : ''}`
+            ) : (
+              'never started'
+            )}
+          </p>
+        </>
+      ) : null}
+    </div>
+  );
+};
+
+const AlertsPanel = () => {
+  const alerts = useQuery(trpc.admin.alerts.queryOptions({ page: 1, size: 20 }));
+  return (
+    <article className="card wide" data-testid="alerts-panel">
+      <h2>Latest critical alerts</h2>
+      <ErrorNotice error={alerts.error} />
+      {alerts.data && alerts.data.items.length === 0 ? <p>No alert yet.</p> : null}
+      <table>
+        <tbody>
+          {alerts.data?.items.map((alert) => (
+            <tr key={alert.id} data-testid="alert-row">
+              <td>{when(alert.at)}</td>
+              <td>user {alert.user_id}</td>
+              <td>{ASSET_CLASS_NAMES[alert.asset_class]}</td>
+              <td data-testid="alert-kind">{alert.kind === 'kill_switch_lock' ? 'lock' : 'warning'}</td>
+              <td>{alert.title}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </article>
+  );
+};
+
 const UsersPanel = () => {
   const [page, setPage] = useState(1);
+  const [shown, setShown] = useState<number>();
   const users = useQuery(trpc.admin.listUsers.queryOptions({ page, size: PAGE_SIZE }));
   const activate = useMutation(trpc.admin.activateUser.mutationOptions({ onSettled: readAgain }));
   const deactivate = useMutation(trpc.admin.deactivateUser.mutationOptions({ onSettled: readAgain }));
@@ -154,6 +254,9 @@ const UsersPanel = () => {
               <td>{user.is_active ? 'yes' : 'no'}</td>
               <td>{when(user.created_at)}</td>
               <td>
+                <button type="button" data-testid="user-details" onClick={() => setShown(shown === user.id ? undefined : user.id)}>
+                  {shown === user.id ? 'Hide' : 'Details'}
+                </button>{' '}
                 {user.is_active ? (
                   <button type="button" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ id: user.id })}>
                     Deactivate
@@ -168,6 +271,7 @@ const UsersPanel = () => {
           ))}
         </tbody>
       </table>
+      {shown === undefined ? null : <UserDetail userId={shown} />}
       <p>
         <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
           Previous
@@ -296,6 +400,7 @@ export const Operator = () => (
       <SimulatorPanel />
       <MarketDataPanel />
       <TradingPanel />
+      <AlertsPanel />
       <UsersPanel />
     </div>
   </section>

@@ -1,10 +1,32 @@
-// The paper account of each asset class: equity, cash, buying power and open orders.
+// The overview: the paper account of each asset class (equity, cash, buying power, today's P&L
+// against the kill switch's lines, open orders), the bot, the latest fills and the signals heard
+// since the page opened.
 import { useQuery } from '@tanstack/react-query';
-import { errorCodeOf, type TAssetClass } from '../../../index.ts';
+import { useState } from 'react';
+import { errorCodeOf, type TAssetClass, type TLiveFrame } from '../../../index.ts';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { ASSET_CLASS_NAMES, ASSET_CLASSES, money } from '../format.ts';
+import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, quantity, when } from '../format.ts';
+import { useLiveFrames } from '../live-feed.ts';
 import { PaperBadge } from '../pickers.tsx';
+
+const LATEST_FILLS = 5;
+const KEPT_SIGNALS = 5;
+
+/** Today's P&L as the account's metadata says it (fractions), and where it stands against the lines. */
+const DayPnl = ({ metadata }: { metadata: Record<string, unknown> }) => {
+  const pct = metadata.day_pnl_pct;
+  if (pct === undefined || pct === null) return <dd data-testid="day-pnl">– (no fill yet today)</dd>;
+  const value = Number(pct);
+  const lock = Number(metadata.day_pnl_lock_pct ?? -0.05);
+  const alert = Number(metadata.day_pnl_alert_pct ?? -0.04);
+  const line = value <= lock ? 'at the lock line' : value <= alert ? 'past the alert line' : `alert at ${percent(alert)}, lock at ${percent(lock)}`;
+  return (
+    <dd data-testid="day-pnl" className={value <= alert ? 'warning' : undefined}>
+      {percent(value)} ({line})
+    </dd>
+  );
+};
 
 const AccountCard = ({ assetClass }: { assetClass: TAssetClass }) => {
   const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode: 'paper' }, { retry: false }));
@@ -25,10 +47,72 @@ const AccountCard = ({ assetClass }: { assetClass: TAssetClass }) => {
           <dd data-testid="cash">{money(account.data.cash, account.data.currency)}</dd>
           <dt>Buying power</dt>
           <dd data-testid="buying-power">{money(account.data.buying_power, account.data.currency)}</dd>
+          <dt>Today</dt>
+          <DayPnl metadata={account.data.metadata} />
           <dt>Open orders</dt>
           <dd data-testid="open-orders">{open.data ? open.data.total : '…'}</dd>
         </dl>
       ) : null}
+    </article>
+  );
+};
+
+const BotCard = () => {
+  const bot = useQuery(trpc.bot.status.queryOptions());
+  const data = bot.data;
+  return (
+    <article className="card" data-testid="overview-bot">
+      <h2>Bot</h2>
+      <ErrorNotice error={bot.error} />
+      {data ? (
+        <p data-testid="overview-bot-state">
+          {data.is_running
+            ? `running ${data.strategy_name ?? ''} on ${data.symbols.join(', ')} (${data.asset_class ? ASSET_CLASS_NAMES[data.asset_class] : ''}, ${data.live_mode ? 'live' : 'paper'}) since ${when(data.started_at ?? data.ts)}`
+            : data.is_halted
+              ? `halted: ${data.halt_reason ?? 'by the kill switch'}`
+              : 'stopped'}
+        </p>
+      ) : null}
+    </article>
+  );
+};
+
+/** The newest filled paper orders of one asset class (its fills, as the blotter shows them). */
+const LatestFills = ({ assetClass }: { assetClass: TAssetClass }) => {
+  const filled = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'filled', mode: 'paper', page: 1, size: LATEST_FILLS }, { retry: false }));
+  if (!filled.data || filled.data.items.length === 0) return null;
+  return (
+    <>
+      {filled.data.items.map((order) => (
+        <tr key={`${assetClass}:${order.broker_order_id}`} data-testid="latest-fill">
+          <td>{when(order.updated_at)}</td>
+          <td>{order.symbol}</td>
+          <td>{order.side}</td>
+          <td>{quantity(order.filled_qty)}</td>
+          <td>{order.avg_fill_price === null ? '–' : quantity(order.avg_fill_price)}</td>
+          <td>paper</td>
+        </tr>
+      ))}
+    </>
+  );
+};
+
+const SignalsCard = () => {
+  const [signals, setSignals] = useState<Extract<TLiveFrame, { type: 'signal' }>[]>([]);
+  useLiveFrames((frame) => {
+    if (frame.type === 'signal') setSignals((kept) => [frame, ...kept].slice(0, KEPT_SIGNALS));
+  });
+  return (
+    <article className="card" data-testid="overview-signals">
+      <h2>Signals</h2>
+      {signals.length === 0 ? <p className="hint">None since this page opened (the bot's signals arrive here live).</p> : null}
+      <ul>
+        {signals.map((signal) => (
+          <li key={signal.event_id}>
+            {when(signal.ts)} {signal.direction} {signal.symbol} ({Math.round(signal.confidence * 100)} %)
+          </li>
+        ))}
+      </ul>
     </article>
   );
 };
@@ -40,6 +124,26 @@ export const Overview = () => (
       {ASSET_CLASSES.map((assetClass) => (
         <AccountCard key={assetClass} assetClass={assetClass} />
       ))}
+      <BotCard />
+      <SignalsCard />
     </div>
+    <h2>Latest fills</h2>
+    <table data-testid="latest-fills">
+      <thead>
+        <tr>
+          <th>Time</th>
+          <th>Symbol</th>
+          <th>Side</th>
+          <th>Quantity</th>
+          <th>Price</th>
+          <th>Mode</th>
+        </tr>
+      </thead>
+      <tbody>
+        {ASSET_CLASSES.map((assetClass) => (
+          <LatestFills key={assetClass} assetClass={assetClass} />
+        ))}
+      </tbody>
+    </table>
   </section>
 );
