@@ -6,6 +6,8 @@ import { intParam, pageOf, requestText, ZPageQuery, ZTimestamp } from './common.
 export const ZAuditListQuery = ZPageQuery.extend({
   /** Only records whose action starts with this, e.g. `order.` or `order.placed`. */
   action: requestText().max(64).optional(),
+  /** Only the records of one order: its placement, answer, broker events and cancel (by its client order id). */
+  client_order_id: requestText().max(64).optional(),
 });
 export type TAuditListQuery = z.infer<typeof ZAuditListQuery>;
 

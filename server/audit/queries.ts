@@ -1,5 +1,5 @@
 // SQL of the audit trail's reads.
-import { and, count, desc, eq, like, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, like, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { auditEvents } from '../db/schema/index.ts';
 
@@ -7,10 +7,15 @@ import { auditEvents } from '../db/schema/index.ts';
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 
 /** A page of audit records, newest first: one subject's, or everyone's when none is given. */
-export const listAuditRecords = async (db: Queryable, { subjectUserId, actionPrefix, page, size }: { subjectUserId: number | undefined; actionPrefix: string | undefined; page: number; size: number }) => {
+export const listAuditRecords = async (
+  db: Queryable,
+  { subjectUserId, actionPrefix, clientOrderId, page, size }: { subjectUserId: number | undefined; actionPrefix: string | undefined; clientOrderId?: string | undefined; page: number; size: number },
+) => {
   const where: SQL | undefined = and(
     subjectUserId === undefined ? undefined : eq(auditEvents.subjectUserId, subjectUserId),
     actionPrefix ? like(auditEvents.action, likePrefix(actionPrefix)) : undefined,
+    // Every order record carries its client order id in its data (server/orders/orders.ts).
+    clientOrderId === undefined ? undefined : sql`${auditEvents.data}->>'client_order_id' = ${clientOrderId}`,
   );
   const [rows, [counted]] = await Promise.all([
     db

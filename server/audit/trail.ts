@@ -23,7 +23,7 @@ const operatorRecordOf = (row: AuditRow): TAdminAuditList['items'][number] => ({
 
 export const createAuditTrail = ({ db }: { db: Db }) => {
   const pageOf = async (query: TAuditListQuery, subjectUserId: number | undefined) => {
-    const { rows, total } = await listAuditRecords(db, { subjectUserId, actionPrefix: query.action, page: query.page, size: query.size });
+    const { rows, total } = await listAuditRecords(db, { subjectUserId, actionPrefix: query.action, clientOrderId: query.client_order_id, page: query.page, size: query.size });
     return { items: rows.map(operatorRecordOf), total, page: query.page, size: query.size };
   };
   return {

@@ -149,3 +149,51 @@ test('a key is tested without being saved, then added, deactivated, activated an
   await expect(page.getByTestId('no-keys')).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+test('the ticket follows the symbol, places a bracket limit order and says which gate refuses; the blotter replaces, shows the timeline and cancels all', async ({ browser }) => {
+  const { page, errors } = await register(browser, 'e2e_ticket');
+  await addCryptoKey(page);
+  await go(page, 'Order ticket');
+  const assetClass = page.getByTestId('ticket').getByLabel('Asset class');
+  await page.getByLabel('Symbol').fill('AAPL');
+  await expect(assetClass).toHaveValue('us_equity');
+  await page.getByLabel('Symbol').fill('005930');
+  await expect(assetClass).toHaveValue('kr_equity');
+  await page.getByLabel('Symbol').fill('ETH/USDT');
+  await expect(assetClass).toHaveValue('crypto');
+
+  // Far below the price: it rests; its bracket waits for the fill.
+  await page.getByLabel('Quantity').fill('0.01');
+  await page.getByLabel('Type').selectOption('limit');
+  await page.getByLabel('Limit price').fill('1000');
+  await page.getByLabel('Time in force').selectOption('gtc');
+  await page.getByLabel('Bracket').check();
+  await page.getByLabel('Take profit', { exact: true }).fill('5000');
+  await page.getByLabel('Stop loss', { exact: true }).fill('900');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('done')).toContainText('limit');
+
+  // A buy far beyond what the account may risk: refused by the risk manager, and said so.
+  await page.getByRole('button', { name: 'New ticket' }).click();
+  await page.getByLabel('Bracket').uncheck();
+  await page.getByLabel('Type').selectOption('market');
+  await page.getByLabel('Quantity').fill('1000');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('refused-gate')).toContainText('gate 4');
+
+  await go(page, 'Orders');
+  const row = page.getByTestId('order-row').filter({ hasText: 'ETH/USDT' });
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('order-status')).toHaveText(/^(accepted|open)$/);
+  await row.getByTestId('order-timeline-toggle').click();
+  await expect(page.getByTestId('timeline-entry').filter({ hasText: 'placed' })).toHaveCount(1);
+  await expect(page.getByTestId('timeline-entry').filter({ hasText: 'accepted' })).toHaveCount(1);
+  await row.getByTestId('order-replace-toggle').click();
+  await page.getByTestId('replace-form').getByLabel('New quantity').fill('0.02');
+  await page.getByTestId('replace-form').getByRole('button', { name: 'Replace' }).click();
+  await expect(row.getByTestId('order-qty')).toHaveText('0.02');
+  await page.getByTestId('cancel-all').click();
+  await expect(page.getByTestId('done')).toContainText('1 order(s) canceled');
+  await expect(row.getByTestId('order-status')).toHaveText('canceled');
+  expect(errors).toEqual([]);
+});

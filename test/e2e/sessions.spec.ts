@@ -37,8 +37,17 @@ test.describe('with access tokens of a few seconds', () => {
       await signedIn(first, username);
       await signedIn(second, username);
     }
-    // The session is whole: its refresh token (kept for both tabs) still works.
-    const kept = await first.evaluate("localStorage.getItem('trading-console.refresh-token')");
+    // The session is whole: its refresh token, where the tabs keep it (IndexedDB; the localStorage
+    // mirror of a tab may lag another tab's rotation), still works.
+    const kept = await first.evaluate(`new Promise((resolve, reject) => {
+      const opening = indexedDB.open('trading-console');
+      opening.onerror = () => reject(opening.error);
+      opening.onsuccess = () => {
+        const reading = opening.result.transaction('session').objectStore('session').get('refresh-token');
+        reading.onsuccess = () => resolve(reading.result);
+        reading.onerror = () => reject(reading.error);
+      };
+    })`);
     const refreshed = await fetch(`${service.baseUrl}/api/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: kept }) });
     expect(refreshed.status).toBe(200);
     expect(errors).toEqual([]);

@@ -57,6 +57,21 @@ describe('GET /api/audit', () => {
     expect((await trail(alice, '?action=%25')).body.total).toBe(0);
   });
 
+  it("gives one order's records by its client order id: placement, acceptance and fill, and no other order's", async () => {
+    await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+    for (const id of ['trail-order-1', 'trail-order-2']) {
+      const placed = await server.http('POST', '/api/equity/orders', { token: alice.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', client_order_id: id } });
+      expect(placed.status, placed.text).toBe(201);
+    }
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    const first = (await trail(alice, '?client_order_id=trail-order-1')).body as { total: number; items: { action: string; data: { client_order_id?: string } }[] };
+    expect(first.items.map((item) => item.action).sort()).toEqual(['order.accepted', 'order.fill', 'order.placed']);
+    expect(first.items.every((item) => item.data.client_order_id === 'trail-order-1')).toBe(true);
+    // Another user's order of the same id is not hers to see, and is not there.
+    expect((await trail(bob, '?client_order_id=trail-order-1')).body.total).toBe(0);
+  });
+
   it('answers 401 without a token and 422 for a bad page', async () => {
     expect((await server.http('GET', '/api/audit')).status).toBe(401);
     const bad = await trail(alice, '?page=0');

@@ -36,12 +36,15 @@ interface TextFieldProps {
   autoComplete?: string;
   placeholder?: string;
   inputMode?: 'decimal' | 'text';
+  /** Told the text as it is typed (the field stays uncontrolled: the form reads it on submit). */
+  onChange?: (text: string) => void;
 }
 
-export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode }: TextFieldProps) => (
+export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode, onChange }: TextFieldProps) => (
   <>
     <label>
-      {label} <input name={name} type={type} autoComplete={autoComplete} placeholder={placeholder} inputMode={inputMode} />
+      {label}{' '}
+      <input name={name} type={type} autoComplete={autoComplete} placeholder={placeholder} inputMode={inputMode} onChange={onChange && ((event) => onChange(event.target.value))} />
     </label>
     <FieldError errors={errors} name={name} />
   </>

@@ -1,10 +1,11 @@
-// The signed-in session: the access token lives in memory only; the refresh token is kept in
-// localStorage so a reload or a second tab can sign in again. Refreshes are single-flight in
-// this tab (one promise) and across tabs (a Web Lock), because a refresh token is single-use:
-// presenting a rotated one twice would revoke the whole family.
+// The signed-in session: the access token lives in memory only; the refresh token is kept
+// (refresh-store.ts) so a reload or a second tab can sign in again. Refreshes are single-flight
+// in this tab (one promise) and across tabs (a Web Lock, the token read and written inside it),
+// because a refresh token is single-use: presenting a rotated one twice would revoke the whole
+// family.
 import { createTradingClient, TradingApiError, type TTokenResponse } from '../../index.ts';
+import { refreshStore } from './refresh-store.ts';
 
-const REFRESH_KEY = 'trading-console.refresh-token';
 const REFRESH_LOCK = 'trading-console.refresh';
 /**
  * Refresh this long before the access token expires, so a request never carries a stale one: 30 s,
@@ -25,7 +26,7 @@ const publicClient = createTradingClient({ url: window.location.origin });
 
 let access: AccessToken | undefined;
 let inflight: Promise<string | undefined> | undefined;
-let state: TSessionState = localStorage.getItem(REFRESH_KEY) ? 'restoring' : 'signed_out';
+let state: TSessionState = refreshStore.mirror() ? 'restoring' : 'signed_out';
 const listeners = new Set<() => void>();
 
 const setState = (next: TSessionState) => {
@@ -34,28 +35,32 @@ const setState = (next: TSessionState) => {
   for (const listener of listeners) listener();
 };
 
-const keep = (tokens: TTokenResponse) => {
+/** Takes new tokens; resolves once the refresh token is where every tab's next refresh reads it. */
+const keep = (tokens: TTokenResponse): Promise<void> => {
   const lifeMs = tokens.expires_in * 1000;
   access = { token: tokens.access_token, refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 4) };
-  localStorage.setItem(REFRESH_KEY, tokens.refresh_token);
   setState('signed_in');
+  return refreshStore.write(tokens.refresh_token);
 };
 
 const forget = () => {
   access = undefined;
-  localStorage.removeItem(REFRESH_KEY);
   setState('signed_out');
+  void refreshStore.clear();
 };
 
-/** Rotates the stored refresh token; read inside the lock, so another tab's rotation is seen. */
+/**
+ * Rotates the stored refresh token: read inside the lock, so another tab's rotation is seen, and
+ * the new one written before the lock is let go.
+ */
 const rotate = async (): Promise<string | undefined> => {
-  const refreshToken = localStorage.getItem(REFRESH_KEY);
+  const refreshToken = await refreshStore.read();
   if (!refreshToken) {
     forget();
     return undefined;
   }
   try {
-    keep(await publicClient.rest.post<TTokenResponse>('/api/auth/refresh', { refresh_token: refreshToken }));
+    await keep(await publicClient.rest.post<TTokenResponse>('/api/auth/refresh', { refresh_token: refreshToken }));
     return access?.token;
   } catch (error) {
     // Only a refused token (401) ends the session. A halt (503) or a network failure keeps the
@@ -90,8 +95,8 @@ export const session = {
   dropAccess: (): void => {
     access = undefined;
   },
-  refreshToken: (): string | undefined => localStorage.getItem(REFRESH_KEY) ?? undefined,
-  signIn: keep,
+  refreshToken: (): string | undefined => refreshStore.mirror(),
+  signIn: (tokens: TTokenResponse): void => void keep(tokens),
   signOut: forget,
   /** On load: turns a kept refresh token into a session (or ends it). */
   restore: async (): Promise<void> => {

@@ -1,27 +1,63 @@
-// The order ticket: paper orders, checked with the API's own schema before they are sent. One
-// client_order_id per ticket, so sending the same ticket again is the same order (idempotent).
+// The order ticket: every order type, time in force, a bracket, paper or live, checked with the
+// API's own schema before it is sent. The asset class follows the symbol as it is typed (a pair
+// with a slash is crypto, six digits a KRX code, anything else a US ticker) and can be changed.
+// One client_order_id per ticket, so sending the same ticket again is the same order
+// (idempotent). A refusal says which of the five gates refused it and why.
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZPlaceOrderRequest, type TAssetClass, type TOrderResponse } from '../../../index.ts';
+import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderResponse } from '../../../index.ts';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { money, quantity } from '../format.ts';
-import { AssetClassPicker, PaperBadge } from '../pickers.tsx';
+import { AssetClassPicker } from '../pickers.tsx';
+
+type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
+const ORDER_TYPES: readonly TOrderType[] = ['market', 'limit', 'stop', 'stop_limit'];
+const TIME_IN_FORCE = ['day', 'gtc', 'ioc', 'fok'] as const;
 
 const newClientOrderId = () => `console-${crypto.randomUUID()}`;
 
 /** A number field as the schema should see it: empty is absent, anything else a number (NaN fails the check). */
 const numberOf = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
-const placedText = (order: TOrderResponse) =>
-  `Order ${order.client_order_id} ${order.status}: ${order.side} ${quantity(order.qty)} ${order.symbol}` +
-  (order.limit_price === null ? ' at market' : ` limit ${money(order.limit_price, order.currency)}`) +
-  ' (paper)';
+/** The asset class a symbol is written for, or undefined while it says nothing yet. */
+export const assetClassOfSymbol = (symbol: string): TAssetClass | undefined => {
+  const text = symbol.trim();
+  if (text === '') return undefined;
+  if (text.includes('/')) return 'crypto';
+  if (/^\d{6}$/.test(text)) return 'kr_equity';
+  return /^[A-Za-z][A-Za-z.-]{0,9}$/.test(text) ? 'us_equity' : undefined;
+};
+
+/** Which of the five gates (flags → rate limit → broker configured → risk → broker) a refusal came from. */
+const GATE_OF_CODE: Record<string, string> = {
+  VALIDATION_ERROR: 'the input check, before the gates',
+  SERVICE_HALTED: 'the service halt, before the gates',
+  FEATURE_DISABLED: 'gate 1, the feature flags',
+  LIVE_NOT_ENABLED: 'gate 1, the feature flags (live trading is not enabled for you)',
+  RATE_LIMIT_EXCEEDED: 'gate 2, the rate limit',
+  RATE_LIMIT_LIVE_DAILY: "gate 2, the live orders' daily limit",
+  BROKER_NOT_CONFIGURED: 'gate 3, broker configured',
+  RISK_RULE_VIOLATION: 'gate 4, the risk manager',
+  MARKET_CLOSED: 'gate 4, the risk manager (market hours)',
+  INSUFFICIENT_FUNDS: 'gate 4, the risk manager (funds)',
+  BROKER_REJECTED: 'gate 5, the broker',
+  BROKER_UNAVAILABLE: 'gate 5, the broker (unreachable)',
+  IDEMPOTENCY_CONFLICT: 'the ticket id: another order already has it',
+};
+
+const placedText = (order: TOrderResponse, live: boolean) =>
+  `Order ${order.client_order_id} ${order.status}: ${order.side} ${quantity(order.qty)} ${order.symbol} ${order.order_type}` +
+  (order.limit_price === null ? '' : ` limit ${money(order.limit_price, order.currency)}`) +
+  (order.stop_price === null ? '' : ` stop ${money(order.stop_price, order.currency)}`) +
+  (live ? ' (live)' : ' (paper)');
 
 export const Ticket = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
-  const [orderType, setOrderType] = useState<'market' | 'limit'>('market');
+  const [orderType, setOrderType] = useState<TOrderType>('market');
+  const [bracket, setBracket] = useState(false);
+  const [live, setLive] = useState(false);
   const [clientOrderId, setClientOrderId] = useState(newClientOrderId);
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
   const place = useMutation(
@@ -29,6 +65,8 @@ export const Ticket = () => {
       onSettled: () => queryClient.invalidateQueries(trpc.equity.listOrders.pathFilter()),
     }),
   );
+  const needsLimit = orderType === 'limit' || orderType === 'stop_limit';
+  const needsStop = orderType === 'stop' || orderType === 'stop_limit';
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -39,11 +77,20 @@ export const Ticket = () => {
       side: fieldText(form, 'side'),
       qty: numberOf(fieldText(form, 'qty')),
       order_type: orderType,
-      limit_price: orderType === 'limit' ? numberOf(fieldText(form, 'limit_price')) : undefined,
+      limit_price: needsLimit ? numberOf(fieldText(form, 'limit_price')) : undefined,
+      stop_price: needsStop ? numberOf(fieldText(form, 'stop_price')) : undefined,
+      time_in_force: fieldText(form, 'time_in_force'),
+      bracket: bracket
+        ? {
+            take_profit: numberOf(fieldText(form, 'take_profit')),
+            stop_loss: numberOf(fieldText(form, 'stop_loss')),
+            stop_loss_limit: numberOf(fieldText(form, 'stop_loss_limit')) ?? null,
+          }
+        : undefined,
       client_order_id: clientOrderId,
-      live_mode: false,
+      live_mode: live,
     });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
+    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues.map((issue) => (issue.path[0] === 'bracket' ? { ...issue, path: issue.path.slice(1) } : issue))));
     if (checked.success) place.mutate(checked.data);
   };
 
@@ -51,15 +98,28 @@ export const Ticket = () => {
     setClientOrderId(newClientOrderId());
     place.reset();
   };
+  const refusedCode = errorCodeOf(place.error);
 
   return (
     <section>
       <h1>
-        Order ticket <PaperBadge />
+        Order ticket{' '}
+        <span className={`badge ${live ? 'live' : 'paper'}`} data-testid="mode">
+          {live ? 'live' : 'paper'}
+        </span>
       </h1>
       <form onSubmit={submit} noValidate data-testid="ticket">
+        <TextField
+          name="symbol"
+          label="Symbol"
+          placeholder="BTC/USDT, AAPL, 005930"
+          errors={fieldErrors}
+          onChange={(text) => {
+            const inferred = assetClassOfSymbol(text);
+            if (inferred) setAssetClass(inferred);
+          }}
+        />
         <AssetClassPicker value={assetClass} onChange={setAssetClass} />
-        <TextField name="symbol" label="Symbol" placeholder="BTC/USDT, AAPL, 005930" errors={fieldErrors} />
         <label>
           Side{' '}
           <select name="side" defaultValue="buy">
@@ -70,24 +130,60 @@ export const Ticket = () => {
         <TextField name="qty" label="Quantity" inputMode="decimal" errors={fieldErrors} />
         <label>
           Type{' '}
-          <select name="order_type" value={orderType} onChange={(event) => setOrderType(event.target.value === 'limit' ? 'limit' : 'market')}>
-            <option value="market">market</option>
-            <option value="limit">limit</option>
+          <select name="order_type" value={orderType} onChange={(event) => setOrderType(ORDER_TYPES.find((type) => type === event.target.value) ?? 'market')}>
+            {ORDER_TYPES.map((type) => (
+              <option key={type} value={type}>
+                {type.replace('_', ' ')}
+              </option>
+            ))}
           </select>
         </label>
-        {orderType === 'limit' ? <TextField name="limit_price" label="Limit price" inputMode="decimal" errors={fieldErrors} /> : <FieldError errors={fieldErrors} name="limit_price" />}
+        {needsStop ? <TextField name="stop_price" label="Stop price" inputMode="decimal" errors={fieldErrors} /> : <FieldError errors={fieldErrors} name="stop_price" />}
+        {needsLimit ? <TextField name="limit_price" label="Limit price" inputMode="decimal" errors={fieldErrors} /> : <FieldError errors={fieldErrors} name="limit_price" />}
+        <label>
+          Time in force{' '}
+          <select name="time_in_force" defaultValue="day">
+            {TIME_IN_FORCE.map((tif) => (
+              <option key={tif} value={tif}>
+                {tif}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={bracket} onChange={(event) => setBracket(event.target.checked)} /> Bracket (take profit and stop loss on the fill)
+        </label>
+        {bracket ? (
+          <>
+            <TextField name="take_profit" label="Take profit" inputMode="decimal" errors={fieldErrors} />
+            <TextField name="stop_loss" label="Stop loss" inputMode="decimal" errors={fieldErrors} />
+            <TextField name="stop_loss_limit" label="Stop loss limit (optional)" inputMode="decimal" errors={fieldErrors} />
+          </>
+        ) : null}
+        <label>
+          Mode{' '}
+          <select name="mode" value={live ? 'live' : 'paper'} onChange={(event) => setLive(event.target.value === 'live')}>
+            <option value="paper">paper</option>
+            <option value="live">live</option>
+          </select>
+        </label>
         <p className="hint">
           Ticket id <code data-testid="client-order-id">{clientOrderId}</code>: sending again places no second order.
         </p>
         <button type="submit" disabled={place.isPending}>
-          {place.isPending ? 'Placing…' : 'Place paper order'}
+          {place.isPending ? 'Placing…' : live ? 'Place live order' : 'Place paper order'}
         </button>{' '}
         <button type="button" onClick={newTicket}>
           New ticket
         </button>
       </form>
+      {refusedCode ? (
+        <p className="hint" data-testid="refused-gate">
+          Refused at {GATE_OF_CODE[refusedCode] ?? 'the service'}.
+        </p>
+      ) : null}
       <ErrorNotice error={place.error} />
-      <DoneNotice text={place.data ? placedText(place.data) : undefined} />
+      <DoneNotice text={place.data ? placedText(place.data, live) : undefined} />
     </section>
   );
 };
