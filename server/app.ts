@@ -29,6 +29,10 @@ import { createInstruments } from './instruments/instruments.ts';
 import { createMarketData } from './marketdata/marketdata.ts';
 import { createBrokers } from './brokers/brokers.ts';
 import { createSimulator } from './brokers/simulator/index.ts';
+import { createRealAdapters } from './brokers/real/adapters.ts';
+import { createBrokerIngestion } from './brokers/real/ingestion.ts';
+import type { TBrokerEvent } from './brokers/types.ts';
+import { createKeyCredentialsReader } from './keys/credentials.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
 import { createExchangeKeys } from './keys/keys.ts';
@@ -109,11 +113,14 @@ export const createServices = async (config: Config, logger: Logger, database: D
       tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
       liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,
     });
-    const brokers = createBrokers({ db, clock, simulator, instruments, changes });
+    const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
+    // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
+    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, config, logger }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
+    const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
     const keys = createExchangeKeys({
       db,
       clock,
-      cipher: createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT }),
+      cipher,
       fingerprintSecret: config.AUTH_SECRET_KEY,
       changes,
       rules: {
@@ -148,10 +155,16 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit);
     // once a fill is recorded, the kill switch looks at that account, off the order's path.
-    simulator.onEvent((event) => {
+    const takeBrokerEvent = (event: TBrokerEvent) => {
       const applied = orders.ingest(event);
       if (event.fill) void applied.then(() => killSwitch.afterFill({ userId: event.user_id, assetClass: event.asset_class }));
-    });
+    };
+    simulator.onEvent(takeBrokerEvent);
+    // Real mode: each active key's broker events, one consumer per account across instances.
+    const brokerEvents = real
+      ? createBrokerIngestion({ db, clock, logger, changes, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, keys: real.keys, adapters: real.adapters, onEvent: takeBrokerEvent, reconcile: (account) => orders.reconcile(account) })
+      : undefined;
+    await brokerEvents?.start();
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
     simulator.onPrice(({ assetClass, symbol, price, at }) => {
       events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
@@ -164,6 +177,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await botRunner.stop();
         await simulator.stop();
+        await brokerEvents?.stop();
+        real?.adapters.close();
         await orders.idle();
         await killSwitch.idle();
         await backtestPool?.close();
@@ -173,7 +188,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);
