@@ -31,6 +31,7 @@ import { createBrokers } from './brokers/brokers.ts';
 import { createSimulator } from './brokers/simulator/index.ts';
 import { createRealAdapters } from './brokers/real/adapters.ts';
 import { createBrokerIngestion } from './brokers/real/ingestion.ts';
+import { createRealEquities } from './brokers/real/equities.ts';
 import type { TBrokerEvent } from './brokers/types.ts';
 import { createKeyCredentialsReader } from './keys/credentials.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
@@ -148,7 +149,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     // A start or stop made here reaches this instance's runner at once, not at its next round.
     bots.onChange(() => botRunner.kick());
     const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots(), botOf: (userId) => bots.statusIfAny({ userId }) });
-    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
+    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: real ? createRealEquities({ keys: real.keys, forUser: brokers.forUser, logger }) : (only) => simulator.accountEquities(only), jobs, mailer });
     // A lock stops the user's bot of that asset class (the kill switch has told the user already).
     killSwitch.onLock((userId, assetClass, lockedUntil) => {
       bots.haltForLock(userId, assetClass, `kill switch: daily loss at or below the limit; locked until ${lockedUntil.toISOString()}`).catch((error: unknown) => logger.error({ err: error, userId, assetClass }, 'could not halt the bot after a lock'));

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
-import { orderFills, orders } from '../../server/db/schema/index.ts';
+import { equitySnapshots, orderFills, orders } from '../../server/db/schema/index.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -98,6 +98,12 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(positions.body.items).toEqual([expect.objectContaining({ symbol: 'AAPL', qty: 2, exchange: 'alpaca' })]);
     const account = await call('GET', '/api/equity/account?asset_class=us_equity');
     expect(account.body).toMatchObject({ broker: 'alpaca', paper: true, currency: 'USD' });
+    // The kill switch looked at the broker's account after the fill (its day-start snapshot is the broker's equity).
+    const snapshot = await waitFor(
+      async () => (await server.services.db.select().from(equitySnapshots).where(and(eq(equitySnapshots.userId, alice.user.id), eq(equitySnapshots.assetClass, 'us_equity'))))[0],
+      (row) => row !== undefined,
+    );
+    expect(Number(snapshot!.equity)).toBe(Number(alpaca.books.account(alpacaKey.keyId).equity));
   });
 
   it('cancels a resting limit order at the broker (204), and the cancel comes back through the stream', async () => {
