@@ -77,7 +77,11 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
     try {
       const broker = adapters.build({ ...accountOf(key), credentials: key.credentials }, { onReconnect: () => reconcileAccount(key, 'stream reconnected') });
       if (consumer.starts > 1) await reconcileAccount(key, 'consumer restarted');
-      for await (const event of broker.events(signal)) onEvent(event);
+      for await (const event of broker.events(signal)) {
+        // An order KIS has that no link names (placed outside this service) has no client id: not ours to record.
+        if (event.client_order_id === '') continue;
+        onEvent(event);
+      }
     } catch (error) {
       if (!signal.aborted) log.warn({ err: error, keyId: key.keyId, userId: key.userId, assetClass: key.assetClass }, 'broker events stopped; restarting at the next round');
     }
