@@ -129,9 +129,12 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
       if (stopped) return;
       let consumer = consumers.get(keyId);
       if (!consumer) {
-        const made: Consumer = { key, starts: 0, loop: undefined as unknown as LeasedLoop };
-        // The loop's work runs only while the lease is held; this module schedules its rounds.
-        made.loop = createLeasedLoop({ db, clock, logger: log, name: `broker-events:key:${keyId}`, holder, ttlMs: leaseTtlMs, intervalMs: roundMs, work: () => ensureRunning(made) });
+        const made: Consumer = {
+          key,
+          starts: 0,
+          // Its work runs only while the lease is held; this module schedules the rounds (start() is never called).
+          loop: createLeasedLoop({ db, clock, logger: log, name: `broker-events:key:${keyId}`, holder, ttlMs: leaseTtlMs, intervalMs: roundMs, work: () => ensureRunning(made) }),
+        };
         consumers.set(keyId, made);
         consumer = made;
       }
