@@ -65,6 +65,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Tests shorten it to see the safety reload work. */
   cacheSafetyReloadMs?: number;
+  /** Real mode: take in the broker events of accounts (default); the CLI's short runs do not. */
+  takeBrokerEvents?: boolean;
 }
 
 /** Opens the database and applies migrations: what every entry point needs first. */
@@ -162,7 +164,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     };
     simulator.onEvent(takeBrokerEvent);
     // Real mode: each active key's broker events, one consumer per account across instances.
-    const brokerEvents = real
+    const brokerEvents = real && options.takeBrokerEvents !== false
       ? createBrokerIngestion({ db, clock, logger, changes, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, keys: real.keys, adapters: real.adapters, onEvent: takeBrokerEvent, reconcile: (account) => orders.reconcile(account) })
       : undefined;
     await brokerEvents?.start();
