@@ -29,6 +29,11 @@ import { createInstruments } from './instruments/instruments.ts';
 import { createMarketData } from './marketdata/marketdata.ts';
 import { createBrokers } from './brokers/brokers.ts';
 import { createSimulator } from './brokers/simulator/index.ts';
+import { createRealAdapters } from './brokers/real/adapters.ts';
+import { createBrokerIngestion } from './brokers/real/ingestion.ts';
+import { createRealEquities } from './brokers/real/equities.ts';
+import type { TBrokerEvent } from './brokers/types.ts';
+import { createKeyCredentialsReader } from './keys/credentials.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
 import { createExchangeKeys } from './keys/keys.ts';
@@ -60,6 +65,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Tests shorten it to see the safety reload work. */
   cacheSafetyReloadMs?: number;
+  /** Real mode: take in the broker events of accounts (default); the CLI's short runs do not. */
+  takeBrokerEvents?: boolean;
 }
 
 /** Opens the database and applies migrations: what every entry point needs first. */
@@ -109,11 +116,14 @@ export const createServices = async (config: Config, logger: Logger, database: D
       tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
       liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,
     });
-    const brokers = createBrokers({ db, clock, simulator, instruments, changes });
+    const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
+    // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
+    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, config, logger }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
+    const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
     const keys = createExchangeKeys({
       db,
       clock,
-      cipher: createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT }),
+      cipher,
       fingerprintSecret: config.AUTH_SECRET_KEY,
       changes,
       rules: {
@@ -141,17 +151,23 @@ export const createServices = async (config: Config, logger: Logger, database: D
     // A start or stop made here reaches this instance's runner at once, not at its next round.
     bots.onChange(() => botRunner.kick());
     const live = createLive({ db, clock, config, promotion, suspension, halt, runningBots: () => bots.runningBots(), botOf: (userId) => bots.statusIfAny({ userId }) });
-    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: (only) => simulator.accountEquities(only), jobs, mailer });
+    const killSwitch = createKillSwitch({ db, clock, config, logger, alerts, events, orders, forUser: brokers.forUser, equities: real ? createRealEquities({ keys: real.keys, forUser: brokers.forUser, logger }) : (only) => simulator.accountEquities(only), jobs, mailer });
     // A lock stops the user's bot of that asset class (the kill switch has told the user already).
     killSwitch.onLock((userId, assetClass, lockedUntil) => {
       bots.haltForLock(userId, assetClass, `kill switch: daily loss at or below the limit; locked until ${lockedUntil.toISOString()}`).catch((error: unknown) => logger.error({ err: error, userId, assetClass }, 'could not halt the bot after a lock'));
     });
     // Every broker event of this instance goes to the order service (its fills, statuses, audit);
     // once a fill is recorded, the kill switch looks at that account, off the order's path.
-    simulator.onEvent((event) => {
+    const takeBrokerEvent = (event: TBrokerEvent) => {
       const applied = orders.ingest(event);
       if (event.fill) void applied.then(() => killSwitch.afterFill({ userId: event.user_id, assetClass: event.asset_class }));
-    });
+    };
+    simulator.onEvent(takeBrokerEvent);
+    // Real mode: each active key's broker events, one consumer per account across instances.
+    const brokerEvents = real && options.takeBrokerEvents !== false
+      ? createBrokerIngestion({ db, clock, logger, changes, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, keys: real.keys, adapters: real.adapters, onEvent: takeBrokerEvent, reconcile: (account) => orders.reconcile(account) })
+      : undefined;
+    await brokerEvents?.start();
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.
     simulator.onPrice(({ assetClass, symbol, price, at }) => {
       events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
@@ -164,6 +180,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await botRunner.stop();
         await simulator.stop();
+        await brokerEvents?.stop();
+        real?.adapters.close();
         await orders.idle();
         await killSwitch.idle();
         await backtestPool?.close();
@@ -173,7 +191,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

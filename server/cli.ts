@@ -66,7 +66,7 @@ runEntry(async () => {
     out(`migrations applied (${database.kind})`);
     return;
   }
-  const services = await createServices(config, createLogger('warn'), database).catch(async (error: unknown) => {
+  const services = await createServices(config, createLogger('warn'), database, { takeBrokerEvents: false }).catch(async (error: unknown) => {
     await database.close();
     throw error;
   });

@@ -123,8 +123,20 @@ const ZEnv = z.object({
     .optional()
     .transform((value) => value?.trim() === '1'),
 
-  // Only the simulator is built; the real adapters arrive with their own issue of work.
-  BROKER_MODE: z.enum(['simulated'], { message: "only 'simulated' is available (the real broker adapters are not built yet)" }).default('simulated'),
+  /** `simulated`: every key trades on the simulator. `real`: a key's orders go to the broker it names (no crypto adapter yet). */
+  BROKER_MODE: z.enum(['simulated', 'real'], { message: "expected 'simulated' or 'real'" }).default('simulated'),
+  /** Real mode: one broker REST call's limit. */
+  BROKER_TIMEOUT_MS: int(10_000, 500, 120_000),
+  /** Real mode: a broker stream silent this long is taken for dead and reconnected. */
+  BROKER_STREAM_SILENCE_SEC: int(30, 5, 600),
+  /** Real mode: the market data origin of the US broker (latest trades for prices). */
+  BROKER_US_DATA_URL: text('https://data.alpaca.markets'),
+  /** Real mode: requests a minute per US broker key, shared by every user and path of the key in this instance. */
+  BROKER_US_REQUESTS_PER_MIN: int(200, 1, 100_000),
+  /** Real mode: requests a second per KR broker key in this instance; 0 is KIS's published limits (2 paper, 20 live). */
+  BROKER_KR_REQUESTS_PER_SEC: int(0, 0, 1_000),
+  /** Real mode: how often the KR broker's day of orders is read for fills (KIS has no fill stream here). */
+  BROKER_KR_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
   SIM_INITIAL_CASH_USD: decimalSetting('100000'),
   SIM_INITIAL_CASH_USDT: decimalSetting('100000'),
   SIM_INITIAL_CASH_KRW: decimalSetting('100000000'),
@@ -327,6 +339,12 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   }
   // A lease shorter than two renewal rounds would pass a live bot from instance to instance.
   if (values.BOT_LEASE_TTL_MS < 2 * values.BOT_SYNC_INTERVAL_MS) throw new ConfigError('BOT_LEASE_TTL_MS', `must be at least twice BOT_SYNC_INTERVAL_MS (${values.BOT_SYNC_INTERVAL_MS})`);
+  try {
+    const dataUrl = new URL(values.BROKER_US_DATA_URL);
+    if ((dataUrl.protocol !== 'https:' && dataUrl.protocol !== 'http:') || dataUrl.origin === 'null') throw new Error('not http(s)');
+  } catch {
+    throw new ConfigError('BROKER_US_DATA_URL', 'must be an http(s) origin');
+  }
   try {
     parseAllowList(values.BROKER_BASE_URLS);
   } catch (error) {

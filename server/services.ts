@@ -13,6 +13,7 @@ import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { Brokers } from './brokers/brokers.ts';
 import type { Simulator } from './brokers/simulator/index.ts';
+import type { BrokerIngestion } from './brokers/real/ingestion.ts';
 import type { Instruments } from './instruments/instruments.ts';
 import type { ExchangeKeys } from './keys/keys.ts';
 import type { AuditTrail } from './audit/trail.ts';
@@ -61,6 +62,8 @@ export interface Services extends Areas {
   changes: ChangeFeed;
   /** The simulated broker's engine: its books, prices and leased loop (workers start the loop). */
   simulator: Simulator;
+  /** BROKER_MODE=real: the leased consumers of every active key's broker events (undefined when simulated). */
+  brokerEvents: BrokerIngestion | undefined;
   /** Operator alerts: the log, the webhook and e-mail. */
   alerts: Alerts;
   /** The process's pg-boss, started on first use (queued work and its workers). */

@@ -9,7 +9,7 @@ import type { ChangeFeed } from '../events/changes.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { findLock } from '../orders/queries.ts';
-import { createBrokerRegistry } from './registry.ts';
+import { createBrokerRegistry, type RealBrokerParts } from './registry.ts';
 import type { Simulator } from './simulator/index.ts';
 import { BrokerUnavailableError, type BrokerAccount } from './types.ts';
 
@@ -27,13 +27,15 @@ export const toAccountResponse = (assetClass: TAssetClass, account: BrokerAccoun
 
 export type Brokers = ReturnType<typeof createBrokers>;
 
-export const createBrokers = ({ db, clock, simulator, instruments, changes }: { db: Db; clock: Clock; simulator: Simulator; instruments: Instruments; changes: ChangeFeed }) => {
-  const registry = createBrokerRegistry({ db, simulator, changes });
+export const createBrokers = ({ db, clock, simulator, instruments, changes, real }: { db: Db; clock: Clock; simulator: Simulator; instruments: Instruments; changes: ChangeFeed; real?: RealBrokerParts | undefined }) => {
+  const registry = createBrokerRegistry({ db, simulator, changes, real });
 
   /** Starts the user's paper account of an asset class over: open orders canceled, positions gone, starting cash. */
   const resetPaperAccount = async ({ user, assetClass, origin }: { user: { id: number }; assetClass: TAssetClass; origin: RequestOrigin }): Promise<TAccountResponse> => {
     // The account is the user's broker's: without a key for the asset class there is none to reset.
     await registry.forUser({ userId: user.id, assetClass, mode: 'paper' });
+    // A real broker's paper account is reset at the broker (its own dashboard), not by this service.
+    if (real) throw new AppError('FEATURE_DISABLED', 'Resetting a paper account is for the simulated broker; with BROKER_MODE=real reset it at the broker');
     // A reset would wipe the losses an emergency lock answers to: not while it holds.
     const lock = await findLock(db, { userId: user.id, assetClass });
     if (lock && lock.lockedUntil > clock.now()) throw new AppError('RISK_RULE_VIOLATION', `An emergency lock holds ${assetClass} until ${lock.lockedUntil.toISOString()}`);

@@ -21,9 +21,21 @@ export interface FakeAlpacaOptions {
   prices?: Record<string, string>;
   /** Send trade updates as text frames; by default binary, as Alpaca's paper host does. */
   textFrames?: boolean;
+  /** The port on 127.0.0.1; an ephemeral one by default. */
+  port?: number;
 }
 
-type RestFault = { kind: 'status'; status: number; message: string } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number };
+/** Which requests a fault waits for: by default the next one, whatever it is. */
+export interface FakeRequestMatch {
+  method?: string;
+  /** The path, without the query. */
+  path?: string;
+}
+
+type RestFault = ({ kind: 'status'; status: number; message: string } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number }) & { match?: FakeRequestMatch };
+
+const matches = (fault: { match?: FakeRequestMatch }, method: string, path: string) =>
+  (fault.match?.method === undefined || fault.match.method === method) && (fault.match?.path === undefined || fault.match.path === path);
 
 interface Listener {
   socket: WebSocket;
@@ -111,7 +123,9 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
   const server = createServer((request, response) => {
     const header = request.headers['apca-api-key-id'];
     requests.push({ method: request.method ?? '', url: request.url ?? '', keyId: typeof header === 'string' ? header : '' });
-    const fault = faults.shift();
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    const index = faults.findIndex((candidate) => matches(candidate, request.method ?? '', path));
+    const fault = index < 0 ? undefined : faults.splice(index, 1)[0];
     if (fault?.kind === 'hang') {
       hung.add(response);
       return;
@@ -171,7 +185,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
 
@@ -194,8 +208,8 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     },
     /** The key's authenticated listeners now connected (every key's without one). */
     listenerCount: (keyId?: string) => [...listeners].filter((listener) => listener.listening && (keyId === undefined || listener.keyId === keyId)).length,
-    /** The next REST request (any key) answers this status with Alpaca's error body carrying `message`. */
-    failNext: (status = 500, message = 'internal server error') => void faults.push({ kind: 'status', status, message }),
+    /** The next REST request (any key; of that method and path with `match`) answers this status with Alpaca's error body carrying `message`. */
+    failNext: (status = 500, message = 'internal server error', match?: FakeRequestMatch) => void faults.push({ kind: 'status', status, message, ...(match ? { match } : {}) }),
     /** The next REST request is never answered. */
     hangNext: () => void faults.push({ kind: 'hang' }),
     /** The next `times` REST requests answer 429 with this Retry-After. */

@@ -31,9 +31,20 @@ export interface FakeKisOptions {
   /** Rows of the daily inquiry per page. Default 15 (KIS's paper page; live is 100). */
   dailyPageSize?: number;
   now?: () => Date;
+  /** The port on 127.0.0.1; an ephemeral one by default. */
+  port?: number;
 }
 
-type Fault = { kind: 'status'; status: number; text: string } | { kind: 'hang' } | { kind: 'rate_limit' } | { kind: 'refuse'; msgCd: string; message: string };
+/** Which calls a fault waits for: by default the next one, whatever it is. */
+export interface FakeKisMatch {
+  method?: string;
+  path?: string;
+}
+
+type Fault = ({ kind: 'status'; status: number; text: string } | { kind: 'hang' } | { kind: 'rate_limit' } | { kind: 'refuse'; msgCd: string; message: string }) & { match?: FakeKisMatch };
+
+const matches = (fault: { match?: FakeKisMatch }, method: string, path: string) =>
+  (fault.match?.method === undefined || fault.match.method === method) && (fault.match?.path === undefined || fault.match.path === path);
 
 interface IssuedToken {
   appKey: string;
@@ -189,7 +200,8 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
           return sendJson(response, answer.status, answer.body);
         }
         // Faults hit the calls after the token: the token endpoint has its own refusals.
-        const fault = faults.shift();
+        const index = faults.findIndex((candidate) => matches(candidate, request.method ?? '', path));
+        const fault = index < 0 ? undefined : faults.splice(index, 1)[0];
         if (fault?.kind === 'hang') return void hung.add(response);
         if (fault?.kind === 'status') return void response.writeHead(fault.status, { 'content-type': 'text/html' }).end(fault.text);
         if (fault?.kind === 'rate_limit') return sendJson(response, 500, { rt_cd: '1', msg_cd: KIS_MSG.rateLimited, msg1: '초당 거래건수를 초과하였습니다.' });
@@ -202,7 +214,7 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     })();
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
@@ -227,7 +239,7 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     /** Lets the next issuance for the key through at once, as if a minute had passed. */
     allowTokenIssue: (appKey: string) => void lastIssuedAt.delete(appKey),
     /** The next call (not a token issuance) answers this status with a body that is not KIS's. */
-    failNext: (status = 503, text = '<html>Service Unavailable</html>') => void faults.push({ kind: 'status', status, text }),
+    failNext: (status = 503, text = '<html>Service Unavailable</html>', match?: FakeKisMatch) => void faults.push({ kind: 'status', status, text, ...(match ? { match } : {}) }),
     /** The next call is never answered. */
     hangNext: () => void faults.push({ kind: 'hang' }),
     /** The next `times` calls answer EGW00201 (too many requests a second), HTTP 500 as KIS does. */

@@ -825,12 +825,13 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   /**
    * Settles every order a crash may have left behind the broker: asks the broker by client order
    * id, links what it has (its status and the fills made meanwhile), settles the intents it never
-   * got. Each decision is audited.
+   * got. Each decision is audited. With an account, only that account's orders (after its broker
+   * stream reconnected, say).
    */
-  const reconcile = async (): Promise<{ linked: number; settled: number }> => {
+  const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number }> => {
     let linked = 0;
     let settled = 0;
-    for (const intent of await listUnfinishedOrders(db)) {
+    for (const intent of await listUnfinishedOrders(db, account)) {
       const broker = await forUser({ userId: intent.userId, assetClass: intent.assetClass, mode: intent.live ? 'live' : 'paper' }).catch(() => undefined);
       const found = await broker?.getOrder({ clientOrderId: intent.clientOrderId }).catch(() => undefined);
       await db.transaction(async (tx) => {

@@ -170,8 +170,26 @@ export const recordAcceptance = async (db: Queryable, { userId, clientOrderId }:
  * Orders without a final answer: intents a crash left before the broker answered, and working
  * orders whose events a crash may have cut off.
  */
-export const listUnfinishedOrders = (db: Queryable): Promise<OrderRow[]> =>
-  db.select().from(orders).where(inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled']));
+export const listUnfinishedOrders = (db: Queryable, account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<OrderRow[]> =>
+  db
+    .select()
+    .from(orders)
+    .where(
+      and(
+        inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled']),
+        account ? and(eq(orders.userId, account.userId), eq(orders.assetClass, account.assetClass), eq(orders.live, account.mode === 'live')) : undefined,
+      ),
+    );
+
+/** The user's order of an asset class and mode by broker order id (a broker that keeps no client id of ours, KIS, links by it). */
+export const findOrderByBrokerId = async (db: Queryable, { userId, assetClass, mode, brokerOrderId }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; brokerOrderId: string }): Promise<OrderRow | undefined> =>
+  (
+    await db
+      .select()
+      .from(orders)
+      .where(and(eq(orders.userId, userId), eq(orders.assetClass, assetClass), eq(orders.live, mode === 'live'), eq(orders.brokerOrderId, brokerOrderId)))
+      .limit(1)
+  )[0];
 
 /** The instruments the user has working orders in. */
 export const listWorkingSymbols = (db: Queryable, { userId }: { userId: number }): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>

@@ -378,9 +378,17 @@ describe('settings of instruments, market data and the simulator', () => {
     for (const value of ['0', '100.5', '-1', 'abc', '1e1']) expectRejected(withSecrets({ RISK_DEFAULT_STOP_PCT: value }), 'RISK_DEFAULT_STOP_PCT');
   });
 
-  it('accepts only the simulated broker mode for now', () => {
-    expect(loadConfig(withSecrets()).BROKER_MODE).toBe('simulated');
-    expectRejected(withSecrets({ BROKER_MODE: 'real' }), 'BROKER_MODE');
+  it('takes the simulated (default) or real broker mode, and bounds the real brokers\' settings', () => {
+    const defaults = loadConfig(withSecrets());
+    expect(defaults).toMatchObject({ BROKER_MODE: 'simulated', BROKER_TIMEOUT_MS: 10_000, BROKER_STREAM_SILENCE_SEC: 30, BROKER_US_REQUESTS_PER_MIN: 200, BROKER_KR_REQUESTS_PER_SEC: 0, BROKER_KR_POLL_INTERVAL_MS: 2_000, BROKER_US_DATA_URL: 'https://data.alpaca.markets' });
+    expect(loadConfig(withSecrets({ BROKER_MODE: 'real' })).BROKER_MODE).toBe('real');
+    expectRejected(withSecrets({ BROKER_MODE: 'live' }), 'BROKER_MODE');
+    expectRejected(withSecrets({ BROKER_TIMEOUT_MS: '10' }), 'BROKER_TIMEOUT_MS');
+    expectRejected(withSecrets({ BROKER_STREAM_SILENCE_SEC: '0' }), 'BROKER_STREAM_SILENCE_SEC');
+    expectRejected(withSecrets({ BROKER_US_REQUESTS_PER_MIN: '0' }), 'BROKER_US_REQUESTS_PER_MIN');
+    expectRejected(withSecrets({ BROKER_KR_REQUESTS_PER_SEC: '-1' }), 'BROKER_KR_REQUESTS_PER_SEC');
+    expectRejected(withSecrets({ BROKER_KR_POLL_INTERVAL_MS: '10' }), 'BROKER_KR_POLL_INTERVAL_MS');
+    expectRejected(withSecrets({ BROKER_US_DATA_URL: 'ftp://data.example' }), 'BROKER_US_DATA_URL');
   });
 
   it('checks BROKER_BASE_URLS entries, naming the setting', () => {

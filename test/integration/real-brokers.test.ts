@@ -1,0 +1,232 @@
+// BROKER_MODE=real end to end over HTTP: keys that name the fake Alpaca and the fake KIS on
+// 127.0.0.1 (on the allow-list), their test, orders through the same gates to the broker the key
+// names, fills taken in by the leased consumer of each account (Alpaca's stream, KIS's polling),
+// cancels, refusals, an unreachable broker, a crypto key refused, and a stream that drops while
+// an order fills (the fill arrives once, by reconciliation after the reconnect).
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
+import { equitySnapshots, orderFills, orders } from '../../server/db/schema/index.ts';
+import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { capturedLogger } from '../support/logs.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+
+const alpacaKey = { keyId: `PKTEST${randomBytes(5).toString('hex').toUpperCase()}`, secretKey: `alpaca-secret-${randomBytes(12).toString('hex')}` };
+const kisKey = { appKey: `PSTEST${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000001', productCode: '01' };
+const captured = capturedLogger('debug');
+
+let alpaca: FakeAlpaca;
+let kis: FakeKis;
+let server: TestServer;
+let alice: FactoryUser;
+
+beforeAll(async () => {
+  alpaca = await startFakeAlpaca({ accounts: [{ ...alpacaKey, cash: '100000' }], prices: { AAPL: '200', MSFT: '400' } });
+  kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { '005930': '96500' } });
+  server = await startTestServer(
+    {
+      BROKER_MODE: 'real',
+      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url}`,
+      BROKER_US_DATA_URL: alpaca.url,
+      // Polling draws on the key's request budget like every other call: kept well under it.
+      BROKER_KR_POLL_INTERVAL_MS: '300',
+      BROKER_KR_REQUESTS_PER_SEC: '20',
+      BROKER_STREAM_SILENCE_SEC: '5',
+      RISK_MARKET_HOURS: 'ignore',
+      SIM_TICK_INTERVAL_MS: '0',
+      LOG_LEVEL: 'debug',
+    },
+    undefined,
+    { logger: captured.logger },
+  );
+  alice = await newUser(server, { prefix: 'real_alice' });
+});
+afterAll(async () => {
+  await server?.stop();
+  await Promise.all([alpaca?.close(), kis?.close()]);
+});
+
+const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: alice.tokens.access_token, ...(body === undefined ? {} : { body }) });
+const usKey = { asset_class: 'us_equity', exchange: 'us_broker', paper_mode: true };
+const krKey = { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, account_no: `${kisKey.accountNo}-${kisKey.productCode}`, account_product_code: kisKey.productCode };
+const fillsOf = async (clientOrderId: string) =>
+  (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, alice.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => fill.qty);
+const orderRow = async (clientOrderId: string) => (await server.services.db.select().from(orders).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, clientOrderId))))[0];
+const getOrder = (assetClass: string, brokerOrderId: string) => call('GET', `/api/equity/orders/${encodeURIComponent(brokerOrderId)}?asset_class=${assetClass}`);
+const untilStatus = (assetClass: string, brokerOrderId: string, status: string) =>
+  waitFor(
+    () => getOrder(assetClass, brokerOrderId),
+    (res) => res.body?.status === status,
+  );
+
+describe('us_equity on the Alpaca-style broker', () => {
+  it('tests a key against the broker: ok with its account; a wrong secret is ok=false with the broker’s reason and no secret', async () => {
+    const good = await call('POST', '/api/exchange-keys/test', { ...usKey, api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url });
+    expect(good.status, good.text).toBe(200);
+    expect(good.body).toMatchObject({ ok: true, equity: 100000, currency: 'USD', error: null });
+    const wrongSecret = `wrong-${alpacaKey.secretKey}`;
+    const bad = await call('POST', '/api/exchange-keys/test', { ...usKey, api_key: alpacaKey.keyId, api_secret: wrongSecret, base_url: alpaca.url });
+    expect(bad.status, bad.text).toBe(200);
+    expect(bad.body).toMatchObject({ ok: false, equity: null, error: expect.stringMatching(/forbidden|refused/i) });
+    expect(bad.text).not.toContain(wrongSecret);
+    expect(bad.text).not.toContain(alpacaKey.secretKey);
+    // The broker was asked (the simulator would have said ok to any secret).
+    expect(alpaca.requests.some((request) => request.url === '/v2/account')).toBe(true);
+  });
+
+  it('registers the key; its stream is taken in; a market order goes to the broker (201 accepted) and fills through the stream once', async () => {
+    const created = await call('POST', '/api/exchange-keys', { ...usKey, api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url });
+    expect(created.status, created.text).toBe(201);
+    await waitFor(
+      () => Promise.resolve(alpaca.listenerCount(alpacaKey.keyId)),
+      (count) => count === 1,
+    );
+    const res = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 2, order_type: 'market', client_order_id: 'us-market-1' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'accepted', exchange: 'alpaca', client_order_id: 'us-market-1' });
+    // Alpaca's order id, not the simulator's.
+    expect(alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-market-1').id).toBe(res.body.broker_order_id);
+    const filled = await untilStatus('us_equity', res.body.broker_order_id, 'filled');
+    expect(filled.body).toMatchObject({ filled_qty: 2, avg_fill_price: 200 });
+    await server.services.orders.idle();
+    expect(await fillsOf('us-market-1')).toEqual(['2']);
+    const positions = await call('GET', '/api/equity/positions?asset_class=us_equity');
+    expect(positions.body.items).toEqual([expect.objectContaining({ symbol: 'AAPL', qty: 2, exchange: 'alpaca' })]);
+    const account = await call('GET', '/api/equity/account?asset_class=us_equity');
+    expect(account.body).toMatchObject({ broker: 'alpaca', paper: true, currency: 'USD' });
+    // The kill switch looked at the broker's account after the fill (its day-start snapshot is the broker's equity).
+    const snapshot = await waitFor(
+      async () => (await server.services.db.select().from(equitySnapshots).where(and(eq(equitySnapshots.userId, alice.user.id), eq(equitySnapshots.assetClass, 'us_equity'))))[0],
+      (row) => row !== undefined,
+    );
+    expect(Number(snapshot!.equity)).toBe(Number(alpaca.books.account(alpacaKey.keyId).equity));
+  });
+
+  it('cancels a resting limit order at the broker (204), and the cancel comes back through the stream', async () => {
+    const resting = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'limit', limit_price: 150, time_in_force: 'gtc', client_order_id: 'us-limit-1' });
+    expect(resting.status, resting.text).toBe(201);
+    const canceled = await call('DELETE', `/api/equity/orders/${resting.body.broker_order_id}?asset_class=us_equity`);
+    expect(canceled.status, canceled.text).toBe(204);
+    await untilStatus('us_equity', resting.body.broker_order_id, 'canceled');
+    expect(alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-limit-1').status).toBe('canceled');
+  });
+
+  it('answers a broker refusal 422 BROKER_REJECTED and an unreachable broker 502 BROKER_UNAVAILABLE, each order marked rejected', async () => {
+    alpaca.failNext(422, 'qty must be a whole number for this asset', { method: 'POST', path: '/v2/orders' });
+    const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-refused-1' });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('BROKER_REJECTED');
+    expect(refused.body.message).toContain('qty must be a whole number');
+    expect(await orderRow('us-refused-1')).toMatchObject({ status: 'rejected', reason: expect.stringContaining('qty must be a whole number') });
+
+    alpaca.failNext(503, 'service unavailable', { method: 'POST', path: '/v2/orders' });
+    const down = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-down-1' });
+    expect(down.status, down.text).toBe(502);
+    expect(down.body.code).toBe('BROKER_UNAVAILABLE');
+    expect(await orderRow('us-down-1')).toMatchObject({ status: 'rejected', reason: 'broker_unavailable' });
+    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-down-1')).toBe(false);
+  });
+
+  it('takes a fill made while the stream was down exactly once: reconciled after the reconnect, a redelivery adds nothing', async () => {
+    const resting = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'MSFT', side: 'buy', qty: 3, order_type: 'limit', limit_price: 390, time_in_force: 'gtc', client_order_id: 'us-gap-1' });
+    expect(resting.status, resting.text).toBe(201);
+    await untilStatus('us_equity', resting.body.broker_order_id, 'accepted').catch(() => undefined);
+    const connectionsBefore = alpaca.streamConnections;
+    // The stream drops and stays down (reconnections refused) while the order fills at the broker.
+    alpaca.dropStreams(1_000);
+    await waitFor(
+      () => Promise.resolve(alpaca.listenerCount(alpacaKey.keyId)),
+      (count) => count === 0,
+    );
+    alpaca.setPrice('MSFT', '385');
+    expect(alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-gap-1').status).toBe('filled');
+    expect((await orderRow('us-gap-1'))?.status).not.toBe('filled');
+    // Back up: the next reconnection is let through.
+    alpaca.dropStreams(0);
+    await waitFor(
+      () => Promise.resolve(alpaca.listenerCount(alpacaKey.keyId)),
+      (count) => count === 1,
+      30_000,
+    );
+    expect(alpaca.streamConnections).toBeGreaterThan(connectionsBefore);
+    const filled = await untilStatus('us_equity', resting.body.broker_order_id, 'filled');
+    expect(filled.body).toMatchObject({ filled_qty: 3 });
+    expect(await fillsOf('us-gap-1')).toEqual(['3']);
+    // Taken by the reconciliation that follows the reconnect (not the minute's sweep of every account).
+    expect(captured.lines.some((line) => line.msg === 'reconciled the account with its broker' && line.why === 'stream reconnected' && line.assetClass === 'us_equity')).toBe(true);
+    // The broker sends everything again (a duplicate delivery); an order placed after it shows the
+    // redelivered updates were taken in before it (one socket, in order).
+    alpaca.redeliver(alpacaKey.keyId);
+    const after = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-after-gap' });
+    expect(after.status, after.text).toBe(201);
+    await untilStatus('us_equity', after.body.broker_order_id, 'filled');
+    await server.services.orders.idle();
+    expect(await fillsOf('us-gap-1')).toEqual(['3']);
+    expect(await fillsOf('us-market-1')).toEqual(['2']);
+    const positions = await call('GET', '/api/equity/positions?asset_class=us_equity');
+    expect(positions.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ symbol: 'MSFT', qty: 3 }), expect.objectContaining({ symbol: 'AAPL', qty: 3 })]));
+  });
+});
+
+describe('kr_equity on the KIS-style broker', () => {
+  it('registers the key (tested first), fills a market order by polling, cancels a resting one, and answers an unreachable broker 502', async () => {
+    const tested = await call('POST', '/api/exchange-keys/test', { ...krKey, api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url });
+    expect(tested.body, tested.text).toMatchObject({ ok: true, currency: 'KRW' });
+    const created = await call('POST', '/api/exchange-keys', { ...krKey, api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url });
+    expect(created.status, created.text).toBe(201);
+    // The account's poller is running once it reads the day's orders.
+    await waitFor(
+      () => Promise.resolve(kis.requests.filter((request) => request.path === KIS_PATHS.dailyOrders).length),
+      (count) => count > 0,
+    );
+
+    const res = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 2, order_type: 'market', client_order_id: 'kr-market-1' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'accepted', exchange: 'kis', client_order_id: 'kr-market-1' });
+    const filled = await untilStatus('kr_equity', res.body.broker_order_id, 'filled');
+    expect(filled.body).toMatchObject({ filled_qty: 2, avg_fill_price: 96500 });
+    await server.services.orders.idle();
+    expect(await fillsOf('kr-market-1')).toEqual(['2']);
+    const positions = await call('GET', '/api/equity/positions?asset_class=kr_equity');
+    expect(positions.body.items).toEqual([expect.objectContaining({ symbol: '005930', qty: 2, exchange: 'kis' })]);
+
+    const resting = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'limit', limit_price: 90000, time_in_force: 'day', client_order_id: 'kr-limit-1' });
+    expect(resting.status, resting.text).toBe(201);
+    const canceled = await call('DELETE', `/api/equity/orders/${resting.body.broker_order_id}?asset_class=kr_equity`);
+    expect(canceled.status, canceled.text).toBe(204);
+    await untilStatus('kr_equity', resting.body.broker_order_id, 'canceled');
+
+    kis.failNext(503, '<html>Service Unavailable</html>', { method: 'POST', path: KIS_PATHS.orderCash });
+    const down = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'kr-down-1' });
+    expect(down.status, down.text).toBe(502);
+    expect(down.body.code).toBe('BROKER_UNAVAILABLE');
+    expect(await orderRow('kr-down-1')).toMatchObject({ status: 'rejected', reason: 'broker_unavailable' });
+  });
+});
+
+describe('crypto in real mode', () => {
+  it('refuses a crypto key’s orders and its test clearly (no ccxt adapter), never falling back to the simulator', async () => {
+    const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `crypto-${randomBytes(6).toString('hex')}`, api_secret: 'crypto-secret-value' });
+    expect(created.status, created.text).toBe(201);
+    const res = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'crypto-1' });
+    expect(res.status, res.text).toBe(503);
+    expect(res.body.code).toBe('FEATURE_DISABLED');
+    expect(res.body.message).toMatch(/crypto exchange adapter .* not built/);
+    expect(await orderRow('crypto-1')).toBeUndefined();
+    const tested = await call('POST', '/api/exchange-keys/test', { asset_class: 'crypto', exchange: 'crypto_exchange', api_key: 'crypto-test-key', api_secret: 'crypto-test-secret' });
+    expect(tested.body).toMatchObject({ ok: false, error: expect.stringMatching(/not built/) });
+    const account = await call('GET', '/api/equity/account?asset_class=crypto');
+    expect(account.body.code).toBe('FEATURE_DISABLED');
+  });
+});
+
+describe('secrets', () => {
+  it('never logs a key’s secret', () => {
+    const text = captured.text();
+    for (const secret of [alpacaKey.secretKey, kisKey.appSecret]) expect(text).not.toContain(secret);
+  });
+});
