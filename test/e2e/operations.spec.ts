@@ -62,6 +62,10 @@ test('the promotion wizard takes a user with a paper record to live, with the to
   await page.getByRole('button', { name: 'Enable live trading' }).click();
   await expect(page.getByTestId('done')).toContainText('Live trading is enabled for Crypto');
   await expect(page.getByTestId('live-crypto').getByTestId('live-enabled')).toHaveText('enabled');
+  // The overview now has the live crypto account beside the paper one.
+  await go(page, 'Overview');
+  await expect(page.getByTestId('account-crypto-live').getByTestId('mode')).toHaveText('live');
+  await expect(page.getByTestId('account-crypto-live').getByTestId('equity')).toContainText('USDT');
   expect(errors).toEqual([]);
 });
 

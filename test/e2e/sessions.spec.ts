@@ -36,6 +36,10 @@ test.describe('with access tokens of a few seconds', () => {
       else await Promise.all([go(first, round === 1 ? 'Positions' : 'Orders'), go(second, round === 1 ? 'Overview' : 'Exchange keys')]);
       await signedIn(first, username);
       await signedIn(second, username);
+      // The server closed each tab's orders socket when its token expired (4001): it is back,
+      // reconnected with a fresh token.
+      await expect(first.getByTestId('feed-state')).toHaveText('orders socket: live');
+      await expect(second.getByTestId('feed-state')).toHaveText('orders socket: live');
     }
     // The session is whole: its refresh token, where the tabs keep it (IndexedDB; the localStorage
     // mirror of a tab may lag another tab's rotation), still works.

@@ -27,7 +27,8 @@ const blockersOf = (flags: TFeatureFlags | undefined): string[] => {
 };
 
 const StatusTable = () => {
-  const status = useQuery(trpc.live.status.queryOptions());
+  // Read again on every visit: a lock can come from another tab's fill or the minute's sweep.
+  const status = useQuery(trpc.live.status.queryOptions(undefined, { refetchOnMount: 'always' }));
   return (
     <>
       <ErrorNotice error={status.error} />

@@ -28,17 +28,24 @@ const DayPnl = ({ metadata }: { metadata: Record<string, unknown> }) => {
   );
 };
 
-const AccountCard = ({ assetClass }: { assetClass: TAssetClass }) => {
-  const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode: 'paper' }, { retry: false }));
-  const open = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'open', page: 1, size: 1 }, { enabled: account.isSuccess }));
+const AccountCard = ({ assetClass, mode }: { assetClass: TAssetClass; mode: 'paper' | 'live' }) => {
+  const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode }, { retry: false }));
+  const open = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'open', mode, page: 1, size: 1 }, { enabled: account.isSuccess }));
   const notConfigured = errorCodeOf(account.error) === 'BROKER_NOT_CONFIGURED';
   return (
-    <article className="card" data-testid={`account-${assetClass}`}>
+    <article className="card" data-testid={mode === 'paper' ? `account-${assetClass}` : `account-${assetClass}-live`}>
       <h2>
-        {ASSET_CLASS_NAMES[assetClass]} <PaperBadge />
+        {ASSET_CLASS_NAMES[assetClass]}{' '}
+        {mode === 'paper' ? (
+          <PaperBadge />
+        ) : (
+          <span className="badge live" data-testid="mode">
+            live
+          </span>
+        )}
       </h2>
       {account.isPending ? <p>Loading…</p> : null}
-      {notConfigured ? <p>No paper key registered for this asset class: add one under Exchange keys.</p> : account.error ? <ErrorNotice error={account.error} /> : null}
+      {notConfigured ? <p>No {mode} key registered for this asset class: add one under Exchange keys.</p> : account.error ? <ErrorNotice error={account.error} /> : null}
       {account.data ? (
         <dl>
           <dt>Equity</dt>
@@ -117,33 +124,40 @@ const SignalsCard = () => {
   );
 };
 
-export const Overview = () => (
-  <section>
-    <h1>Overview</h1>
-    <div className="cards">
-      {ASSET_CLASSES.map((assetClass) => (
-        <AccountCard key={assetClass} assetClass={assetClass} />
-      ))}
-      <BotCard />
-      <SignalsCard />
-    </div>
-    <h2>Latest fills</h2>
-    <table data-testid="latest-fills">
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th>Symbol</th>
-          <th>Side</th>
-          <th>Quantity</th>
-          <th>Price</th>
-          <th>Mode</th>
-        </tr>
-      </thead>
-      <tbody>
+export const Overview = () => {
+  // A live account shows beside the paper one once the user trades the asset class live.
+  const live = useQuery(trpc.live.status.queryOptions());
+  return (
+    <section>
+      <h1>Overview</h1>
+      <div className="cards">
         {ASSET_CLASSES.map((assetClass) => (
-          <LatestFills key={assetClass} assetClass={assetClass} />
+          <AccountCard key={assetClass} assetClass={assetClass} mode="paper" />
         ))}
-      </tbody>
-    </table>
-  </section>
-);
+        {ASSET_CLASSES.filter((assetClass) => live.data?.[assetClass].live_enabled).map((assetClass) => (
+          <AccountCard key={`${assetClass}-live`} assetClass={assetClass} mode="live" />
+        ))}
+        <BotCard />
+        <SignalsCard />
+      </div>
+      <h2>Latest fills</h2>
+      <table data-testid="latest-fills">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Symbol</th>
+            <th>Side</th>
+            <th>Quantity</th>
+            <th>Price</th>
+            <th>Mode</th>
+          </tr>
+        </thead>
+        <tbody>
+          {ASSET_CLASSES.map((assetClass) => (
+            <LatestFills key={assetClass} assetClass={assetClass} />
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+};
