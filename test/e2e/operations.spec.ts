@@ -93,7 +93,7 @@ test('a price crash locks the account, the user sees the lock, and an operator c
   await expect(page.getByTestId('latest-fill').filter({ hasText: 'SOL/USDT' })).toHaveCount(2);
   // The status bar: both sockets (the overview listens to /ws/live for signals) and the flags.
   await expect(page.getByTestId('feed-state')).toHaveText('orders socket: live');
-  await expect(page.getByTestId('live-state')).toHaveText('live socket: live');
+  await expect(page.getByTestId('live-socket-state')).toHaveText('live socket: live');
   await expect(page.getByTestId('flags')).toContainText('paper orders on, live orders off');
 
   const operator = await signInAsOperator(browser);

@@ -38,7 +38,7 @@ export const StatusBar = ({ feed }: { feed: TFeedState }) => {
       <span className={`feed feed-${feed}`} data-testid="feed-state">
         orders socket: {FEED_TEXT[feed]}
       </span>
-      <span className={`feed feed-${live}`} data-testid="live-state">
+      <span className={`feed feed-${live}`} data-testid="live-socket-state">
         live socket: {LIVE_STATE_TEXT[live]}
       </span>
       {flags.data ? (
