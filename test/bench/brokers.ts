@@ -1,0 +1,151 @@
+// `node test/bench/brokers.ts`: the real broker adapters against their fakes on 127.0.0.1, beside
+// the simulator in the same run. For each venue, BENCH_BROKERS_ORDERS market orders, one at a time:
+//
+// - the order's round trip: POST /api/equity/orders to its 201 (the five gates, the intent's
+//   commit, the broker call, the answer recorded);
+// - the fill's way back: from the same POST to the order's `fill` frame on /ws/equity/orders
+//   (which can come before the 201 where the fill is recorded with the placement), through
+//   whatever the venue uses (the simulator's own books; Alpaca's trade_updates stream, its
+//   consumer under a lease and the order service's intake; KIS's fill inquiry, polled every
+//   BROKER_KR_POLL_INTERVAL_MS, which bounds its figure from below).
+//
+// Two services in this process: one with BROKER_MODE=real whose keys name the fakes (an
+// Alpaca-style US account, a KIS-style KR account), one simulated (a crypto key). Both on PGlite
+// unless DATABASE_URL is set. The fakes answer at once: the figures are the adapters' and the
+// service's own cost, not a network's. The exit code is 0 whatever the figures.
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { WebSocket } from 'ws';
+import { startFakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { startFakeKis } from '../../server/fakes/kis.ts';
+import { createCleanups, fixed, percentile, positiveInt, runBench } from './common.ts';
+import { postJson, startBenchService } from './service.ts';
+
+const settings = {
+  orders: positiveInt('BENCH_BROKERS_ORDERS', 100),
+  warmup: positiveInt('BENCH_BROKERS_WARMUP', 10),
+  krPollMs: positiveInt('BENCH_BROKERS_KR_POLL_MS', 200),
+};
+const FILL_TIMEOUT_MS = 15_000;
+const { cleanups, cleanUp } = createCleanups();
+
+interface Venue {
+  name: string;
+  url: string;
+  token: string;
+  order: { asset_class: string; symbol: string; qty: number };
+}
+
+/** The user's order events, with a waiter for one order's fill frame. */
+const orderFrames = async (url: string, token: string) => {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/equity/orders?token=${encodeURIComponent(token)}`);
+  cleanups.push({ what: 'orders socket', run: () => ws.close() });
+  const waiting = new Map<string, (at: number) => void>();
+  ws.on('message', (data: Buffer) => {
+    const frame = JSON.parse(data.toString('utf8')) as { type?: string; event_type?: string; client_order_id?: string };
+    if (frame.type === 'order_event' && frame.event_type === 'fill' && frame.client_order_id) waiting.get(frame.client_order_id)?.(performance.now());
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return {
+    fillOf: (clientOrderId: string) =>
+      new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no fill frame for ${clientOrderId} within ${FILL_TIMEOUT_MS} ms`)), FILL_TIMEOUT_MS);
+        waiting.set(clientOrderId, (at) => {
+          clearTimeout(timer);
+          waiting.delete(clientOrderId);
+          resolve(at);
+        });
+      }),
+  };
+};
+
+/** One market order after another: each one's 201 and its fill frame, in ms. */
+const measure = async (venue: Venue, count: number, tag: string) => {
+  const frames = await orderFrames(venue.url, venue.token);
+  const roundTrips: number[] = [];
+  const fills: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const clientOrderId = `bench-${venue.name.replace(/\W/g, '')}-${tag}-${i}`;
+    const filled = frames.fillOf(clientOrderId);
+    const sent = performance.now();
+    const answer = await postJson(`${venue.url}/api/equity/orders`, { ...venue.order, side: 'buy', order_type: 'market', client_order_id: clientOrderId }, venue.token);
+    const answered = performance.now();
+    if (answer.status !== 201) throw new Error(`${venue.name}: order ${i} answered ${answer.status} ${answer.text}`);
+    roundTrips.push(answered - sent);
+    fills.push((await filled) - sent);
+  }
+  return { roundTrips: roundTrips.sort((a, b) => a - b), fills: fills.sort((a, b) => a - b) };
+};
+
+const trader = async (url: string, prefix: string, keys: Record<string, unknown>[]) => {
+  const username = `${prefix}_${process.pid}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const registered = await postJson(`${url}/api/auth/register`, { username, email: `${username}@example.com`, password });
+  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
+  const login = await postJson(`${url}/api/auth/login`, { username, password });
+  const token = String(login.json?.access_token);
+  for (const key of keys) {
+    const created = await postJson(`${url}/api/exchange-keys`, key, token);
+    if (created.status !== 201) throw new Error(`key failed: ${created.status} ${created.text}`);
+  }
+  return token;
+};
+
+const main = async () => {
+  const alpacaKey = { keyId: `PKBENCH${randomBytes(5).toString('hex').toUpperCase()}`, secretKey: `alpaca-secret-${randomBytes(12).toString('hex')}` };
+  const kisKey = { appKey: `PSBENCH${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000001', productCode: '01' };
+  const alpaca = await startFakeAlpaca({ accounts: [{ ...alpacaKey, cash: '1000000000' }], prices: { AAPL: '200' } });
+  cleanups.push({ what: 'fake Alpaca', run: () => alpaca.close() });
+  const kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000000' }], prices: { '005930': '96500' } });
+  cleanups.push({ what: 'fake KIS', run: () => kis.close() });
+
+  const common = { RISK_MARKET_HOURS: 'ignore', SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '1000000' };
+  const real = await startBenchService({
+    cleanups,
+    prefix: 'ts-bench-brokers-real-',
+    env: {
+      ...common,
+      BROKER_MODE: 'real',
+      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url}`,
+      BROKER_US_DATA_URL: alpaca.url,
+      BROKER_KR_POLL_INTERVAL_MS: String(settings.krPollMs),
+      BROKER_KR_REQUESTS_PER_SEC: '50',
+    },
+  });
+  const simulated = await startBenchService({ cleanups, prefix: 'ts-bench-brokers-sim-', env: { ...common, SIM_INITIAL_CASH_USDT: '1000000000' } });
+  await simulated.app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+
+  const realToken = await trader(real.app.url, 'bench_real', [
+    { asset_class: 'us_equity', exchange: 'us_broker', paper_mode: true, api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url },
+    { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url, account_no: `${kisKey.accountNo}-${kisKey.productCode}`, account_product_code: kisKey.productCode },
+  ]);
+  const simToken = await trader(simulated.app.url, 'bench_sim', [{ asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `bench-sim-${process.pid}`, api_secret: 'bench-secret' }]);
+  // The stream consumer of the Alpaca key is up before the first order (its lease taken, listening).
+  for (let tries = 0; alpaca.listenerCount(alpacaKey.keyId) < 1; tries++) {
+    if (tries > 500) throw new Error('the Alpaca stream consumer never started');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  const venues: Venue[] = [
+    { name: 'simulator (crypto, simulated mode)', url: simulated.app.url, token: simToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.0001 } },
+    { name: 'Alpaca-style adapter (US, fake)', url: real.app.url, token: realToken, order: { asset_class: 'us_equity', symbol: 'AAPL', qty: 1 } },
+    { name: 'KIS-style adapter (KR, fake)', url: real.app.url, token: realToken, order: { asset_class: 'kr_equity', symbol: '005930', qty: 1 } },
+  ];
+  console.log(`${settings.orders} market orders per venue, one at a time (after ${settings.warmup} warm-up orders); KIS polled every ${settings.krPollMs} ms`);
+  const results = [];
+  for (const venue of venues) {
+    await measure(venue, settings.warmup, 'warmup');
+    results.push({ venue, ...(await measure(venue, settings.orders, 'measured')) });
+  }
+  console.log(`\n${'venue'.padEnd(38)} ${'201 p50'.padStart(9)} ${'201 p99'.padStart(9)} ${'fill frame p50'.padStart(15)} ${'p99'.padStart(8)}   (ms, both from the POST)`);
+  for (const { venue, roundTrips, fills } of results) {
+    console.log(
+      `${venue.name.padEnd(38)} ${fixed(percentile(roundTrips, 50), 1).padStart(9)} ${fixed(percentile(roundTrips, 99), 1).padStart(9)} ${fixed(percentile(fills, 50), 1).padStart(15)} ${fixed(percentile(fills, 99), 1).padStart(8)}`,
+    );
+  }
+};
+
+await runBench(main, { cleanUp });
