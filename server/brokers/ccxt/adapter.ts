@@ -1,0 +1,331 @@
+// One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
+// exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
+// fetchBalance, prices through fetchTicker, events by polling (poller.ts). ccxt is loaded on the
+// first call (it is large; a service without crypto keys never pays for it). Every call draws
+// from the key's limiter, then ccxt's own rate limit; a 429 is retried after Retry-After a
+// bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
+// secret kept out.
+import type * as Ccxt from 'ccxt';
+import type { Exchange, Market, Order, Trade } from 'ccxt';
+import type { Logger } from '../../observability/logger.ts';
+import type { RequestLimiter } from '../alpaca/limiter.ts';
+import { ExactDecimal } from '../fills.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
+import { pollCcxtEvents, type PolledTrade } from './poller.ts';
+
+/** The quote currency accounts are valued in. */
+export const CCXT_QUOTE = 'USDT';
+
+export interface CcxtBrokerOptions {
+  userId: number;
+  mode: TTradingMode;
+  /** A ccxt exchange id (binance, kraken, ...). */
+  exchangeId: string;
+  apiKey: string;
+  secret: string;
+  /** An origin that replaces the origin of every API URL of the exchange (the fake, a proxy). */
+  baseUrl?: string;
+  /** Per REST call. Default 10 s. */
+  timeoutMs?: number;
+  /** The key's limiter (shared by every adapter of the key in this process). */
+  limiter: RequestLimiter;
+  /** 429 retries (default 3) and the longest Retry-After honoured (default 10 s). */
+  maxRateLimitRetries?: number;
+  maxRetryAfterSeconds?: number;
+  /** Backoff when a 429 names no Retry-After: base doubling to max. Default 250 ms to 2 s. */
+  rateLimitBackoff?: { baseMs: number; maxMs: number };
+  /** How often events() reads the account. Default 2 s. */
+  pollIntervalMs?: number;
+  /** How far back events() looks for trades on its first reading. Default 1 hour. */
+  replayMs?: number;
+  /** The account's watched symbols, shared by its request and events adapters. */
+  watched?: Set<string>;
+  onPoll?: () => void | Promise<void>;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** What the ccxt adapter offers beyond the Broker interface. */
+export interface CcxtBroker extends Broker {
+  /** Daily bars (UTC days) from `since` (ms), oldest first: [time, open, high, low, close, volume] as decimal strings. */
+  dailyBars(symbol: string, since: number, limit?: number): Promise<{ date: string; open: string; high: string; low: string; close: string; volume: string }[]>;
+}
+
+type CcxtModule = typeof Ccxt;
+let loading: Promise<CcxtModule> | undefined;
+const loadCcxt = () => (loading ??= import('ccxt'));
+
+/** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
+const CCXT_TICK_SIZE = 4;
+
+/** The loaded markets by unified symbol: ccxt types them as a dictionary of `any`. */
+const marketsOf = (exchange: Exchange) => (exchange.markets ?? {}) as Record<string, Market | undefined>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A ccxt exchange's API URLs with their origin replaced, paths kept (`https://api.binance.com/api/v3` → `<origin>/api/v3`). */
+const withOrigin = (urls: unknown, origin: string): unknown => {
+  if (typeof urls === 'string') {
+    try {
+      const url = new URL(urls);
+      return `${origin}${url.pathname === '/' ? '' : url.pathname}`;
+    } catch {
+      return urls;
+    }
+  }
+  if (urls && typeof urls === 'object') return Object.fromEntries(Object.entries(urls).map(([name, value]) => [name, withOrigin(value, origin)]));
+  return urls;
+};
+
+export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
+  const key: CcxtAccountKey = { userId: options.userId, mode: options.mode, exchangeId: options.exchangeId };
+  const watched = options.watched ?? new Set<string>();
+  const maxRetries = options.maxRateLimitRetries ?? 3;
+  const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
+  const backoff = options.rateLimitBackoff ?? { baseMs: 250, maxMs: 2_000 };
+  const scrub = (text: string) => (options.secret ? text.split(options.secret).join('[redacted]') : text);
+
+  let ready: Promise<{ exchange: Exchange; classes: CcxtErrorClasses; ccxt: CcxtModule }> | undefined;
+  /** The exchange instance with its markets; a failed start is tried again by the next call. */
+  const start = () =>
+    (ready ??= (async () => {
+      const ccxt = await loadCcxt();
+      // ccxt's classes are reached by id at run time; its types name each class separately, not as an index.
+      const Class = (ccxt as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[options.exchangeId];
+      // Typed as an object of classes, exported as the list of ids at run time.
+      const ids = ccxt.exchanges as unknown as readonly string[] | Record<string, unknown>;
+      const known = Array.isArray(ids) ? ids.includes(options.exchangeId) : options.exchangeId in ids;
+      if (!known || !Class) throw new BrokerRejectedError(`ccxt has no exchange "${options.exchangeId}"`);
+      const exchange = new Class({
+        apiKey: options.apiKey,
+        secret: options.secret,
+        enableRateLimit: true,
+        timeout: options.timeoutMs ?? 10_000,
+        options: {
+          // Spot only; no margin pairs and no wallet (sapi) currencies: they need more than a trading key.
+          defaultType: 'spot',
+          fetchMarkets: { types: ['spot'] },
+          fetchMargins: false,
+          fetchCurrencies: false,
+          warnOnFetchOpenOrdersWithoutSymbol: false,
+          fetchOpenOrders: { warnWithoutSymbol: false },
+        },
+      });
+      if (options.mode === 'paper') {
+        if (!exchange.urls.test) throw new BrokerRejectedError(`${options.exchangeId} has no sandbox in ccxt: a paper key cannot trade on it (use an exchange with a testnet, or a live key)`);
+        exchange.setSandboxMode(true);
+      }
+      // Checked against the allow-list when the key was registered: the fake, or the documented origin.
+      if (options.baseUrl) exchange.urls.api = withOrigin(exchange.urls.api, new URL(options.baseUrl).origin) as Exchange['urls']['api'];
+      const classes: CcxtErrorClasses = { BaseError: ccxt.BaseError, NetworkError: ccxt.NetworkError, ExchangeError: ccxt.ExchangeError, NotSupported: ccxt.NotSupported };
+      try {
+        await call('load the markets', () => exchange.loadMarkets(), { exchange, classes });
+      } catch (error) {
+        ready = undefined;
+        throw error;
+      }
+      return { exchange, classes, ccxt };
+    })().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    }));
+
+  /** One exchange call: the key's limiter, ccxt's rate limit, bounded 429 retries, broker errors. */
+  const call = async <T>(what: string, run: () => Promise<T>, parts: { exchange: Exchange; classes: CcxtErrorClasses; ccxt?: CcxtModule }): Promise<T> => {
+    for (let retries = 0; ; retries += 1) {
+      await options.limiter.take();
+      try {
+        return await run();
+      } catch (error) {
+        const rateLimited = error instanceof Error && (error.name === 'DDoSProtection' || error.name === 'RateLimitExceeded');
+        if (rateLimited && retries < maxRetries) {
+          const headers = (parts.exchange.last_response_headers ?? {}) as Record<string, string | undefined>;
+          const retryAfter = Number(headers['retry-after'] ?? headers['Retry-After'] ?? Number.NaN);
+          if (Number.isFinite(retryAfter) && retryAfter > maxRetryAfter) throw new BrokerUnavailableError(`the exchange rate-limited us for ${retryAfter} s while trying to ${what}`);
+          await sleep(Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : Math.min(backoff.maxMs, backoff.baseMs * 2 ** retries));
+          continue;
+        }
+        if (rateLimited) throw new BrokerUnavailableError(scrub(`the exchange kept rate-limiting us while trying to ${what}`));
+        throw brokerErrorOf(error, parts.classes, scrub, what);
+      }
+    }
+  };
+
+  const use = async <T>(what: string, run: (exchange: Exchange) => Promise<T>): Promise<T> => {
+    const parts = await start();
+    return call(what, () => run(parts.exchange), parts);
+  };
+
+  const marketView = (market: NonNullable<Market>): CcxtMarketView => ({
+    id: market.id ?? '',
+    symbol: market.symbol ?? '',
+    base: market.base ?? '',
+    quote: market.quote ?? '',
+    precision: { amount: market.precision?.amount, price: market.precision?.price },
+  });
+  const marketOf = async (symbol: string): Promise<CcxtMarketView> => {
+    const { exchange } = await start();
+    const market = marketsOf(exchange)[unifiedSymbol(symbol)];
+    if (!market || market.spot !== true) throw new BrokerRejectedError(`${options.exchangeId} lists no spot market ${symbol}`);
+    return marketView(market);
+  };
+  const marketById = async (marketId: string): Promise<CcxtMarketView | undefined> => {
+    const { exchange } = await start();
+    const market = Object.values(marketsOf(exchange)).find((candidate) => candidate?.id === marketId);
+    return market === undefined ? undefined : marketView(market);
+  };
+  const tickSizeMode = async () => {
+    const { exchange } = await start();
+    return exchange.precisionMode === CCXT_TICK_SIZE;
+  };
+
+  const toOrder = (order: Order, market: CcxtMarketView, fallbackClientOrderId?: string) => fromCcxtOrder(order, market, key, fallbackClientOrderId);
+
+  const getByBrokerOrderId = async (brokerOrderId: string): Promise<BrokerOrder | undefined> => {
+    const id = parseCcxtBrokerOrderId(brokerOrderId);
+    const market = id && (await marketById(id.marketId));
+    if (!id || !market) return undefined;
+    try {
+      return toOrder(await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol)), market);
+    } catch (error) {
+      if (error instanceof BrokerRejectedError && /OrderNotFound|does not exist|-2013/.test(error.message)) return undefined;
+      throw error;
+    }
+  };
+
+  const listOpenOrders = async (): Promise<BrokerOrder[]> => {
+    const orders = await use('list the open orders', (exchange) => exchange.fetchOpenOrders());
+    const read: BrokerOrder[] = [];
+    for (const order of orders) {
+      const market = await marketOf(order.symbol ?? '');
+      read.push(toOrder(order, market));
+    }
+    return read;
+  };
+
+  /** Holdings (non-zero totals), free quote cash and each holding's last price. */
+  const holdings = async () => {
+    const balance = await use('read the balance', (exchange) => exchange.fetchBalance());
+    const totals = (balance.total ?? {}) as unknown as Record<string, number | undefined>;
+    const free = (balance.free ?? {}) as unknown as Record<string, number | undefined>;
+    const { exchange } = await start();
+    const held: { symbol: string; qty: string; price: string }[] = [];
+    for (const [asset, total] of Object.entries(totals)) {
+      const qty = decimalText(total);
+      if (asset === CCXT_QUOTE || new ExactDecimal(qty).isZero()) continue;
+      const symbol = `${asset}/${CCXT_QUOTE}`;
+      // A coin without a USDT market cannot be valued here; it is left out of positions and equity.
+      if (!marketsOf(exchange)[symbol]) continue;
+      held.push({ symbol, qty, price: await quote(symbol) });
+    }
+    return { held, cash: decimalText(free[CCXT_QUOTE]), quoteTotal: decimalText(totals[CCXT_QUOTE]) };
+  };
+
+  const positionsOf = (held: { symbol: string; qty: string; price: string }[]): BrokerPosition[] =>
+    // The exchange keeps no entry price: the service's own fills carry it; the last price stands in here.
+    held.map(({ symbol, qty, price }) => ({ symbol, qty, avgEntryPrice: price, currentPrice: price, realizedPnl: '0', currency: CCXT_QUOTE }));
+
+  const accountOf = ({ held, cash, quoteTotal }: Awaited<ReturnType<typeof holdings>>): BrokerAccount => {
+    const equity = held.reduce((sum, position) => sum.plus(new ExactDecimal(position.qty).times(position.price)), new ExactDecimal(quoteTotal));
+    return { broker: options.exchangeId, paper: options.mode === 'paper', currency: CCXT_QUOTE, cash, equity: equity.toFixed(), buyingPower: cash, asOf: new Date() };
+  };
+
+  const quote = async (symbol: string): Promise<string> => {
+    const market = await marketOf(symbol);
+    const ticker = await use(`read the price of ${market.symbol}`, (exchange) => exchange.fetchTicker(market.symbol));
+    const last = ticker.last ?? ticker.close;
+    if (!last) throw new BrokerRejectedError(`${options.exchangeId} has no price for ${market.symbol}`);
+    return decimalText(last);
+  };
+
+  const tradeOf = (trade: Trade, symbol: string): PolledTrade => ({
+    id: String(trade.id ?? ''),
+    orderId: String(trade.order ?? ''),
+    symbol,
+    qty: decimalText(trade.amount),
+    price: decimalText(trade.price),
+    // The fee in the quote currency; a fee in another coin is not the service's to convert here.
+    fee: trade.fee?.currency === CCXT_QUOTE ? decimalText(trade.fee.cost) : '0',
+    at: trade.timestamp ?? Date.now(),
+  });
+
+  return {
+    name: options.exchangeId,
+    assetClass: 'crypto',
+    mode: options.mode,
+    placeOrder: async (request) => {
+      const market = await marketOf(request.symbol);
+      const args = toCcxtOrder(request, market, await tickSizeMode());
+      watched.add(market.symbol);
+      const placed = await use('place the order', (exchange) =>
+        exchange.createOrder(args.symbol, args.type, args.side, Number(args.amount), args.price === undefined ? undefined : Number(args.price), args.params),
+      );
+      const order = toOrder(placed, market, request.clientOrderId);
+      // The order is reported as accepted: its fills come through events(), as every adapter's do.
+      return { ...order, clientOrderId: request.clientOrderId, status: 'accepted', filledQty: '0', avgFillPrice: null, orderType: request.orderType, timeInForce: request.timeInForce, metadata: { ...request.metadata, ...order.metadata } };
+    },
+    cancelOrder: async ({ brokerOrderId }) => {
+      const id = parseCcxtBrokerOrderId(brokerOrderId);
+      const market = id && (await marketById(id.marketId));
+      if (!id || !market) throw new BrokerRejectedError(`${options.exchangeId} has no order ${brokerOrderId}`);
+      await use('cancel the order', (exchange) => exchange.cancelOrder(id.orderId, market.symbol));
+      return (await getByBrokerOrderId(brokerOrderId)) ?? Promise.reject(new BrokerRejectedError(`${options.exchangeId} has no order ${brokerOrderId}`));
+    },
+    replaceOrder: () => Promise.reject(new BrokerRejectedError('replacing a crypto exchange order is not supported by this adapter: cancel and place again')),
+    getOrder: async (lookup) => {
+      if ('brokerOrderId' in lookup) return getByBrokerOrderId(lookup.brokerOrderId);
+      // ccxt finds a client order id only within a symbol: the watched ones (what this account traded).
+      for (const symbol of [...watched]) {
+        const market = await marketOf(symbol);
+        try {
+          const order = await use('read the order', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: lookup.clientOrderId }));
+          return toOrder(order, market, lookup.clientOrderId);
+        } catch (error) {
+          if (!(error instanceof BrokerRejectedError)) throw error;
+        }
+      }
+      return undefined;
+    },
+    listOpenOrders,
+    positions: async () => positionsOf((await holdings()).held),
+    account: async () => accountOf(await holdings()),
+    snapshot: async () => {
+      const read = await holdings();
+      return { account: accountOf(read), positions: positionsOf(read.held), openOrders: await listOpenOrders() };
+    },
+    quote,
+    events: (signal) =>
+      pollCcxtEvents(
+        {
+          key,
+          intervalMs: options.pollIntervalMs ?? 2_000,
+          watched,
+          heldSymbols: async () => (await holdings()).held.map((position) => position.symbol),
+          openOrders: listOpenOrders,
+          trades: async (symbol, since) => (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol)),
+          order: async (symbol, exchangeOrderId) => {
+            const market = await marketOf(symbol);
+            return getByBrokerOrderId(ccxtBrokerOrderId(market.id, exchangeOrderId));
+          },
+          replayMs: options.replayMs ?? 3_600_000,
+          now: () => Date.now(),
+          ...(options.onPoll ? { onPoll: options.onPoll } : {}),
+          ...(options.logger ? { logger: options.logger } : {}),
+        },
+        signal,
+      ),
+    dailyBars: async (symbol, since, limit = 500) => {
+      const market = await marketOf(symbol);
+      const rows = await use(`read the daily bars of ${market.symbol}`, (exchange) => exchange.fetchOHLCV(market.symbol, '1d', since, limit));
+      return rows.map(([time, open, high, low, close, volume]) => ({
+        date: new Date(time ?? 0).toISOString().slice(0, 10),
+        open: decimalText(open),
+        high: decimalText(high),
+        low: decimalText(low),
+        close: decimalText(close),
+        volume: decimalText(volume),
+      }));
+    },
+  };
+};
+

@@ -1,0 +1,146 @@
+// Events by polling a ccxt exchange: ccxt's REST calls have no event stream (watchOrders needs a
+// WebSocket the fake does not serve), so at an interval the account's trades since a cursor are
+// read for each watched symbol, and the open orders are compared with the last reading. A trade
+// becomes one fill event named by the exchange's trade id (read again, or by another instance, it
+// has the same execution id, and the service drops it); an order that left the open list without
+// filling becomes its canceled or expired event. Symbols are watched once seen: in an open order,
+// a holding, or an order this process placed (a market order never shows as open).
+import type { Logger } from '../../observability/logger.ts';
+import { ExactDecimal } from '../fills.ts';
+import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../types.ts';
+import { isWorking, type CcxtAccountKey } from './mapping.ts';
+
+/** A trade as the poller needs it (decimal strings). */
+export interface PolledTrade {
+  id: string;
+  orderId: string;
+  symbol: string;
+  qty: string;
+  price: string;
+  fee: string;
+  at: number;
+}
+
+export interface CcxtPollOptions {
+  key: CcxtAccountKey;
+  intervalMs: number;
+  /** Symbols to read trades of: the account's shared set, added to as orders and holdings appear. */
+  watched: Set<string>;
+  /** Symbols with a non-zero holding (not the quote currency). */
+  heldSymbols: () => Promise<string[]>;
+  openOrders: () => Promise<BrokerOrder[]>;
+  /** The account's trades of a symbol at or after `since` (ms). */
+  trades: (symbol: string, since: number) => Promise<PolledTrade[]>;
+  /** The order of a trade or of an order that left the open list, by symbol and exchange id. */
+  order: (symbol: string, exchangeOrderId: string) => Promise<BrokerOrder | undefined>;
+  /** How far back the first reading looks (the service drops what it has by execution id). */
+  replayMs: number;
+  now: () => number;
+  /** Told after every reading; the next waits for what it returns. */
+  onPoll?: () => void | Promise<void>;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEvent['type'], at: number, overrides: Partial<TBrokerEvent> = {}): TBrokerEvent => ({
+  type,
+  user_id: key.userId,
+  asset_class: 'crypto',
+  mode: key.mode,
+  broker: key.exchangeId,
+  broker_order_id: order.brokerOrderId,
+  client_order_id: order.clientOrderId,
+  symbol: order.symbol,
+  status: order.status,
+  filled_qty: order.filledQty,
+  avg_fill_price: order.avgFillPrice,
+  fill: null,
+  reason: null,
+  at: new Date(at).toISOString(),
+  ...overrides,
+});
+
+/**
+ * The fill events of one order's new trades, oldest first. The order is read after its trades,
+ * so its filled quantity includes them all: each trade's cumulative quantity is that less the
+ * trades after it (a trade made between the two reads only makes the last cumulative larger, and
+ * comes in at the next reading).
+ */
+export const fillEvents = (order: BrokerOrder, trades: PolledTrade[], key: CcxtAccountKey): TBrokerEvent[] => {
+  const sorted = [...trades].sort((a, b) => a.at - b.at || a.id.localeCompare(b.id));
+  let cumulative = new ExactDecimal(order.filledQty);
+  const events: TBrokerEvent[] = [];
+  for (let index = sorted.length - 1; index >= 0; index -= 1) {
+    const trade = sorted[index]!;
+    const last = index === sorted.length - 1;
+    const status = last ? order.status : 'partially_filled';
+    const done = status === 'filled' || !isWorking(status);
+    events.unshift(
+      eventOf(order, key, last && done && status === 'filled' ? 'fill' : 'partial_fill', trade.at, {
+        status,
+        filled_qty: cumulative.toFixed(),
+        fill: { execution_id: `${key.exchangeId}:${trade.symbol}:${trade.id}`, qty: trade.qty, price: trade.price, fee: trade.fee },
+      }),
+    );
+    cumulative = cumulative.minus(trade.qty);
+  }
+  return events;
+};
+
+/** The account's order events from now on, until the signal aborts; throws only on a refusal (a key the exchange will not take). */
+export async function* pollCcxtEvents(options: CcxtPollOptions, signal: AbortSignal): AsyncGenerator<TBrokerEvent> {
+  const { key, watched } = options;
+  const seenTrades = new Set<string>();
+  const cursors = new Map<string, number>();
+  let open = new Map<string, BrokerOrder>();
+  const startedAt = options.now() - options.replayMs;
+
+  while (!signal.aborted) {
+    try {
+      const openNow = await options.openOrders();
+      for (const order of openNow) watched.add(order.symbol);
+      for (const symbol of await options.heldSymbols()) watched.add(symbol);
+      for (const symbol of [...watched]) {
+        const since = cursors.get(symbol) ?? startedAt;
+        const fresh = (await options.trades(symbol, since)).filter((trade) => !seenTrades.has(`${symbol}:${trade.id}`));
+        const byOrder = new Map<string, PolledTrade[]>();
+        for (const trade of fresh) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade]);
+        for (const [orderId, trades] of byOrder) {
+          const order = await options.order(symbol, orderId);
+          if (!order) continue;
+          for (const event of fillEvents(order, trades, key)) yield event;
+          for (const trade of trades) seenTrades.add(`${symbol}:${trade.id}`);
+        }
+        // The cursor stays on the newest trade's time (inclusive): its id keeps it from coming twice.
+        const newest = fresh.reduce((max, trade) => Math.max(max, trade.at), since);
+        cursors.set(symbol, newest);
+      }
+      const openIds = new Set(openNow.map((order) => order.brokerOrderId));
+      for (const [id, before] of open) {
+        if (openIds.has(id)) continue;
+        const raw = before.metadata.exchange_order_id;
+        const exchangeOrderId = typeof raw === 'string' ? raw : '';
+        const after = await options.order(before.symbol, exchangeOrderId);
+        if (after && (after.status === 'canceled' || after.status === 'expired' || after.status === 'rejected')) yield eventOf(after, key, after.status, after.updatedAt.getTime());
+      }
+      open = new Map(openNow.map((order) => [order.brokerOrderId, order]));
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw error;
+      // Unavailable: the next reading tries again from the same cursors; nothing is lost.
+      options.logger?.warn({ err: error }, 'ccxt: reading the account failed; trying again at the next interval');
+    }
+    await options.onPoll?.();
+    await pause(options.intervalMs, signal);
+  }
+}

@@ -1,0 +1,275 @@
+// The fake Binance's books: spot accounts by API key with free and locked balances, their orders
+// and trades, the set prices, and the matching that fills market orders at the price and rests
+// limit orders until the price crosses them. Commission is taken in the quote asset (as with a
+// fee paid from another balance) so a holding equals the sum of its fills.
+import type { Decimal } from 'decimal.js';
+import { ExactDecimal } from '../brokers/fills.ts';
+
+/** A refusal as Binance answers it: {code, msg} on HTTP `status`. */
+export class FakeBinanceRefusal extends Error {
+  readonly code: number;
+  readonly status: number;
+  constructor(code: number, message: string, status = 400) {
+    super(message);
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export const FAKE_BINANCE_REFUSALS = {
+  funds: () => new FakeBinanceRefusal(-2010, 'Account has insufficient balance for requested action.'),
+  unknownOrder: () => new FakeBinanceRefusal(-2013, 'Order does not exist.'),
+  cancelUnknown: () => new FakeBinanceRefusal(-2011, 'Unknown order sent.'),
+  unknownSymbol: () => new FakeBinanceRefusal(-1121, 'Invalid symbol.'),
+  badParameter: (name: string) => new FakeBinanceRefusal(-1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`),
+  duplicateClientId: () => new FakeBinanceRefusal(-2010, 'Duplicate order sent.'),
+} as const;
+
+export interface FakeBinanceAccountSeed {
+  apiKey: string;
+  secret: string;
+  /** Starting balances by asset. Default 100000 USDT. */
+  balances?: Record<string, string>;
+}
+
+/** A spot market the fake lists: BTCUSDT is base BTC, quote USDT. */
+export interface FakeBinanceMarket {
+  symbol: string;
+  base: string;
+  quote: string;
+  tickSize: string;
+  stepSize: string;
+}
+
+export interface FakeBinanceOrder {
+  symbol: string;
+  orderId: number;
+  orderListId: number;
+  clientOrderId: string;
+  price: string;
+  origQty: string;
+  executedQty: string;
+  cummulativeQuoteQty: string;
+  status: 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'REJECTED' | 'EXPIRED';
+  timeInForce: string;
+  type: string;
+  side: 'BUY' | 'SELL';
+  stopPrice: string;
+  time: number;
+  updateTime: number;
+  isWorking: boolean;
+  workingTime: number;
+  origQuoteOrderQty: string;
+  selfTradePreventionMode: string;
+}
+
+export interface FakeBinanceTrade {
+  symbol: string;
+  id: number;
+  orderId: number;
+  orderListId: number;
+  price: string;
+  qty: string;
+  quoteQty: string;
+  commission: string;
+  commissionAsset: string;
+  time: number;
+  isBuyer: boolean;
+  isMaker: boolean;
+  isBestMatch: boolean;
+}
+
+interface Account {
+  secret: string;
+  free: Map<string, Decimal>;
+  locked: Map<string, Decimal>;
+  orders: FakeBinanceOrder[];
+  trades: FakeBinanceTrade[];
+}
+
+export const FAKE_BINANCE_COMMISSION_RATE = '0.001';
+const ZERO = new ExactDecimal(0);
+const d = (text: string) => new ExactDecimal(text);
+const text = (value: Decimal) => value.toFixed();
+
+export const createFakeBinanceBooks = (now: () => number = Date.now) => {
+  const accounts = new Map<string, Account>();
+  const markets = new Map<string, FakeBinanceMarket>();
+  const prices = new Map<string, Decimal>();
+  let nextOrderId = 1;
+  let nextTradeId = 1;
+
+  const accountOf = (apiKey: string) => {
+    const account = accounts.get(apiKey);
+    if (!account) throw new FakeBinanceRefusal(-2015, 'Invalid API-key, IP, or permissions for action.', 401);
+    return account;
+  };
+  const marketOf = (symbol: string) => {
+    const market = markets.get(symbol);
+    if (!market) throw FAKE_BINANCE_REFUSALS.unknownSymbol();
+    return market;
+  };
+  const get = (balances: Map<string, Decimal>, asset: string) => balances.get(asset) ?? ZERO;
+  const move = (balances: Map<string, Decimal>, asset: string, by: Decimal) => balances.set(asset, get(balances, asset).plus(by));
+
+  /** What an order holds while it rests: a buy the quote at its limit (with commission), a sell its base. */
+  const reservation = (order: FakeBinanceOrder, market: FakeBinanceMarket, qty: Decimal) =>
+    order.side === 'BUY' ? { asset: market.quote, amount: qty.times(order.price).times(d('1').plus(FAKE_BINANCE_COMMISSION_RATE)) } : { asset: market.base, amount: qty };
+
+  const fill = (account: Account, order: FakeBinanceOrder, price: Decimal, fromLocked: boolean) => {
+    const market = marketOf(order.symbol);
+    const qty = d(order.origQty).minus(order.executedQty);
+    const quoteQty = qty.times(price);
+    const commission = quoteQty.times(FAKE_BINANCE_COMMISSION_RATE);
+    if (fromLocked) {
+      const held = reservation(order, market, qty);
+      move(account.locked, held.asset, held.amount.negated());
+      move(account.free, held.asset, held.amount);
+    }
+    if (order.side === 'BUY') {
+      move(account.free, market.quote, quoteQty.plus(commission).negated());
+      move(account.free, market.base, qty);
+    } else {
+      move(account.free, market.base, qty.negated());
+      move(account.free, market.quote, quoteQty.minus(commission));
+    }
+    const at = now();
+    account.trades.push({
+      symbol: order.symbol,
+      id: nextTradeId++,
+      orderId: order.orderId,
+      orderListId: -1,
+      price: text(price),
+      qty: text(qty),
+      quoteQty: text(quoteQty),
+      commission: text(commission),
+      commissionAsset: market.quote,
+      time: at,
+      isBuyer: order.side === 'BUY',
+      isMaker: order.type !== 'MARKET',
+      isBestMatch: true,
+    });
+    order.executedQty = text(d(order.executedQty).plus(qty));
+    order.cummulativeQuoteQty = text(d(order.cummulativeQuoteQty).plus(quoteQty));
+    order.status = 'FILLED';
+    order.updateTime = at;
+    return account.trades.at(-1)!;
+  };
+
+  const crosses = (order: FakeBinanceOrder, price: Decimal) => (order.side === 'BUY' ? price.lte(order.price) : price.gte(order.price));
+
+  /** Fills every resting order of the symbol that the price now crosses, at its limit price. */
+  const match = (symbol: string) => {
+    const price = prices.get(symbol);
+    if (!price) return;
+    for (const account of accounts.values()) {
+      for (const order of account.orders) {
+        if (order.symbol === symbol && order.status === 'NEW' && crosses(order, price)) fill(account, order, d(order.price), true);
+      }
+    }
+  };
+
+  return {
+    addMarket: (market: FakeBinanceMarket) => void markets.set(market.symbol, market),
+    markets: () => [...markets.values()],
+    addAccount: ({ apiKey, secret, balances = { USDT: '100000' } }: FakeBinanceAccountSeed) => {
+      accounts.set(apiKey, { secret, free: new Map(Object.entries(balances).map(([asset, amount]) => [asset, d(amount)])), locked: new Map(), orders: [], trades: [] });
+    },
+    secretOf: (apiKey: string) => accounts.get(apiKey)?.secret,
+    setPrice: (symbol: string, price: string) => {
+      prices.set(symbol, d(price));
+      match(symbol);
+    },
+    priceOf: (symbol: string) => {
+      marketOf(symbol);
+      const price = prices.get(symbol);
+      if (!price) throw FAKE_BINANCE_REFUSALS.unknownSymbol();
+      return text(price);
+    },
+    balances: (apiKey: string) => {
+      const account = accountOf(apiKey);
+      const assets = new Set([...account.free.keys(), ...account.locked.keys()]);
+      return [...assets].map((asset) => ({ asset, free: text(get(account.free, asset)), locked: text(get(account.locked, asset)) }));
+    },
+    place: (apiKey: string, request: { symbol: string; side: string; type: string; quantity: string; price?: string; timeInForce?: string; newClientOrderId?: string }) => {
+      const account = accountOf(apiKey);
+      const market = marketOf(request.symbol);
+      const price = prices.get(request.symbol);
+      if (!price) throw FAKE_BINANCE_REFUSALS.unknownSymbol();
+      if (request.side !== 'BUY' && request.side !== 'SELL') throw FAKE_BINANCE_REFUSALS.badParameter('side');
+      if (request.type !== 'MARKET' && request.type !== 'LIMIT') throw new FakeBinanceRefusal(-1116, 'Invalid orderType.');
+      const qty = /^\d+(\.\d+)?$/.test(request.quantity) ? d(request.quantity) : ZERO;
+      if (qty.lte(0) || !qty.mod(market.stepSize).isZero()) throw new FakeBinanceRefusal(-1013, 'Filter failure: LOT_SIZE');
+      if (request.type === 'LIMIT') {
+        if (!request.price || !/^\d+(\.\d+)?$/.test(request.price) || d(request.price).lte(0)) throw FAKE_BINANCE_REFUSALS.badParameter('price');
+        if (!d(request.price).mod(market.tickSize).isZero()) throw new FakeBinanceRefusal(-1013, 'Filter failure: PRICE_FILTER');
+        if (!request.timeInForce) throw FAKE_BINANCE_REFUSALS.badParameter('timeInForce');
+      }
+      const clientOrderId = request.newClientOrderId ?? `fake-${nextOrderId}`;
+      if (account.orders.some((order) => order.clientOrderId === clientOrderId && (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED'))) throw FAKE_BINANCE_REFUSALS.duplicateClientId();
+      const at = now();
+      const order: FakeBinanceOrder = {
+        symbol: request.symbol,
+        orderId: nextOrderId++,
+        orderListId: -1,
+        clientOrderId,
+        price: request.type === 'LIMIT' ? text(d(request.price!)) : '0',
+        origQty: text(qty),
+        executedQty: '0',
+        cummulativeQuoteQty: '0',
+        status: 'NEW',
+        timeInForce: request.type === 'LIMIT' ? request.timeInForce! : 'GTC',
+        type: request.type,
+        side: request.side,
+        stopPrice: '0',
+        time: at,
+        updateTime: at,
+        isWorking: true,
+        workingTime: at,
+        origQuoteOrderQty: '0',
+        selfTradePreventionMode: 'EXPIRE_MAKER',
+      };
+      // Funds are checked at the price the order may cost at most: the market now, or the limit.
+      const worst = request.type === 'MARKET' ? price : d(order.price);
+      const needed = request.side === 'BUY' ? { asset: market.quote, amount: qty.times(worst).times(d('1').plus(FAKE_BINANCE_COMMISSION_RATE)) } : { asset: market.base, amount: qty };
+      if (get(account.free, needed.asset).lt(needed.amount)) throw FAKE_BINANCE_REFUSALS.funds();
+      account.orders.push(order);
+      const fills: FakeBinanceTrade[] = [];
+      if (request.type === 'MARKET') fills.push(fill(account, order, price, false));
+      else if (crosses(order, price)) fills.push(fill(account, order, d(order.price), false));
+      else {
+        const held = reservation(order, market, qty);
+        move(account.free, held.asset, held.amount.negated());
+        move(account.locked, held.asset, held.amount);
+      }
+      return { order, fills };
+    },
+    find: (apiKey: string, symbol: string, lookup: { orderId?: string; origClientOrderId?: string }) => {
+      const account = accountOf(apiKey);
+      marketOf(symbol);
+      const order = account.orders.find(
+        (candidate) => candidate.symbol === symbol && (lookup.orderId ? String(candidate.orderId) === lookup.orderId : candidate.clientOrderId === lookup.origClientOrderId),
+      );
+      if (!order) throw FAKE_BINANCE_REFUSALS.unknownOrder();
+      return order;
+    },
+    cancel: (apiKey: string, symbol: string, lookup: { orderId?: string; origClientOrderId?: string }) => {
+      const account = accountOf(apiKey);
+      const order = account.orders.find(
+        (candidate) => candidate.symbol === symbol && (lookup.orderId ? String(candidate.orderId) === lookup.orderId : candidate.clientOrderId === lookup.origClientOrderId),
+      );
+      if (!order || (order.status !== 'NEW' && order.status !== 'PARTIALLY_FILLED')) throw FAKE_BINANCE_REFUSALS.cancelUnknown();
+      const held = reservation(order, marketOf(symbol), d(order.origQty).minus(order.executedQty));
+      move(account.locked, held.asset, held.amount.negated());
+      move(account.free, held.asset, held.amount);
+      order.status = 'CANCELED';
+      order.updateTime = now();
+      return order;
+    },
+    openOrders: (apiKey: string, symbol?: string) => accountOf(apiKey).orders.filter((order) => (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED') && (!symbol || order.symbol === symbol)),
+    trades: (apiKey: string, symbol: string, startTime?: number) => accountOf(apiKey).trades.filter((trade) => trade.symbol === symbol && (startTime === undefined || trade.time >= startTime)),
+    orders: (apiKey: string) => [...accountOf(apiKey).orders],
+  };
+};
+
+export type FakeBinanceBooks = ReturnType<typeof createFakeBinanceBooks>;
