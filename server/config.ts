@@ -137,6 +137,10 @@ const ZEnv = z.object({
   BROKER_KR_REQUESTS_PER_SEC: int(0, 0, 1_000),
   /** Real mode: how often the KR broker's day of orders is read for fills (KIS has no fill stream here). */
   BROKER_KR_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
+  /** The ccxt exchange crypto keys trade on in real mode. */
+  CRYPTO_EXCHANGE_ID: z.string().regex(/^[a-z0-9]{2,32}$/, 'a ccxt exchange id (lower-case letters and digits), e.g. binance').default('binance'),
+  BROKER_CRYPTO_REQUESTS_PER_MIN: int(1_200, 1, 100_000),
+  BROKER_CRYPTO_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
   SIM_INITIAL_CASH_USD: decimalSetting('100000'),
   SIM_INITIAL_CASH_USDT: decimalSetting('100000'),
   SIM_INITIAL_CASH_KRW: decimalSetting('100000000'),

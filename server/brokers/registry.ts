@@ -1,7 +1,7 @@
 // The brokers of users: one instance per user × asset class × mode, built from the user's active
 // key and cached until that key changes. In simulated mode every instance is a view of the
 // simulator's books for that account; in real mode it is the adapter of the broker the key names
-// (see real/adapters.ts), and a crypto key is refused (no adapter yet), never simulated.
+// (see real/adapters.ts), never simulated.
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Db } from '../db/client.ts';
@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 import type { KeyCredentialsReader } from '../keys/credentials.ts';
 import type { KeyBrokers } from '../keys/keys.ts';
 import { findActiveKey } from '../keys/queries.ts';
-import { cryptoNotBuilt, type RealAdapters } from './real/adapters.ts';
+import type { RealAdapters } from './real/adapters.ts';
 import type { Simulator } from './simulator/index.ts';
 import type { Broker } from './types.ts';
 
@@ -37,7 +37,6 @@ export const createBrokerRegistry = ({ db, simulator, changes, real }: { db: Db;
 
   /** The real adapter of the account's key: a paper key trades the paper account, a live key the live one. */
   const realBroker = async (parts: RealBrokerParts, account: Account): Promise<Broker> => {
-    if (account.assetClass === 'crypto') throw cryptoNotBuilt();
     const key = await parts.keys.activeKey(account);
     if (!key) throw notConfigured(account, `${account.mode} `);
     return parts.adapters.build({ ...account, credentials: key.credentials });

@@ -1,14 +1,16 @@
 // BROKER_MODE=real end to end over HTTP: keys that name the fake Alpaca and the fake KIS on
 // 127.0.0.1 (on the allow-list), their test, orders through the same gates to the broker the key
 // names, fills taken in by the leased consumer of each account (Alpaca's stream, KIS's polling),
-// cancels, refusals, an unreachable broker, a crypto key refused, and a stream that drops while
-// an order fills (the fill arrives once, by reconciliation after the reconnect).
+// cancels, refusals, an unreachable broker, a crypto key on the fake Binance through ccxt (fills
+// found by polling), and a stream that drops while an order fills (the fill arrives once, by
+// reconciliation after the reconnect).
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
 import { equitySnapshots, orderFills, orders } from '../../server/db/schema/index.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { capturedLogger } from '../support/logs.ts';
@@ -17,20 +19,24 @@ import { waitFor } from '../support/wait.ts';
 
 const alpacaKey = { keyId: `PKTEST${randomBytes(5).toString('hex').toUpperCase()}`, secretKey: `alpaca-secret-${randomBytes(12).toString('hex')}` };
 const kisKey = { appKey: `PSTEST${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000001', productCode: '01' };
+const binanceKey = { apiKey: `bn${randomBytes(8).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
 const captured = capturedLogger('debug');
 
 let alpaca: FakeAlpaca;
 let kis: FakeKis;
+let binance: FakeBinance;
 let server: TestServer;
 let alice: FactoryUser;
 
 beforeAll(async () => {
   alpaca = await startFakeAlpaca({ accounts: [{ ...alpacaKey, cash: '100000' }], prices: { AAPL: '200', MSFT: '400' } });
   kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { '005930': '96500' } });
+  binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '100000' } }], prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
   server = await startTestServer(
     {
       BROKER_MODE: 'real',
-      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url}`,
+      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url},crypto_exchange:paper=${binance.url}`,
+      BROKER_CRYPTO_POLL_INTERVAL_MS: '200',
       BROKER_US_DATA_URL: alpaca.url,
       // Polling draws on the key's request budget like every other call: kept well under it.
       BROKER_KR_POLL_INTERVAL_MS: '300',
@@ -47,7 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
-  await Promise.all([alpaca?.close(), kis?.close()]);
+  await Promise.all([alpaca?.close(), kis?.close(), binance?.close()]);
 });
 
 const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: alice.tokens.access_token, ...(body === undefined ? {} : { body }) });
@@ -208,25 +214,41 @@ describe('kr_equity on the KIS-style broker', () => {
   });
 });
 
-describe('crypto in real mode', () => {
-  it('refuses a crypto key’s orders and its test clearly (no ccxt adapter), never falling back to the simulator', async () => {
-    const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `crypto-${randomBytes(6).toString('hex')}`, api_secret: 'crypto-secret-value' });
+describe('crypto on a ccxt exchange (the fake Binance)', () => {
+  const cryptoKey = { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: '' };
+  it('tests the key against the exchange (a wrong secret is ok=false with no secret), registers it, and a market order fills through the poller once', async () => {
+    const key = { ...cryptoKey, base_url: binance.url };
+    const good = await call('POST', '/api/exchange-keys/test', { ...key, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
+    expect(good.status, good.text).toBe(200);
+    expect(good.body).toMatchObject({ ok: true, currency: 'USDT', equity: 100000 });
+    const wrong = `wrong-${binanceKey.secret}`;
+    const bad = await call('POST', '/api/exchange-keys/test', { ...key, api_key: binanceKey.apiKey, api_secret: wrong });
+    expect(bad.body).toMatchObject({ ok: false, equity: null });
+    expect(bad.text).not.toContain(wrong);
+    const created = await call('POST', '/api/exchange-keys', { ...key, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
     expect(created.status, created.text).toBe(201);
-    const res = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'crypto-1' });
-    expect(res.status, res.text).toBe(503);
-    expect(res.body.code).toBe('FEATURE_DISABLED');
-    expect(res.body.message).toMatch(/crypto exchange adapter .* not built/);
-    expect(await orderRow('crypto-1')).toBeUndefined();
-    const tested = await call('POST', '/api/exchange-keys/test', { asset_class: 'crypto', exchange: 'crypto_exchange', api_key: 'crypto-test-key', api_secret: 'crypto-test-secret' });
-    expect(tested.body).toMatchObject({ ok: false, error: expect.stringMatching(/not built/) });
-    const account = await call('GET', '/api/equity/account?asset_class=crypto');
-    expect(account.body.code).toBe('FEATURE_DISABLED');
+
+    const res = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'crypto-market-1' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'accepted', client_order_id: 'crypto-market-1' });
+    await untilStatus('crypto', String(res.body.broker_order_id), 'filled');
+    expect(await fillsOf('crypto-market-1')).toEqual(['0.01']);
+    const positions = await call('GET', '/api/equity/positions?asset_class=crypto');
+    expect(positions.body.items.find((position: { symbol: string }) => position.symbol === 'BTC/USDT')).toMatchObject({ qty: 0.01 });
+    // The exchange was asked: an order reached the fake's books.
+    expect(binance.requests.some((request) => request.method === 'POST' && request.path === '/api/v3/order')).toBe(true);
+  });
+
+  it('answers a symbol the exchange does not list with 422 BROKER_REJECTED', async () => {
+    const res = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'SOL/USDT', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'crypto-refused-1' });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.code).toBe('BROKER_REJECTED');
   });
 });
 
 describe('secrets', () => {
   it('never logs a key’s secret', () => {
     const text = captured.text();
-    for (const secret of [alpacaKey.secretKey, kisKey.appSecret]) expect(text).not.toContain(secret);
+    for (const secret of [alpacaKey.secretKey, kisKey.appSecret, binanceKey.secret]) expect(text).not.toContain(secret);
   });
 });

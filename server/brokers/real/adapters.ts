@@ -1,7 +1,8 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
-// Alpaca-style adapter, the KR key's KIS-style adapter, and a clear refusal for crypto (no ccxt
-// adapter yet). Owns what every adapter of a key must share in this process: the request
-// limiters (per key, and per host for KIS) and the KIS order links of each account.
+// Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
+// CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
+// limiters (per key, and per host for KIS), the KIS order links and the ccxt watched symbols of
+// each account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Config } from '../../config.ts';
@@ -10,6 +11,7 @@ import { AppError } from '../../errors.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
+import { createCcxtBroker } from '../ccxt/index.ts';
 import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import type { Broker } from '../types.ts';
 import { createKisLinkStore } from './kis-links.ts';
@@ -27,9 +29,6 @@ export interface StreamHooks {
 }
 
 const perSecond = (count: number) => ({ requestsPerMinute: count * 60, burst: count });
-
-/** The refusal every crypto key gets in real mode: never a quiet fall back to the simulator. */
-export const cryptoNotBuilt = () => new AppError('FEATURE_DISABLED', 'The crypto exchange adapter (ccxt) is not built yet: crypto keys cannot trade with BROKER_MODE=real');
 
 /** KIS's CANO is the first 8 digits of the account number; a key may carry it as `50012345-01`. */
 const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0, 8);
@@ -50,6 +49,15 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     let links = kisLinks.get(key);
     if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
     return links;
+  };
+  const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
+  // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
+  const watchedSymbols = new Map<string, Set<string>>();
+  const watchedOf = (userId: number, mode: TTradingMode) => {
+    const key = `${userId}:${mode}`;
+    let watched = watchedSymbols.get(key);
+    if (!watched) watchedSymbols.set(key, (watched = new Set()));
+    return watched;
   };
   const warn = logger.child({ area: 'brokers' });
 
@@ -91,12 +99,25 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           logger: warn,
         });
       case 'crypto':
-        throw cryptoNotBuilt();
+        return createCcxtBroker({
+          userId,
+          mode,
+          exchangeId: config.CRYPTO_EXCHANGE_ID,
+          apiKey: credentials.apiKey,
+          secret: credentials.apiSecret,
+          ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
+          timeoutMs: config.BROKER_TIMEOUT_MS,
+          limiter: cryptoLimiters.forKey(credentials.apiKey),
+          pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
+          watched: watchedOf(userId, mode),
+          logger: warn,
+        });
     }
   };
 
   const close = () => {
     alpacaLimiters.close();
+    cryptoLimiters.close();
     kisKeyLimiters.paper.close();
     kisKeyLimiters.live.close();
   };

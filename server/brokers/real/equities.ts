@@ -10,7 +10,7 @@ import type { Broker } from '../types.ts';
 
 type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
 
-const WITH_ADAPTER: readonly TAssetClass[] = ['us_equity', 'kr_equity'];
+const WITH_ADAPTER: readonly TAssetClass[] = ['us_equity', 'kr_equity', 'crypto'];
 
 export const createRealEquities = ({ keys, forUser, logger }: { keys: KeyCredentialsReader; forUser: (account: Account) => Promise<Broker>; logger: Logger }) => {
   const equityOf = async (account: Account): Promise<AccountEquity | undefined> => {

@@ -19,8 +19,8 @@ import type { RealAdapters } from './adapters.ts';
 
 type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
 
-/** The asset classes with a real adapter (crypto has none yet: its keys are refused, not consumed). */
-const CONSUMED: readonly TAssetClass[] = ['us_equity', 'kr_equity'];
+/** The asset classes with a real adapter: every one. */
+const CONSUMED: readonly TAssetClass[] = ['us_equity', 'kr_equity', 'crypto'];
 
 export interface BrokerIngestionOptions {
   db: Db;
