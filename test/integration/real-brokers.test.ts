@@ -235,6 +235,11 @@ describe('crypto on a ccxt exchange (the fake Binance)', () => {
     expect(await fillsOf('crypto-market-1')).toEqual(['0.01']);
     const positions = await call('GET', '/api/equity/positions?asset_class=crypto');
     expect(positions.body.items.find((position: { symbol: string }) => position.symbol === 'BTC/USDT')).toMatchObject({ qty: 0.01 });
+    // A second order of the symbol fills too (the poller's cursor moved past the first's trade).
+    const again = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'crypto-market-2' });
+    expect(again.status, again.text).toBe(201);
+    await untilStatus('crypto', String(again.body.broker_order_id), 'filled');
+    expect(await fillsOf('crypto-market-2')).toEqual(['0.01']);
     // The exchange was asked: an order reached the fake's books.
     expect(binance.requests.some((request) => request.method === 'POST' && request.path === '/api/v3/order')).toBe(true);
   });
