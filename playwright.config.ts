@@ -24,7 +24,8 @@ export default defineConfig({
       // Chromium's sandbox refuses to start as root (CI containers).
       args: runningAsRoot ? ['--no-sandbox'] : [],
     },
-    screenshot: 'only-on-failure',
+    // Every test's last page is kept as an artifact (test-results/e2e); the tests assert on DOM and data, never on pixels.
+    screenshot: 'on',
     trace: 'retain-on-failure',
   },
 });
