@@ -1,0 +1,110 @@
+// The ccxt adapter's pure parts: amounts as exact decimal text, our broker order id, the order
+// request put on the market's steps (quantities down, a limit toward the safe side), statuses,
+// fills from an order's trades (cumulative quantities), and ccxt's errors as refusals or
+// unavailability with the secret taken out.
+import { describe, expect, it } from 'vitest';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
+import { fillEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
+import { ExactDecimal } from '../../server/brokers/fills.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+
+const BTC: CcxtMarketView = { id: 'BTCUSDT', symbol: 'BTC/USDT', base: 'BTC', quote: 'USDT', precision: { amount: 0.00001, price: 0.01 } };
+const key = { userId: 7, mode: 'paper' as const, exchangeId: 'binance' };
+const request = (over: Partial<BrokerOrderRequest>): BrokerOrderRequest => ({ clientOrderId: 'c-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.001', orderType: 'market', timeInForce: 'day', ...over });
+
+describe('ccxt amounts and ids', () => {
+  it('writes ccxt numbers as their shortest decimal text, never in exponent form', () => {
+    expect(decimalText(0.1 + 0.2)).toBe('0.30000000000000004');
+    expect(decimalText(1e-7)).toBe('0.0000001');
+    expect(decimalText(undefined)).toBe('0');
+    expect(decimalText(Number.NaN)).toBe('0');
+  });
+
+  it('joins and splits the broker order id (market id ~ exchange id), refusing a malformed one', () => {
+    expect(ccxtBrokerOrderId('BTCUSDT', '123')).toBe('BTCUSDT~123');
+    expect(parseCcxtBrokerOrderId('BTCUSDT~123')).toEqual({ marketId: 'BTCUSDT', orderId: '123' });
+    for (const bad of ['123', '~123', 'BTCUSDT~']) expect(parseCcxtBrokerOrderId(bad)).toBeUndefined();
+  });
+});
+
+describe('the order request on the market steps', () => {
+  it('rounds a quantity down to the amount step and refuses one below it', () => {
+    expect(toCcxtOrder(request({ qty: '0.0012345' }), BTC, true).amount).toBe('0.00123');
+    expect(() => toCcxtOrder(request({ qty: '0.000001' }), BTC, true)).toThrow(BrokerRejectedError);
+  });
+
+  it('puts a limit on the tick toward the safe side: a buy down, a sell up; day is GTC', () => {
+    const buy = toCcxtOrder(request({ orderType: 'limit', limitPrice: '50000.005' }), BTC, true);
+    expect(buy).toMatchObject({ type: 'limit', price: '50000', params: { clientOrderId: 'c-1', timeInForce: 'GTC' } });
+    expect(toCcxtOrder(request({ side: 'sell', orderType: 'limit', limitPrice: '50000.001' }), BTC, true).price).toBe('50000.01');
+  });
+
+  it('sends a stop as a trigger price (a limit order when the stop_limit price is kept), and refuses a bracket', () => {
+    expect(toCcxtOrder(request({ orderType: 'stop', stopPrice: '49000' }), BTC, true)).toMatchObject({ type: 'market', triggerPrice: '49000', params: { triggerPrice: '49000' } });
+    expect(toCcxtOrder(request({ orderType: 'stop', stopPrice: '49000', metadata: { stop_limit_price: '48990' } }), BTC, true)).toMatchObject({ type: 'limit', price: '48990' });
+    expect(() => toCcxtOrder(request({ bracket: { takeProfit: '60000', stopLoss: '40000', stopLossLimit: null } }), BTC, true)).toThrow(/bracket/);
+  });
+
+  it('reads ccxt statuses with the filled quantity', () => {
+    const d = (text: string) => new ExactDecimal(text);
+    expect(statusFromCcxt('closed', d('1'), d('1'))).toBe('filled');
+    expect(statusFromCcxt('closed', d('0'), d('1'))).toBe('canceled');
+    expect(statusFromCcxt('open', d('0.5'), d('1'))).toBe('partially_filled');
+    expect(statusFromCcxt('open', d('0'), d('1'))).toBe('open');
+    expect(statusFromCcxt('expired', d('0'), d('1'))).toBe('expired');
+  });
+});
+
+describe('fills from trades', () => {
+  const order = (filledQty: string, status: BrokerOrder['status']): BrokerOrder => ({
+    brokerOrderId: 'BTCUSDT~9',
+    clientOrderId: 'c-9',
+    assetClass: 'crypto',
+    mode: 'paper',
+    symbol: 'BTC/USDT',
+    side: 'buy',
+    orderType: 'limit',
+    timeInForce: 'gtc',
+    qty: '0.3',
+    filledQty,
+    avgFillPrice: '50000',
+    limitPrice: '50000',
+    stopPrice: null,
+    status,
+    parentId: null,
+    metadata: {},
+    submittedAt: new Date(0),
+    updatedAt: new Date(0),
+  });
+  const trade = (id: string, qty: string, at: number): PolledTrade => ({ id, orderId: '9', symbol: 'BTC/USDT', qty, price: '50000', fee: '0.05', at });
+
+  it('gives each trade its cumulative quantity, the last one the fill that ends the order', () => {
+    const events = fillEvents(order('0.3', 'filled'), [trade('b', '0.2', 2), trade('a', '0.1', 1)], key);
+    expect(events.map((event) => [event.type, event.filled_qty, event.fill?.execution_id])).toEqual([
+      ['partial_fill', '0.1', 'binance:BTC/USDT:a'],
+      ['fill', '0.3', 'binance:BTC/USDT:b'],
+    ]);
+  });
+
+  it('keeps an order still working a partial fill', () => {
+    expect(fillEvents(order('0.1', 'partially_filled'), [trade('a', '0.1', 1)], key).map((event) => event.type)).toEqual(['partial_fill']);
+  });
+});
+
+describe('ccxt errors', () => {
+  class BaseError extends Error {}
+  class ExchangeError extends BaseError {}
+  class NetworkError extends BaseError {}
+  class NotSupported extends ExchangeError {}
+  const classes = { BaseError, ExchangeError, NetworkError, NotSupported };
+  const scrub = (text: string) => text.split('s3cr3t').join('[redacted]');
+
+  it("is a refusal when the exchange answered, unavailable when it could not be reached; the secret never shows", () => {
+    const refused = brokerErrorOf(new ExchangeError('binance {"code":-2010,"msg":"Account has insufficient balance"} key s3cr3t'), classes, scrub, 'place the order');
+    expect(refused).toBeInstanceOf(BrokerRejectedError);
+    expect(refused.message).toContain('insufficient balance');
+    expect(refused.message).not.toContain('s3cr3t');
+    expect(brokerErrorOf(new NetworkError('timed out'), classes, scrub, 'read the account')).toBeInstanceOf(BrokerUnavailableError);
+    expect(brokerErrorOf(new TypeError('socket hang up'), classes, scrub, 'read the account')).toBeInstanceOf(BrokerUnavailableError);
+  });
+});
