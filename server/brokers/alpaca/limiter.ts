@@ -1,5 +1,6 @@
-// The outbound request limiter of one Alpaca key: a token bucket every caller of that key draws
-// from, so all users and adapters sharing a key stay under the rate Alpaca allows it.
+// The outbound request limiter of one broker key: a token bucket every caller of that key draws
+// from, so all users and adapters sharing a key stay under the rate the broker allows it. Born
+// with the Alpaca adapter; the KIS and ccxt adapters use it too.
 import { BrokerUnavailableError } from '../types.ts';
 
 /** Alpaca's published Trading API limit per key. */
@@ -74,7 +75,7 @@ export const createRequestLimiter = (options: TokenBucketOptions, now: () => num
 
   return {
     take: (signal) => {
-      if (closed) return Promise.reject(new BrokerUnavailableError('the Alpaca request limiter is closed'));
+      if (closed) return Promise.reject(new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)'));
       if (signal?.aborted) return Promise.reject(new BrokerUnavailableError('the request was abandoned while waiting for the rate limit'));
       // Nobody ahead: take straight away when a token is there (no timer, no tick lost).
       if (queue.length === 0 && bucket.tryTake(now()) === 0) return Promise.resolve();
@@ -103,7 +104,7 @@ export const createRequestLimiter = (options: TokenBucketOptions, now: () => num
       closed = true;
       clearTimeout(timer);
       timer = undefined;
-      for (const waiter of queue.splice(0)) waiter.reject(new BrokerUnavailableError('the Alpaca request limiter is closed'));
+      for (const waiter of queue.splice(0)) waiter.reject(new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)'));
     },
   };
 };
