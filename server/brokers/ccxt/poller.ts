@@ -9,6 +9,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { isWorking, type CcxtAccountKey } from './mapping.ts';
+import { pause } from '../pause.ts';
 
 /** A trade as the poller needs it (decimal strings). */
 export interface PolledTrade {
@@ -41,17 +42,6 @@ export interface CcxtPollOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
-const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEvent['type'], at: number, overrides: Partial<TBrokerEvent> = {}): TBrokerEvent => ({
   type,

@@ -8,6 +8,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { BrokerRejectedError, type TBrokerEvent } from '../types.ts';
 import { eventsBetween, isReviseOrCancelRow, isWorking, kisBrokerOrderId, readingOf, seoulDate, seoulInstant, type KisAccountKey, type KisOrderReading } from './mapping.ts';
 import type { KisDailyOrderRow } from './wire.ts';
+import { pause } from '../pause.ts';
 
 export interface KisPollOptions {
   key: KisAccountKey;
@@ -28,17 +29,6 @@ export interface KisPollOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
-const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** The account's order events from now on, until the signal aborts; throws only on a refusal (a key KIS will not take). */
 export async function* pollKisEvents(options: KisPollOptions, signal: AbortSignal): AsyncGenerator<TBrokerEvent> {
