@@ -23,6 +23,8 @@ export interface FakeAlpacaOptions {
   textFrames?: boolean;
   /** The port on 127.0.0.1; an ephemeral one by default. */
   port?: number;
+  /** Told of each trade update as it goes out on the stream (a benchmark times the way from here to our frame). */
+  onStreamSend?: (keyId: string, update: AlpacaTradeUpdate) => void;
 }
 
 /** Which requests a fault waits for: by default the next one, whatever it is. */
@@ -74,6 +76,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     sentUpdates.set(keyId, [...(sentUpdates.get(keyId) ?? []), update]);
     if (silent) return;
     for (const listener of listeners) if (listener.keyId === keyId && listener.listening) sendFrame(listener.socket, { stream: 'trade_updates', data: update });
+    options.onStreamSend?.(keyId, update);
   };
 
   const books = createFakeAlpacaBooks(publish);

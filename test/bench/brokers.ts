@@ -7,16 +7,20 @@
 //   (which can come before the 201 where the fill is recorded with the placement), through
 //   whatever the venue uses (the simulator's own books; Alpaca's trade_updates stream, its
 //   consumer under a lease and the order service's intake; KIS's fill inquiry, polled every
-//   BROKER_KR_POLL_INTERVAL_MS, which bounds its figure from below).
+//   BROKER_KR_POLL_INTERVAL_MS, which bounds its figure from below; the ccxt exchange's events);
+// - for a venue that streams its events: from the fake sending the fill on its stream to our
+//   fill frame (the fakes run in this process, so both instants are on one clock).
 //
 // Two services in this process: one with BROKER_MODE=real whose keys name the fakes (an
-// Alpaca-style US account, a KIS-style KR account), one simulated (a crypto key). Both on PGlite
-// unless DATABASE_URL is set. The fakes answer at once: the figures are the adapters' and the
-// service's own cost, not a network's. The exit code is 0 whatever the figures.
+// Alpaca-style US account, a KIS-style KR account, a ccxt account on the fake Binance), one
+// simulated (a crypto key). Both on PGlite unless DATABASE_URL is set. The fakes answer at once:
+// the figures are the adapters' and the service's own cost, not a network's (ccxt still paces
+// its calls by the exchange's published request weights). The exit code is 0 whatever the figures.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import { startFakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { startFakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis } from '../../server/fakes/kis.ts';
 import { createCleanups, fixed, percentile, positiveInt, runBench } from './common.ts';
 import { postJson, startBenchService } from './service.ts';
@@ -34,6 +38,8 @@ interface Venue {
   url: string;
   token: string;
   order: { asset_class: string; symbol: string; qty: number };
+  /** When the venue's stream sent the order's fill (performance.now(), this process): for the stream-to-frame figure. */
+  fillSentAt?: (clientOrderId: string) => number | undefined;
 }
 
 /** The user's order events, with a waiter for one order's fill frame. */
@@ -50,6 +56,12 @@ const orderFrames = async (url: string, token: string) => {
     ws.once('error', reject);
   });
   return {
+    /** The service allows WS_MAX_CONNECTIONS_PER_USER sockets a user (5): each measure closes its own. */
+    close: () => new Promise<void>((resolve) => {
+      if (ws.readyState === WebSocket.CLOSED) return resolve();
+      ws.once('close', () => resolve());
+      ws.close();
+    }),
     fillOf: (clientOrderId: string) =>
       new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no fill frame for ${clientOrderId} within ${FILL_TIMEOUT_MS} ms`)), FILL_TIMEOUT_MS);
@@ -67,6 +79,7 @@ const measure = async (venue: Venue, count: number, tag: string) => {
   const frames = await orderFrames(venue.url, venue.token);
   const roundTrips: number[] = [];
   const fills: number[] = [];
+  const streamToFrame: number[] = [];
   for (let i = 0; i < count; i++) {
     const clientOrderId = `bench-${venue.name.replace(/\W/g, '')}-${tag}-${i}`;
     const filled = frames.fillOf(clientOrderId);
@@ -75,9 +88,14 @@ const measure = async (venue: Venue, count: number, tag: string) => {
     const answered = performance.now();
     if (answer.status !== 201) throw new Error(`${venue.name}: order ${i} answered ${answer.status} ${answer.text}`);
     roundTrips.push(answered - sent);
-    fills.push((await filled) - sent);
+    const frameAt = await filled;
+    fills.push(frameAt - sent);
+    const streamSent = venue.fillSentAt?.(clientOrderId);
+    if (streamSent !== undefined) streamToFrame.push(frameAt - streamSent);
   }
-  return { roundTrips: roundTrips.sort((a, b) => a - b), fills: fills.sort((a, b) => a - b) };
+  await frames.close();
+  const sorted = (values: number[]) => values.sort((a, b) => a - b);
+  return { roundTrips: sorted(roundTrips), fills: sorted(fills), streamToFrame: sorted(streamToFrame) };
 };
 
 const trader = async (url: string, prefix: string, keys: Record<string, unknown>[]) => {
@@ -97,10 +115,20 @@ const trader = async (url: string, prefix: string, keys: Record<string, unknown>
 const main = async () => {
   const alpacaKey = { keyId: `PKBENCH${randomBytes(5).toString('hex').toUpperCase()}`, secretKey: `alpaca-secret-${randomBytes(12).toString('hex')}` };
   const kisKey = { appKey: `PSBENCH${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000001', productCode: '01' };
-  const alpaca = await startFakeAlpaca({ accounts: [{ ...alpacaKey, cash: '1000000000' }], prices: { AAPL: '200' } });
+  const alpacaFillSent = new Map<string, number>();
+  const alpaca = await startFakeAlpaca({
+    accounts: [{ ...alpacaKey, cash: '1000000000' }],
+    prices: { AAPL: '200' },
+    onStreamSend: (_keyId, update) => {
+      if (update.event === 'fill' && update.order.client_order_id) alpacaFillSent.set(update.order.client_order_id, performance.now());
+    },
+  });
   cleanups.push({ what: 'fake Alpaca', run: () => alpaca.close() });
   const kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000000' }], prices: { '005930': '96500' } });
   cleanups.push({ what: 'fake KIS', run: () => kis.close() });
+  const binanceKey = { apiKey: `bnbench${randomBytes(6).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
+  const binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '1000000000' } }], prices: { BTCUSDT: '50000' } });
+  cleanups.push({ what: 'fake Binance', run: () => binance.close() });
 
   const common = { RISK_MARKET_HOURS: 'ignore', SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '1000000' };
   const real = await startBenchService({
@@ -109,7 +137,7 @@ const main = async () => {
     env: {
       ...common,
       BROKER_MODE: 'real',
-      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url}`,
+      BROKER_BASE_URLS: `us_broker:paper=${alpaca.url},kr_broker:paper=${kis.url},crypto_exchange:paper=${binance.url}`,
       BROKER_US_DATA_URL: alpaca.url,
       BROKER_KR_POLL_INTERVAL_MS: String(settings.krPollMs),
       BROKER_KR_REQUESTS_PER_SEC: '50',
@@ -121,6 +149,7 @@ const main = async () => {
   const realToken = await trader(real.app.url, 'bench_real', [
     { asset_class: 'us_equity', exchange: 'us_broker', paper_mode: true, api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url },
     { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url, account_no: `${kisKey.accountNo}-${kisKey.productCode}`, account_product_code: kisKey.productCode },
+    { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, api_key: binanceKey.apiKey, api_secret: binanceKey.secret, base_url: binance.url },
   ]);
   const simToken = await trader(simulated.app.url, 'bench_sim', [{ asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `bench-sim-${process.pid}`, api_secret: 'bench-secret' }]);
   // The stream consumer of the Alpaca key is up before the first order (its lease taken, listening).
@@ -131,8 +160,9 @@ const main = async () => {
 
   const venues: Venue[] = [
     { name: 'simulator (crypto, simulated mode)', url: simulated.app.url, token: simToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.0001 } },
-    { name: 'Alpaca-style adapter (US, fake)', url: real.app.url, token: realToken, order: { asset_class: 'us_equity', symbol: 'AAPL', qty: 1 } },
+    { name: 'Alpaca-style adapter (US, fake)', url: real.app.url, token: realToken, order: { asset_class: 'us_equity', symbol: 'AAPL', qty: 1 }, fillSentAt: (id) => alpacaFillSent.get(id) },
     { name: 'KIS-style adapter (KR, fake)', url: real.app.url, token: realToken, order: { asset_class: 'kr_equity', symbol: '005930', qty: 1 } },
+    { name: 'ccxt adapter (crypto, fake Binance)', url: real.app.url, token: realToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.001 } },
   ];
   console.log(`${settings.orders} market orders per venue, one at a time (after ${settings.warmup} warm-up orders); KIS polled every ${settings.krPollMs} ms`);
   const results = [];
@@ -140,11 +170,16 @@ const main = async () => {
     await measure(venue, settings.warmup, 'warmup');
     results.push({ venue, ...(await measure(venue, settings.orders, 'measured')) });
   }
-  console.log(`\n${'venue'.padEnd(38)} ${'201 p50'.padStart(9)} ${'201 p99'.padStart(9)} ${'fill frame p50'.padStart(15)} ${'p99'.padStart(8)}   (ms, both from the POST)`);
+  console.log(`\n${'venue'.padEnd(38)} ${'201 p50'.padStart(9)} ${'201 p99'.padStart(9)} ${'fill frame p50'.padStart(15)} ${'p99'.padStart(8)}   (ms, from the POST)`);
   for (const { venue, roundTrips, fills } of results) {
     console.log(
       `${venue.name.padEnd(38)} ${fixed(percentile(roundTrips, 50), 1).padStart(9)} ${fixed(percentile(roundTrips, 99), 1).padStart(9)} ${fixed(percentile(fills, 50), 1).padStart(15)} ${fixed(percentile(fills, 99), 1).padStart(8)}`,
     );
+  }
+  console.log(`\nstream event to WebSocket frame: from the venue's stream sending the fill to our fill frame (the adapter, the consumer, the order service's intake, the fan-out)`);
+  for (const { venue, streamToFrame } of results) {
+    if (streamToFrame.length === 0) continue;
+    console.log(`${venue.name.padEnd(38)} p50 ${fixed(percentile(streamToFrame, 50), 1)} ms, p99 ${fixed(percentile(streamToFrame, 99), 1)} ms (${streamToFrame.length} fills)`);
   }
 };
 
