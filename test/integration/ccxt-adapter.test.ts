@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLimiter } from '../../server/brokers/alpaca/limiter.ts';
-import { createCcxtBroker, type CcxtBrokerOptions } from '../../server/brokers/ccxt/index.ts';
+import { createCcxtBroker, createHostPacing, type CcxtBrokerOptions } from '../../server/brokers/ccxt/index.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type TBrokerEvent } from '../../server/brokers/types.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { waitFor } from '../support/wait.ts';
@@ -118,5 +118,40 @@ describe('ccxt adapter on the fake Binance', () => {
     expect(fills).toEqual([expect.objectContaining({ type: 'fill', status: 'filled', client_order_id: 'c-poll-1', filled_qty: '0.1', fill: expect.objectContaining({ qty: '0.1', price: '2900' }) })]);
     // The market fill of the earlier test was replayed once too (the service drops it by execution id).
     expect(new Set(events.map((event) => event.fill?.execution_id)).size).toBe(events.length);
+  });
+});
+
+describe('ccxt pacing by request weight, per exchange host', () => {
+  const other = { apiKey: `bn-${randomBytes(6).toString('hex')}`, secret: `bn-secret-${randomBytes(16).toString('hex')}` };
+  let shared: FakeBinance;
+  beforeAll(async () => {
+    shared = await startFakeBinance({ accounts: [{ ...key, balances: { USDT: '10000' } }, { ...other, balances: { USDT: '10000' } }], prices: { BTCUSDT: '50000' } });
+  });
+  afterAll(async () => {
+    await shared?.close();
+  });
+
+  it('paces two accounts on one host by one budget: each call weighs on the pacer both share', async () => {
+    const hostPacing = createHostPacing();
+    const first = broker({ baseUrl: shared.url, hostPacing });
+    await first.account();
+    const pacer = hostPacing.pacerOf('binance', new URL(shared.url).origin);
+    expect(pacer).toBeDefined();
+    // From here on, count what is weighed on the host's pacer.
+    const weighed: number[] = [];
+    const throttle = pacer!.throttle.bind(pacer);
+    pacer!.throttle = (cost?: number) => {
+      weighed.push(cost ?? 1);
+      return throttle(cost);
+    };
+    const second = broker({ userId: 2, apiKey: other.apiKey, secret: other.secret, baseUrl: shared.url, hostPacing });
+    await second.account();
+    const afterSecond = weighed.length;
+    // The second account's calls (its markets, then the account) were weighed on the first one's pacer.
+    expect(afterSecond).toBeGreaterThanOrEqual(2);
+    await first.account();
+    expect(weighed.length).toBe(afterSecond + 1);
+    // An account read weighs what ccxt knows Binance charges for it (more than an order's 0.2).
+    expect(weighed.at(-1)).toBeGreaterThan(1);
   });
 });

@@ -12,6 +12,7 @@ import type { RequestLimiter } from '../alpaca/limiter.ts';
 import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
+import type { HostPacing } from './host-pacing.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
 
 /** The quote currency accounts are valued in. */
@@ -30,6 +31,8 @@ export interface CcxtBrokerOptions {
   timeoutMs?: number;
   /** The key's limiter (shared by every adapter of the key in this process). */
   limiter: RequestLimiter;
+  /** ccxt's pacing by request weight, shared by every instance on the exchange's host (else this instance's own). */
+  hostPacing?: HostPacing;
   /** 429 retries (default 3) and the longest Retry-After honoured (default 10 s). */
   maxRateLimitRetries?: number;
   maxRetryAfterSeconds?: number;
@@ -117,6 +120,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       }
       // Checked against the allow-list when the key was registered: the fake, or the documented origin.
       if (options.baseUrl) exchange.urls.api = withOrigin(exchange.urls.api, new URL(options.baseUrl).origin) as Exchange['urls']['api'];
+      options.hostPacing?.share(options.exchangeId, exchange);
       const classes: CcxtErrorClasses = { BaseError: ccxt.BaseError, NetworkError: ccxt.NetworkError, ExchangeError: ccxt.ExchangeError, NotSupported: ccxt.NotSupported };
       try {
         await call('load the markets', () => exchange.loadMarkets(), { exchange, classes });

@@ -1,8 +1,8 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
 // Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
 // CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
-// limiters (per key, and per host for KIS), the KIS order links and the ccxt watched symbols of
-// each account.
+// limiters (per key, and per host for KIS), ccxt's pacing by request weight per exchange host, the
+// KIS order links and the ccxt watched symbols of each account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Config } from '../../config.ts';
@@ -11,7 +11,7 @@ import { AppError } from '../../errors.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
-import { createCcxtBroker } from '../ccxt/index.ts';
+import { createCcxtBroker, createHostPacing } from '../ccxt/index.ts';
 import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import type { Broker } from '../types.ts';
 import { createKisLinkStore } from './kis-links.ts';
@@ -51,6 +51,8 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     return links;
   };
   const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
+  // An exchange counts request weight per calling IP: every account's ccxt instances on one host share ccxt's pacing.
+  const cryptoHostPacing = createHostPacing();
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
   const watchedSymbols = new Map<string, Set<string>>();
   const watchedOf = (userId: number, mode: TTradingMode) => {
@@ -108,6 +110,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
           limiter: cryptoLimiters.forKey(credentials.apiKey),
+          hostPacing: cryptoHostPacing,
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedOf(userId, mode),
           logger: warn,
