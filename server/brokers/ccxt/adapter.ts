@@ -123,7 +123,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       options.hostPacing?.share(options.exchangeId, exchange);
       const classes: CcxtErrorClasses = { BaseError: ccxt.BaseError, NetworkError: ccxt.NetworkError, ExchangeError: ccxt.ExchangeError, NotSupported: ccxt.NotSupported };
       try {
-        await call('load the markets', () => exchange.loadMarkets(), { exchange, classes });
+        await call('load the markets', async () => (options.hostPacing ? options.hostPacing.loadMarkets(options.exchangeId, exchange) : exchange.loadMarkets()), { exchange, classes });
       } catch (error) {
         ready = undefined;
         throw error;

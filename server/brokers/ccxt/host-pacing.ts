@@ -4,6 +4,8 @@
 // left alone N accounts on one host would send N budgets' worth together and earn an IP ban. The
 // first instance built for a host keeps its pacer (ccxt's throttler); every later instance on
 // that host is given the same one, so all of them draw, weight by weight, from one budget.
+// The markets are shared the same way: an exchange's market list is the same for every account on
+// a host, and loading it is one of the heaviest reads there is, so it is loaded once per host.
 import type { Exchange } from 'ccxt';
 
 /** ccxt's throttler, as this module passes it between instances (ccxt types it as `any`). */
@@ -32,6 +34,8 @@ export const apiHostOf = (urls: unknown): string | undefined => {
 };
 
 export interface HostPacing {
+  /** Loads `exchange`'s markets: from the host's first load when there was one (a failed load is tried again by the next). */
+  loadMarkets(exchangeId: string, exchange: Exchange): Promise<void>;
   /** Gives `exchange` the pacer of its host (its own becomes the host's when it is the first). */
   share(exchangeId: string, exchange: Exchange): void;
   /** The pacer every instance of an exchange on a host draws from, once one was built. */
@@ -40,8 +44,27 @@ export interface HostPacing {
 
 export const createHostPacing = (): HostPacing => {
   const byHost = new Map<string, Throttler>();
+  /** The instance whose markets every later one on the host takes, once they loaded. */
+  const marketsByHost = new Map<string, Promise<Exchange>>();
   const keyOf = (exchangeId: string, host: string) => `${exchangeId} ${host}`;
   return {
+    async loadMarkets(exchangeId, exchange) {
+      const host = apiHostOf(exchange.urls.api);
+      if (!host) {
+        await exchange.loadMarkets();
+        return;
+      }
+      const key = keyOf(exchangeId, host);
+      let loading = marketsByHost.get(key);
+      if (!loading) {
+        loading = exchange.loadMarkets().then(() => exchange);
+        marketsByHost.set(key, loading);
+        loading.catch(() => marketsByHost.delete(key));
+        await loading;
+        return;
+      }
+      exchange.setMarketsFromExchange(await loading);
+    },
     share(exchangeId, exchange) {
       const host = apiHostOf(exchange.urls.api);
       if (!host) return;
