@@ -120,8 +120,12 @@ export interface Broker {
   listOpenOrders(): Promise<BrokerOrder[]>;
   positions(): Promise<BrokerPosition[]>;
   account(): Promise<BrokerAccount>;
-  /** The account, positions and working orders at once: one round of reads where the broker allows. */
-  snapshot(): Promise<BrokerSnapshot>;
+  /**
+   * The account, positions and working orders at once: one round of reads where the broker allows.
+   * With a focus, the working orders are at least the focus symbol's: a broker that weighs a read
+   * of every symbol's orders heavily (an exchange's per-IP budget) may read only that symbol's.
+   */
+  snapshot(focus?: { symbol: string }): Promise<BrokerSnapshot>;
   /** The price the broker would trade the symbol at now; throws BrokerRejectedError for an unknown symbol. */
   quote(symbol: string): Promise<string>;
   /** This account's events from now on, until the signal aborts. */

@@ -155,7 +155,8 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   if (!instrument || !broker) return;
   const at = clock.now();
   const [{ account, positions, openOrders }, previousClose] = await Promise.all([
-    attempt.snapshot ?? broker.snapshot(),
+    // The risk rules read the working orders of this symbol only.
+    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);

@@ -383,7 +383,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     // A paper account's books are read beside the preflight rather than after it: the risk gate
     // needs them, and the read is local. A refusal before that gate leaves them unused; a failure
     // of the read is the risk gate's to report, as when it reads them itself.
-    const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot()) : undefined;
+    const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
     snapshot?.catch(() => undefined);
     const preflight = await readPreflight(db, { userId: user.id, clientOrderId, assetClass });
     if (preflight.taken) return replayOf(user.id, clientOrderId, hash);

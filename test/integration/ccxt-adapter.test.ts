@@ -166,4 +166,54 @@ describe('ccxt pacing by request weight, per exchange host', () => {
     expect(await second.getOrder({ brokerOrderId: order.brokerOrderId })).toMatchObject({ status: 'filled', filledQty: '0.001' });
     expect(loads()).toBe(before + 1);
   });
+
+  it('polls open orders symbol by symbol, and sweeps the whole account (every symbol, the holdings) only every few readings', async () => {
+    const hostPacing = createHostPacing();
+    const watched = new Set<string>();
+    const polling = broker({ baseUrl: shared.url, hostPacing, watched, pollIntervalMs: 10, pollSweepEvery: 3 });
+    await polling.placeOrder({ clientOrderId: 'c-sweep-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.001', orderType: 'market', timeInForce: 'gtc' });
+    const pacer = hostPacing.pacerOf('binance', new URL(shared.url).origin)!;
+    const throttle = pacer.throttle.bind(pacer);
+    const weights: number[][] = [[]];
+    pacer.throttle = (cost?: number) => {
+      weights.at(-1)!.push(cost ?? 1);
+      return throttle(cost);
+    };
+    const readings = 7;
+    const stop = new AbortController();
+    const events: TBrokerEvent[] = [];
+    const run = broker({ baseUrl: shared.url, hostPacing, watched, pollIntervalMs: 10, pollSweepEvery: 3, onPoll: () => {
+      if (weights.length === readings) stop.abort();
+      else weights.push([]);
+    } });
+    for await (const event of run.events(stop.signal)) events.push(event);
+    expect(weights).toHaveLength(readings);
+    // Binance's open orders of every symbol weigh 80 (ccxt's cost 16): only the sweeps, readings 0, 3 and 6, pay it.
+    const swept = weights.map((costs) => costs.includes(16));
+    expect(swept).toEqual([true, false, false, true, false, false, true]);
+    const heaviest = Math.max(...weights.filter((_, index) => !swept[index]).map((costs) => costs.reduce((sum, cost) => sum + cost, 0)));
+    expect(heaviest).toBeLessThan(16);
+    // The market order placed before the first reading still comes in, once.
+    expect(events.filter((event) => event.client_order_id === 'c-sweep-1' && event.type === 'fill')).toHaveLength(1);
+  });
+
+  it('reads a snapshot focused on one symbol with the open orders of that symbol only (the light read), and still lists them', async () => {
+    const hostPacing = createHostPacing();
+    const focused = broker({ baseUrl: shared.url, hostPacing });
+    const resting = await focused.placeOrder({ clientOrderId: 'c-focus-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.001', orderType: 'limit', limitPrice: '40000', timeInForce: 'gtc' });
+    const pacer = hostPacing.pacerOf('binance', new URL(shared.url).origin)!;
+    const throttle = pacer.throttle.bind(pacer);
+    const weighed: number[] = [];
+    pacer.throttle = (cost?: number) => {
+      weighed.push(cost ?? 1);
+      return throttle(cost);
+    };
+    const snapshot = await focused.snapshot({ symbol: 'BTC/USDT' });
+    expect(snapshot.openOrders.map((order) => order.brokerOrderId)).toContain(resting.brokerOrderId);
+    expect(weighed).not.toContain(16);
+    weighed.length = 0;
+    await focused.snapshot();
+    expect(weighed).toContain(16);
+    await focused.cancelOrder({ brokerOrderId: resting.brokerOrderId });
+  });
 });

@@ -40,6 +40,8 @@ export interface CcxtBrokerOptions {
   rateLimitBackoff?: { baseMs: number; maxMs: number };
   /** How often events() reads the account. Default 2 s. */
   pollIntervalMs?: number;
+  /** Readings between two sweeps of the whole account (default 15); see poller.ts. */
+  pollSweepEvery?: number;
   /** How far back events() looks for trades on its first reading. Default 1 hour. */
   replayMs?: number;
   /** The account's watched symbols, shared by its request and events adapters. */
@@ -197,8 +199,9 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     }
   };
 
-  const listOpenOrders = async (): Promise<BrokerOrder[]> => {
-    const orders = await use('list the open orders', (exchange) => exchange.fetchOpenOrders());
+  /** The open orders of one symbol, or of every symbol (a much heavier read). */
+  const listOpenOrders = async (symbol?: string): Promise<BrokerOrder[]> => {
+    const orders = await use(symbol ? `list the open orders of ${symbol}` : 'list the open orders', (exchange) => exchange.fetchOpenOrders(symbol));
     const read: BrokerOrder[] = [];
     for (const order of orders) {
       const market = await marketOf(order.symbol ?? '');
@@ -290,12 +293,13 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       }
       return undefined;
     },
-    listOpenOrders,
+    listOpenOrders: () => listOpenOrders(),
     positions: async () => positionsOf((await holdings()).held),
     account: async () => accountOf(await holdings()),
-    snapshot: async () => {
+    // With a focus, the open orders of that symbol only: on Binance a read of every symbol's weighs 80, one symbol's 6.
+    snapshot: async (focus) => {
       const read = await holdings();
-      return { account: accountOf(read), positions: positionsOf(read.held), openOrders: await listOpenOrders() };
+      return { account: accountOf(read), positions: positionsOf(read.held), openOrders: await listOpenOrders(focus?.symbol) };
     },
     quote,
     events: (signal) =>
@@ -303,6 +307,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
         {
           key,
           intervalMs: options.pollIntervalMs ?? 2_000,
+          ...(options.pollSweepEvery ? { sweepEvery: options.pollSweepEvery } : {}),
           watched,
           heldSymbols: async () => (await holdings()).held.map((position) => position.symbol),
           openOrders: listOpenOrders,

@@ -5,6 +5,13 @@
 // has the same execution id, and the service drops it); an order that left the open list without
 // filling becomes its canceled or expired event. Symbols are watched once seen: in an open order,
 // a holding, or an order this process placed (a market order never shows as open).
+//
+// Reads are weighed against the exchange's budget per calling IP (Binance: open orders of every
+// symbol weigh 80, the account 20, against 6,000 a minute; open orders of one symbol weigh 6).
+// So the open orders are read symbol by symbol for the watched symbols, and the whole account
+// (open orders of every symbol, the holdings: what shows orders and symbols placed elsewhere) is
+// swept only every `sweepEvery` readings, or every reading once there are more watched symbols
+// than `maxSymbolReads` (where one sweep weighs less than the reads one by one).
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../types.ts';
@@ -29,7 +36,12 @@ export interface CcxtPollOptions {
   watched: Set<string>;
   /** Symbols with a non-zero holding (not the quote currency). */
   heldSymbols: () => Promise<string[]>;
-  openOrders: () => Promise<BrokerOrder[]>;
+  /** The open orders of one symbol, or of every symbol without one. */
+  openOrders: (symbol?: string) => Promise<BrokerOrder[]>;
+  /** Readings from one sweep of the whole account to the next (default 15: 30 s at 2 s). */
+  sweepEvery?: number;
+  /** Past this many watched symbols every reading is a sweep (default 8). */
+  maxSymbolReads?: number;
   /** The account's trades of a symbol at or after `since` (ms). */
   trades: (symbol: string, since: number) => Promise<PolledTrade[]>;
   /** The order of a trade or of an order that left the open list, by symbol and exchange id. */
@@ -95,12 +107,19 @@ export async function* pollCcxtEvents(options: CcxtPollOptions, signal: AbortSig
   const cursors = new Map<string, number>();
   let open = new Map<string, BrokerOrder>();
   const startedAt = options.now() - options.replayMs;
+  const sweepEvery = options.sweepEvery ?? 15;
+  const maxSymbolReads = options.maxSymbolReads ?? 8;
 
-  while (!signal.aborted) {
+  for (let reading = 0; !signal.aborted; reading += 1) {
     try {
-      const openNow = await options.openOrders();
+      // The first reading is a sweep: it finds what the account holds and has open.
+      const sweep = reading % sweepEvery === 0 || watched.size > maxSymbolReads;
+      let openNow: BrokerOrder[] = [];
+      if (sweep) openNow = await options.openOrders();
+      // Every symbol with an order in `open` is watched, so reading the watched ones misses none of them.
+      else for (const symbol of [...watched]) openNow.push(...(await options.openOrders(symbol)));
       for (const order of openNow) watched.add(order.symbol);
-      for (const symbol of await options.heldSymbols()) watched.add(symbol);
+      if (sweep) for (const symbol of await options.heldSymbols()) watched.add(symbol);
       for (const symbol of [...watched]) {
         const since = cursors.get(symbol) ?? startedAt;
         const fresh = (await options.trades(symbol, since)).filter((trade) => !seenTrades.has(`${symbol}:${trade.id}`));
