@@ -1,3 +1,4 @@
 // The crypto exchange adapter (ccxt): what the rest of the service imports.
 export { createCcxtBroker, CCXT_QUOTE, type CcxtBroker, type CcxtBrokerOptions } from './adapter.ts';
 export { brokerErrorOf, toCcxtOrder, decimalText, ccxtBrokerOrderId, parseCcxtBrokerOrderId } from './mapping.ts';
+export { clientOrderIdRuleOf, createMemoryClientIdStore, toExchangeClientOrderId, type CcxtClientIdStore, type ClientOrderIdRule } from './client-ids.ts';

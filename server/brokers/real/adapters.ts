@@ -1,8 +1,8 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
 // Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
 // CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
-// limiters (per key, and per host for KIS), the KIS order links and the ccxt watched symbols of
-// each account.
+// limiters (per key, and per host for KIS), the KIS order links, and the ccxt watched symbols and
+// client order ids of each account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Config } from '../../config.ts';
@@ -11,9 +11,10 @@ import { AppError } from '../../errors.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
-import { createCcxtBroker } from '../ccxt/index.ts';
+import { clientOrderIdRuleOf, createCcxtBroker, type CcxtClientIdStore } from '../ccxt/index.ts';
 import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import type { Broker } from '../types.ts';
+import { createCcxtClientIdStore } from './ccxt-client-ids.ts';
 import { createKisLinkStore } from './kis-links.ts';
 
 export interface RealAccount {
@@ -58,6 +59,14 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     let watched = watchedSymbols.get(key);
     if (!watched) watchedSymbols.set(key, (watched = new Set()));
     return watched;
+  };
+  // Our client order ids behind the digest forms an exchange was sent: each account's, shared by its request and events adapters.
+  const clientIdStores = new Map<string, CcxtClientIdStore>();
+  const clientIdsOf = (userId: number, mode: TTradingMode, exchangeId: string) => {
+    const key = `${userId}:${mode}:${exchangeId}`;
+    let store = clientIdStores.get(key);
+    if (!store) clientIdStores.set(key, (store = createCcxtClientIdStore({ db, userId, mode, rule: clientOrderIdRuleOf(exchangeId) })));
+    return store;
   };
   const warn = logger.child({ area: 'brokers' });
 
@@ -110,6 +119,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           limiter: cryptoLimiters.forKey(credentials.apiKey),
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedOf(userId, mode),
+          clientIds: clientIdsOf(userId, mode, config.CRYPTO_EXCHANGE_ID),
           logger: warn,
         });
     }
