@@ -5,7 +5,6 @@
 // from the key's limiter, then ccxt's own rate limit; a 429 is retried after Retry-After a
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
 // secret kept out.
-import type * as Ccxt from 'ccxt';
 import type { Exchange, Market, Order, Trade } from 'ccxt';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
@@ -13,6 +12,7 @@ import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
+import { isCcxtExchangeId, loadCcxt, type CcxtModule } from './load.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
 
 /** The quote currency accounts are valued in. */
@@ -54,9 +54,6 @@ export interface CcxtBroker extends Broker {
   dailyBars(symbol: string, since: number, limit?: number): Promise<{ date: string; open: string; high: string; low: string; close: string; volume: string }[]>;
 }
 
-type CcxtModule = typeof Ccxt;
-let loading: Promise<CcxtModule> | undefined;
-const loadCcxt = () => (loading ??= import('ccxt'));
 
 /** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
 const CCXT_TICK_SIZE = 4;
@@ -97,10 +94,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       const ccxt = await loadCcxt();
       // ccxt's classes are reached by id at run time; its types name each class separately, not as an index.
       const Class = (ccxt as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[options.exchangeId];
-      // Typed as an object of classes, exported as the list of ids at run time.
-      const ids = ccxt.exchanges as unknown as readonly string[] | Record<string, unknown>;
-      const known = Array.isArray(ids) ? ids.includes(options.exchangeId) : options.exchangeId in ids;
-      if (!known || !Class) throw new BrokerRejectedError(`ccxt has no exchange "${options.exchangeId}"`);
+      if (!isCcxtExchangeId(ccxt, options.exchangeId) || !Class) throw new BrokerRejectedError(`ccxt has no exchange "${options.exchangeId}"`);
       const exchange = new Class({
         apiKey: options.apiKey,
         secret: options.secret,
