@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ZClientOrderId } from '../../contracts/orders.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
-import { fillEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
+import { fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
 import { ExactDecimal } from '../../server/brokers/fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
@@ -90,6 +90,39 @@ describe('fills from trades', () => {
 
   it('keeps an order still working a partial fill', () => {
     expect(fillEvents(order('0.1', 'partially_filled'), [trade('a', '0.1', 1)], key).map((event) => event.type)).toEqual(['partial_fill']);
+  });
+
+  it('reads again the trades of an order not known as ours yet, though a newer trade of another order came in the same reading', async () => {
+    const trades = [
+      { ...trade('t1', '0.3', 1_000), orderId: 'A' },
+      { ...trade('t2', '0.3', 2_000), orderId: 'B' },
+    ];
+    let readings = 0;
+    const controller = new AbortController();
+    const events = [];
+    for await (const event of pollCcxtEvents(
+      {
+        key,
+        intervalMs: 1,
+        watched: new Set(['BTC/USDT']),
+        heldSymbols: () => Promise.resolve([]),
+        openOrders: () => Promise.resolve([]),
+        trades: (_symbol, since) => Promise.resolve(trades.filter((candidate) => candidate.at >= since)),
+        // Order A is known from the second reading on (its row recorded meanwhile).
+        order: (_symbol, orderId) => Promise.resolve(orderId === 'A' && readings === 0 ? undefined : { ...order('0.3', 'filled'), brokerOrderId: `BTCUSDT~${orderId}`, clientOrderId: `c-${orderId}` }),
+        replayMs: 3_600_000,
+        now: () => 2_500,
+        onPoll: () => {
+          readings += 1;
+          if (readings === 2) controller.abort();
+        },
+      },
+      controller.signal,
+    )) events.push(event);
+    expect(events.map((event) => [event.client_order_id, event.fill?.execution_id])).toEqual([
+      ['c-B', 'binance:BTC/USDT:t2'],
+      ['c-A', 'binance:BTC/USDT:t1'],
+    ]);
   });
 });
 
