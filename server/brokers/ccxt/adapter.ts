@@ -54,7 +54,6 @@ export interface CcxtBroker extends Broker {
   dailyBars(symbol: string, since: number, limit?: number): Promise<{ date: string; open: string; high: string; low: string; close: string; volume: string }[]>;
 }
 
-
 /** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
 const CCXT_TICK_SIZE = 4;
 
