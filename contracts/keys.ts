@@ -3,15 +3,30 @@
 import { z } from 'zod';
 import { bodyBoolean, intParam, ZAssetClass, ZTimestamp } from './common.ts';
 
-/** Which adapter a key is for; each fits one asset class. */
+/**
+ * Which adapter a key is for; each fits one asset class. A crypto key may instead name its ccxt
+ * exchange id, one of those the service allows (CRYPTO_EXCHANGE_IDS); `crypto_exchange` is the
+ * service's default exchange (CRYPTO_EXCHANGE_ID).
+ */
 export const EXCHANGE_OF_ASSET_CLASS = { crypto: 'crypto_exchange', us_equity: 'us_broker', kr_equity: 'kr_broker' } as const;
+
+/** The form of a ccxt exchange id (binance, kraken, ...): lower-case letters and digits. */
+export const CCXT_EXCHANGE_ID = /^[a-z0-9]{2,32}$/;
 
 const hasControlCharacter = (value: string) => Array.from(value).some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
 const secretText = () => z.string().trim().min(1).max(512).refine((value) => !hasControlCharacter(value), 'must not contain control characters');
 
 const keyFields = {
   asset_class: ZAssetClass.default('crypto'),
-  exchange: z.string().trim().min(1).max(32),
+  exchange: z
+    .string()
+    .trim()
+    .min(1)
+    .max(32)
+    .meta({
+      description:
+        '`us_broker` for us_equity, `kr_broker` for kr_equity. For crypto: `crypto_exchange` (the service\'s default exchange), or a ccxt exchange id the service allows (its CRYPTO_EXCHANGE_IDS setting, e.g. `binance`); anything else is 422 VALIDATION_ERROR listing what is allowed. The key keeps what it names.',
+    }),
   api_key: secretText(),
   api_secret: secretText(),
   base_url: z.url({ protocol: /^https?$/ }).max(255).optional(),
@@ -44,7 +59,7 @@ export const ZExchangeKeyListQuery = z.object({ asset_class: ZAssetClass.optiona
 export const ZExchangeKeyResponse = z.object({
   id: z.number().int(),
   asset_class: ZAssetClass,
-  exchange: z.string(),
+  exchange: z.string().meta({ description: 'As registered: `us_broker`, `kr_broker`, `crypto_exchange` (the service\'s default crypto exchange) or a ccxt exchange id' }),
   label: z.string(),
   permissions: z.string(),
   is_active: z.boolean(),

@@ -28,6 +28,9 @@ export const ZBracketSpec = z.object({
   stop_loss_limit: positivePrice().nullable().optional(),
 });
 
+/** Our client order id; an exchange that takes fewer characters is sent a digest form of it (server/brokers/ccxt/client-ids.ts). */
+export const ZClientOrderId = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+
 export const ZPlaceOrderRequest = z
   .object({
     asset_class: ZAssetClass,
@@ -38,7 +41,7 @@ export const ZPlaceOrderRequest = z
     limit_price: positivePrice().optional(),
     stop_price: positivePrice().optional(),
     bracket: ZBracketSpec.nullable().optional(),
-    client_order_id: z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only').optional(),
+    client_order_id: ZClientOrderId.optional(),
     time_in_force: ZTimeInForce.default('day'),
     report_uuid: z.uuid().optional(),
     live_mode: bodyBoolean().default(false),

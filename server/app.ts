@@ -29,6 +29,7 @@ import { createInstruments } from './instruments/instruments.ts';
 import { createMarketData } from './marketdata/marketdata.ts';
 import { createBrokers } from './brokers/brokers.ts';
 import { createSimulator } from './brokers/simulator/index.ts';
+import { unknownCcxtExchangeIds } from './brokers/ccxt/index.ts';
 import { createRealAdapters } from './brokers/real/adapters.ts';
 import { createBrokerIngestion } from './brokers/real/ingestion.ts';
 import { createRealEquities } from './brokers/real/equities.ts';
@@ -36,6 +37,7 @@ import type { TBrokerEvent } from './brokers/types.ts';
 import { createKeyCredentialsReader } from './keys/credentials.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
+import { cryptoExchangesOf } from './keys/exchanges.ts';
 import { createExchangeKeys } from './keys/keys.ts';
 import { createOrders } from './orders/orders.ts';
 import { alertChannelsFromConfig, createAlerts } from './alerts/index.ts';
@@ -86,6 +88,11 @@ export const createServices = async (config: Config, logger: Logger, database: D
   const db = database.db;
   const clock = options.clock ?? systemClock();
   const metrics = createMetrics();
+  // Real mode trades on these exchanges through ccxt: each must be one of ccxt's (its own list, no network).
+  if (config.BROKER_MODE === 'real') {
+    const unknown = await unknownCcxtExchangeIds(config.CRYPTO_EXCHANGE_IDS);
+    if (unknown.length > 0) throw new ConfigError(unknown.includes(config.CRYPTO_EXCHANGE_ID) ? 'CRYPTO_EXCHANGE_ID' : 'CRYPTO_EXCHANGE_IDS', `ccxt has no exchange ${unknown.join(', ')}`);
+  }
   const changes = await startChangeFeed(database, logger);
   const events = await createEventBus({ database, logger }).catch(async (error: unknown) => {
     await changes.close().catch(() => undefined);
@@ -129,7 +136,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
       rules: {
         brokerEnabled: { us_broker: config.FEATURE_USBROKER_BROKER, kr_broker: config.FEATURE_KRBROKER_BROKER },
         allowLiveKeys: config.ALLOW_LIVE_KEYS,
-        allowList: parseAllowList([...DEFAULT_BASE_URLS, ...config.BROKER_BASE_URLS]),
+        allowList: parseAllowList([...DEFAULT_BASE_URLS, ...config.BROKER_BASE_URLS], config.CRYPTO_EXCHANGE_ID),
+        cryptoExchanges: cryptoExchangesOf(config),
       },
       brokers: brokers.forKeys,
     });

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { trustProxySetting } from './http/proxy.ts';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
-import { parseAllowList } from './keys/allowlist.ts';
+import { CCXT_EXCHANGE_ID } from '../contracts/keys.ts';
+import { allowListEntryExchange, parseAllowList } from './keys/allowlist.ts';
 
 export class ConfigError extends Error {
   readonly setting: string;
@@ -137,8 +138,10 @@ const ZEnv = z.object({
   BROKER_KR_REQUESTS_PER_SEC: int(0, 0, 1_000),
   /** Real mode: how often the KR broker's day of orders is read for fills (KIS has no fill stream here). */
   BROKER_KR_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
-  /** The ccxt exchange crypto keys trade on in real mode. */
-  CRYPTO_EXCHANGE_ID: z.string().regex(/^[a-z0-9]{2,32}$/, 'a ccxt exchange id (lower-case letters and digits), e.g. binance').default('binance'),
+  /** The ccxt exchange crypto keys naming `crypto_exchange` trade on in real mode. */
+  CRYPTO_EXCHANGE_ID: z.string().regex(CCXT_EXCHANGE_ID, 'a ccxt exchange id (lower-case letters and digits), e.g. binance').default('binance'),
+  /** The ccxt exchange ids a crypto key may name (comma-separated); CRYPTO_EXCHANGE_ID is always one of them. */
+  CRYPTO_EXCHANGE_IDS: list().pipe(z.array(z.string().regex(CCXT_EXCHANGE_ID, 'a comma-separated list of ccxt exchange ids (lower-case letters and digits), e.g. binance,kraken'))),
   BROKER_CRYPTO_REQUESTS_PER_MIN: int(1_200, 1, 100_000),
   BROKER_CRYPTO_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
   SIM_INITIAL_CASH_USD: decimalSetting('100000'),
@@ -349,10 +352,18 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   } catch {
     throw new ConfigError('BROKER_US_DATA_URL', 'must be an http(s) origin');
   }
+  // CRYPTO_EXCHANGE_ID is allowed whether listed or not: a key naming crypto_exchange trades on it.
+  const cryptoExchangeIds = [...new Set([values.CRYPTO_EXCHANGE_ID, ...values.CRYPTO_EXCHANGE_IDS])];
   try {
-    parseAllowList(values.BROKER_BASE_URLS);
+    parseAllowList(values.BROKER_BASE_URLS, values.CRYPTO_EXCHANGE_ID);
   } catch (error) {
     throw new ConfigError('BROKER_BASE_URLS', (error as Error).message);
+  }
+  for (const entry of values.BROKER_BASE_URLS) {
+    const exchange = allowListEntryExchange(entry);
+    if (exchange && exchange !== 'us_broker' && exchange !== 'kr_broker' && exchange !== 'crypto_exchange' && !cryptoExchangeIds.includes(exchange)) {
+      throw new ConfigError('BROKER_BASE_URLS', `"${entry.slice(0, 80)}" names ${exchange}, which is not in CRYPTO_EXCHANGE_IDS (${cryptoExchangeIds.join(', ')})`);
+    }
   }
 
   return {
@@ -361,6 +372,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     LIVE_CONFIRM_SECRET: values.LIVE_CONFIRM_SECRET || secrets.AUTH_SECRET_KEY,
     ADMIN_EMAIL: values.ADMIN_EMAIL || defaultAdminEmail(values.ADMIN_USERNAME),
     CONSOLE_DIR: values.CONSOLE_DIR ? path.resolve(values.CONSOLE_DIR) : DEFAULT_CONSOLE_DIR,
+    CRYPTO_EXCHANGE_IDS: cryptoExchangeIds,
     // Synthetic demo bars: on by default, except in production and in tests (which bring fixtures).
     DEMO_DATA: env.DEMO_DATA === undefined || env.DEMO_DATA.trim() === '' ? values.NODE_ENV === 'development' : values.DEMO_DATA,
     dataDir,

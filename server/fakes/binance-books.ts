@@ -23,7 +23,19 @@ export const FAKE_BINANCE_REFUSALS = {
   unknownSymbol: () => new FakeBinanceRefusal(-1121, 'Invalid symbol.'),
   badParameter: (name: string) => new FakeBinanceRefusal(-1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`),
   duplicateClientId: () => new FakeBinanceRefusal(-2010, 'Duplicate order sent.'),
+  // Binance's ILLEGAL_CHARS, worded as its documented 'Illegal characters found in parameter '%s'; legal range is '%s'.'
+  illegalCharacters: (name: string, legalRange: string) => new FakeBinanceRefusal(-1100, `Illegal characters found in parameter '${name}'; legal range is '${legalRange}'.`),
 } as const;
+
+/** Binance's documented rule for a client order id (newClientOrderId, origClientOrderId): its length is part of it. */
+export const FAKE_BINANCE_CLIENT_ORDER_ID = /^[.A-Z:/a-z0-9_-]{1,36}$/;
+/** The rule as Binance writes it in its refusal. */
+const CLIENT_ORDER_ID_RANGE = '^[\\.A-Z\\:/a-z0-9_-]{1,36}$';
+
+/** Refuses a client order id Binance would refuse, as Binance does (-1100, whatever was wrong: a character or the length). */
+export const checkFakeBinanceClientOrderId = (name: string, value: string | undefined) => {
+  if (value !== undefined && !FAKE_BINANCE_CLIENT_ORDER_ID.test(value)) throw FAKE_BINANCE_REFUSALS.illegalCharacters(name, CLIENT_ORDER_ID_RANGE);
+};
 
 export interface FakeBinanceAccountSeed {
   apiKey: string;

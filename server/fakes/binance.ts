@@ -2,12 +2,13 @@
 // URLs pointed here: exchangeInfo, time, ticker, klines, order (POST, GET, DELETE), openOrders,
 // account and myTrades over the books of binance-books.ts. Signed calls are checked as Binance
 // checks them: the X-MBX-APIKEY header names an account and the HMAC-SHA256 of the query (or
-// form body) before `&signature=` matches with its secret (-1022 otherwise). Tests drive it
+// form body) before `&signature=` matches with its secret (-1022 otherwise); a client order id
+// must meet Binance's documented rule (-1100 otherwise, as Binance answers). Tests drive it
 // through prices and fault switches (5xx, hangs, 429 with Retry-After and -1003).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder } from './binance-books.ts';
+import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder } from './binance-books.ts';
 
 export interface FakeBinanceOptions {
   accounts?: FakeBinanceAccountSeed[];
@@ -136,7 +137,10 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
       if (!symbol) throw new FakeBinanceRefusal(-1102, "Mandatory parameter 'symbol' was not sent, was empty/null, or malformed.");
       return symbol;
     };
-    const lookup = () => ({ ...(param('orderId') ? { orderId: param('orderId')! } : {}), ...(param('origClientOrderId') ? { origClientOrderId: param('origClientOrderId')! } : {}) });
+    const lookup = () => {
+      checkFakeBinanceClientOrderId('origClientOrderId', param('origClientOrderId'));
+      return { ...(param('orderId') ? { orderId: param('orderId')! } : {}), ...(param('origClientOrderId') ? { origClientOrderId: param('origClientOrderId')! } : {}) };
+    };
 
     if (path === '/api/v3/ping') return sendJson(response, 200, {});
     if (path === '/api/v3/time') return sendJson(response, 200, { serverTime: Date.now() });
@@ -188,6 +192,7 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     if (path === '/api/v3/order' && method === 'POST') {
       const quantity = param('quantity');
       if (!quantity) throw new FakeBinanceRefusal(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
+      checkFakeBinanceClientOrderId('newClientOrderId', param('newClientOrderId'));
       const { order, fills } = books.place(apiKey, {
         symbol: symbolOf(),
         side: param('side') ?? '',

@@ -4,7 +4,6 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Db } from '../db/client.ts';
 import type { ExchangeKeyRow } from '../db/schema/index.ts';
-import type { TExchange } from './allowlist.ts';
 import type { KeyCipher } from './crypto.ts';
 import type { KeyCredentials } from './keys.ts';
 import { findActiveKey, listActiveKeys } from './queries.ts';
@@ -36,7 +35,7 @@ export const createKeyCredentialsReader = ({ db, cipher }: { db: Db; cipher: Key
       userId: row.userId,
       assetClass: row.assetClass,
       mode: row.paperMode ? 'paper' : 'live',
-      credentials: { exchange: row.exchange as TExchange, apiKey, apiSecret, baseUrl: row.baseUrl, accountNo, accountProductCode: row.accountProductCode },
+      credentials: { exchange: row.exchange, apiKey, apiSecret, baseUrl: row.baseUrl, accountNo, accountProductCode: row.accountProductCode },
     };
   };
 

@@ -20,13 +20,15 @@ import type { ChangeFeed } from '../events/changes.ts';
 import type { ExchangeKeyRow } from '../db/schema/index.ts';
 import { sql } from 'drizzle-orm';
 import { AppError } from '../errors.ts';
-import type { AllowList, TExchange } from './allowlist.ts';
+import type { AllowList } from './allowlist.ts';
+import { cryptoExchangeOf, type CryptoExchanges } from './exchanges.ts';
 import { keyFingerprint, maskAccountNo, maskKey, MASK_UNDECRYPTABLE, type KeyCipher } from './crypto.ts';
 import { deleteKey, insertKey, isFingerprintHeldByOther, listKeys, updateKey } from './queries.ts';
 
 /** The credentials of a key, in clear, for an adapter to use. */
 export interface KeyCredentials {
-  exchange: TExchange;
+  /** What the key names: us_broker, kr_broker, crypto_exchange or a ccxt exchange id (exchanges.ts says which exchange that is). */
+  exchange: string;
   apiKey: string;
   apiSecret: string;
   baseUrl: string | null;
@@ -48,6 +50,7 @@ export interface KeyRules {
   brokerEnabled: { us_broker: boolean; kr_broker: boolean };
   allowLiveKeys: boolean;
   allowList: AllowList;
+  cryptoExchanges: CryptoExchanges;
 }
 
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
@@ -88,8 +91,15 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
   /** Every rule a key must meet, in the order a caller can act on them; the checked credentials. */
   const checked = (input: TExchangeKeyTestRequest): KeyCredentials & { mode: TTradingMode } => {
     const expected = EXCHANGE_OF_ASSET_CLASS[input.asset_class];
-    if (input.exchange !== expected) throw invalid('exchange', `must be ${expected} for ${input.asset_class}`);
-    const exchange: TExchange = expected;
+    // Whose origins base_url is checked against: the broker, or for crypto the ccxt exchange the key trades on.
+    let originsOf: string = expected;
+    if (input.asset_class === 'crypto') {
+      const { allowed, fallback } = rules.cryptoExchanges;
+      const exchangeId = cryptoExchangeOf(input.exchange, rules.cryptoExchanges);
+      if (exchangeId === undefined) throw invalid('exchange', `must be ${expected} (this service's ${fallback}) or one of the exchange ids it allows for crypto: ${allowed.join(', ')}`);
+      originsOf = exchangeId;
+    } else if (input.exchange !== expected) throw invalid('exchange', `must be ${expected} for ${input.asset_class}`);
+    const exchange = input.exchange;
     if ((exchange === 'us_broker' || exchange === 'kr_broker') && !rules.brokerEnabled[exchange]) {
       throw new AppError('FEATURE_DISABLED', `The ${exchange} broker is disabled on this service`);
     }
@@ -101,8 +111,8 @@ export const createExchangeKeys = ({ db, clock, cipher, fingerprintSecret, rules
     const mode: TTradingMode = input.paper_mode ? 'paper' : 'live';
     let baseUrl: string | null = null;
     if (input.base_url !== undefined) {
-      const origin = rules.allowList.allowed(exchange, mode, input.base_url);
-      if (!origin) throw invalid('base_url', `is not an allowed ${mode} origin for ${exchange}`);
+      const origin = rules.allowList.allowed(originsOf, mode, input.base_url);
+      if (!origin) throw invalid('base_url', `is not an allowed ${mode} origin for ${originsOf}`);
       baseUrl = origin;
     }
     return {

@@ -1,6 +1,7 @@
 // The ccxt adapter against the fake Binance on 127.0.0.1 (ccxt's own binance class, its URLs
-// pointed at the fake): orders, cancels, refusals, faults, rate limits, and fills by polling.
-import { randomBytes } from 'node:crypto';
+// pointed at the fake): orders, cancels, refusals, faults, rate limits, fills by polling, and
+// client order ids longer than Binance takes.
+import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLimiter } from '../../server/brokers/alpaca/limiter.ts';
 import { createCcxtBroker, createHostPacing, type CcxtBrokerOptions } from '../../server/brokers/ccxt/index.ts';
@@ -118,6 +119,45 @@ describe('ccxt adapter on the fake Binance', () => {
     expect(fills).toEqual([expect.objectContaining({ type: 'fill', status: 'filled', client_order_id: 'c-poll-1', filled_qty: '0.1', fill: expect.objectContaining({ qty: '0.1', price: '2900' }) })]);
     // The market fill of the earlier test was replayed once too (the service drops it by execution id).
     expect(new Set(events.map((event) => event.fill?.execution_id)).size).toBe(events.length);
+  });
+
+  it('places an order under a 64-character client order id (Binance takes 36): found by that id, filled, its fill carrying that id', async () => {
+    const ours = `long-${'0123456789'.repeat(6)}`.slice(0, 64);
+    expect(ours).toHaveLength(64);
+    const order = await adapter.placeOrder({ clientOrderId: ours, symbol: 'ETH/USDT', side: 'buy', qty: '0.2', orderType: 'limit', limitPrice: '2800', timeInForce: 'gtc' });
+    expect(order).toMatchObject({ clientOrderId: ours, status: 'accepted' });
+    // The exchange holds the digest form, not ours.
+    const held = fake.books.orders(key.apiKey).find((candidate) => `ETHUSDT~${candidate.orderId}` === order.brokerOrderId);
+    expect(held?.clientOrderId).toMatch(/^[.A-Z:/a-z0-9_-]{1,36}$/);
+    expect(held?.clientOrderId).not.toBe(ours);
+    // Reconciliation asks by our id; listing and reading by broker id answer with ours too.
+    expect(await adapter.getOrder({ clientOrderId: ours })).toMatchObject({ brokerOrderId: order.brokerOrderId, clientOrderId: ours, status: 'open' });
+    expect(await adapter.listOpenOrders()).toEqual(expect.arrayContaining([expect.objectContaining({ brokerOrderId: order.brokerOrderId, clientOrderId: ours })]));
+    // Another process knows our id from the orders table (by broker order id), not from its placements.
+    const elsewhere = broker({ clientIds: { put: () => undefined, find: (_sent, brokerOrderId) => Promise.resolve(brokerOrderId === order.brokerOrderId ? ours : undefined) } });
+    expect(await elsewhere.getOrder({ brokerOrderId: order.brokerOrderId })).toMatchObject({ clientOrderId: ours });
+
+    const events: TBrokerEvent[] = [];
+    const controller = new AbortController();
+    let polls = 0;
+    const running = (async () => {
+      for await (const event of broker({ onPoll: () => void (polls += 1), clientIds: { put: () => undefined, find: (_sent, brokerOrderId) => Promise.resolve(brokerOrderId === order.brokerOrderId ? ours : undefined) } }).events(controller.signal)) events.push(event);
+    })();
+    await waitFor(() => Promise.resolve(polls), (count) => count >= 1);
+    fake.setPrice('ETHUSDT', '2790');
+    await waitFor(() => Promise.resolve(events.filter((event) => event.broker_order_id === order.brokerOrderId)), (seen) => seen.length >= 1);
+    controller.abort();
+    await running;
+    expect(events.filter((event) => event.broker_order_id === order.brokerOrderId)).toEqual([expect.objectContaining({ type: 'fill', client_order_id: ours, filled_qty: '0.2' })]);
+    expect(await adapter.getOrder({ clientOrderId: ours })).toMatchObject({ status: 'filled', clientOrderId: ours });
+  });
+
+  it('is refused by the fake as Binance refuses a client order id over 36 characters (-1100)', async () => {
+    const body = new URLSearchParams({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.001', newClientOrderId: 'x'.repeat(37), timestamp: String(Date.now()) }).toString();
+    const signature = createHmac('sha256', key.secret).update(body).digest('hex');
+    const res = await fetch(`${fake.url}/api/v3/order`, { method: 'POST', headers: { 'x-mbx-apikey': key.apiKey, 'content-type': 'application/x-www-form-urlencoded' }, body: `${body}&signature=${signature}` });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ code: -1100, msg: "Illegal characters found in parameter 'newClientOrderId'; legal range is '^[\\.A-Z\\:/a-z0-9_-]{1,36}$'." });
   });
 });
 

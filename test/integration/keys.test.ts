@@ -1,4 +1,5 @@
 // /api/exchange-keys over HTTP: registration rules, masks, the allow-list, per-broker switches,
+// crypto keys naming their own exchange,
 // ownership, the dry-run test against the simulated account, encryption at rest, and logs that
 // never hold a key or a secret.
 import { rmSync } from 'node:fs';
@@ -10,7 +11,8 @@ import { capturedLogger } from '../support/logs.ts';
 import { createTestDatabase, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 
 const FAKE_ORIGIN = 'http://127.0.0.1:9';
-const env = { FEATURE_USBROKER_BROKER: 'false', BROKER_BASE_URLS: `kr_broker:paper=${FAKE_ORIGIN}`, SIM_TICK_INTERVAL_MS: '0' };
+// Crypto keys may name binance (CRYPTO_EXCHANGE_ID, by default) or kraken.
+const env = { FEATURE_USBROKER_BROKER: 'false', BROKER_BASE_URLS: `kr_broker:paper=${FAKE_ORIGIN},kraken:paper=${FAKE_ORIGIN}`, CRYPTO_EXCHANGE_IDS: 'kraken', SIM_TICK_INTERVAL_MS: '0' };
 const captured = capturedLogger('debug');
 let server: TestServer;
 let alice: FactoryUser;
@@ -92,6 +94,38 @@ describe('POST /api/exchange-keys', () => {
   it('accepts an allow-listed base_url', async () => {
     const res = await as(alice).create({ ...kr, ...secretPair(), base_url: `${FAKE_ORIGIN}/` });
     expect(res.status, res.text).toBe(201);
+  });
+
+  it('registers a crypto key naming an allowed ccxt exchange id; the key keeps what it names', async () => {
+    const res = await as(alice).create({ exchange: 'kraken', ...secretPair(), label: 'kraken paper' });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ asset_class: 'crypto', exchange: 'kraken', label: 'kraken paper' });
+    expect((await as(alice).list('?asset_class=crypto')).body).toEqual(expect.arrayContaining([expect.objectContaining({ id: res.body.id, exchange: 'kraken' })]));
+    // CRYPTO_EXCHANGE_ID is allowed by name too.
+    expect((await as(alice).create({ exchange: 'binance', ...secretPair() })).body).toMatchObject({ exchange: 'binance' });
+  });
+
+  it('refuses a crypto exchange the service does not allow: 422 VALIDATION_ERROR naming the field and listing what is allowed, on create and on test', async () => {
+    for (const call of [as(alice).create, as(alice).test]) {
+      const res = await call({ asset_class: 'crypto', exchange: 'bitmex', ...secretPair() });
+      expect(res.status, res.text).toBe(422);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'exchange', message: expect.stringContaining('crypto_exchange') }] });
+      expect(res.body.errors[0].message).toContain('binance, kraken');
+    }
+  });
+
+  it('checks a crypto base_url against the origins of the key’s own exchange', async () => {
+    // The allow-list names the fake for kraken: a kraken key may carry it, a binance one may not.
+    expect((await as(alice).create({ exchange: 'kraken', ...secretPair(), base_url: FAKE_ORIGIN })).status).toBe(201);
+    for (const exchange of ['binance', 'crypto_exchange']) {
+      const res = await as(alice).create({ exchange, ...secretPair(), base_url: FAKE_ORIGIN });
+      expect(res.status, res.text).toBe(422);
+      expect(res.body.errors[0]).toMatchObject({ path: 'base_url', message: expect.stringContaining('binance') });
+    }
+    // Binance's testnet for a binance paper key (named, or as CRYPTO_EXCHANGE_ID); its live origin never on a paper key.
+    expect((await as(alice).create({ exchange: 'crypto_exchange', ...secretPair(), base_url: 'https://testnet.binance.vision' })).status).toBe(201);
+    expect((await as(alice).create({ exchange: 'binance', ...secretPair(), base_url: 'https://api.binance.com' })).status).toBe(422);
+    expect((await as(alice).create({ exchange: 'kraken', ...secretPair(), base_url: 'https://testnet.binance.vision' })).status).toBe(422);
   });
 
   it('answers 503 FEATURE_DISABLED for a broker whose flag is off, on create and on test', async () => {

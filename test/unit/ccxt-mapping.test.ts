@@ -1,10 +1,12 @@
 // The ccxt adapter's pure parts: amounts as exact decimal text, our broker order id, the order
 // request put on the market's steps (quantities down, a limit toward the safe side), statuses,
-// fills from an order's trades (cumulative quantities), and ccxt's errors as refusals or
-// unavailability with the secret taken out.
+// fills from an order's trades (cumulative quantities), ccxt's errors as refusals or
+// unavailability with the secret taken out, and our client order ids as an exchange takes them.
 import { describe, expect, it } from 'vitest';
+import { ZClientOrderId } from '../../contracts/orders.ts';
+import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
-import { fillEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
+import { fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
 import { ExactDecimal } from '../../server/brokers/fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
@@ -89,6 +91,39 @@ describe('fills from trades', () => {
   it('keeps an order still working a partial fill', () => {
     expect(fillEvents(order('0.1', 'partially_filled'), [trade('a', '0.1', 1)], key).map((event) => event.type)).toEqual(['partial_fill']);
   });
+
+  it('reads again the trades of an order not known as ours yet, though a newer trade of another order came in the same reading', async () => {
+    const trades = [
+      { ...trade('t1', '0.3', 1_000), orderId: 'A' },
+      { ...trade('t2', '0.3', 2_000), orderId: 'B' },
+    ];
+    let readings = 0;
+    const controller = new AbortController();
+    const events = [];
+    for await (const event of pollCcxtEvents(
+      {
+        key,
+        intervalMs: 1,
+        watched: new Set(['BTC/USDT']),
+        heldSymbols: () => Promise.resolve([]),
+        openOrders: () => Promise.resolve([]),
+        trades: (_symbol, since) => Promise.resolve(trades.filter((candidate) => candidate.at >= since)),
+        // Order A is known from the second reading on (its row recorded meanwhile).
+        order: (_symbol, orderId) => Promise.resolve(orderId === 'A' && readings === 0 ? undefined : { ...order('0.3', 'filled'), brokerOrderId: `BTCUSDT~${orderId}`, clientOrderId: `c-${orderId}` }),
+        replayMs: 3_600_000,
+        now: () => 2_500,
+        onPoll: () => {
+          readings += 1;
+          if (readings === 2) controller.abort();
+        },
+      },
+      controller.signal,
+    )) events.push(event);
+    expect(events.map((event) => [event.client_order_id, event.fill?.execution_id])).toEqual([
+      ['c-B', 'binance:BTC/USDT:t2'],
+      ['c-A', 'binance:BTC/USDT:t1'],
+    ]);
+  });
 });
 
 describe('ccxt errors', () => {
@@ -106,5 +141,80 @@ describe('ccxt errors', () => {
     expect(refused.message).not.toContain('s3cr3t');
     expect(brokerErrorOf(new NetworkError('timed out'), classes, scrub, 'read the account')).toBeInstanceOf(BrokerUnavailableError);
     expect(brokerErrorOf(new TypeError('socket hang up'), classes, scrub, 'read the account')).toBeInstanceOf(BrokerUnavailableError);
+  });
+});
+
+describe('client order ids as the exchange takes them', () => {
+  const binance = clientOrderIdRuleOf('binance');
+  const BINANCE_RULE = /^[.A-Z:/a-z0-9_-]{1,36}$/;
+  const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-';
+  /** Deterministic ids of ours of every length 1..64 over the whole alphabet of the contract. */
+  const ours = Array.from({ length: 64 * 8 }, (_, index) => {
+    const length = (index % 64) + 1;
+    return Array.from({ length }, (__, at) => ALPHABET[(index * 7 + at * 13) % ALPHABET.length]).join('');
+  });
+
+  it('takes Binance’s documented rule (36 characters), and a conservative one for an exchange it does not know', () => {
+    expect(binance.maxLength).toBe(36);
+    expect(clientOrderIdRuleOf('binanceus')).toEqual(binance);
+    expect(clientOrderIdRuleOf('someexchange')).toBe(DEFAULT_CLIENT_ORDER_ID_RULE);
+  });
+
+  it('sends an id that fits unchanged', () => {
+    for (const id of ['c-1', 'a.b:c_d-e', 'x'.repeat(36), '0f8fad5bd9cb469fa16570867728950e']) expect(toExchangeClientOrderId(id, binance)).toBe(id);
+    expect(toExchangeClientOrderId('abcDEF123', DEFAULT_CLIENT_ORDER_ID_RULE)).toBe('abcDEF123');
+  });
+
+  it('sends an id of 37 to 64 characters as a digest form of at most 36 that Binance takes, the same every time', () => {
+    for (const length of [37, 40, 63, 64]) {
+      const id = 'q'.repeat(length);
+      const sent = toExchangeClientOrderId(id, binance);
+      expect(sent.length).toBeLessThanOrEqual(36);
+      expect(sent).toMatch(BINANCE_RULE);
+      expect(sent).not.toBe(id);
+      expect(toExchangeClientOrderId(id, binance)).toBe(sent);
+      expect(isDigestClientOrderId(sent, binance)).toBe(true);
+    }
+  });
+
+  it('gives distinct ids distinct exchange ids, and never sends a digest form that equals an id sent unchanged', () => {
+    for (const rule of [binance, DEFAULT_CLIENT_ORDER_ID_RULE]) {
+      const sent = ours.map((id) => toExchangeClientOrderId(id, rule));
+      expect(new Set(sent).size).toBe(new Set(ours).size);
+      for (const [index, id] of sent.entries()) {
+        expect(id.length).toBeLessThanOrEqual(rule.maxLength);
+        expect(rule.characters.test(id)).toBe(true);
+        // Unchanged ids are never in digest form, so no digest form can equal one.
+        expect(isDigestClientOrderId(id, rule)).toBe(id !== ours[index]);
+      }
+    }
+    // On Binance a digest form has a character our ids never have.
+    const digest = toExchangeClientOrderId('z'.repeat(64), binance);
+    expect(ZClientOrderId.safeParse(digest).success).toBe(false);
+  });
+
+  it('sends an id of ours shaped like a digest form as its own digest form, where the exchange takes only letters and digits', () => {
+    const digest = toExchangeClientOrderId('y'.repeat(40), DEFAULT_CLIENT_ORDER_ID_RULE);
+    expect(digest).toMatch(/^[A-Za-z0-9]{32}$/);
+    // Someone uses that digest form as a client order id of ours: it is not sent as it is.
+    const again = toExchangeClientOrderId(digest, DEFAULT_CLIENT_ORDER_ID_RULE);
+    expect(again).not.toBe(digest);
+    expect(isDigestClientOrderId(again, DEFAULT_CLIENT_ORDER_ID_RULE)).toBe(true);
+    // And an id with characters the exchange refuses is sent as a digest form too.
+    expect(isDigestClientOrderId(toExchangeClientOrderId('a-b', DEFAULT_CLIENT_ORDER_ID_RULE), DEFAULT_CLIENT_ORDER_ID_RULE)).toBe(true);
+  });
+
+  it('remembers the last placements in memory, the oldest going first', async () => {
+    const store = createMemoryClientIdStore(2);
+    store.put('h/a', 'one');
+    store.put('h/b', 'two');
+    store.put('h/c', 'three');
+    expect(await store.find('h/a', 'X~1')).toBeUndefined();
+    expect(await store.find('h/c', 'X~3')).toBe('three');
+  });
+
+  it('puts the exchange id in the order request', () => {
+    const id = 'w'.repeat(64);
+    expect(toCcxtOrder(request({ clientOrderId: id }), BTC, true, toExchangeClientOrderId(id, binance)).params.clientOrderId).toMatch(BINANCE_RULE);
   });
 });

@@ -398,6 +398,18 @@ describe('settings of instruments, market data and the simulator', () => {
   it('checks BROKER_BASE_URLS entries, naming the setting', () => {
     expect(loadConfig(withSecrets({ BROKER_BASE_URLS: 'us_broker:paper=http://127.0.0.1:9000' })).BROKER_BASE_URLS).toEqual(['us_broker:paper=http://127.0.0.1:9000']);
     for (const value of ['us_broker=http://x', 'bank:paper=http://x', 'us_broker:paper=not a url']) expectRejected(withSecrets({ BROKER_BASE_URLS: value }), 'BROKER_BASE_URLS');
+    // Crypto entries are per ccxt exchange id, one the service allows (crypto_exchange: CRYPTO_EXCHANGE_ID).
+    expect(loadConfig(withSecrets({ BROKER_BASE_URLS: 'binance:paper=http://127.0.0.1:9000,crypto_exchange:live=https://x.example' })).BROKER_BASE_URLS).toHaveLength(2);
+    expect(loadConfig(withSecrets({ CRYPTO_EXCHANGE_IDS: 'kraken', BROKER_BASE_URLS: 'kraken:paper=http://127.0.0.1:9000' })).BROKER_BASE_URLS).toHaveLength(1);
+    expectRejected(withSecrets({ BROKER_BASE_URLS: 'kraken:paper=http://127.0.0.1:9000' }), 'BROKER_BASE_URLS');
+  });
+
+  it('allows crypto keys CRYPTO_EXCHANGE_ID and the ids of CRYPTO_EXCHANGE_IDS, each a ccxt id in form', () => {
+    expect(loadConfig(withSecrets()).CRYPTO_EXCHANGE_IDS).toEqual(['binance']);
+    expect(loadConfig(withSecrets({ CRYPTO_EXCHANGE_IDS: ' kraken, binance ,okx' })).CRYPTO_EXCHANGE_IDS).toEqual(['binance', 'kraken', 'okx']);
+    // CRYPTO_EXCHANGE_ID is added when the list leaves it out.
+    expect(loadConfig(withSecrets({ CRYPTO_EXCHANGE_ID: 'kraken', CRYPTO_EXCHANGE_IDS: 'binance' })).CRYPTO_EXCHANGE_IDS).toEqual(['kraken', 'binance']);
+    for (const value of ['Kraken', 'binance,crypto_exchange', 'binance us']) expectRejected(withSecrets({ CRYPTO_EXCHANGE_IDS: value }), 'CRYPTO_EXCHANGE_IDS');
   });
 
   it('reads the live promotion and kill switch settings, refusing a placeholder bot-check secret and a verify URL that is not http(s)', () => {

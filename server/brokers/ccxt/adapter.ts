@@ -5,7 +5,6 @@
 // from the key's limiter, then ccxt's own rate limit; a 429 is retried after Retry-After a
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
 // secret kept out.
-import type * as Ccxt from 'ccxt';
 import type { Exchange, Market, Order, Trade } from 'ccxt';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
@@ -13,6 +12,8 @@ import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
+import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
+import { isCcxtExchangeId, loadCcxt, type CcxtModule } from './load.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
 
 /** The quote currency accounts are valued in. */
@@ -46,6 +47,8 @@ export interface CcxtBrokerOptions {
   replayMs?: number;
   /** The account's watched symbols, shared by its request and events adapters. */
   watched?: Set<string>;
+  /** Our client order ids behind the digest forms the exchange was sent (client-ids.ts); this adapter's placements by default. */
+  clientIds?: CcxtClientIdStore;
   onPoll?: () => void | Promise<void>;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -55,10 +58,6 @@ export interface CcxtBroker extends Broker {
   /** Daily bars (UTC days) from `since` (ms), oldest first: [time, open, high, low, close, volume] as decimal strings. */
   dailyBars(symbol: string, since: number, limit?: number): Promise<{ date: string; open: string; high: string; low: string; close: string; volume: string }[]>;
 }
-
-type CcxtModule = typeof Ccxt;
-let loading: Promise<CcxtModule> | undefined;
-const loadCcxt = () => (loading ??= import('ccxt'));
 
 /** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
 const CCXT_TICK_SIZE = 4;
@@ -85,6 +84,8 @@ const withOrigin = (urls: unknown, origin: string): unknown => {
 export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   const key: CcxtAccountKey = { userId: options.userId, mode: options.mode, exchangeId: options.exchangeId };
   const watched = options.watched ?? new Set<string>();
+  const idRule = clientOrderIdRuleOf(options.exchangeId);
+  const clientIds = options.clientIds ?? createMemoryClientIdStore();
   const maxRetries = options.maxRateLimitRetries ?? 3;
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
   const backoff = options.rateLimitBackoff ?? { baseMs: 250, maxMs: 2_000 };
@@ -97,10 +98,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       const ccxt = await loadCcxt();
       // ccxt's classes are reached by id at run time; its types name each class separately, not as an index.
       const Class = (ccxt as unknown as Record<string, (new (config: object) => Exchange) | undefined>)[options.exchangeId];
-      // Typed as an object of classes, exported as the list of ids at run time.
-      const ids = ccxt.exchanges as unknown as readonly string[] | Record<string, unknown>;
-      const known = Array.isArray(ids) ? ids.includes(options.exchangeId) : options.exchangeId in ids;
-      if (!known || !Class) throw new BrokerRejectedError(`ccxt has no exchange "${options.exchangeId}"`);
+      if (!isCcxtExchangeId(ccxt, options.exchangeId) || !Class) throw new BrokerRejectedError(`ccxt has no exchange "${options.exchangeId}"`);
       const exchange = new Class({
         apiKey: options.apiKey,
         secret: options.secret,
@@ -185,19 +183,33 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     return exchange.precisionMode === CCXT_TICK_SIZE;
   };
 
-  const toOrder = (order: Order, market: CcxtMarketView, fallbackClientOrderId?: string) => fromCcxtOrder(order, market, key, fallbackClientOrderId);
+  /**
+   * An exchange order as ours, with `ours` false when its client id is a digest form whose id of
+   * ours is not known (yet): it then carries the exchange's id. `known` is our id when the caller
+   * has it (a placement, a lookup by our id).
+   */
+  const readBack = async (order: Order, market: CcxtMarketView, known?: string): Promise<{ order: BrokerOrder; ours: boolean }> => {
+    const sent = order.clientOrderId ?? '';
+    let clientOrderId: string | undefined;
+    if (known !== undefined && (sent === '' || toExchangeClientOrderId(known, idRule) === sent)) clientOrderId = known;
+    else if (!isDigestClientOrderId(sent, idRule)) clientOrderId = sent;
+    else clientOrderId = await clientIds.find(sent, ccxtBrokerOrderId(market.id, order.id ?? ''));
+    return { order: fromCcxtOrder(order, market, key, clientOrderId ?? sent), ours: clientOrderId !== undefined };
+  };
+  const toOrder = async (order: Order, market: CcxtMarketView, known?: string) => (await readBack(order, market, known)).order;
 
-  const getByBrokerOrderId = async (brokerOrderId: string): Promise<BrokerOrder | undefined> => {
+  const readByBrokerOrderId = async (brokerOrderId: string): Promise<{ order: BrokerOrder; ours: boolean } | undefined> => {
     const id = parseCcxtBrokerOrderId(brokerOrderId);
     const market = id && (await marketById(id.marketId));
     if (!id || !market) return undefined;
     try {
-      return toOrder(await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol)), market);
+      return await readBack(await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol)), market);
     } catch (error) {
       if (error instanceof BrokerRejectedError && /OrderNotFound|does not exist|-2013/.test(error.message)) return undefined;
       throw error;
     }
   };
+  const getByBrokerOrderId = async (brokerOrderId: string): Promise<BrokerOrder | undefined> => (await readByBrokerOrderId(brokerOrderId))?.order;
 
   /** The open orders of one symbol, or of every symbol (a much heavier read). */
   const listOpenOrders = async (symbol?: string): Promise<BrokerOrder[]> => {
@@ -205,7 +217,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     const read: BrokerOrder[] = [];
     for (const order of orders) {
       const market = await marketOf(order.symbol ?? '');
-      read.push(toOrder(order, market));
+      read.push(await toOrder(order, market));
     }
     return read;
   };
@@ -262,12 +274,15 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     mode: options.mode,
     placeOrder: async (request) => {
       const market = await marketOf(request.symbol);
-      const args = toCcxtOrder(request, market, await tickSizeMode());
+      const exchangeClientOrderId = toExchangeClientOrderId(request.clientOrderId, idRule);
+      const args = toCcxtOrder(request, market, await tickSizeMode(), exchangeClientOrderId);
       watched.add(market.symbol);
+      // Before the call: the poller may read the order's trades before the placement returns.
+      if (exchangeClientOrderId !== request.clientOrderId) clientIds.put(exchangeClientOrderId, request.clientOrderId);
       const placed = await use('place the order', (exchange) =>
         exchange.createOrder(args.symbol, args.type, args.side, Number(args.amount), args.price === undefined ? undefined : Number(args.price), args.params),
       );
-      const order = toOrder(placed, market, request.clientOrderId);
+      const order = await toOrder(placed, market, request.clientOrderId);
       // The order is reported as accepted: its fills come through events(), as every adapter's do.
       return { ...order, clientOrderId: request.clientOrderId, status: 'accepted', filledQty: '0', avgFillPrice: null, orderType: request.orderType, timeInForce: request.timeInForce, metadata: { ...request.metadata, ...order.metadata } };
     },
@@ -285,8 +300,8 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       for (const symbol of [...watched]) {
         const market = await marketOf(symbol);
         try {
-          const order = await use('read the order', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: lookup.clientOrderId }));
-          return toOrder(order, market, lookup.clientOrderId);
+          const order = await use('read the order', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: toExchangeClientOrderId(lookup.clientOrderId, idRule) }));
+          return await toOrder(order, market, lookup.clientOrderId);
         } catch (error) {
           if (!(error instanceof BrokerRejectedError)) throw error;
         }
@@ -312,9 +327,11 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
           heldSymbols: async () => (await holdings()).held.map((position) => position.symbol),
           openOrders: listOpenOrders,
           trades: async (symbol, since) => (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol)),
+          // An order whose id of ours is not known yet is left for a later reading (its events must carry our id).
           order: async (symbol, exchangeOrderId) => {
             const market = await marketOf(symbol);
-            return getByBrokerOrderId(ccxtBrokerOrderId(market.id, exchangeOrderId));
+            const read = await readByBrokerOrderId(ccxtBrokerOrderId(market.id, exchangeOrderId));
+            return read?.ours ? read.order : undefined;
           },
           replayMs: options.replayMs ?? 3_600_000,
           now: () => Date.now(),

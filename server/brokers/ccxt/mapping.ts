@@ -105,7 +105,7 @@ const TIME_IN_FORCE = { day: 'GTC', gtc: 'GTC', ioc: 'IOC', fok: 'FOK' } as cons
  * the exchange's answer (ccxt refuses it for a market without them: BrokerRejectedError).
  * Crypto has no trading day: `day` is sent as GTC.
  */
-export const toCcxtOrder = (request: BrokerOrderRequest, market: CcxtMarketView, tickSizeMode: boolean): CcxtOrderArguments => {
+export const toCcxtOrder = (request: BrokerOrderRequest, market: CcxtMarketView, tickSizeMode: boolean, exchangeClientOrderId = request.clientOrderId): CcxtOrderArguments => {
   if (request.bracket) throw new BrokerRejectedError('crypto exchange orders take no bracket here');
   const asked = /^\d+(\.\d+)?$/.test(request.qty) ? dec(request.qty) : ZERO;
   const amount = roundToStep(asked, stepOf(market.precision.amount, tickSizeMode), ExactDecimal.ROUND_DOWN);
@@ -118,7 +118,7 @@ export const toCcxtOrder = (request: BrokerOrderRequest, market: CcxtMarketView,
     if (rounded.lte(0)) throw new BrokerRejectedError(`${what} ${text} is below ${market.symbol}'s tick`);
     return rounded.toFixed();
   };
-  const params: Record<string, string> = { clientOrderId: request.clientOrderId };
+  const params: Record<string, string> = { clientOrderId: exchangeClientOrderId };
   let type: 'market' | 'limit' = 'market';
   let price: string | undefined;
   let triggerPrice: string | undefined;
@@ -162,13 +162,14 @@ export const statusFromCcxt = (status: string | undefined, filled: Decimal, amou
 const orderTypeOf = (order: CcxtOrderView): BrokerOrder['orderType'] => (order.triggerPrice ? 'stop' : order.type === 'market' ? 'market' : 'limit');
 const timeInForceOf = (value: string | undefined): BrokerOrder['timeInForce'] => (value === 'IOC' ? 'ioc' : value === 'FOK' ? 'fok' : 'gtc');
 
-export const fromCcxtOrder = (order: CcxtOrderView, market: CcxtMarketView, key: CcxtAccountKey, fallbackClientOrderId = ''): BrokerOrder => {
+/** `clientOrderId` is ours, as the adapter resolved it (client-ids.ts); the exchange's own is kept in metadata when it differs. */
+export const fromCcxtOrder = (order: CcxtOrderView, market: CcxtMarketView, key: CcxtAccountKey, clientOrderId = order.clientOrderId ?? ''): BrokerOrder => {
   const amount = dec(decimalText(order.amount));
   const filled = dec(decimalText(order.filled));
   const submittedAt = new Date(order.timestamp ?? Date.now());
   return {
     brokerOrderId: ccxtBrokerOrderId(market.id, order.id ?? ''),
-    clientOrderId: order.clientOrderId ?? fallbackClientOrderId,
+    clientOrderId,
     assetClass: 'crypto',
     mode: key.mode,
     symbol: market.symbol,
@@ -182,7 +183,7 @@ export const fromCcxtOrder = (order: CcxtOrderView, market: CcxtMarketView, key:
     stopPrice: order.triggerPrice ? decimalText(order.triggerPrice) : null,
     status: statusFromCcxt(order.status, filled, amount),
     parentId: null,
-    metadata: { exchange_order_id: order.id ?? '' },
+    metadata: { exchange_order_id: order.id ?? '', ...(order.clientOrderId && order.clientOrderId !== clientOrderId ? { exchange_client_order_id: order.clientOrderId } : {}) },
     submittedAt,
     updatedAt: new Date(order.lastUpdateTimestamp ?? order.timestamp ?? Date.now()),
   };

@@ -44,7 +44,7 @@ export interface CcxtPollOptions {
   maxSymbolReads?: number;
   /** The account's trades of a symbol at or after `since` (ms). */
   trades: (symbol: string, since: number) => Promise<PolledTrade[]>;
-  /** The order of a trade or of an order that left the open list, by symbol and exchange id. */
+  /** The order of a trade or of an order that left the open list, by symbol and exchange id; undefined when not (yet) known as ours. */
   order: (symbol: string, exchangeOrderId: string) => Promise<BrokerOrder | undefined>;
   /** How far back the first reading looks (the service drops what it has by execution id). */
   replayMs: number;
@@ -125,15 +125,22 @@ export async function* pollCcxtEvents(options: CcxtPollOptions, signal: AbortSig
         const fresh = (await options.trades(symbol, since)).filter((trade) => !seenTrades.has(`${symbol}:${trade.id}`));
         const byOrder = new Map<string, PolledTrade[]>();
         for (const trade of fresh) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade]);
+        /** The oldest trade of an order not known yet (placed with a digest id not recorded yet), read again next time. */
+        let heldBack: number | undefined;
         for (const [orderId, trades] of byOrder) {
           const order = await options.order(symbol, orderId);
-          if (!order) continue;
+          if (!order) {
+            // Held back only while recent: an order that never becomes known (not the service's) is let go.
+            const oldest = Math.min(...trades.map((trade) => trade.at));
+            if (options.now() - oldest < options.replayMs) heldBack = Math.min(heldBack ?? oldest, oldest);
+            continue;
+          }
           for (const event of fillEvents(order, trades, key)) yield event;
           for (const trade of trades) seenTrades.add(`${symbol}:${trade.id}`);
         }
         // The cursor stays on the newest trade's time (inclusive): its id keeps it from coming twice.
         const newest = fresh.reduce((max, trade) => Math.max(max, trade.at), since);
-        cursors.set(symbol, newest);
+        cursors.set(symbol, heldBack === undefined ? newest : Math.min(newest, heldBack));
       }
       const openIds = new Set(openNow.map((order) => order.brokerOrderId));
       for (const [id, before] of open) {

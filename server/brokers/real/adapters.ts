@@ -1,19 +1,22 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
-// Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
-// CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
-// limiters (per key, and per host for KIS), ccxt's pacing by request weight per exchange host, the
-// KIS order links and the ccxt watched symbols of each account.
+// Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on the
+// exchange the key names (CRYPTO_EXCHANGE_ID for `crypto_exchange`). Owns what every adapter of
+// a key must share in this process: the request limiters (per key, and per host for KIS), ccxt's
+// pacing by request weight per exchange host, the KIS order links, and the ccxt watched symbols
+// and client order ids of each account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import { cryptoExchangeOf, cryptoExchangesOf } from '../../keys/exchanges.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
-import { createCcxtBroker, createHostPacing } from '../ccxt/index.ts';
+import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, type CcxtClientIdStore } from '../ccxt/index.ts';
 import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import type { Broker } from '../types.ts';
+import { createCcxtClientIdStore } from './ccxt-client-ids.ts';
 import { createKisLinkStore } from './kis-links.ts';
 
 export interface RealAccount {
@@ -50,16 +53,25 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
     return links;
   };
+  const cryptoExchanges = cryptoExchangesOf(config);
   const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
   // An exchange counts request weight per calling IP: every account's ccxt instances on one host share ccxt's pacing.
   const cryptoHostPacing = createHostPacing();
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
   const watchedSymbols = new Map<string, Set<string>>();
-  const watchedOf = (userId: number, mode: TTradingMode) => {
-    const key = `${userId}:${mode}`;
+  const watchedOf = (userId: number, mode: TTradingMode, exchangeId: string) => {
+    const key = `${userId}:${mode}:${exchangeId}`;
     let watched = watchedSymbols.get(key);
     if (!watched) watchedSymbols.set(key, (watched = new Set()));
     return watched;
+  };
+  // Our client order ids behind the digest forms an exchange was sent: each account's, shared by its request and events adapters.
+  const clientIdStores = new Map<string, CcxtClientIdStore>();
+  const clientIdsOf = (userId: number, mode: TTradingMode, exchangeId: string) => {
+    const key = `${userId}:${mode}:${exchangeId}`;
+    let store = clientIdStores.get(key);
+    if (!store) clientIdStores.set(key, (store = createCcxtClientIdStore({ db, userId, mode, rule: clientOrderIdRuleOf(exchangeId) })));
+    return store;
   };
   const warn = logger.child({ area: 'brokers' });
 
@@ -100,11 +112,14 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           replayToday: true,
           logger: warn,
         });
-      case 'crypto':
+      case 'crypto': {
+        const exchangeId = cryptoExchangeOf(credentials.exchange, cryptoExchanges);
+        // A key registered before CRYPTO_EXCHANGE_IDS dropped its exchange: not traded on until the setting allows it again.
+        if (!exchangeId) throw new AppError('BROKER_NOT_CONFIGURED', `The crypto key names ${credentials.exchange}, which this service does not allow (CRYPTO_EXCHANGE_IDS)`);
         return createCcxtBroker({
           userId,
           mode,
-          exchangeId: config.CRYPTO_EXCHANGE_ID,
+          exchangeId,
           apiKey: credentials.apiKey,
           secret: credentials.apiSecret,
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
@@ -112,9 +127,11 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           limiter: cryptoLimiters.forKey(credentials.apiKey),
           hostPacing: cryptoHostPacing,
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
-          watched: watchedOf(userId, mode),
+          watched: watchedOf(userId, mode, exchangeId),
+          clientIds: clientIdsOf(userId, mode, exchangeId),
           logger: warn,
         });
+      }
     }
   };
 
