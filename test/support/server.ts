@@ -59,7 +59,7 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
 export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
 
 /** A DATA_DIR holding a copy of the migrated PGlite template, when there is one. */
-const dataDirFromTemplate = (): string => {
+export const dataDirFromTemplate = (): string => {
   const dir = tempDir();
   const source = template();
   if (source?.kind === 'pglite') cpSync(path.join(source.dataDir, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });

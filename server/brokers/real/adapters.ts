@@ -1,10 +1,11 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
 // Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
-// CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
-// limiters (per key, and per host for KIS), the KIS order links and the ccxt watched symbols of
-// each account.
+// CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share: the request limiters (per
+// key, and per host for KIS), whose budgets every instance shares through Postgres, and, in this
+// process, the KIS order links and the ccxt watched symbols of each account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
@@ -12,7 +13,9 @@ import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
 import { createCcxtBroker } from '../ccxt/index.ts';
-import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
+import { createKisBroker, KIS_HOST_REQUESTS_PER_SECOND, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
+import { budgetNames } from '../limits/names.ts';
+import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
 import type { Broker } from '../types.ts';
 import { createKisLinkStore } from './kis-links.ts';
 
@@ -35,13 +38,17 @@ const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0
 
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
-export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Config; logger: Logger }) => {
-  const alpacaLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_US_REQUESTS_PER_MIN });
+export const createRealAdapters = ({ db, clock, config, logger }: { db: Db; clock: Clock; config: Config; logger: Logger }) => {
+  // Every budget is shared by the instances on this database; the database gets as long to answer
+  // a take as a broker gets to answer a request.
+  const shared = (nameOf: (keyId: string) => string) => sharedBudgetLimiters({ db, clock, logger: logger.child({ area: 'broker-budgets' }), answerTimeoutMs: config.BROKER_TIMEOUT_MS }, nameOf);
+  const alpacaLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_US_REQUESTS_PER_MIN }, shared(budgetNames.usKey));
   const krPerSecond = config.BROKER_KR_REQUESTS_PER_SEC;
   const kisKeyLimiters = {
-    paper: createLimiterRegistry(perSecond(krPerSecond || KIS_PAPER_REQUESTS_PER_SECOND)),
-    live: createLimiterRegistry(perSecond(krPerSecond || KIS_LIVE_REQUESTS_PER_SECOND)),
+    paper: createLimiterRegistry(perSecond(krPerSecond || KIS_PAPER_REQUESTS_PER_SECOND), shared(budgetNames.krKey('paper'))),
+    live: createLimiterRegistry(perSecond(krPerSecond || KIS_LIVE_REQUESTS_PER_SECOND), shared(budgetNames.krKey('live'))),
   };
+  const kisHostLimiters = createLimiterRegistry(perSecond(KIS_HOST_REQUESTS_PER_SECOND), shared(budgetNames.krHost));
   // KIS forgets our client order ids: each account's links, shared by its request and events adapters.
   const kisLinks = new Map<string, KisOrderLinkStore>();
   const linksOf = (userId: number, mode: TTradingMode) => {
@@ -50,7 +57,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
     return links;
   };
-  const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
+  const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN }, shared(budgetNames.cryptoKey(config.CRYPTO_EXCHANGE_ID)));
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
   const watchedSymbols = new Map<string, Set<string>>();
   const watchedOf = (userId: number, mode: TTradingMode) => {
@@ -91,7 +98,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
           keyLimiters: kisKeyLimiters[mode],
-          hostLimiters: kisLimiters.hosts,
+          hostLimiters: kisHostLimiters,
           links: linksOf(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
@@ -120,6 +127,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     cryptoLimiters.close();
     kisKeyLimiters.paper.close();
     kisKeyLimiters.live.close();
+    kisHostLimiters.close();
   };
 
   return { build, close };
