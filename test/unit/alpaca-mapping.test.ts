@@ -185,4 +185,18 @@ describe('the token bucket', () => {
     const taken = Array.from({ length: 250 }, () => bucket.tryTake(3_600_000)).filter((wait) => wait === 0);
     expect(taken).toHaveLength(200);
   });
+
+  it('a pause (a 429 Retry-After) empties it and refills nothing before the pause ends', () => {
+    const bucket = createTokenBucket({ requestsPerMinute: 60, burst: 3 }, 0);
+    expect(bucket.tryTake(0)).toBe(0);
+    bucket.pause(5_000);
+    // The two tokens left are gone; the first comes a refill interval after the pause.
+    expect(bucket.tryTake(1_000)).toBe(5_000);
+    expect(bucket.tryTake(5_999)).toBe(1);
+    expect(bucket.tryTake(6_000)).toBe(0);
+    // A shorter pause never cuts a longer one short.
+    bucket.pause(10_000);
+    bucket.pause(7_000);
+    expect(bucket.tryTake(9_000)).toBe(2_000);
+  });
 });

@@ -97,6 +97,8 @@ export const createAlpacaHttp = (options: AlpacaHttpOptions) => {
       if (response.status === 429) {
         const retryAfter = Number(response.headers.get('retry-after') ?? '1');
         const waitSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : 1;
+        // Every caller of the key, on every instance, holds off as long (the budget is shared).
+        limiter.pause(waitSeconds * 1_000);
         if (retries >= options.maxRateLimitRetries || waitSeconds > options.maxRetryAfterSeconds) {
           throw new BrokerUnavailableError(scrub(`Alpaca kept rate-limiting ${what} (429: ${message})`));
         }

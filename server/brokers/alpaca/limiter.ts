@@ -1,7 +1,7 @@
 // The outbound request limiter of one broker key: a token bucket every caller of that key draws
 // from, so all users and adapters sharing a key stay under the rate the broker allows it. Born
 // with the Alpaca adapter; the KIS and ccxt adapters use it too.
-import { BrokerUnavailableError } from '../types.ts';
+import { createWaiterQueue, limiterClosed, refusalBeforeQueueing } from '../limits/waiters.ts';
 
 /** Alpaca's published Trading API limit per key. */
 export const ALPACA_REQUESTS_PER_MINUTE = 200;
@@ -34,91 +34,100 @@ export const createTokenBucket = ({ requestsPerMinute, burst = requestsPerMinute
         tokens -= 1;
         return 0;
       }
+      // A pause leaves refilledAt in the future: nothing refills before it ends.
+      const pausedMs = Math.max(0, refilledAt - nowMs);
       // The epsilon keeps float noise (1.0000000000000009 ms) from adding a whole millisecond.
-      return Math.max(1, Math.ceil((1 - tokens) / refillPerMs - 1e-6));
+      return Math.max(1, Math.ceil(pausedMs + (1 - tokens) / refillPerMs - 1e-6));
+    },
+    /**
+     * Empties the bucket and refills nothing before `untilMs`: the broker said "too many", so our
+     * idea of what is left was wrong, and the bucket starts again from empty when the pause ends.
+     */
+    pause(untilMs: number): void {
+      tokens = 0;
+      refilledAt = Math.max(refilledAt, untilMs);
     },
   };
 };
 
+/** The longest pause a Retry-After can impose (a broken header must not stop a key for days). */
+export const MAX_PAUSE_MS = 10 * 60_000;
+
+/** A pause's length as honoured: finite, not negative, at most MAX_PAUSE_MS. */
+export const pauseMsOf = (forMs: number): number => (Number.isFinite(forMs) ? Math.min(MAX_PAUSE_MS, Math.max(0, forMs)) : MAX_PAUSE_MS);
+
 export interface RequestLimiter {
   /** Resolves when the caller may send one request; rejects when the signal aborts or the limiter closes. */
   take(signal?: AbortSignal): Promise<void>;
+  /**
+   * Stops handing out tokens for `forMs` (a broker's 429 Retry-After), for every caller of the
+   * key; afterwards the budget refills from empty. Capped at MAX_PAUSE_MS.
+   */
+  pause(forMs: number): void;
   /** Callers waiting for a token now. */
   readonly waiting: number;
   /** Rejects every waiting caller (BrokerUnavailableError) and every later one. */
   close(): void;
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: Error) => void;
-}
-
 /** Waiting callers are served first come, first served, by one timer set for the next token. */
 export const createRequestLimiter = (options: TokenBucketOptions, now: () => number = Date.now): RequestLimiter => {
   const bucket = createTokenBucket(options, now());
-  const queue: Waiter[] = [];
+  const waiters = createWaiterQueue();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
   const drain = () => {
     timer = undefined;
-    while (queue.length > 0) {
+    while (waiters.length > 0) {
       const waitMs = bucket.tryTake(now());
       if (waitMs > 0) {
         timer = setTimeout(drain, waitMs);
         return;
       }
-      queue.shift()!.resolve();
+      waiters.admitFirst();
     }
   };
 
   return {
     take: (signal) => {
-      if (closed) return Promise.reject(new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)'));
-      if (signal?.aborted) return Promise.reject(new BrokerUnavailableError('the request was abandoned while waiting for the rate limit'));
+      const refusal = refusalBeforeQueueing(closed, signal);
+      if (refusal) return Promise.reject(refusal);
       // Nobody ahead: take straight away when a token is there (no timer, no tick lost).
-      if (queue.length === 0 && bucket.tryTake(now()) === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          const index = queue.indexOf(waiter);
-          if (index >= 0) queue.splice(index, 1);
-          reject(new BrokerUnavailableError('the request was abandoned while waiting for the rate limit'));
-        };
-        const waiter: Waiter = {
-          resolve: () => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
-          },
-          reject,
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        queue.push(waiter);
-        timer ??= setTimeout(drain, 0);
-      });
+      if (waiters.length === 0 && bucket.tryTake(now()) === 0) return Promise.resolve();
+      const turn = waiters.wait(signal);
+      timer ??= setTimeout(drain, 0);
+      return turn;
     },
+    // A drain timer set before the pause finds the bucket empty when it fires and waits again.
+    pause: (forMs) => bucket.pause(now() + pauseMsOf(forMs)),
     get waiting() {
-      return queue.length;
+      return waiters.length;
     },
     close: () => {
       closed = true;
       clearTimeout(timer);
       timer = undefined;
-      for (const waiter of queue.splice(0)) waiter.reject(new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)'));
+      waiters.refuseAll(limiterClosed);
     },
   };
 };
+
+/** Makes the limiter of one key id: in-process by default, or over a budget shared through Postgres. */
+export type LimiterFactory = (keyId: string, options: TokenBucketOptions) => RequestLimiter;
+
+const inProcess: LimiterFactory = (_keyId, options) => createRequestLimiter(options);
 
 /**
  * One limiter per key id, shared by everyone who asks for that key: the service builds one of
  * these and hands it to every adapter it makes, so two users of one key share one budget.
  */
-export const createLimiterRegistry = (options: TokenBucketOptions = { requestsPerMinute: ALPACA_REQUESTS_PER_MINUTE }) => {
+export const createLimiterRegistry = (options: TokenBucketOptions = { requestsPerMinute: ALPACA_REQUESTS_PER_MINUTE }, build: LimiterFactory = inProcess) => {
   const byKeyId = new Map<string, RequestLimiter>();
   return {
     forKey: (keyId: string): RequestLimiter => {
       let limiter = byKeyId.get(keyId);
-      if (!limiter) byKeyId.set(keyId, (limiter = createRequestLimiter(options)));
+      if (!limiter) byKeyId.set(keyId, (limiter = build(keyId, options)));
       return limiter;
     },
     close: () => {

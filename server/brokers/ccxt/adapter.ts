@@ -142,14 +142,17 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
         return await run();
       } catch (error) {
         const rateLimited = error instanceof Error && (error.name === 'DDoSProtection' || error.name === 'RateLimitExceeded');
-        if (rateLimited && retries < maxRetries) {
+        if (rateLimited) {
           const headers = (parts.exchange.last_response_headers ?? {}) as Record<string, string | undefined>;
           const retryAfter = Number(headers['retry-after'] ?? headers['Retry-After'] ?? Number.NaN);
+          const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : Math.min(backoff.maxMs, backoff.baseMs * 2 ** retries);
+          // Every caller of the key, on every instance, holds off as long (the budget is shared).
+          options.limiter.pause(waitMs);
+          if (retries >= maxRetries) throw new BrokerUnavailableError(scrub(`the exchange kept rate-limiting us while trying to ${what}`));
           if (Number.isFinite(retryAfter) && retryAfter > maxRetryAfter) throw new BrokerUnavailableError(`the exchange rate-limited us for ${retryAfter} s while trying to ${what}`);
-          await sleep(Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : Math.min(backoff.maxMs, backoff.baseMs * 2 ** retries));
+          await sleep(waitMs);
           continue;
         }
-        if (rateLimited) throw new BrokerUnavailableError(scrub(`the exchange kept rate-limiting us while trying to ${what}`));
         throw brokerErrorOf(error, parts.classes, scrub, what);
       }
     }

@@ -133,6 +133,8 @@ export const createKisHttp = (options: KisHttpOptions) => {
           rateLimited += 1;
           const retryAfter = Number(answer.retryAfter ?? Number.NaN);
           const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : retryDelayMs(rateLimited, options.rateLimitBackoff, random());
+          // The key's budget, on every instance, holds off as long (the host's serves other keys too).
+          options.keyLimiter.pause(waitMs);
           if (rateLimited > options.maxRateLimitRetries || waitMs > options.maxRetryAfterSeconds * 1_000) throw new BrokerUnavailableError(`KIS kept rate-limiting ${what}: ${detail}`);
           await sleep(waitMs);
           continue;

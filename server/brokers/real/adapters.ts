@@ -1,11 +1,13 @@
 // The real broker adapters of BROKER_MODE=real, built from a key's credentials: the US key's
 // Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on the
 // exchange the key names (CRYPTO_EXCHANGE_ID for `crypto_exchange`). Owns what every adapter of
-// a key must share in this process: the request limiters (per key, and per host for KIS), ccxt's
-// pacing by request weight per exchange host, the KIS order links, and the ccxt watched symbols
-// and client order ids of each account.
+// a key must share: the request limiters (per key, and per host for KIS), whose budgets every
+// instance shares through Postgres, and, in this process, ccxt's pacing by request weight per
+// exchange host, the KIS order links, and the ccxt watched symbols and client order ids of each
+// account.
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
@@ -14,7 +16,9 @@ import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
 import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, type CcxtClientIdStore } from '../ccxt/index.ts';
-import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
+import { createKisBroker, KIS_HOST_REQUESTS_PER_SECOND, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
+import { budgetNames } from '../limits/names.ts';
+import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
 import type { Broker } from '../types.ts';
 import { createCcxtClientIdStore } from './ccxt-client-ids.ts';
 import { createKisLinkStore } from './kis-links.ts';
@@ -38,13 +42,17 @@ const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0
 
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
-export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Config; logger: Logger }) => {
-  const alpacaLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_US_REQUESTS_PER_MIN });
+export const createRealAdapters = ({ db, clock, config, logger }: { db: Db; clock: Clock; config: Config; logger: Logger }) => {
+  // Every budget is shared by the instances on this database; the database gets as long to answer
+  // a take as a broker gets to answer a request.
+  const shared = (nameOf: (keyId: string) => string) => sharedBudgetLimiters({ db, clock, logger: logger.child({ area: 'broker-budgets' }), answerTimeoutMs: config.BROKER_TIMEOUT_MS }, nameOf);
+  const alpacaLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_US_REQUESTS_PER_MIN }, shared(budgetNames.usKey));
   const krPerSecond = config.BROKER_KR_REQUESTS_PER_SEC;
   const kisKeyLimiters = {
-    paper: createLimiterRegistry(perSecond(krPerSecond || KIS_PAPER_REQUESTS_PER_SECOND)),
-    live: createLimiterRegistry(perSecond(krPerSecond || KIS_LIVE_REQUESTS_PER_SECOND)),
+    paper: createLimiterRegistry(perSecond(krPerSecond || KIS_PAPER_REQUESTS_PER_SECOND), shared(budgetNames.krKey('paper'))),
+    live: createLimiterRegistry(perSecond(krPerSecond || KIS_LIVE_REQUESTS_PER_SECOND), shared(budgetNames.krKey('live'))),
   };
+  const kisHostLimiters = createLimiterRegistry(perSecond(KIS_HOST_REQUESTS_PER_SECOND), shared(budgetNames.krHost));
   // KIS forgets our client order ids: each account's links, shared by its request and events adapters.
   const kisLinks = new Map<string, KisOrderLinkStore>();
   const linksOf = (userId: number, mode: TTradingMode) => {
@@ -54,7 +62,13 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     return links;
   };
   const cryptoExchanges = cryptoExchangesOf(config);
-  const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
+  // One registry per exchange: a crypto key's budget is named by the exchange it trades on.
+  const cryptoLimiterRegistries = new Map<string, ReturnType<typeof createLimiterRegistry>>();
+  const cryptoLimitersOf = (exchangeId: string) => {
+    let registry = cryptoLimiterRegistries.get(exchangeId);
+    if (!registry) cryptoLimiterRegistries.set(exchangeId, (registry = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN }, shared(budgetNames.cryptoKey(exchangeId)))));
+    return registry;
+  };
   // An exchange counts request weight per calling IP: every account's ccxt instances on one host share ccxt's pacing.
   const cryptoHostPacing = createHostPacing();
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
@@ -105,7 +119,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
           keyLimiters: kisKeyLimiters[mode],
-          hostLimiters: kisLimiters.hosts,
+          hostLimiters: kisHostLimiters,
           links: linksOf(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
@@ -124,7 +138,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           secret: credentials.apiSecret,
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
-          limiter: cryptoLimiters.forKey(credentials.apiKey),
+          limiter: cryptoLimitersOf(exchangeId).forKey(credentials.apiKey),
           hostPacing: cryptoHostPacing,
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedOf(userId, mode, exchangeId),
@@ -137,9 +151,10 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
 
   const close = () => {
     alpacaLimiters.close();
-    cryptoLimiters.close();
+    for (const registry of cryptoLimiterRegistries.values()) registry.close();
     kisKeyLimiters.paper.close();
     kisKeyLimiters.live.close();
+    kisHostLimiters.close();
   };
 
   return { build, close };
