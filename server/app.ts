@@ -118,7 +118,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
     // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
-    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, config, logger }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
+    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, config, logger, cipher, clock }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
     const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
     const keys = createExchangeKeys({
       db,

@@ -25,7 +25,7 @@ import {
   type KisAccountNumber,
 } from './mapping.ts';
 import { pollKisEvents } from './poller.ts';
-import { createKisTokenManager, sharedTokenStore, type KisTokenStore } from './token.ts';
+import { createKisTokenManager, sharedTokenStore, type KisStoredToken, type KisTokenStore } from './token.ts';
 import {
   KIS_LIVE_URL,
   KIS_PAPER_URL,
@@ -67,8 +67,10 @@ export interface KisBrokerOptions extends KisAccountKey, KisAccountNumber {
   /** The key's limiters and the hosts': pass the service's shared ones; by default the process's. */
   keyLimiters?: LimiterRegistry;
   hostLimiters?: LimiterRegistry;
-  /** Where the token is kept: the service's shared store; by default the process's. */
+  /** Where the token is kept: the service's store in Postgres, shared by every instance; by default the process's. */
   tokenStore?: KisTokenStore;
+  /** The token issuances in flight in this process: by default the process's (tests playing two instances give each its own). */
+  tokenInFlight?: Map<string, Promise<KisStoredToken>>;
   /** Renew the token this long before it expires. Default 10 minutes. */
   tokenRenewBeforeMs?: number;
   /** Client order id ↔ KIS order: the service's orders; by default one in memory per adapter. */
@@ -116,6 +118,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
   const scrubSecret = (text: string) => (options.appSecret ? text.split(options.appSecret).join('[redacted]') : text);
   const tokens = createKisTokenManager({
     origin,
+    mode: options.mode,
     appKey: options.appKey,
     appSecret: options.appSecret,
     store: options.tokenStore ?? sharedTokenStore,
@@ -123,6 +126,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     timeoutMs,
     scrub: scrubSecret,
     now: () => now().getTime(),
+    ...(options.tokenInFlight ? { inFlight: options.tokenInFlight } : {}),
   });
   const http: KisHttp = createKisHttp({
     origin,

@@ -2,12 +2,14 @@
 // Alpaca-style adapter, the KR key's KIS-style adapter, the crypto key's ccxt adapter on
 // CRYPTO_EXCHANGE_ID. Owns what every adapter of a key must share in this process: the request
 // limiters (per key, and per host for KIS), the KIS order links and the ccxt watched symbols of
-// each account.
+// each account; and, with every instance, the KIS access tokens (kept in Postgres).
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
+import type { KeyCipher } from '../../keys/crypto.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
@@ -15,6 +17,7 @@ import { createCcxtBroker } from '../ccxt/index.ts';
 import { createKisBroker, kisLimiters, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import type { Broker } from '../types.ts';
 import { createKisLinkStore } from './kis-links.ts';
+import { createKisTokenStore } from './kis-tokens.ts';
 
 export interface RealAccount {
   userId: number;
@@ -35,7 +38,7 @@ const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0
 
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
-export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Config; logger: Logger }) => {
+export const createRealAdapters = ({ db, config, logger, cipher, clock }: { db: Db; config: Config; logger: Logger; cipher: KeyCipher; clock: Clock }) => {
   const alpacaLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_US_REQUESTS_PER_MIN });
   const krPerSecond = config.BROKER_KR_REQUESTS_PER_SEC;
   const kisKeyLimiters = {
@@ -50,6 +53,8 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
     if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
     return links;
   };
+  // KIS issues about one token a minute per key: one token per key and domain for every instance.
+  const kisTokens = createKisTokenStore({ db, cipher, clock });
   const cryptoLimiters = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN });
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
   const watchedSymbols = new Map<string, Set<string>>();
@@ -92,6 +97,7 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           timeoutMs: config.BROKER_TIMEOUT_MS,
           keyLimiters: kisKeyLimiters[mode],
           hostLimiters: kisLimiters.hosts,
+          tokenStore: kisTokens,
           links: linksOf(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
