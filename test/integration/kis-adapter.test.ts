@@ -12,7 +12,8 @@ import { createKisTokenStore } from '../../server/brokers/real/kis-tokens.ts';
 import { systemClock } from '../../server/clock.ts';
 import { brokerTokens } from '../../server/db/schema/index.ts';
 import { createKeyCipher } from '../../server/keys/crypto.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
+import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { openTestDatabase } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -311,6 +312,52 @@ describe('refusals and failures', () => {
     expect(await broker.listOpenOrders()).toEqual([]);
     expect(await broker.getOrder({ brokerOrderId: placed.brokerOrderId })).toMatchObject({ status: 'filled', qty: '1' });
     expect(placed.brokerOrderId).toMatch(/-0000000001$/);
+  });
+});
+
+describe('an order whose placement answer was lost', () => {
+  /**
+   * An account whose adapter stands three minutes ahead of the fake (past the two-minute window in
+   * which a lost order is looked for), and a way to place orders whose answers KIS loses.
+   */
+  const lossyAccount = () => {
+    const account = newBroker({ timeoutMs: 300, now: () => new Date(Date.now() + 180_000) });
+    const placeLost = async (request: BrokerOrderRequest) => {
+      const sentAt = new Date();
+      fake.loseAnswerNext({ method: 'POST', path: KIS_PATHS.orderCash });
+      expect(await failureOf(account.broker.placeOrder(request))).toBeInstanceOf(BrokerUnavailableError);
+      return { clientOrderId: request.clientOrderId, intent: { symbol: request.symbol, side: request.side, qty: request.qty, sentAt } };
+    };
+    return { ...account, placeLost };
+  };
+
+  it('is found among the day\'s orders by symbol, side, quantity and time, and linked; a twin placed and linked normally is not taken for it', async () => {
+    const { broker, placeLost } = lossyAccount();
+    const lost = await placeLost(order({ qty: '4' }));
+    const twin = await broker.placeOrder(order({ qty: '4' }));
+    // By the client order id alone, as before: KIS knows nothing of it.
+    expect(await broker.getOrder({ clientOrderId: lost.clientOrderId })).toBeUndefined();
+    const found = await broker.getOrder(lost);
+    expect(found).toMatchObject({ clientOrderId: lost.clientOrderId, status: 'filled', filledQty: '4', qty: '4' });
+    expect(found!.brokerOrderId).toMatch(/^\d{8}-0000000001$/);
+    expect(found!.brokerOrderId).not.toBe(twin.brokerOrderId);
+    // Linked: found by the client order id from now on, and named in the order's events.
+    expect(await broker.getOrder({ clientOrderId: lost.clientOrderId })).toMatchObject({ brokerOrderId: found!.brokerOrderId });
+    expect(await broker.getOrder({ brokerOrderId: found!.brokerOrderId })).toMatchObject({ clientOrderId: lost.clientOrderId });
+    // Another quantity fits nothing.
+    expect(await broker.getOrder({ clientOrderId: 'other', intent: { ...lost.intent, qty: '5' } })).toBeUndefined();
+  });
+
+  it('is not guessed when several orders fit: ambiguous, with their ids; and not looked for before the window has passed', async () => {
+    const { broker, make, placeLost } = lossyAccount();
+    const first = await placeLost(order({ side: 'buy', qty: '6' }));
+    await placeLost(order({ side: 'buy', qty: '6' }));
+    const ambiguous = await failureOf(broker.getOrder(first));
+    expect(ambiguous).toBeInstanceOf(BrokerOrderAmbiguousError);
+    expect([...(ambiguous as BrokerOrderAmbiguousError).candidates].sort()).toEqual([expect.stringMatching(/-0000000001$/), expect.stringMatching(/-0000000002$/)]);
+    // An adapter at the fake's own time: the order could still be on its way, so nothing is decided.
+    const early = await failureOf(make({ now: () => new Date() }).getOrder(first));
+    expect(early).toBeInstanceOf(BrokerUnavailableError);
   });
 });
 
