@@ -98,6 +98,23 @@ export interface KisTokenManagerOptions {
 
 const processInFlight = new Map<string, Promise<KisStoredToken>>();
 
+/**
+ * The store's failures (a database that cannot be reached) as KIS being unavailable to us, with
+ * none of their text: a failed query's message may carry its parameters.
+ */
+const guarded = (store: KisTokenStore): KisTokenStore => {
+  const fail = (what: string) => (): never => {
+    throw new BrokerUnavailableError(`the KIS token store could not ${what}`);
+  };
+  return {
+    get: (key) => store.get(key).catch(fail('be read')),
+    put: (key, token) => store.put(key, token).catch(fail('save the token')),
+    drop: (key, accessToken) => store.drop(key, accessToken).catch(fail('drop the token')),
+    claimIssue: (key, holder, nowMs, ttlMs) => store.claimIssue(key, holder, nowMs, ttlMs).catch(fail('hand out the right to issue')),
+    releaseIssue: (key, holder) => store.releaseIssue(key, holder).catch(fail('take back the right to issue')),
+  };
+};
+
 /** KIS's issuance spacing: an early renewal that failed is not tried again sooner, by any instance. */
 const EARLY_RENEWAL_RETRY_MS = 60_000;
 /** While another instance holds the right to issue, this one does not ask for it again sooner. */
@@ -126,6 +143,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
   const now = options.now ?? Date.now;
   const key = tokenStoreKey(options.mode, options.origin, options.appKey);
   const inFlight = options.inFlight ?? processInFlight;
+  const store = guarded(options.store);
   /** This manager's name as a holder of the right to issue. */
   const holder = randomUUID();
   /** The right is held for the issuance's timeout and the write after it. */
@@ -140,7 +158,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
     const state = tokenFreshness(token, now(), options.renewBeforeMs);
     return state === 'fresh' || state === 'renew';
   };
-  const read = async () => (held = await options.store.get(key));
+  const read = async () => (held = await store.get(key));
 
   const issue = async (): Promise<KisStoredToken> => {
     const url = new URL(KIS_PATHS.token, options.origin);
@@ -203,13 +221,14 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
       const stored = await read();
       if (tokenFreshness(stored, now(), options.renewBeforeMs) === 'fresh') return stored!;
       const token = await issue();
-      await options.store.put(key, token);
       held = token;
+      // Saved for the other instances; a token that could not be saved still serves this one.
+      await store.put(key, token).catch(() => undefined);
       return token;
     } catch (error) {
       if (!(error instanceof BrokerUnavailableError)) throw error;
       // KIS will not issue for a minute: the right is kept that long, so no instance asks sooner.
-      if (error instanceof KisTokenTooSoonError) keepClaim = await options.store.claimIssue(key, holder, now(), EARLY_RENEWAL_RETRY_MS).catch(() => false);
+      if (error instanceof KisTokenTooSoonError) keepClaim = await store.claimIssue(key, holder, now(), EARLY_RENEWAL_RETRY_MS).catch(() => false);
       // Another instance may have issued meanwhile; else the old token while it lasts.
       const again = await read();
       const state = tokenFreshness(again, now(), options.renewBeforeMs);
@@ -220,7 +239,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
       }
       throw new BrokerUnavailableError(`the KIS token expired and cannot be renewed yet: ${error.message}`);
     } finally {
-      if (!keepClaim) await options.store.releaseIssue(key, holder).catch(() => undefined);
+      if (!keepClaim) await store.releaseIssue(key, holder).catch(() => undefined);
     }
   };
 
@@ -234,7 +253,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
   const renew = async (): Promise<KisStoredToken> => {
     const stored = await read();
     if (tokenFreshness(stored, now(), options.renewBeforeMs) === 'fresh') return stored!;
-    if (await options.store.claimIssue(key, holder, now(), claimMs)) return issueAndSave();
+    if (await store.claimIssue(key, holder, now(), claimMs)) return issueAndSave();
     if (good(stored)) {
       renewNotBefore = now() + CLAIM_RETRY_MS;
       return stored;
@@ -264,7 +283,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
      * Callers that were refused the same token share one renewal.
      */
     refused: async (accessToken: string): Promise<string> => {
-      await options.store.drop(key, accessToken);
+      await store.drop(key, accessToken);
       const stored = await read();
       if (stored && stored.accessToken !== accessToken && tokenFreshness(stored, now(), options.renewBeforeMs) !== 'expired') return stored.accessToken;
       return (await renewOnce()).accessToken;
