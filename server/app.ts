@@ -125,7 +125,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
     // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
-    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, clock, config, logger }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
+    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, clock, config, logger, cipher }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
     const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
     const keys = createExchangeKeys({
       db,

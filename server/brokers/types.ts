@@ -77,7 +77,21 @@ export interface BrokerAnswer {
   events: readonly TBrokerEvent[];
 }
 
-export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string };
+/**
+ * What we meant to place, as the order's intent records it: a broker that keeps no client order id
+ * (KIS) finds an order whose placement answer was lost by these, among its orders of that day.
+ */
+export interface OrderIntent {
+  symbol: string;
+  side: 'buy' | 'sell';
+  /** A decimal string. */
+  qty: string;
+  /** When the intent was written, just before the broker was called (the order's submitted_at). */
+  sentAt: Date;
+}
+
+/** By our client order id, with the intent for a broker that can only match it by its details. */
+export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string; intent?: OrderIntent };
 
 /** What a replace changes; a field left out keeps its value. Decimal strings. */
 export interface BrokerReplaceRequest {
@@ -140,4 +154,17 @@ export class BrokerRejectedError extends Error {
 /** The broker could not be reached or failed (maps to 502 BROKER_UNAVAILABLE). */
 export class BrokerUnavailableError extends Error {
   override readonly name = 'BrokerUnavailableError';
+}
+
+/**
+ * The broker has several orders that could be the one asked for, and nothing tells them apart (KIS
+ * takes no client order id): no guess is made. `candidates` are their broker order ids.
+ */
+export class BrokerOrderAmbiguousError extends Error {
+  override readonly name = 'BrokerOrderAmbiguousError';
+  readonly candidates: readonly string[];
+  constructor(message: string, candidates: readonly string[]) {
+    super(message);
+    this.candidates = candidates;
+  }
 }

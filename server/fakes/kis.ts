@@ -41,7 +41,7 @@ export interface FakeKisMatch {
   path?: string;
 }
 
-type Fault = ({ kind: 'status'; status: number; text: string } | { kind: 'hang' } | { kind: 'rate_limit' } | { kind: 'refuse'; msgCd: string; message: string }) & { match?: FakeKisMatch };
+type Fault = ({ kind: 'status'; status: number; text: string } | { kind: 'hang' } | { kind: 'lose_answer' } | { kind: 'rate_limit' } | { kind: 'refuse'; msgCd: string; message: string }) & { match?: FakeKisMatch };
 
 const matches = (fault: { match?: FakeKisMatch }, method: string, path: string) =>
   (fault.match?.method === undefined || fault.match.method === method) && (fault.match?.path === undefined || fault.match.path === path);
@@ -61,6 +61,9 @@ const readBody = async (request: IncomingMessage): Promise<string> => {
 const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
 };
+
+/** Where an answer the network lost is written: nowhere. */
+const lostAnswer = { writeHead: () => ({ end: () => undefined }) } as unknown as ServerResponse;
 
 const kstText = (ms: number) => new Date(ms + 9 * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -203,6 +206,11 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
         const index = faults.findIndex((candidate) => matches(candidate, request.method ?? '', path));
         const fault = index < 0 ? undefined : faults.splice(index, 1)[0];
         if (fault?.kind === 'hang') return void hung.add(response);
+        if (fault?.kind === 'lose_answer') {
+          // The call is carried out as KIS would (an order is taken), and its answer goes nowhere.
+          hung.add(response);
+          return await route(request, lostAnswer, authenticate(request)).catch(() => undefined);
+        }
         if (fault?.kind === 'status') return void response.writeHead(fault.status, { 'content-type': 'text/html' }).end(fault.text);
         if (fault?.kind === 'rate_limit') return sendJson(response, 500, { rt_cd: '1', msg_cd: KIS_MSG.rateLimited, msg1: '초당 거래건수를 초과하였습니다.' });
         if (fault?.kind === 'refuse') return sendJson(response, 500, { rt_cd: '1', msg_cd: fault.msgCd, msg1: fault.message });
@@ -242,6 +250,11 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     failNext: (status = 503, text = '<html>Service Unavailable</html>', match?: FakeKisMatch) => void faults.push({ kind: 'status', status, text, ...(match ? { match } : {}) }),
     /** The next call is never answered. */
     hangNext: () => void faults.push({ kind: 'hang' }),
+    /**
+     * The next call (matching `match`) is carried out, an order placed, but its answer is lost:
+     * the caller hears nothing until it times out, as when the network drops KIS's answer.
+     */
+    loseAnswerNext: (match?: FakeKisMatch) => void faults.push({ kind: 'lose_answer', ...(match ? { match } : {}) }),
     /** The next `times` calls answer EGW00201 (too many requests a second), HTTP 500 as KIS does. */
     rateLimitNext: (times = 1) => {
       for (let index = 0; index < times; index += 1) faults.push({ kind: 'rate_limit' });

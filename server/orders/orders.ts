@@ -22,7 +22,7 @@ import type { Alerts } from '../alerts/index.ts';
 import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
-import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -71,6 +71,8 @@ const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expir
 
 const num = (value: string | null) => (value === null ? null : Number(value));
 /** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
+/** The reason an intent stays pending when several broker orders could be it (see `reconcile`). */
+const AMBIGUOUS = 'ambiguous_at_broker';
 const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
 
 export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
@@ -824,21 +826,42 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   /**
    * Settles every order a crash may have left behind the broker: asks the broker by client order
-   * id, links what it has (its status and the fills made meanwhile), settles the intents it never
-   * got. Each decision is audited. With an account, only that account's orders (after its broker
-   * stream reconnected, say).
+   * id (with the intent's details, for a broker that keeps no client id of ours), links what it
+   * has (its status and the fills made meanwhile), settles the intents it never got. A broker that
+   * fails to answer decides nothing: the order is left for the next run. One that has several
+   * orders that could be an intent's leaves it pending too, marked `ambiguous_at_broker` for a
+   * human. Each decision is audited. With an account, only that account's orders (after its
+   * broker stream reconnected, say).
    */
-  const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number }> => {
+  const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number; ambiguous: number }> => {
     let linked = 0;
     let settled = 0;
+    let ambiguous = 0;
     for (const intent of await listUnfinishedOrders(db, account)) {
       const broker = await forUser({ userId: intent.userId, assetClass: intent.assetClass, mode: intent.live ? 'live' : 'paper' }).catch(() => undefined);
-      const found = await broker?.getOrder({ clientOrderId: intent.clientOrderId }).catch(() => undefined);
+      const lookup = { clientOrderId: intent.clientOrderId, intent: { symbol: intent.symbol, side: intent.side, qty: intent.qty, sentAt: intent.submittedAt } };
+      let found: BrokerOrder | undefined;
+      let ambiguity: BrokerOrderAmbiguousError | undefined;
+      try {
+        found = await broker?.getOrder(lookup);
+      } catch (error) {
+        // Not "not there": an unreachable broker, or one that cannot tell yet. Left for the next run.
+        if (!(error instanceof BrokerOrderAmbiguousError)) continue;
+        ambiguity = error;
+      }
       await db.transaction(async (tx) => {
         // Under the row's lock, as the event intake works: the two never both add one fill.
         const current = await findOrderByClientId(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, forUpdate: true });
         if (!current || TERMINAL.has(current.status)) return; // finished meanwhile
-        if (!found && current.status !== 'pending') return; // the broker is unreachable now: left for the next run
+        if (ambiguity) {
+          // Several broker orders fit and nothing tells them apart: audited once, left to a human.
+          if (current.status !== 'pending' || current.reason === AMBIGUOUS) return;
+          const row = await updateOrder(tx, intent, { reason: AMBIGUOUS, updatedAt: clock.now() });
+          await audit(tx, row!, 'order.reconciled', { decision: 'ambiguous', candidates: ambiguity.candidates, reason: ambiguity.message });
+          ambiguous++;
+          return;
+        }
+        if (!found && current.status !== 'pending') return; // a working order the broker does not list: left for the next run
         if (!found && clock.now().getTime() - current.submittedAt.getTime() < SETTLE_AFTER_MS) return; // maybe still in flight elsewhere
         if (!found) {
           const row = await updateOrder(tx, intent, { status: 'rejected', reason: 'not_at_broker', brokerOrderId: localBrokerId(intent.clientOrderId), updatedAt: clock.now() });
@@ -856,13 +879,13 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
           await insertFill(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, executionId: `reconcile:${intent.clientOrderId}:${found.filledQty}`, qty: missing.toFixed(), price: price.toFixed(), fee: '0', at: clock.now() });
         }
         if (current.status === found.status && missing.lte(0) && current.brokerOrderId === found.brokerOrderId) return;
-        const row = await updateOrder(tx, intent, { brokerOrderId: found.brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, updatedAt: clock.now() });
+        const row = await updateOrder(tx, intent, { brokerOrderId: found.brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, ...(current.reason === AMBIGUOUS ? { reason: null } : {}), updatedAt: clock.now() });
         await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: current.status, broker_status: found.status });
         linked++;
       });
     }
-    if (linked + settled > 0) logger.warn({ linked, settled }, 'reconciled order intents left by an interrupted run');
-    return { linked, settled };
+    if (linked + settled + ambiguous > 0) logger.warn({ linked, settled, ambiguous }, 'reconciled order intents left by an interrupted run');
+    return { linked, settled, ambiguous };
   };
 
   /**

@@ -6,9 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiterRegistry } from '../../server/brokers/alpaca/index.ts';
-import { createKisBroker, createMemoryLinkStore, createMemoryTokenStore, type KisBrokerOptions } from '../../server/brokers/kis/index.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
+import { eq } from 'drizzle-orm';
+import { createKisBroker, createMemoryLinkStore, createMemoryTokenStore, tokenStoreKey, type KisBrokerOptions, type KisStoredToken } from '../../server/brokers/kis/index.ts';
+import { createKisTokenStore } from '../../server/brokers/real/kis-tokens.ts';
+import { systemClock } from '../../server/clock.ts';
+import { brokerTokens } from '../../server/db/schema/index.ts';
+import { createKeyCipher } from '../../server/keys/crypto.ts';
+import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
+import { openTestDatabase } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
 const SECRET_PREFIX = 'kis-app-secret-';
@@ -101,6 +108,31 @@ const collectEvents = (broker: Broker) => {
   })();
   cleanups.push(() => controller.abort());
   return { events, done, stop: () => controller.abort() };
+};
+
+/**
+ * Calls account() on adapters of one account (one per entry of `instances`) on a fake of its own
+ * with one-second tokens and no issuance spacing (renewal is due at 90 % of the lifetime) until
+ * the fake has issued `renewals` tokens more than the first; answers its counts.
+ */
+const renewOnShortTokens = async (instances: Array<Partial<KisBrokerOptions>>, renewals: number) => {
+  const shortLived = await startFakeKis({ prices: { '005930': '71000' }, tokenLifetimeSeconds: 1, tokenIssueIntervalMs: 0 });
+  try {
+    const { make } = newBroker({ on: shortLived });
+    const brokers = instances.map((instance) => make(instance));
+    await brokers[0]!.account();
+    const first = shortLived.tokenIssuances;
+    await waitFor(
+      async () => {
+        await Promise.all(brokers.map((broker) => broker.account()));
+        return shortLived.tokenIssuances;
+      },
+      (issued) => issued >= first + renewals,
+    );
+    return { issuances: shortLived.tokenIssuances, balanceReads: shortLived.requests.filter((request) => request.path.endsWith('inquire-balance')).length };
+  } finally {
+    await shortLived.close();
+  }
 };
 
 describe('orders', () => {
@@ -204,7 +236,7 @@ describe('refusals and failures', () => {
     expect(error).toBeInstanceOf(BrokerRejectedError);
     expect(error.message).toContain('주문가능금액을 초과 했습니다');
     expect(error.message).toContain('APBK0952');
-    const token = (await tokenStore.get(`${fake.url}|${appKey}`))!.accessToken;
+    const token = (await tokenStore.get(tokenStoreKey('paper', new URL(fake.url).origin, appKey)))!.accessToken;
     for (const text of [error.message, String(error.stack)]) {
       expect(text).not.toContain(appSecret);
       expect(text).not.toContain(token);
@@ -283,6 +315,52 @@ describe('refusals and failures', () => {
   });
 });
 
+describe('an order whose placement answer was lost', () => {
+  /**
+   * An account whose adapter stands three minutes ahead of the fake (past the two-minute window in
+   * which a lost order is looked for), and a way to place orders whose answers KIS loses.
+   */
+  const lossyAccount = () => {
+    const account = newBroker({ timeoutMs: 300, now: () => new Date(Date.now() + 180_000) });
+    const placeLost = async (request: BrokerOrderRequest) => {
+      const sentAt = new Date();
+      fake.loseAnswerNext({ method: 'POST', path: KIS_PATHS.orderCash });
+      expect(await failureOf(account.broker.placeOrder(request))).toBeInstanceOf(BrokerUnavailableError);
+      return { clientOrderId: request.clientOrderId, intent: { symbol: request.symbol, side: request.side, qty: request.qty, sentAt } };
+    };
+    return { ...account, placeLost };
+  };
+
+  it('is found among the day\'s orders by symbol, side, quantity and time, and linked; a twin placed and linked normally is not taken for it', async () => {
+    const { broker, placeLost } = lossyAccount();
+    const lost = await placeLost(order({ qty: '4' }));
+    const twin = await broker.placeOrder(order({ qty: '4' }));
+    // By the client order id alone, as before: KIS knows nothing of it.
+    expect(await broker.getOrder({ clientOrderId: lost.clientOrderId })).toBeUndefined();
+    const found = await broker.getOrder(lost);
+    expect(found).toMatchObject({ clientOrderId: lost.clientOrderId, status: 'filled', filledQty: '4', qty: '4' });
+    expect(found!.brokerOrderId).toMatch(/^\d{8}-0000000001$/);
+    expect(found!.brokerOrderId).not.toBe(twin.brokerOrderId);
+    // Linked: found by the client order id from now on, and named in the order's events.
+    expect(await broker.getOrder({ clientOrderId: lost.clientOrderId })).toMatchObject({ brokerOrderId: found!.brokerOrderId });
+    expect(await broker.getOrder({ brokerOrderId: found!.brokerOrderId })).toMatchObject({ clientOrderId: lost.clientOrderId });
+    // Another quantity fits nothing.
+    expect(await broker.getOrder({ clientOrderId: 'other', intent: { ...lost.intent, qty: '5' } })).toBeUndefined();
+  });
+
+  it('is not guessed when several orders fit: ambiguous, with their ids; and not looked for before the window has passed', async () => {
+    const { broker, make, placeLost } = lossyAccount();
+    const first = await placeLost(order({ side: 'buy', qty: '6' }));
+    await placeLost(order({ side: 'buy', qty: '6' }));
+    const ambiguous = await failureOf(broker.getOrder(first));
+    expect(ambiguous).toBeInstanceOf(BrokerOrderAmbiguousError);
+    expect([...(ambiguous as BrokerOrderAmbiguousError).candidates].sort()).toEqual([expect.stringMatching(/-0000000001$/), expect.stringMatching(/-0000000002$/)]);
+    // An adapter at the fake's own time: the order could still be on its way, so nothing is decided.
+    const early = await failureOf(make({ now: () => new Date() }).getOrder(first));
+    expect(early).toBeInstanceOf(BrokerUnavailableError);
+  });
+});
+
 describe('the limiters', () => {
   it('holds the calls of two keys on one host to the host budget, and a key of many adapters to its own', async () => {
     const hosts = createLimiterRegistry({ requestsPerMinute: 60, burst: 2 });
@@ -317,7 +395,7 @@ describe('secrets', () => {
   it('keeps the app secret and every token out of error messages, even ones the server echoes', async () => {
     const { broker, appSecret, tokenStore, appKey } = newBroker();
     await broker.account();
-    const token = (await tokenStore.get(`${fake.url}|${appKey}`))!.accessToken;
+    const token = (await tokenStore.get(tokenStoreKey('paper', new URL(fake.url).origin, appKey)))!.accessToken;
     fake.refuseNext('EGW00999', `echo ${appSecret} Bearer ${token}`);
     const echoed = await failureOf(broker.account());
     expect(echoed.message).toContain('echo [redacted]');
@@ -374,24 +452,102 @@ describe('the access token', () => {
   });
 
   it('is renewed before it expires, by the lifetime KIS gave it', async () => {
-    // A fake of its own with one-second tokens and no issuance spacing: renewal is due at 90 % of the lifetime.
-    const shortLived = await startFakeKis({ prices: { '005930': '71000' }, tokenLifetimeSeconds: 1, tokenIssueIntervalMs: 0 });
-    try {
-      const { broker } = newBroker({ on: shortLived });
-      await broker.account();
-      const first = shortLived.tokenIssuances;
-      await waitFor(
-        async () => {
-          await broker.account();
-          return shortLived.tokenIssuances;
-        },
-        (issued) => issued > first,
-      );
-      // Every call succeeded on the way: no call was ever sent with an expired token.
-      expect(shortLived.requests.filter((request) => request.path.endsWith('inquire-balance')).length).toBeGreaterThan(1);
-    } finally {
-      await shortLived.close();
-    }
+    const { issuances, balanceReads } = await renewOnShortTokens([{}], 1);
+    // Every call succeeded on the way: no call was ever sent with an expired token.
+    expect(balanceReads).toBeGreaterThan(issuances - 1);
+  });
+});
+
+describe('the access token kept in the database, shared by every instance', () => {
+  let opened: Awaited<ReturnType<typeof openTestDatabase>>;
+  const cipher = createKeyCipher({ secret: 'kis-token-test-secret', salt: 'kis-token-test-salt' });
+  beforeAll(async () => {
+    opened = await openTestDatabase();
+  });
+  afterAll(() => opened?.close());
+
+  /** What one service instance brings: its own store over the shared database, its own issuances in flight. */
+  const instance = () => ({ tokenStore: createKisTokenStore({ db: opened.database.db, cipher, clock: systemClock() }), tokenInFlight: new Map<string, Promise<KisStoredToken>>() });
+  const keyOf = (appKey: string, on: FakeKis = fake) => tokenStoreKey('paper', new URL(on.url).origin, appKey);
+  const rowOf = async (appKey: string) => (await opened.database.db.select().from(brokerTokens).where(eq(brokerTokens.keyHash, keyOf(appKey))))[0];
+
+  /**
+   * Two instances of one account whose token was issued, their clock then moved to five minutes
+   * before the day-long token ends (inside the renewal margin); `advance` moves it on.
+   */
+  const twoInstancesNearExpiry = async () => {
+    let clock = Date.now();
+    const now = () => new Date(clock);
+    const { broker, make, appKey } = newBroker({ ...instance(), now });
+    const other = make({ ...instance(), now });
+    await broker.account();
+    clock += 86_400_000 - 300_000;
+    return { broker, other, appKey, advance: (ms: number) => (clock += ms) };
+  };
+
+  it('is issued once for two instances asking at the same moment (none refused), and a restarted instance uses it without asking KIS', async () => {
+    const { broker, make, appKey } = newBroker(instance());
+    const other = make(instance());
+    const refusalsBefore = fake.tokenRefusals;
+    await Promise.all([broker.account(), other.account(), broker.positions(), other.listOpenOrders()]);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(1);
+    expect(fake.tokenRefusals - refusalsBefore).toBe(0);
+    // A restart: a fresh instance over the same database, nothing in memory.
+    const restarted = make(instance());
+    expect(await restarted.account()).toMatchObject({ cash: '10000000' });
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(1);
+  });
+
+  it('keeps neither the app key, the app secret nor the token in clear in its row', async () => {
+    const { broker, appKey, appSecret } = newBroker(instance());
+    await broker.account();
+    const row = await rowOf(appKey);
+    expect(row).toBeDefined();
+    const token = cipher.decrypt(row!.accessTokenEnc);
+    expect(token).toMatch(/^fake-kis-token-/);
+    const stored = JSON.stringify(row);
+    for (const secret of [appKey, appSecret, token!, 'fake-kis-token-']) expect(stored).not.toContain(secret);
+    // Its expiry is kept (KIS's expiry text has whole seconds).
+    expect(row!.expiresAt.getTime() - row!.issuedAt.getTime()).toBeGreaterThan(86_399_000);
+  });
+
+  it('near its expiry is renewed by one instance while the others keep using the old one until the new one is saved', async () => {
+    const { broker, other, appKey, advance } = await twoInstancesNearExpiry();
+    const first = (await rowOf(appKey))!.accessTokenEnc;
+    // A third instance is issuing.
+    const clock = advance(0);
+    fake.allowTokenIssue(appKey);
+    const third = instance().tokenStore;
+    expect(await third.claimIssue(keyOf(appKey), 'third-instance', clock, 60_000)).toBe(true);
+    expect(await other.account()).toMatchObject({ cash: '10000000' });
+    expect(await broker.positions()).toEqual([]);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(1);
+    // The third gave up without issuing: the next renewal (a few seconds on) is one instance's.
+    await third.releaseIssue(keyOf(appKey), 'third-instance');
+    advance(5_000);
+    await Promise.all([broker.account(), other.account(), broker.listOpenOrders(), other.positions()]);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(2);
+    expect((await rowOf(appKey))!.accessTokenEnc).not.toBe(first);
+    await Promise.all([broker.account(), other.account()]);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(2);
+  });
+
+  it('keeps the old token when KIS refuses an early renewal as too soon, and no other instance asks again within the minute', async () => {
+    const { broker, other, appKey, advance } = await twoInstancesNearExpiry();
+    const refusalsBefore = fake.tokenRefusals;
+    expect(await broker.account()).toMatchObject({ cash: '10000000' });
+    expect(fake.tokenRefusals - refusalsBefore).toBe(1);
+    expect(await other.account()).toMatchObject({ cash: '10000000' });
+    advance(30_000);
+    expect(await other.positions()).toEqual([]);
+    expect(fake.tokenRefusals - refusalsBefore).toBe(1);
+    expect(requestsOf(appKey, '/oauth2/tokenP')).toHaveLength(2);
+  });
+
+  it('is renewed before it expires, by the lifetime KIS gave it, by one instance at a time', async () => {
+    const { issuances, balanceReads } = await renewOnShortTokens([instance(), instance()], 2);
+    // Every call of both instances succeeded on the way, and they never both renewed one token.
+    expect(issuances).toBeLessThanOrEqual(balanceReads / 2 + 1);
   });
 });
 

@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
 import { startApp, type AppOptions, type RunningApp } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
+import { openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -64,6 +65,29 @@ export const dataDirFromTemplate = (): string => {
   const source = template();
   if (source?.kind === 'pglite') cpSync(path.join(source.dataDir, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
   return dir;
+};
+
+/**
+ * A migrated database of its own, without a server: a copy of the PGlite template, or a fresh
+ * database on the Postgres named by DATABASE_URL. `close` closes and removes it.
+ */
+export const openTestDatabase = async (): Promise<{ database: DatabaseHandle; close: () => Promise<void> }> => {
+  const dataDir = process.env.DATABASE_URL ? tempDir() : dataDirFromTemplate();
+  const created = await createTestDatabase();
+  const database = await openDatabase({ databaseUrl: created.url, dataDir, poolSize: 4 });
+  // Without a template (outside vitest) the copy is empty: migrating is then needed, and harmless otherwise.
+  await database.migrate();
+  return {
+    database,
+    close: async () => {
+      try {
+        await database.close();
+      } finally {
+        await created.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
 };
 
 export const startTestServer = async (

@@ -266,5 +266,8 @@ describe("the reconciler's candidates for an order whose answer was lost", () =>
     ];
     const candidates = unlinkedCandidates({ request: { symbol: '005930', side: 'buy', qty: '10' }, sentAt }, rows, new Set(['20250612-0000000008']));
     expect(candidates.map((candidate) => candidate.odno)).toEqual(['0000000002', '0000000001']);
+    // With a window: nothing placed more than that long after the intent was sent.
+    const windowed = unlinkedCandidates({ request: { symbol: '005930', side: 'buy', qty: '10' }, sentAt }, rows, new Set(['20250612-0000000008']), 60_000, 5_000);
+    expect(windowed.map((candidate) => candidate.odno)).toEqual(['0000000002']);
   });
 });

@@ -5,9 +5,9 @@
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLimiterRegistry, type LimiterRegistry } from '../alpaca/limiter.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition } from '../types.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
 import { createKisHttp, type KisHttp } from './http.ts';
-import { createMemoryLinkStore, type KisOrderLinkStore } from './links.ts';
+import { createMemoryLinkStore, unlinkedCandidates, type KisOrderLinkStore } from './links.ts';
 import {
   barFromKisChart,
   fromKisBalance,
@@ -25,7 +25,7 @@ import {
   type KisAccountNumber,
 } from './mapping.ts';
 import { pollKisEvents } from './poller.ts';
-import { createKisTokenManager, sharedTokenStore, type KisTokenStore } from './token.ts';
+import { createKisTokenManager, sharedTokenStore, type KisStoredToken, type KisTokenStore } from './token.ts';
 import {
   KIS_LIVE_URL,
   KIS_PAPER_URL,
@@ -67,12 +67,20 @@ export interface KisBrokerOptions extends KisAccountKey, KisAccountNumber {
   /** The key's limiters and the hosts': pass the service's shared ones; by default the process's. */
   keyLimiters?: LimiterRegistry;
   hostLimiters?: LimiterRegistry;
-  /** Where the token is kept: the service's shared store; by default the process's. */
+  /** Where the token is kept: the service's store in Postgres, shared by every instance; by default the process's. */
   tokenStore?: KisTokenStore;
+  /** The token issuances in flight in this process: by default the process's (tests playing two instances give each its own). */
+  tokenInFlight?: Map<string, Promise<KisStoredToken>>;
   /** Renew the token this long before it expires. Default 10 minutes. */
   tokenRenewBeforeMs?: number;
   /** Client order id ↔ KIS order: the service's orders; by default one in memory per adapter. */
   links?: KisOrderLinkStore;
+  /**
+   * A placement reaches KIS within this long of its intent (its timeouts and retries are far
+   * shorter): an order whose answer was lost is looked for among the day's orders placed up to
+   * this long after the intent, and only once this long has passed. Default 2 minutes.
+   */
+  lostOrderWindowMs?: number;
   /** "Too many requests" retries (default 3) and their backoff (default 250 ms doubling to 2 s). */
   maxRateLimitRetries?: number;
   rateLimitBackoff?: { baseMs: number; maxMs: number };
@@ -116,6 +124,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
   const scrubSecret = (text: string) => (options.appSecret ? text.split(options.appSecret).join('[redacted]') : text);
   const tokens = createKisTokenManager({
     origin,
+    mode: options.mode,
     appKey: options.appKey,
     appSecret: options.appSecret,
     store: options.tokenStore ?? sharedTokenStore,
@@ -123,6 +132,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     timeoutMs,
     scrub: scrubSecret,
     now: () => now().getTime(),
+    ...(options.tokenInFlight ? { inFlight: options.tokenInFlight } : {}),
   });
   const http: KisHttp = createKisHttp({
     origin,
@@ -190,6 +200,32 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
   const getByBrokerOrderId = async (brokerOrderId: string) => {
     const row = await rowOf(brokerOrderId);
     return row && orderOf(row);
+  };
+
+  const lostOrderWindowMs = options.lostOrderWindowMs ?? 120_000;
+
+  /**
+   * The order of an intent that has no link (KIS took it but its answer never reached us: a
+   * timeout, a crash before our write), found among that day's orders by symbol, side, quantity
+   * and time, and linked when it is the only one. Several that fit are not guessed between.
+   */
+  const findLostOrder = async (clientOrderId: string, intent: OrderIntent): Promise<BrokerOrder | undefined> => {
+    // Before the window closes its own order may not be at KIS yet while a twin's is: no decision now.
+    if (now().getTime() < intent.sentAt.getTime() + lostOrderWindowMs) throw new BrokerUnavailableError(`the order ${clientOrderId} is too recent to be matched among KIS's orders by its details`);
+    // KRX trades within one Seoul day: the order is among the orders of the day it was sent.
+    const rows = await dailyOrderRows(seoulDate(intent.sentAt));
+    const fitting = unlinkedCandidates({ request: intent, sentAt: intent.sentAt }, rows, new Set(), undefined, lostOrderWindowMs);
+    const free = await Promise.all(fitting.map(async (row) => ((await links.byBrokerOrderId(kisBrokerOrderId(row.ord_dt, row.odno))) ? undefined : row)));
+    const candidates = free.filter((row): row is KisDailyOrderRow => row !== undefined);
+    if (candidates.length > 1) {
+      const ids = candidates.map((row) => kisBrokerOrderId(row.ord_dt, row.odno));
+      throw new BrokerOrderAmbiguousError(`KIS has ${ids.length} unlinked orders that fit the order ${clientOrderId}: ${ids.join(', ')}`, ids);
+    }
+    const [row] = candidates;
+    if (!row) return undefined;
+    const link = { clientOrderId, brokerOrderId: kisBrokerOrderId(row.ord_dt, row.odno), orgNo: row.ord_gno_brno, metadata: {} };
+    await links.put(link);
+    return fromKisRow(row, key, seoulDate(now()), link);
   };
 
   const listOpenOrders = async (): Promise<BrokerOrder[]> => {
@@ -311,7 +347,8 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     getOrder: async (lookup) => {
       if ('brokerOrderId' in lookup) return getByBrokerOrderId(lookup.brokerOrderId);
       const link = await links.byClientOrderId(lookup.clientOrderId);
-      return link && getByBrokerOrderId(link.brokerOrderId);
+      if (link) return getByBrokerOrderId(link.brokerOrderId);
+      return lookup.intent && findLostOrder(lookup.clientOrderId, lookup.intent);
     },
     listOpenOrders,
     positions: async () => (await balance()).positions,

@@ -50,15 +50,16 @@ export interface KisOrderIntent {
 
 /**
  * The day's orders that could be this intent's: same symbol, side and quantity, placed no earlier
- * than `skewMs` before it was sent, not a revise/cancel row, and not already linked to another
- * client order id; nearest in time first. One candidate is a match; several need the reconciler's
- * judgement (or a human's), which is why this does not pick.
+ * than `skewMs` before it was sent and no later than `windowMs` after, not a revise/cancel row,
+ * and not already linked to another client order id; nearest in time first. One candidate is a
+ * match; several need the reconciler's judgement (or a human's), which is why this does not pick.
  */
-export const unlinkedCandidates = (intent: KisOrderIntent, rows: readonly KisDailyOrderRow[], linkedBrokerOrderIds: ReadonlySet<string>, skewMs = 60_000): KisDailyOrderRow[] =>
+export const unlinkedCandidates = (intent: KisOrderIntent, rows: readonly KisDailyOrderRow[], linkedBrokerOrderIds: ReadonlySet<string>, skewMs = 60_000, windowMs = Number.POSITIVE_INFINITY): KisDailyOrderRow[] =>
   rows
     .filter((row) => !isReviseOrCancelRow(row))
     .filter((row) => row.pdno === intent.request.symbol && (row.sll_buy_dvsn_cd === '01' ? 'sell' : 'buy') === intent.request.side)
     .filter((row) => normalDecimal(row.ord_qty) === normalDecimal(intent.request.qty))
     .filter((row) => !linkedBrokerOrderIds.has(kisBrokerOrderId(row.ord_dt, row.odno)))
     .filter((row) => seoulInstant(row.ord_dt, row.ord_tmd).getTime() >= intent.sentAt.getTime() - skewMs)
+    .filter((row) => seoulInstant(row.ord_dt, row.ord_tmd).getTime() <= intent.sentAt.getTime() + windowMs)
     .sort((a, b) => Math.abs(seoulInstant(a.ord_dt, a.ord_tmd).getTime() - intent.sentAt.getTime()) - Math.abs(seoulInstant(b.ord_dt, b.ord_tmd).getTime() - intent.sentAt.getTime()));

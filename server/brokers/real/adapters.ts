@@ -4,7 +4,7 @@
 // a key must share: the request limiters (per key, and per host for KIS), whose budgets every
 // instance shares through Postgres, and, in this process, ccxt's pacing by request weight per
 // exchange host, the KIS order links, and the ccxt watched symbols and client order ids of each
-// account.
+// account; and, with every instance, the KIS access tokens (kept in Postgres).
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
@@ -12,6 +12,7 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../errors.ts';
 import { cryptoExchangeOf, cryptoExchangesOf } from '../../keys/exchanges.ts';
+import type { KeyCipher } from '../../keys/crypto.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
@@ -22,6 +23,7 @@ import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
 import type { Broker } from '../types.ts';
 import { createCcxtClientIdStore } from './ccxt-client-ids.ts';
 import { createKisLinkStore } from './kis-links.ts';
+import { createKisTokenStore } from './kis-tokens.ts';
 
 export interface RealAccount {
   userId: number;
@@ -42,7 +44,7 @@ const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0
 
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
-export const createRealAdapters = ({ db, clock, config, logger }: { db: Db; clock: Clock; config: Config; logger: Logger }) => {
+export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: Db; clock: Clock; config: Config; logger: Logger; cipher: KeyCipher }) => {
   // Every budget is shared by the instances on this database; the database gets as long to answer
   // a take as a broker gets to answer a request.
   const shared = (nameOf: (keyId: string) => string) => sharedBudgetLimiters({ db, clock, logger: logger.child({ area: 'broker-budgets' }), answerTimeoutMs: config.BROKER_TIMEOUT_MS }, nameOf);
@@ -61,6 +63,8 @@ export const createRealAdapters = ({ db, clock, config, logger }: { db: Db; cloc
     if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
     return links;
   };
+  // KIS issues about one token a minute per key: one token per key and domain for every instance.
+  const kisTokens = createKisTokenStore({ db, cipher, clock });
   const cryptoExchanges = cryptoExchangesOf(config);
   // One registry per exchange: a crypto key's budget is named by the exchange it trades on.
   const cryptoLimiterRegistries = new Map<string, ReturnType<typeof createLimiterRegistry>>();
@@ -120,6 +124,7 @@ export const createRealAdapters = ({ db, clock, config, logger }: { db: Db; cloc
           timeoutMs: config.BROKER_TIMEOUT_MS,
           keyLimiters: kisKeyLimiters[mode],
           hostLimiters: kisHostLimiters,
+          tokenStore: kisTokens,
           links: linksOf(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.

@@ -12,3 +12,4 @@ export * from './backtests.ts';
 export * from './analysis.ts';
 export * from './live.ts';
 export * from './bots.ts';
+export * from './broker-tokens.ts';
