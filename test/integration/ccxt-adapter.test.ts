@@ -102,7 +102,7 @@ describe('ccxt adapter on the fake Binance', () => {
     const events: TBrokerEvent[] = [];
     const controller = new AbortController();
     let polls = 0;
-    const consumer = broker({ onPoll: () => void (polls += 1) });
+    const consumer = broker({ stream: 'poll', onPoll: () => void (polls += 1) });
     const running = (async () => {
       for await (const event of consumer.events(controller.signal)) events.push(event);
     })();
