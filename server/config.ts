@@ -141,6 +141,8 @@ const ZEnv = z.object({
   CRYPTO_EXCHANGE_ID: z.string().regex(/^[a-z0-9]{2,32}$/, 'a ccxt exchange id (lower-case letters and digits), e.g. binance').default('binance'),
   BROKER_CRYPTO_REQUESTS_PER_MIN: int(1_200, 1, 100_000),
   BROKER_CRYPTO_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
+  /** Real mode: `auto` takes crypto order events from ccxt's watchOrders where the exchange has it (else polls); `poll` always polls. */
+  BROKER_CRYPTO_STREAM: z.enum(['auto', 'poll'], { message: "expected 'auto' or 'poll'" }).default('auto'),
   SIM_INITIAL_CASH_USD: decimalSetting('100000'),
   SIM_INITIAL_CASH_USDT: decimalSetting('100000'),
   SIM_INITIAL_CASH_KRW: decimalSetting('100000000'),

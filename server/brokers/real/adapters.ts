@@ -110,6 +110,10 @@ export const createRealAdapters = ({ db, config, logger }: { db: Db; config: Con
           limiter: cryptoLimiters.forKey(credentials.apiKey),
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedOf(userId, mode),
+          // watchOrders where the exchange has it: the same watchdog and reconnect hook as the US stream.
+          stream: config.BROKER_CRYPTO_STREAM,
+          silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
+          ...(hooks.onReconnect ? { onReconnect: hooks.onReconnect } : {}),
           logger: warn,
         });
     }
