@@ -367,6 +367,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             },
             tradeOf,
             trades: tradesSince,
+            watch: (symbol) => void watched.add(symbol),
             silenceSeconds,
             backoff: options.streamBackoff ?? { initialMs: 500, maxMs: 30_000 },
             ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),

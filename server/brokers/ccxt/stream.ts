@@ -34,6 +34,8 @@ export interface CcxtStreamOptions {
   tradeOf: (trade: Trade, symbol: string) => PolledTrade;
   /** The account's trades of a symbol at or after `since` (ms), by REST. */
   trades: (symbol: string, since: number) => Promise<PolledTrade[]>;
+  /** Told the symbol of every order update (the account's watched symbols, where a client order id is looked up). */
+  watch?: (symbol: string) => void;
   /** Reconnect when nothing, not even a pong, has arrived for this many seconds. */
   silenceSeconds: number;
   backoff: StreamBackoff;
@@ -143,7 +145,7 @@ const createOrderEvents = (options: Pick<CcxtStreamOptions, 'key' | 'trades' | '
     const before = pending.get(id);
     const now = before ? undefined : step(order, trades);
     if (Array.isArray(now)) return emit(now);
-    const running = (before ? before.then(() => step(order, trades)) : now!).then(emit);
+    const running = (before ? before.then(() => step(order, trades)) : now!).then(emit, (error: unknown) => options.logger?.warn({ err: error, brokerOrderId: id }, 'ccxt stream: an order update could not be read'));
     const settled = running.finally(() => {
       if (pending.get(id) === settled) pending.delete(id);
     });
@@ -175,6 +177,7 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
     for (const order of orders) {
       const market = connection.market(order.symbol ?? '');
       if (!market) continue;
+      options.watch?.(market.symbol);
       // ccxt updates its cached order in place: what this update says is read now.
       accept(
         fromCcxtOrder(order, market, options.key),
