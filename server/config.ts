@@ -144,6 +144,8 @@ const ZEnv = z.object({
   CRYPTO_EXCHANGE_IDS: list().pipe(z.array(z.string().regex(CCXT_EXCHANGE_ID, 'a comma-separated list of ccxt exchange ids (lower-case letters and digits), e.g. binance,kraken'))),
   BROKER_CRYPTO_REQUESTS_PER_MIN: int(1_200, 1, 100_000),
   BROKER_CRYPTO_POLL_INTERVAL_MS: int(2_000, 200, 600_000),
+  /** Real mode: `auto` takes crypto order events from ccxt's watchOrders where the exchange has it (else polls); `poll` always polls. */
+  BROKER_CRYPTO_STREAM: z.enum(['auto', 'poll'], { message: "expected 'auto' or 'poll'" }).default('auto'),
   SIM_INITIAL_CASH_USD: decimalSetting('100000'),
   SIM_INITIAL_CASH_USDT: decimalSetting('100000'),
   SIM_INITIAL_CASH_KRW: decimalSetting('100000000'),

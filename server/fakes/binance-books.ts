@@ -91,7 +91,17 @@ export interface FakeBinanceTrade {
   isBestMatch: boolean;
 }
 
+/** One change of an order as Binance's executionReport names it, with the trade that made it. */
+export interface FakeBinanceOrderChange {
+  apiKey: string;
+  execution: 'NEW' | 'TRADE' | 'CANCELED' | 'EXPIRED';
+  /** The order as it stands after the change (a copy). */
+  order: FakeBinanceOrder;
+  trade?: FakeBinanceTrade;
+}
+
 interface Account {
+  apiKey: string;
   secret: string;
   free: Map<string, Decimal>;
   locked: Map<string, Decimal>;
@@ -110,6 +120,10 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   const prices = new Map<string, Decimal>();
   let nextOrderId = 1;
   let nextTradeId = 1;
+  const listeners = new Set<(change: FakeBinanceOrderChange) => void>();
+  const changed = (account: Account, execution: FakeBinanceOrderChange['execution'], order: FakeBinanceOrder, trade?: FakeBinanceTrade) => {
+    for (const listener of listeners) listener({ apiKey: account.apiKey, execution, order: { ...order }, ...(trade ? { trade: { ...trade } } : {}) });
+  };
 
   const accountOf = (apiKey: string) => {
     const account = accounts.get(apiKey);
@@ -128,9 +142,10 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   const reservation = (order: FakeBinanceOrder, market: FakeBinanceMarket, qty: Decimal) =>
     order.side === 'BUY' ? { asset: market.quote, amount: qty.times(order.price).times(d('1').plus(FAKE_BINANCE_COMMISSION_RATE)) } : { asset: market.base, amount: qty };
 
-  const fill = (account: Account, order: FakeBinanceOrder, price: Decimal, fromLocked: boolean) => {
+  /** Fills the rest of the order, or `part` of it. */
+  const fill = (account: Account, order: FakeBinanceOrder, price: Decimal, fromLocked: boolean, part?: Decimal) => {
     const market = marketOf(order.symbol);
-    const qty = d(order.origQty).minus(order.executedQty);
+    const qty = part ?? d(order.origQty).minus(order.executedQty);
     const quoteQty = qty.times(price);
     const commission = quoteQty.times(FAKE_BINANCE_COMMISSION_RATE);
     if (fromLocked) {
@@ -163,8 +178,9 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
     });
     order.executedQty = text(d(order.executedQty).plus(qty));
     order.cummulativeQuoteQty = text(d(order.cummulativeQuoteQty).plus(quoteQty));
-    order.status = 'FILLED';
+    order.status = d(order.executedQty).gte(order.origQty) ? 'FILLED' : 'PARTIALLY_FILLED';
     order.updateTime = at;
+    changed(account, 'TRADE', order, account.trades.at(-1));
     return account.trades.at(-1)!;
   };
 
@@ -176,7 +192,7 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
     if (!price) return;
     for (const account of accounts.values()) {
       for (const order of account.orders) {
-        if (order.symbol === symbol && order.status === 'NEW' && crosses(order, price)) fill(account, order, d(order.price), true);
+        if (order.symbol === symbol && (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED') && crosses(order, price)) fill(account, order, d(order.price), true);
       }
     }
   };
@@ -185,7 +201,7 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
     addMarket: (market: FakeBinanceMarket) => void markets.set(market.symbol, market),
     markets: () => [...markets.values()],
     addAccount: ({ apiKey, secret, balances = { USDT: '100000' } }: FakeBinanceAccountSeed) => {
-      accounts.set(apiKey, { secret, free: new Map(Object.entries(balances).map(([asset, amount]) => [asset, d(amount)])), locked: new Map(), orders: [], trades: [] });
+      accounts.set(apiKey, { apiKey, secret, free: new Map(Object.entries(balances).map(([asset, amount]) => [asset, d(amount)])), locked: new Map(), orders: [], trades: [] });
     },
     secretOf: (apiKey: string) => accounts.get(apiKey)?.secret,
     setPrice: (symbol: string, price: string) => {
@@ -246,10 +262,16 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       const needed = request.side === 'BUY' ? { asset: market.quote, amount: qty.times(worst).times(d('1').plus(FAKE_BINANCE_COMMISSION_RATE)) } : { asset: market.base, amount: qty };
       if (get(account.free, needed.asset).lt(needed.amount)) throw FAKE_BINANCE_REFUSALS.funds();
       account.orders.push(order);
+      changed(account, 'NEW', order);
       const fills: FakeBinanceTrade[] = [];
       if (request.type === 'MARKET') fills.push(fill(account, order, price, false));
       else if (crosses(order, price)) fills.push(fill(account, order, d(order.price), false));
-      else {
+      else if (order.timeInForce === 'IOC' || order.timeInForce === 'FOK') {
+        // Nothing to take now: an immediate-or-cancel order expires instead of resting.
+        order.status = 'EXPIRED';
+        order.isWorking = false;
+        changed(account, 'EXPIRED', order);
+      } else {
         const held = reservation(order, market, qty);
         move(account.free, held.asset, held.amount.negated());
         move(account.locked, held.asset, held.amount);
@@ -276,11 +298,25 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       move(account.free, held.asset, held.amount);
       order.status = 'CANCELED';
       order.updateTime = now();
+      changed(account, 'CANCELED', order);
       return order;
     },
     openOrders: (apiKey: string, symbol?: string) => accountOf(apiKey).orders.filter((order) => (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED') && (!symbol || order.symbol === symbol)),
     trades: (apiKey: string, symbol: string, startTime?: number) => accountOf(apiKey).trades.filter((trade) => trade.symbol === symbol && (startTime === undefined || trade.time >= startTime)),
     orders: (apiKey: string) => [...accountOf(apiKey).orders],
+    /** Fills `qty` of a resting order at its limit price (a partial fill when less than what is left). */
+    fillPart: (apiKey: string, orderId: number, qty: string) => {
+      const account = accountOf(apiKey);
+      const order = account.orders.find((candidate) => candidate.orderId === orderId && (candidate.status === 'NEW' || candidate.status === 'PARTIALLY_FILLED'));
+      if (!order) throw FAKE_BINANCE_REFUSALS.unknownOrder();
+      const left = d(order.origQty).minus(order.executedQty);
+      return fill(account, order, d(order.price), true, d(qty).lt(left) ? d(qty) : left);
+    },
+    /** Told of every order change of every account (binance-ws.ts sends them as executionReports). */
+    onOrderChange: (listener: (change: FakeBinanceOrderChange) => void) => {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
   };
 };
 

@@ -9,6 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder } from './binance-books.ts';
+import { attachFakeBinanceWsApi, FAKE_BINANCE_WS_API_PATH } from './binance-ws.ts';
 
 export interface FakeBinanceOptions {
   accounts?: FakeBinanceAccountSeed[];
@@ -249,11 +250,15 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     })();
   });
 
+  // The WebSocket API (order updates for ccxt's watchOrders) on the same port.
+  const wsApi = attachFakeBinanceWsApi(server, books);
+
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}`,
+    wsApiUrl: `ws://127.0.0.1:${port}${FAKE_BINANCE_WS_API_PATH}`,
     books,
     requests,
     addAccount: books.addAccount,
@@ -268,7 +273,14 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     rateLimitNext: (times = 1, retryAfterSeconds = 1, match?: FakeBinanceMatch) => {
       for (let index = 0; index < times; index += 1) faults.push({ kind: 'rate_limit', retryAfterSeconds, ...(match ? { match } : {}) });
     },
+    get userStreamConnections() {
+      return wsApi.userStreamConnections;
+    },
+    userStreamSubscribers: wsApi.userStreamSubscribers,
+    dropUserStreams: wsApi.dropUserStreams,
+    silenceUserStreams: wsApi.silenceUserStreams,
     close: async () => {
+      wsApi.close();
       for (const response of hung) response.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

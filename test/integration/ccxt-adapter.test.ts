@@ -103,7 +103,7 @@ describe('ccxt adapter on the fake Binance', () => {
     const events: TBrokerEvent[] = [];
     const controller = new AbortController();
     let polls = 0;
-    const consumer = broker({ onPoll: () => void (polls += 1) });
+    const consumer = broker({ stream: 'poll', onPoll: () => void (polls += 1) });
     const running = (async () => {
       for await (const event of consumer.events(controller.signal)) events.push(event);
     })();
@@ -141,7 +141,7 @@ describe('ccxt adapter on the fake Binance', () => {
     const controller = new AbortController();
     let polls = 0;
     const running = (async () => {
-      for await (const event of broker({ onPoll: () => void (polls += 1), clientIds: { put: () => undefined, find: (_sent, brokerOrderId) => Promise.resolve(brokerOrderId === order.brokerOrderId ? ours : undefined) } }).events(controller.signal)) events.push(event);
+      for await (const event of broker({ stream: 'poll', onPoll: () => void (polls += 1), clientIds: { put: () => undefined, find: (_sent, brokerOrderId) => Promise.resolve(brokerOrderId === order.brokerOrderId ? ours : undefined) } }).events(controller.signal)) events.push(event);
     })();
     await waitFor(() => Promise.resolve(polls), (count) => count >= 1);
     fake.setPrice('ETHUSDT', '2790');
@@ -210,7 +210,7 @@ describe('ccxt pacing by request weight, per exchange host', () => {
   it('polls open orders symbol by symbol, and sweeps the whole account (every symbol, the holdings) only every few readings', async () => {
     const hostPacing = createHostPacing();
     const watched = new Set<string>();
-    const polling = broker({ baseUrl: shared.url, hostPacing, watched, pollIntervalMs: 10, pollSweepEvery: 3 });
+    const polling = broker({ baseUrl: shared.url, hostPacing, watched, stream: 'poll', pollIntervalMs: 10, pollSweepEvery: 3 });
     await polling.placeOrder({ clientOrderId: 'c-sweep-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.001', orderType: 'market', timeInForce: 'gtc' });
     const pacer = hostPacing.pacerOf('binance', new URL(shared.url).origin)!;
     const throttle = pacer.throttle.bind(pacer);
@@ -222,7 +222,7 @@ describe('ccxt pacing by request weight, per exchange host', () => {
     const readings = 7;
     const stop = new AbortController();
     const events: TBrokerEvent[] = [];
-    const run = broker({ baseUrl: shared.url, hostPacing, watched, pollIntervalMs: 10, pollSweepEvery: 3, onPoll: () => {
+    const run = broker({ baseUrl: shared.url, hostPacing, watched, stream: 'poll', pollIntervalMs: 10, pollSweepEvery: 3, onPoll: () => {
       if (weights.length === readings) stop.abort();
       else weights.push([]);
     } });

@@ -2,8 +2,8 @@
 // 127.0.0.1 (on the allow-list), their test, orders through the same gates to the broker the key
 // names, fills taken in by the leased consumer of each account (Alpaca's stream, KIS's polling),
 // cancels, refusals, an unreachable broker, a crypto key on the fake Binance through ccxt (fills
-// found by polling), and a stream that drops while an order fills (the fill arrives once, by
-// reconciliation after the reconnect).
+// by its order stream, watchOrders), and streams that drop while an order fills (the fill arrives
+// once, by reconciliation after the reconnect).
 import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,8 +215,10 @@ describe('kr_equity on the KIS-style broker', () => {
 });
 
 describe('crypto on a ccxt exchange (the fake Binance)', () => {
+  /** Waits until the account's user data sockets on the fake number `count`. */
+  const binanceSubscribers = (count: number) => waitFor(() => Promise.resolve(binance.userStreamSubscribers(binanceKey.apiKey)), (now) => now === count, 30_000);
   const cryptoKey = { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: '' };
-  it('tests the key against the exchange (a wrong secret is ok=false with no secret), registers it, and a market order fills through the poller once', async () => {
+  it('tests the key against the exchange (a wrong secret is ok=false with no secret), registers it, and a market order fills through the order stream once', async () => {
     const key = { ...cryptoKey, base_url: binance.url };
     const good = await call('POST', '/api/exchange-keys/test', { ...key, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
     expect(good.status, good.text).toBe(200);
@@ -227,6 +229,8 @@ describe('crypto on a ccxt exchange (the fake Binance)', () => {
     expect(bad.text).not.toContain(wrong);
     const created = await call('POST', '/api/exchange-keys', { ...key, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
     expect(created.status, created.text).toBe(201);
+    // The account's consumer listens on the exchange's user data stream (BROKER_CRYPTO_STREAM defaults to auto).
+    await binanceSubscribers(1);
 
     const res = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'crypto-market-1' });
     expect(res.status, res.text).toBe(201);
@@ -240,8 +244,26 @@ describe('crypto on a ccxt exchange (the fake Binance)', () => {
     expect(again.status, again.text).toBe(201);
     await untilStatus('crypto', String(again.body.broker_order_id), 'filled');
     expect(await fillsOf('crypto-market-2')).toEqual(['0.01']);
-    // The exchange was asked: an order reached the fake's books.
+    // The exchange was asked: an order reached the fake's books. The fills came by the stream: no trades were polled.
     expect(binance.requests.some((request) => request.method === 'POST' && request.path === '/api/v3/order')).toBe(true);
+    expect(binance.requests.filter((request) => request.path === '/api/v3/myTrades')).toEqual([]);
+  });
+
+  it('takes a crypto fill made while the order stream was down once, by the reconcile after the reconnect', async () => {
+    const resting = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'ETH/USDT', side: 'buy', qty: 0.5, order_type: 'limit', limit_price: 2900, time_in_force: 'gtc', client_order_id: 'crypto-gap-1' });
+    expect(resting.status, resting.text).toBe(201);
+    const connections = binance.userStreamConnections;
+    // Down, reconnections refused, while the order fills at the exchange.
+    binance.dropUserStreams(1_000);
+    await binanceSubscribers(0);
+    binance.setPrice('ETHUSDT', '2890');
+    await waitFor(() => Promise.resolve(binance.userStreamConnections), (count) => count > connections + 1);
+    expect((await orderRow('crypto-gap-1'))?.status).not.toBe('filled');
+    binance.dropUserStreams(0);
+    await binanceSubscribers(1);
+    await untilStatus('crypto', String(resting.body.broker_order_id), 'filled');
+    expect(await fillsOf('crypto-gap-1')).toEqual(['0.5']);
+    expect(captured.lines.some((line) => line.msg === 'reconciled the account with its broker' && line.why === 'stream reconnected' && line.assetClass === 'crypto')).toBe(true);
   });
 
   it('answers a symbol the exchange does not list with 422 BROKER_REJECTED', async () => {

@@ -388,7 +388,9 @@ describe('settings of instruments, market data and the simulator', () => {
     expectRejected(withSecrets({ BROKER_US_REQUESTS_PER_MIN: '0' }), 'BROKER_US_REQUESTS_PER_MIN');
     expectRejected(withSecrets({ BROKER_KR_REQUESTS_PER_SEC: '-1' }), 'BROKER_KR_REQUESTS_PER_SEC');
     expectRejected(withSecrets({ BROKER_KR_POLL_INTERVAL_MS: '10' }), 'BROKER_KR_POLL_INTERVAL_MS');
-    expect(defaults).toMatchObject({ CRYPTO_EXCHANGE_ID: 'binance', BROKER_CRYPTO_REQUESTS_PER_MIN: 1_200, BROKER_CRYPTO_POLL_INTERVAL_MS: 2_000 });
+    expect(defaults).toMatchObject({ CRYPTO_EXCHANGE_ID: 'binance', BROKER_CRYPTO_REQUESTS_PER_MIN: 1_200, BROKER_CRYPTO_POLL_INTERVAL_MS: 2_000, BROKER_CRYPTO_STREAM: 'auto' });
+    expect(loadConfig(withSecrets({ BROKER_CRYPTO_STREAM: 'poll' })).BROKER_CRYPTO_STREAM).toBe('poll');
+    expectRejected(withSecrets({ BROKER_CRYPTO_STREAM: 'websocket' }), 'BROKER_CRYPTO_STREAM');
     expect(loadConfig(withSecrets({ CRYPTO_EXCHANGE_ID: 'kraken' })).CRYPTO_EXCHANGE_ID).toBe('kraken');
     expectRejected(withSecrets({ CRYPTO_EXCHANGE_ID: 'Binance US' }), 'CRYPTO_EXCHANGE_ID');
     expectRejected(withSecrets({ BROKER_CRYPTO_POLL_INTERVAL_MS: '10' }), 'BROKER_CRYPTO_POLL_INTERVAL_MS');

@@ -1,6 +1,7 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
 // exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
-// fetchBalance, prices through fetchTicker, events by polling (poller.ts). ccxt is loaded on the
+// fetchBalance, prices through fetchTicker, events from ccxt's watchOrders where the exchange has
+// it (stream.ts, pro.ts), else by polling (poller.ts). ccxt is loaded on the
 // first call (it is large; a service without crypto keys never pays for it). Every call draws
 // from the key's limiter, then ccxt's own rate limit; a 429 is retried after Retry-After a
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
@@ -8,6 +9,7 @@
 import type { Exchange, Market, Order, Trade } from 'ccxt';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
+import type { StreamBackoff } from '../alpaca/stream.ts';
 import { ExactDecimal } from '../fills.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
@@ -15,6 +17,8 @@ import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, type CcxtModule } from './load.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
+import { openCcxtProExchange, streamsOrders, wsOriginOf } from './pro.ts';
+import { streamCcxtOrders } from './stream.ts';
 
 /** The quote currency accounts are valued in. */
 export const CCXT_QUOTE = 'USDT';
@@ -50,6 +54,13 @@ export interface CcxtBrokerOptions {
   /** Our client order ids behind the digest forms the exchange was sent (client-ids.ts); this adapter's placements by default. */
   clientIds?: CcxtClientIdStore;
   onPoll?: () => void | Promise<void>;
+  /** `auto` (default): events from watchOrders where ccxt's pro class of the exchange has it, else polling. `poll`: polling. */
+  stream?: 'auto' | 'poll';
+  /** The order stream's watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
+  silenceSeconds?: number;
+  streamBackoff?: StreamBackoff;
+  /** Called after every reconnection of the order stream (where the service reconciles). */
+  onReconnect?: () => void | Promise<void>;
   logger?: Pick<Logger, 'warn'>;
 }
 
@@ -170,6 +181,10 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     quote: market.quote ?? '',
     precision: { amount: market.precision?.amount, price: market.precision?.price },
   });
+  const marketViewOf = (exchange: Exchange, symbol: string) => {
+    const market = marketsOf(exchange)[symbol];
+    return market ? marketView(market) : undefined;
+  };
   const marketOf = async (symbol: string): Promise<CcxtMarketView> => {
     const { exchange } = await start();
     const market = marketsOf(exchange)[unifiedSymbol(symbol)];
@@ -271,7 +286,10 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     at: trade.timestamp ?? Date.now(),
   });
 
-  return {
+  const tradesSince = async (symbol: string, since: number) =>
+    (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol));
+
+  const polling: CcxtBroker = {
     name: options.exchangeId,
     assetClass: 'crypto',
     mode: options.mode,
@@ -329,7 +347,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
           watched,
           heldSymbols: async () => (await holdings()).held.map((position) => position.symbol),
           openOrders: listOpenOrders,
-          trades: async (symbol, since) => (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol)),
+          trades: tradesSince,
           // An order whose id of ours is not known yet is left for a later reading (its events must carry our id).
           order: async (symbol, exchangeOrderId) => {
             const market = await marketOf(symbol);
@@ -356,5 +374,41 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       }));
     },
   };
+
+  const silenceSeconds = options.silenceSeconds ?? 30;
+  const streaming = async function* (signal: AbortSignal) {
+    // The choice needs ccxt only, not the exchange: a failing exchange is the stream's to retry.
+    const useStream = options.stream !== 'poll' && streamsOrders(await loadCcxt(), options.exchangeId);
+    yield* useStream
+      ? streamCcxtOrders(
+          {
+            key,
+            open: async () => {
+              const { exchange, ccxt } = await start();
+              const wsOrigin = options.baseUrl ? wsOriginOf(options.baseUrl) : undefined;
+              const pro = await openCcxtProExchange(ccxt, exchange, {
+                exchangeId: options.exchangeId,
+                sandbox: options.mode === 'paper',
+                keepAliveMs: Math.max(10, Math.floor((silenceSeconds * 1_000) / 4)),
+                ...(wsOrigin ? { rebaseWs: (urls: unknown) => withOrigin(urls, wsOrigin) } : {}),
+              });
+              return { exchange: pro, market: (symbol) => marketViewOf(exchange, symbol) };
+            },
+            tradeOf,
+            trades: tradesSince,
+            watch: (symbol) => void watched.add(symbol),
+            // A long id of ours went to the exchange as its digest form: its updates carry ours again.
+            ourClientOrderId: (order) => (isDigestClientOrderId(order.clientOrderId, idRule) ? clientIds.find(order.clientOrderId, order.brokerOrderId) : undefined),
+            silenceSeconds,
+            backoff: options.streamBackoff ?? { initialMs: 500, maxMs: 30_000 },
+            ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+            scrub,
+            ...(options.logger ? { logger: options.logger } : {}),
+          },
+          signal,
+        )
+      : polling.events(signal);
+  };
+  return { ...polling, events: streaming };
 };
 

@@ -1,6 +1,6 @@
-// Events by polling a ccxt exchange: ccxt's REST calls have no event stream (watchOrders needs a
-// WebSocket the fake does not serve), so at an interval the account's trades since a cursor are
-// read for each watched symbol, and the open orders are compared with the last reading. A trade
+// Events by polling a ccxt exchange, where its order stream is not used (stream.ts: an exchange
+// without watchOrders, or BROKER_CRYPTO_STREAM=poll): at an interval the account's trades since
+// a cursor are read for each watched symbol, and the open orders are compared with the last reading. A trade
 // becomes one fill event named by the exchange's trade id (read again, or by another instance, it
 // has the same execution id, and the service drops it); an order that left the open list without
 // filling becomes its canceled or expired event. Symbols are watched once seen: in an open order,
@@ -55,7 +55,8 @@ export interface CcxtPollOptions {
 }
 
 
-const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEvent['type'], at: number, overrides: Partial<TBrokerEvent> = {}): TBrokerEvent => ({
+/** One event of the order as it stands (the stream's events are made the same way). */
+export const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEvent['type'], at: number, overrides: Partial<TBrokerEvent> = {}): TBrokerEvent => ({
   type,
   user_id: key.userId,
   asset_class: 'crypto',

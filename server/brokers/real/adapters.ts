@@ -148,6 +148,10 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedOf(userId, mode, exchangeId),
           clientIds: clientIdsOf(userId, mode, exchangeId),
+          // watchOrders where the exchange has it: the same watchdog and reconnect hook as the US stream.
+          stream: config.BROKER_CRYPTO_STREAM,
+          silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
+          ...(hooks.onReconnect ? { onReconnect: hooks.onReconnect } : {}),
           logger: warn,
         });
       }
