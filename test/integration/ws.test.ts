@@ -191,6 +191,8 @@ describe('who may connect', () => {
     await three[0]!.next();
     await three[1]!.next();
     await waitOpen(three[2]!);
+    // /ws/live sends no hello: its socket opens before its token is checked and it is counted.
+    await waitFor(() => countOf(user) === 3);
     expect(await orders(user).closed).toEqual({ code: 1008, reason: 'Too many connections' });
     // Another user is not affected, and a closed slot is free again.
     const other = await trader('ws_cap_other', false);
