@@ -151,10 +151,27 @@ export class BrokerRejectedError extends Error {
   override readonly name = 'BrokerRejectedError';
 }
 
-/** The broker could not be reached or failed (maps to 502 BROKER_UNAVAILABLE). */
+/**
+ * The broker could not be reached or failed (maps to 502 BROKER_UNAVAILABLE). Unless `notTaken`
+ * says otherwise, the request may have reached the broker and been carried out (a timeout, a
+ * connection that broke after sending, a 5xx: exchanges document such a request's outcome as
+ * unknown), so a placement that failed so is not known to be unplaced.
+ */
 export class BrokerUnavailableError extends Error {
   override readonly name = 'BrokerUnavailableError';
+  /** The broker certainly did not carry the request out: it was never sent, or the broker refused it unseen (a 429). */
+  readonly notTaken: boolean;
+  constructor(message: string, options: { notTaken?: boolean } = {}) {
+    super(message);
+    this.notTaken = options.notTaken ?? false;
+  }
 }
+
+/** A connection the broker's host refused: nothing was sent. */
+export const wasRefusedConnection = (error: unknown): boolean => {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === 'ECONNREFUSED' || (error as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
+};
 
 /**
  * The broker has several orders that could be the one asked for, and nothing tells them apart (KIS

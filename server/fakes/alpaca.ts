@@ -34,7 +34,13 @@ export interface FakeRequestMatch {
   path?: string;
 }
 
-type RestFault = ({ kind: 'status'; status: number; message: string } | { kind: 'hang' } | { kind: 'rate_limit'; retryAfterSeconds: number }) & { match?: FakeRequestMatch };
+type RestFault = (
+  | { kind: 'status'; status: number; message: string }
+  | { kind: 'hang' }
+  | { kind: 'rate_limit'; retryAfterSeconds: number }
+  // The request is carried out, and then its answer is this failure (a gateway that failed after the order was taken).
+  | { kind: 'taken_then_status'; status: number; message: string }
+) & { match?: FakeRequestMatch };
 
 const matches = (fault: { match?: FakeRequestMatch }, method: string, path: string) =>
   (fault.match?.method === undefined || fault.match.method === method) && (fault.match?.path === undefined || fault.match.path === path);
@@ -138,6 +144,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     void (async () => {
       try {
         const answer = await route(request, authenticate(request));
+        if (fault?.kind === 'taken_then_status') return sendJson(response, fault.status, { code: fault.status * 100_000, message: fault.message });
         sendJson(response, answer.status, answer.body);
       } catch (error) {
         if (error instanceof FakeAlpacaRefusal) sendJson(response, error.status, { code: error.code, message: error.message });
@@ -215,6 +222,8 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     failNext: (status = 500, message = 'internal server error', match?: FakeRequestMatch) => void faults.push({ kind: 'status', status, message, ...(match ? { match } : {}) }),
     /** The next REST request is never answered. */
     hangNext: () => void faults.push({ kind: 'hang' }),
+    /** The next matching request is carried out (an order taken), and then answered with this failure. */
+    takeThenFailNext: (status = 502, message = 'bad gateway', match?: FakeRequestMatch) => void faults.push({ kind: 'taken_then_status', status, message, ...(match ? { match } : {}) }),
     /** The next `times` REST requests answer 429 with this Retry-After. */
     rateLimitNext: (retryAfterSeconds: number, times = 1) => {
       for (let index = 0; index < times; index += 1) faults.push({ kind: 'rate_limit', retryAfterSeconds });

@@ -22,7 +22,7 @@ import type { Alerts } from '../alerts/index.ts';
 import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
-import { BrokerOrderAmbiguousError, BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -73,6 +73,8 @@ const num = (value: string | null) => (value === null ? null : Number(value));
 /** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
 /** The reason an intent stays pending when several broker orders could be it (see `reconcile`). */
 const AMBIGUOUS = 'ambiguous_at_broker';
+/** The reason of a pending order whose placement failed with its outcome unknown. */
+const UNCONFIRMED = 'broker_unavailable';
 const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
 
 export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
@@ -477,6 +479,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
     let accepted: BrokerOrder;
     let recordedWithBroker: { row: OrderRow; frames: TOrderEvent[] } | undefined;
+    /** Whether the call went to a broker outside our database, whose failure can leave the outcome unknown. */
+    let external = false;
     try {
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
       const brokerRequest: BrokerOrderRequest = {
@@ -507,9 +511,24 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
         recordedWithBroker = result.recorded;
         if (recordedWithBroker) forgetEarly(`${user.id}:${clientOrderId}`, answered);
       } else {
+        external = true;
         accepted = await withTimeout(broker.placeOrder(brokerRequest), BROKER_TIMEOUT_MS);
       }
     } catch (error) {
+      if (external && !(error instanceof BrokerRejectedError) && !(error instanceof BrokerUnavailableError && error.notTaken)) {
+        // The request may have reached the broker (a timeout, a connection broken after sending, a
+        // 5xx): the order stays pending, and the reconciler (every minute) asks the broker for it by
+        // its client order id, links what it finds, and settles it as not at the broker otherwise.
+        // Its rate units stay counted: it may be an order.
+        const detail = error instanceof Error ? error.message : String(error);
+        await db.transaction(async (tx) => {
+          const updated = await updateOrder(tx, intent, { reason: UNCONFIRMED, updatedAt: clock.now() });
+          await audit(tx, updated!, 'order.unconfirmed', { gate: 'broker', code: 'BROKER_UNAVAILABLE', reason: detail, decision: 'pending until reconciled with the broker' });
+        });
+        countGate(assetClass, 'broker', 'failed');
+        logger.warn({ err: error, clientOrderId }, 'broker call failed with its outcome unknown; the order stays pending for reconciliation');
+        throw new AppError('BROKER_UNAVAILABLE', 'The broker did not answer: the order may have reached it, and stays pending until it is reconciled with the broker');
+      }
       await releaseClaims(attempt);
       const refused = error instanceof BrokerRejectedError;
       const reason = refused ? error.message : 'broker_unavailable';

@@ -2,6 +2,7 @@
 // brackets, cancel, lookups, the account reads, refusals and failures as the broker errors, 429
 // retries, the per-key limiter, and the trade_updates stream through drops, silence and duplicates.
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAlpacaBroker, createLimiterRegistry, type AlpacaBrokerOptions, type StreamRetry } from '../../server/brokers/alpaca/index.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
@@ -230,7 +231,10 @@ describe('refusals and failures', () => {
   it('reads a 5xx as unavailable', async () => {
     const { broker } = newBroker();
     fake.failNext(503);
-    expect(await failureOf(broker.account())).toBeInstanceOf(BrokerUnavailableError);
+    const failure = await failureOf(broker.account());
+    expect(failure).toBeInstanceOf(BrokerUnavailableError);
+    // A 5xx does not say the request was not carried out: a placement failing so stays pending.
+    expect((failure as BrokerUnavailableError).notTaken).toBe(false);
     expect(await broker.account()).toMatchObject({ cash: '100000' });
   });
 
@@ -243,8 +247,16 @@ describe('refusals and failures', () => {
   });
 
   it('reads a refused connection as unavailable', async () => {
-    const broker = createAlpacaBroker({ userId: 1, mode: 'paper', keyId: 'PKNOBODY', secretKey: `${SECRET_PREFIX}nobody`, baseUrl: 'http://127.0.0.1:1', limiter: limiters.forKey('PKNOBODY') });
-    expect(await failureOf(broker.account())).toBeInstanceOf(BrokerUnavailableError);
+    // A port that was just free and is closed again: the connection is refused.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const broker = createAlpacaBroker({ userId: 1, mode: 'paper', keyId: 'PKNOBODY', secretKey: `${SECRET_PREFIX}nobody`, baseUrl: `http://127.0.0.1:${port}`, limiter: limiters.forKey('PKNOBODY') });
+    const failure = await failureOf(broker.account());
+    expect(failure).toBeInstanceOf(BrokerUnavailableError);
+    // Nothing was sent: a placement failing so is known not to be at the broker.
+    expect((failure as BrokerUnavailableError).notTaken).toBe(true);
   });
 
   it('retries a 429 after its Retry-After, and is unavailable once the retries run out', async () => {

@@ -121,7 +121,7 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-limit-1').status).toBe('canceled');
   });
 
-  it('answers a broker refusal 422 BROKER_REJECTED and an unreachable broker 502 BROKER_UNAVAILABLE, each order marked rejected', async () => {
+  it('answers a broker refusal 422 BROKER_REJECTED (marked rejected) and a broker failing 502 BROKER_UNAVAILABLE (left pending, then settled by the reconciler)', async () => {
     alpaca.failNext(422, 'qty must be a whole number for this asset', { method: 'POST', path: '/v2/orders' });
     const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-refused-1' });
     expect(refused.status, refused.text).toBe(422);
@@ -133,8 +133,35 @@ describe('us_equity on the Alpaca-style broker', () => {
     const down = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-down-1' });
     expect(down.status, down.text).toBe(502);
     expect(down.body.code).toBe('BROKER_UNAVAILABLE');
-    expect(await orderRow('us-down-1')).toMatchObject({ status: 'rejected', reason: 'broker_unavailable' });
+    // A 5xx does not say the order was not taken: it stays pending for the reconciler.
+    expect(await orderRow('us-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
     expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-down-1')).toBe(false);
+    // Not at the broker: once old enough (its submission moved back a few minutes here), settled as not placed, and audited.
+    expect(await server.services.orders.reconcile()).toMatchObject({ settled: 0 });
+    await server.services.db.update(orders).set({ submittedAt: new Date(Date.now() - 5 * 60_000) }).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, 'us-down-1')));
+    expect((await server.services.orders.reconcile()).settled).toBeGreaterThanOrEqual(1);
+    expect(await orderRow('us-down-1')).toMatchObject({ status: 'rejected', reason: 'not_at_broker' });
+    const trail = await call('GET', '/api/audit?client_order_id=us-down-1');
+    expect(trail.body.items.map((event: { action: string }) => event.action)).toEqual(expect.arrayContaining(['order.placed', 'order.unconfirmed', 'order.reconciled']));
+  });
+
+  it('keeps an order the broker took though its answer failed: 502, pending, then linked and filled once by the reconciler', async () => {
+    alpaca.takeThenFailNext(502, 'bad gateway', { method: 'POST', path: '/v2/orders' });
+    const lost = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-taken-1' });
+    expect(lost.status, lost.text).toBe(502);
+    expect(lost.body.code).toBe('BROKER_UNAVAILABLE');
+    const taken = alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-taken-1');
+    expect(taken.status).toBe('filled');
+    expect((await orderRow('us-taken-1'))?.status).not.toBe('rejected');
+    await server.services.orders.reconcile();
+    const row = await orderRow('us-taken-1');
+    expect(row).toMatchObject({ status: 'filled', brokerOrderId: taken.id });
+    expect(await fillsOf('us-taken-1')).toEqual(['1']);
+    // A retry of the request answers the order, not a second one.
+    const again = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-taken-1' });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.broker_order_id).toBe(taken.id);
+    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).filter((order) => order.client_order_id === 'us-taken-1')).toHaveLength(1);
   });
 
   it('takes a fill made while the stream was down exactly once: reconciled after the reconnect, a redelivery adds nothing', async () => {
@@ -173,8 +200,9 @@ describe('us_equity on the Alpaca-style broker', () => {
     await server.services.orders.idle();
     expect(await fillsOf('us-gap-1')).toEqual(['3']);
     expect(await fillsOf('us-market-1')).toEqual(['2']);
+    // AAPL: us-market-1's 2, us-taken-1's 1 (taken by the reconciler), us-after-gap's 1.
     const positions = await call('GET', '/api/equity/positions?asset_class=us_equity');
-    expect(positions.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ symbol: 'MSFT', qty: 3 }), expect.objectContaining({ symbol: 'AAPL', qty: 3 })]));
+    expect(positions.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ symbol: 'MSFT', qty: 3 }), expect.objectContaining({ symbol: 'AAPL', qty: 4 })]));
   });
 });
 
@@ -210,7 +238,7 @@ describe('kr_equity on the KIS-style broker', () => {
     const down = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'kr-down-1' });
     expect(down.status, down.text).toBe(502);
     expect(down.body.code).toBe('BROKER_UNAVAILABLE');
-    expect(await orderRow('kr-down-1')).toMatchObject({ status: 'rejected', reason: 'broker_unavailable' });
+    expect(await orderRow('kr-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
   });
 });
 

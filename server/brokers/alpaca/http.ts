@@ -1,7 +1,7 @@
 // The REST client of one Alpaca key: signs each request with the key headers, draws from the
 // key's limiter, times out, honours 429 Retry-After a bounded number of times, and turns every
 // failure into the broker errors (a refusal or unavailable) with the secret kept out of them.
-import { BrokerRejectedError, BrokerUnavailableError } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, wasRefusedConnection } from '../types.ts';
 import type { RequestLimiter } from './limiter.ts';
 import type { AlpacaErrorBody } from './wire.ts';
 
@@ -71,7 +71,7 @@ export const createAlpacaHttp = (options: AlpacaHttpOptions) => {
       const what = `${method} ${url.pathname}`;
       if (error instanceof DOMException && error.name === 'TimeoutError') throw new BrokerUnavailableError(`Alpaca did not answer ${what} within ${timeoutMs} ms`);
       const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-      throw new BrokerUnavailableError(scrub(`Alpaca could not be reached for ${what}: ${reason}`));
+      throw new BrokerUnavailableError(scrub(`Alpaca could not be reached for ${what}: ${reason}`), { notTaken: wasRefusedConnection(error) });
     }
   };
 
@@ -100,7 +100,7 @@ export const createAlpacaHttp = (options: AlpacaHttpOptions) => {
         // Every caller of the key, on every instance, holds off as long (the budget is shared).
         limiter.pause(waitSeconds * 1_000);
         if (retries >= options.maxRateLimitRetries || waitSeconds > options.maxRetryAfterSeconds) {
-          throw new BrokerUnavailableError(scrub(`Alpaca kept rate-limiting ${what} (429: ${message})`));
+          throw new BrokerUnavailableError(scrub(`Alpaca kept rate-limiting ${what} (429: ${message})`), { notTaken: true });
         }
         await sleep(waitSeconds * 1_000);
         continue;

@@ -159,8 +159,8 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
           const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : Math.min(backoff.maxMs, backoff.baseMs * 2 ** retries);
           // Every caller of the key, on every instance, holds off as long (the budget is shared).
           options.limiter.pause(waitMs);
-          if (retries >= maxRetries) throw new BrokerUnavailableError(scrub(`the exchange kept rate-limiting us while trying to ${what}`));
-          if (Number.isFinite(retryAfter) && retryAfter > maxRetryAfter) throw new BrokerUnavailableError(`the exchange rate-limited us for ${retryAfter} s while trying to ${what}`);
+          if (retries >= maxRetries) throw new BrokerUnavailableError(scrub(`the exchange kept rate-limiting us while trying to ${what}`), { notTaken: true });
+          if (Number.isFinite(retryAfter) && retryAfter > maxRetryAfter) throw new BrokerUnavailableError(`the exchange rate-limited us for ${retryAfter} s while trying to ${what}`, { notTaken: true });
           await sleep(waitMs);
           continue;
         }

@@ -6,7 +6,7 @@
 // secret and the tokens kept out of every message.
 import { retryDelayMs } from '../../alerts/backoff.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type TTradingMode } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, wasRefusedConnection, type TTradingMode } from '../types.ts';
 import { classifyKisFailure } from './mapping.ts';
 import type { KisTokenManager } from './token.ts';
 import { KIS_TR_IDS, type KisEnvelope, type TKisCall } from './wire.ts';
@@ -110,7 +110,7 @@ export const createKisHttp = (options: KisHttpOptions) => {
     } catch (error) {
       if (error instanceof DOMException && error.name === 'TimeoutError') throw new BrokerUnavailableError(`KIS did not answer ${what} within ${options.timeoutMs} ms`);
       const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-      throw new BrokerUnavailableError(scrub(`KIS could not be reached for ${what}: ${reason}`));
+      throw new BrokerUnavailableError(scrub(`KIS could not be reached for ${what}: ${reason}`), { notTaken: wasRefusedConnection(error) });
     }
   };
 
@@ -135,13 +135,13 @@ export const createKisHttp = (options: KisHttpOptions) => {
           const waitMs = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1_000 : retryDelayMs(rateLimited, options.rateLimitBackoff, random());
           // The key's budget, on every instance, holds off as long (the host's serves other keys too).
           options.keyLimiter.pause(waitMs);
-          if (rateLimited > options.maxRateLimitRetries || waitMs > options.maxRetryAfterSeconds * 1_000) throw new BrokerUnavailableError(`KIS kept rate-limiting ${what}: ${detail}`);
+          if (rateLimited > options.maxRateLimitRetries || waitMs > options.maxRetryAfterSeconds * 1_000) throw new BrokerUnavailableError(`KIS kept rate-limiting ${what}: ${detail}`, { notTaken: true });
           await sleep(waitMs);
           continue;
         }
         case 'token_rejected':
           // Renewed once per call: a fresh token refused too is not going to get better by retrying.
-          if (tokenRenewed) throw new BrokerUnavailableError(`KIS refused a renewed token for ${what}: ${detail}`);
+          if (tokenRenewed) throw new BrokerUnavailableError(`KIS refused a renewed token for ${what}: ${detail}`, { notTaken: true });
           tokenRenewed = true;
           token = await options.tokens.refused(token);
           remember(token);

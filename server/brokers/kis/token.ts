@@ -104,7 +104,7 @@ const processInFlight = new Map<string, Promise<KisStoredToken>>();
  */
 const guarded = (store: KisTokenStore): KisTokenStore => {
   const fail = (what: string) => (): never => {
-    throw new BrokerUnavailableError(`the KIS token store could not ${what}`);
+    throw new BrokerUnavailableError(`the KIS token store could not ${what}`, { notTaken: true });
   };
   return {
     get: (key) => store.get(key).catch(fail('be read')),
@@ -171,9 +171,9 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
         signal: AbortSignal.timeout(options.timeoutMs),
       });
     } catch (error) {
-      if (error instanceof DOMException && error.name === 'TimeoutError') throw new BrokerUnavailableError(`KIS did not issue a token within ${options.timeoutMs} ms`);
+      if (error instanceof DOMException && error.name === 'TimeoutError') throw new BrokerUnavailableError(`KIS did not issue a token within ${options.timeoutMs} ms`, { notTaken: true });
       const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-      throw new BrokerUnavailableError(options.scrub(`KIS could not be reached for a token: ${reason}`));
+      throw new BrokerUnavailableError(options.scrub(`KIS could not be reached for a token: ${reason}`), { notTaken: true });
     }
     const text = await response.text().catch(() => '');
     let body: Partial<KisTokenAnswer & KisTokenError> = {};
@@ -188,14 +188,14 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
       const byText = parseKisExpiry(body.access_token_token_expired ?? '');
       // The earlier of the two: a clock that runs ahead of KIS's must not outlive the token.
       const expiresAt = Math.min(...[byLifetime, byText].filter((value) => Number.isFinite(value)));
-      if (!Number.isFinite(expiresAt)) throw new BrokerUnavailableError('KIS issued a token without an expiry');
+      if (!Number.isFinite(expiresAt)) throw new BrokerUnavailableError('KIS issued a token without an expiry', { notTaken: true });
       issued += 1;
       return { accessToken: body.access_token, expiresAt, issuedAt };
     }
     const message = options.scrub(`${body.error_description ?? `HTTP ${response.status}`}${body.error_code ? ` (${body.error_code})` : ''}`);
     if (body.error_code === KIS_MSG.tokenTooSoon) throw new KisTokenTooSoonError(`KIS refused to issue another token yet: ${message}`);
     // A wrong key or secret is the caller's to fix: a refusal. A 5xx is KIS's.
-    if (response.status >= 500 && !body.error_code) throw new BrokerUnavailableError(`KIS failed to issue a token: ${message}`);
+    if (response.status >= 500 && !body.error_code) throw new BrokerUnavailableError(`KIS failed to issue a token: ${message}`, { notTaken: true });
     throw new BrokerRejectedError(`KIS refused to issue a token: ${message}`);
   };
 
@@ -210,7 +210,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
       const stored = await read();
       if (good(stored)) return stored;
     }
-    throw new BrokerUnavailableError('the KIS token is being issued by another instance and did not arrive in time');
+    throw new BrokerUnavailableError('the KIS token is being issued by another instance and did not arrive in time', { notTaken: true });
   };
 
   /** Issues a token holding the right to, and saves it; a failure falls back as `renew` says. */
@@ -237,7 +237,7 @@ export const createKisTokenManager = (options: KisTokenManagerOptions) => {
         renewNotBefore = now() + EARLY_RENEWAL_RETRY_MS;
         return again!;
       }
-      throw new BrokerUnavailableError(`the KIS token expired and cannot be renewed yet: ${error.message}`);
+      throw new BrokerUnavailableError(`the KIS token expired and cannot be renewed yet: ${error.message}`, { notTaken: true });
     } finally {
       if (!keepClaim) await store.releaseIssue(key, holder).catch(() => undefined);
     }

@@ -124,7 +124,7 @@ export const createSharedRequestLimiter = (options: SharedLimiterOptions): Reque
     Math.max(until?.getTime() ?? 0, refilledAt.getTime() + Math.max(0, 1 - tokens) / shape.perMs);
 
   const refuseWaiting = (reason: string) =>
-    waiters.refuseAll(() => new BrokerUnavailableError(`the shared request budget could not be read (${reason}); the request was not sent`));
+    waiters.refuseAll(() => new BrokerUnavailableError(`the shared request budget could not be read (${reason}); the request was not sent`, { notTaken: true }));
 
   const received = (answer: BudgetTake) => {
     // Closed meanwhile: what was granted lapses (a round trip's worth, once).

@@ -4,8 +4,8 @@
 import { BrokerUnavailableError } from '../types.ts';
 
 /** Why a limiter refuses a caller: it is closing (the service stops) or the caller gave up. */
-export const limiterClosed = () => new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)');
-export const waitAbandoned = () => new BrokerUnavailableError('the request was abandoned while waiting for the rate limit');
+export const limiterClosed = () => new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)', { notTaken: true });
+export const waitAbandoned = () => new BrokerUnavailableError('the request was abandoned while waiting for the rate limit', { notTaken: true });
 
 /** The refusal a caller gets before it queues, if any: a closed limiter or an aborted signal. */
 export const refusalBeforeQueueing = (closed: boolean, signal?: AbortSignal): Error | undefined =>

@@ -27,7 +27,7 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
   let opened: Promise<void> | undefined;
   /** Fails while down; opens the account once per adapter (a failed opening is tried again). */
   const ready = async () => {
-    if (backend.isDown(key.assetClass)) throw new BrokerUnavailableError(`the simulated ${key.assetClass} broker is down (operator outage)`);
+    if (backend.isDown(key.assetClass)) throw new BrokerUnavailableError(`the simulated ${key.assetClass} broker is down (operator outage)`, { notTaken: true });
     await (opened ??= backend.openAccount(key).catch((error: unknown) => {
       opened = undefined;
       throw error;

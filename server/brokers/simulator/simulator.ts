@@ -155,7 +155,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
 
   const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
   const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
-  const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`);
+  const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`, { notTaken: true });
 
   const publishPrice = (update: PriceUpdate) => {
     for (const listener of priceListeners) {
