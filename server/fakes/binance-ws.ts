@@ -79,7 +79,7 @@ export const executionReportOf = ({ execution, order, trade }: FakeBinanceOrderC
 };
 
 /** Serves the WebSocket API on `server`'s upgrades of FAKE_BINANCE_WS_API_PATH. */
-export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks) => {
+export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks, onStreamSend?: (change: FakeBinanceOrderChange) => void) => {
   // Pongs are the fake's to answer, so a silenced socket falls quiet as a stuck one would.
   const wss = new WebSocketServer({ noServer: true, autoPong: false });
   const sessions = new Set<Session>();
@@ -175,6 +175,7 @@ export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks) 
         if (apiKey === change.apiKey) send(session, { subscriptionId, event: executionReportOf(change, eventTime) });
       }
     }
+    onStreamSend?.(change);
   });
 
   const listening = (session: Session, apiKey?: string) => !session.silent && [...session.subscriptions.values()].some((key) => apiKey === undefined || key === apiKey);

@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder } from './binance-books.ts';
+import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder, type FakeBinanceOrderChange } from './binance-books.ts';
 import { attachFakeBinanceWsApi, FAKE_BINANCE_WS_API_PATH } from './binance-ws.ts';
 
 export interface FakeBinanceOptions {
@@ -19,6 +19,8 @@ export interface FakeBinanceOptions {
   prices?: Record<string, string>;
   /** The port on 127.0.0.1; an ephemeral one by default. */
   port?: number;
+  /** Told of each order change as it goes out on the user data streams (a benchmark times the way from here to our frame). */
+  onStreamSend?: (change: FakeBinanceOrderChange) => void;
 }
 
 export interface FakeBinanceRequest {
@@ -251,7 +253,7 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
   });
 
   // The WebSocket API (order updates for ccxt's watchOrders) on the same port.
-  const wsApi = attachFakeBinanceWsApi(server, books);
+  const wsApi = attachFakeBinanceWsApi(server, books, options.onStreamSend);
 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

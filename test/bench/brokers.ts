@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'ws';
 import { startFakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { clientOrderIdRuleOf, toExchangeClientOrderId } from '../../server/brokers/ccxt/index.ts';
 import { startFakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis } from '../../server/fakes/kis.ts';
 import { createCleanups, fixed, percentile, positiveInt, runBench } from './common.ts';
@@ -127,7 +128,16 @@ const main = async () => {
   const kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000000' }], prices: { '005930': '96500' } });
   cleanups.push({ what: 'fake KIS', run: () => kis.close() });
   const binanceKey = { apiKey: `bnbench${randomBytes(6).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
-  const binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '1000000000' } }], prices: { BTCUSDT: '50000' } });
+  // The exchange holds a long client order id of ours in its digest form: the fills are found by it.
+  const binanceFillSent = new Map<string, number>();
+  const binance = await startFakeBinance({
+    accounts: [{ ...binanceKey, balances: { USDT: '1000000000' } }],
+    prices: { BTCUSDT: '50000' },
+    onStreamSend: (change) => {
+      if (change.execution === 'TRADE' && change.order.status === 'FILLED') binanceFillSent.set(change.order.clientOrderId, performance.now());
+    },
+  });
+  const binanceIdRule = clientOrderIdRuleOf('binance');
   cleanups.push({ what: 'fake Binance', run: () => binance.close() });
 
   const common = { RISK_MARKET_HOURS: 'ignore', SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '1000000' };
@@ -162,7 +172,9 @@ const main = async () => {
     { name: 'simulator (crypto, simulated mode)', url: simulated.app.url, token: simToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.0001 } },
     { name: 'Alpaca-style adapter (US, fake)', url: real.app.url, token: realToken, order: { asset_class: 'us_equity', symbol: 'AAPL', qty: 1 }, fillSentAt: (id) => alpacaFillSent.get(id) },
     { name: 'KIS-style adapter (KR, fake)', url: real.app.url, token: realToken, order: { asset_class: 'kr_equity', symbol: '005930', qty: 1 } },
-    { name: 'ccxt adapter (crypto, fake Binance)', url: real.app.url, token: realToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.001 } },
+    { name: 'ccxt adapter (crypto, fake Binance)', url: real.app.url, token: realToken, order: { asset_class: 'crypto', symbol: 'BTC/USDT', qty: 0.001 },
+      fillSentAt: (id) => binanceFillSent.get(toExchangeClientOrderId(id, binanceIdRule)),
+    },
   ];
   console.log(`${settings.orders} market orders per venue, one at a time (after ${settings.warmup} warm-up orders); KIS polled every ${settings.krPollMs} ms`);
   const results = [];
