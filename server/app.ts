@@ -35,6 +35,7 @@ import { createBrokerIngestion } from './brokers/real/ingestion.ts';
 import { createRealEquities } from './brokers/real/equities.ts';
 import type { TBrokerEvent } from './brokers/types.ts';
 import { createKeyCredentialsReader } from './keys/credentials.ts';
+import { createBarsFetch } from './marketdata/fetch.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
 import { cryptoExchangesOf } from './keys/exchanges.ts';
@@ -127,6 +128,14 @@ export const createServices = async (config: Config, logger: Logger, database: D
     // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
     const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, clock, config, logger, cipher }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
     const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
+    // Bars from a user's broker (`ohlcv fetch`), in either broker mode: the real adapters are built on first use outside real mode.
+    let fetchAdapters = real?.adapters;
+    const barsFetch = createBarsFetch({
+      keys: real?.keys ?? createKeyCredentialsReader({ db, cipher }),
+      adapters: () => (fetchAdapters ??= createRealAdapters({ db, clock, config, logger, cipher })),
+      instruments,
+      marketData,
+    });
     const keys = createExchangeKeys({
       db,
       clock,
@@ -189,7 +198,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await botRunner.stop();
         await simulator.stop();
         await brokerEvents?.stop();
-        real?.adapters.close();
+        fetchAdapters?.close();
         await orders.idle();
         await killSwitch.idle();
         await backtestPool?.close();
@@ -199,7 +208,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -6,11 +6,15 @@
 //                                       or, when unset, from standard input
 //   ohlcv import FILE --symbol S --asset-class C
 //                                       import daily bars from a CSV file (all rows or none)
+//   ohlcv fetch --symbol S --asset-class C --user U [--from D] [--to D]
+//                                       fetch daily bars from the broker of user U's key for the
+//                                       asset class and import them (default: the year to today)
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
 import { ZAssetClass } from '../contracts/common.ts';
+import type { TOhlcvImportResult } from '../contracts/marketdata.ts';
 import { AppError } from './errors.ts';
 import { createServices, openMigratedDatabase } from './app.ts';
 import { defaultAdminEmail, loadConfig } from './config.ts';
@@ -20,7 +24,8 @@ import { createLogger } from './observability/logger.ts';
 const USAGE = `usage: npm run cli -- <command>
   db migrate
   users create-admin [--username NAME] [--email EMAIL]   (password: ADMIN_PASSWORD or stdin)
-  ohlcv import FILE --symbol SYMBOL --asset-class crypto|us_equity|kr_equity`;
+  ohlcv import FILE --symbol SYMBOL --asset-class crypto|us_equity|kr_equity
+  ohlcv fetch --symbol SYMBOL --asset-class crypto|us_equity|kr_equity --user USERNAME [--from YYYY-MM-DD] [--to YYYY-MM-DD]`;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 /** Ends the command with a message once the database is closed (fail would exit at once). */
@@ -52,11 +57,11 @@ const checked = <T>(name: string, schema: z.ZodType<T>, value: unknown): T => {
 runEntry(async () => {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { username: { type: 'string' }, email: { type: 'string' }, symbol: { type: 'string' }, 'asset-class': { type: 'string' } },
+    options: { username: { type: 'string' }, email: { type: 'string' }, symbol: { type: 'string' }, 'asset-class': { type: 'string' }, user: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } },
   });
   const [first, second, file, ...rest] = positionals;
   const command = `${first ?? ''} ${second ?? ''}`;
-  const known = ['db migrate', 'users create-admin', 'ohlcv import'];
+  const known = ['db migrate', 'users create-admin', 'ohlcv import', 'ohlcv fetch'];
   if (!known.includes(command) || (command === 'ohlcv import' ? file === undefined || rest.length > 0 : file !== undefined)) fail(USAGE);
 
   const config = loadConfig();
@@ -70,19 +75,30 @@ runEntry(async () => {
     await database.close();
     throw error;
   });
+  /** A refusal of the service as the command's message, its field errors listed. */
+  const refuseAppError = (error: unknown): never => {
+    if (!(error instanceof AppError)) throw error;
+    const details = (error.errors ?? []).map((item) => `  ${item.path}: ${item.message}`).join('\n');
+    return refuse(`${error.message}${details ? `\n${details}` : ''}`);
+  };
+  const imported = (result: TOhlcvImportResult) =>
+    out(`imported ${result.imported} bars of ${result.asset_class} ${result.symbol} (${result.first_date} .. ${result.last_date}); ${result.replaced_synthetic} synthetic bars replaced`);
   try {
+    if (command === 'ohlcv fetch') {
+      const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
+      const symbol = values.symbol ?? refuse('--symbol is required');
+      const username = values.user ?? refuse('--user is required: the user whose key fetches the bars');
+      const user = (await services.users.byUsername(username)) ?? refuse(`--user: no user named ${username.slice(0, 64)}`);
+      const to = values.to ?? services.clock.now().toISOString().slice(0, 10);
+      const from = values.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 365 * 86_400_000).toISOString().slice(0, 10);
+      imported(await services.barsFetch({ userId: user.id, assetClass, symbol, from, to }).catch(refuseAppError));
+      return;
+    }
     if (command === 'ohlcv import') {
       const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
       const symbol = values.symbol ?? refuse('--symbol is required');
       const csv = readText(file!);
-      try {
-        const result = await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } });
-        out(`imported ${result.imported} bars of ${result.asset_class} ${result.symbol} (${result.first_date} .. ${result.last_date}); ${result.replaced_synthetic} synthetic bars replaced`);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        const details = (error.errors ?? []).map((item) => `  ${item.path}: ${item.message}`).join('\n');
-        refuse(`${error.message}${details ? `\n${details}` : ''}`);
-      }
+      imported(await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } }).catch(refuseAppError));
       return;
     }
     const username = checked('--username', ZUsername, values.username ?? config.ADMIN_USERNAME);

@@ -25,6 +25,7 @@ import type { Live } from './live/live.ts';
 import type { KillSwitch } from './live/kill-switch.ts';
 import type { Bots } from './bot/bot.ts';
 import type { BotRunner } from './bot/runner.ts';
+import type { BarsFetch } from './marketdata/fetch.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
@@ -53,6 +54,8 @@ export interface Areas {
 }
 
 export interface Services extends Areas {
+  /** Daily bars from a user's broker, imported (the CLI's `ohlcv fetch`). */
+  barsFetch: BarsFetch;
   config: Config;
   logger: Logger;
   metrics: Metrics;

@@ -1,5 +1,6 @@
 // The one interface every broker adapter implements (the simulator, and later the US, KR and
 // crypto adapters): what the order service, the key test and the events service call.
+import type { TBar } from '../marketdata/bars.ts';
 import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Tx } from '../db/client.ts';
@@ -140,6 +141,11 @@ export interface Broker {
    * of every symbol's orders heavily (an exchange's per-IP budget) may read only that symbol's.
    */
   snapshot(focus?: { symbol: string }): Promise<BrokerSnapshot>;
+  /**
+   * Daily bars of the symbol from `from` to `to` (YYYY-MM-DD, both included, the exchange's local
+   * dates), oldest first, where the broker serves them (the simulator does not: its bars are ours).
+   */
+  dailyBars?(symbol: string, from: string, to: string): Promise<TBar[]>;
   /** The price the broker would trade the symbol at now; throws BrokerRejectedError for an unknown symbol. */
   quote(symbol: string): Promise<string>;
   /** This account's events from now on, until the signal aborts. */

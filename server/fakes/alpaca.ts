@@ -63,6 +63,31 @@ const sendJson = (response: ServerResponse, status: number, body: unknown, heade
 
 const ORDER_PATH = /^\/v2\/orders\/([^/]+)$/;
 const LATEST_TRADE_PATH = /^\/v2\/stocks\/([^/]+)\/trades\/latest$/;
+const BARS_PATH = /^\/v2\/stocks\/([^/]+)\/bars$/;
+
+/**
+ * The data host's daily bars of a symbol: one per weekday from `start` to `end` (no holidays
+ * here), made up around its price so each day differs, `limit` a page with Alpaca's page token.
+ */
+const dailyBarsPage = (price: { toNumber(): number }, url: URL) => {
+  const start = url.searchParams.get('start') ?? '';
+  const end = url.searchParams.get('end') ?? '';
+  if (url.searchParams.get('timeframe') !== '1Day' || !/^\d{4}-\d{2}-\d{2}$/.test(start) || !/^\d{4}-\d{2}-\d{2}$/.test(end)) throw new FakeAlpacaRefusal(422, 42210000, 'invalid timeframe, start or end');
+  const limit = Math.min(10_000, Math.max(1, Number(url.searchParams.get('limit') ?? 1_000) || 1_000));
+  const token = url.searchParams.get('page_token');
+  const bars: { t: string; o: number; h: number; l: number; c: number; v: number; n: number; vw: number }[] = [];
+  let day = new Date(`${token ? Buffer.from(token, 'base64url').toString('utf8') : start}T00:00:00Z`);
+  const last = new Date(`${end}T00:00:00Z`);
+  for (; day <= last && bars.length < limit; day = new Date(day.getTime() + 86_400_000)) {
+    if (day.getUTCDay() === 0 || day.getUTCDay() === 6) continue;
+    const base = price.toNumber() * (1 + ((day.getUTCDate() % 7) - 3) / 1_000);
+    const close = Math.round(base * 100) / 100;
+    bars.push({ t: `${day.toISOString().slice(0, 10)}T04:00:00Z`, o: Math.round(base * 99.8) / 100, h: Math.round(base * 100.5) / 100, l: Math.round(base * 99.4) / 100, c: close, v: 1_000_000 + day.getUTCDate() * 1_000, n: 5_000, vw: close });
+  }
+  while (day <= last && (day.getUTCDay() === 0 || day.getUTCDay() === 6)) day = new Date(day.getTime() + 86_400_000);
+  const more = day <= last;
+  return { bars, next_page_token: more ? Buffer.from(day.toISOString().slice(0, 10), 'utf8').toString('base64url') : null };
+};
 
 export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
   const listeners = new Set<Listener>();
@@ -120,6 +145,12 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
       return { status: 204 };
     }
     if (orderId && method === 'PATCH') return { status: 200, body: books.replace(keyId, decodeURIComponent(orderId), await json<AlpacaReplaceRequest>()) };
+    const barsOf = BARS_PATH.exec(path)?.[1];
+    if (barsOf && method === 'GET') {
+      const price = books.priceOf(decodeURIComponent(barsOf));
+      if (!price) throw new FakeAlpacaRefusal(404, 40410000, 'symbol not found');
+      return { status: 200, body: { symbol: decodeURIComponent(barsOf), ...dailyBarsPage(price, url) } };
+    }
     const symbol = LATEST_TRADE_PATH.exec(path)?.[1];
     if (symbol && method === 'GET') {
       const price = books.priceOf(decodeURIComponent(symbol));

@@ -87,6 +87,12 @@ export const createUsers = ({ db, changes, clock }: { db: Db; changes: ChangeFee
     return user;
   };
 
+  /** The user of that name (any case), or null; for the operator's commands, not cached. */
+  const byUsername = async (username: string): Promise<AuthUser | null> => {
+    const row = await findUserByUsername(db, username);
+    return row ? toAuthUser(row) : null;
+  };
+
   const list = async ({ page }: { page: TPageQuery }): Promise<TUserList> => {
     const { rows, total } = await listUsersPage(db, page);
     return { items: rows.map((row) => toUserResponse(toAuthUser(row))), total, page: page.page, size: page.size };
@@ -163,5 +169,5 @@ export const createUsers = ({ db, changes, clock }: { db: Db; changes: ChangeFee
     return result;
   };
 
-  return { get, forget, list, setActive, bootstrapAdmin, promoteAdmin };
+  return { get, byUsername, forget, list, setActive, bootstrapAdmin, promoteAdmin };
 };

@@ -5,7 +5,8 @@ import { AlpacaRefusedError, createAlpacaHttp, type AlpacaRequest } from './http
 import { sharedLimiters, type RequestLimiter } from './limiter.ts';
 import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
 import { streamTradeUpdates, type StreamBackoff, type StreamRetry } from './stream.ts';
-import type { AlpacaAccount, AlpacaLatestTrade, AlpacaOrder, AlpacaPosition } from './wire.ts';
+import type { AlpacaAccount, AlpacaBarsPage, AlpacaLatestTrade, AlpacaOrder, AlpacaPosition } from './wire.ts';
+import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 
 export const ALPACA_PAPER_URL = 'https://paper-api.alpaca.markets';
@@ -37,6 +38,10 @@ export interface AlpacaBrokerOptions extends AlpacaAccountKey {
   logger?: Pick<Logger, 'warn'>;
   now?: () => Date;
 }
+
+/** Daily bars a page (Alpaca serves up to 10,000), and at most this many pages. */
+const BARS_PER_PAGE = 1_000;
+const MAX_BAR_PAGES = 20;
 
 /** How many execution ids are remembered for dropping duplicates: far more than can arrive twice. */
 const SEEN_EXECUTIONS = 10_000;
@@ -118,6 +123,24 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
     snapshot: async () => {
       const [accountNow, positionsNow, openOrders] = await Promise.all([account(), positions(), listOpenOrders()]);
       return { account: accountNow, positions: positionsNow, openOrders };
+    },
+    dailyBars: async (symbol, from, to) => {
+      const bars: TBar[] = [];
+      let pageToken: string | null = null;
+      for (let page = 0; page < MAX_BAR_PAGES; page += 1) {
+        const query: Record<string, string> = { timeframe: '1Day', start: from, end: to, limit: String(BARS_PER_PAGE), adjustment: 'raw', feed: 'iex' };
+        if (pageToken) query.page_token = pageToken;
+        const answer: AlpacaBarsPage = await call<AlpacaBarsPage>('GET', `/v2/stocks/${encodeURIComponent(symbol)}/bars`, { origin: dataUrl, query });
+        for (const bar of answer.bars ?? []) {
+          // A daily bar starts at midnight in New York (04:00 or 05:00 UTC): its UTC date is New York's.
+          const date = bar.t.slice(0, 10);
+          // JSON numbers: their shortest decimal forms are the text they were sent as.
+          if (date >= from && date <= to) bars.push({ date, open: String(bar.o), high: String(bar.h), low: String(bar.l), close: String(bar.c), volume: String(bar.v) });
+        }
+        pageToken = answer.next_page_token;
+        if (!pageToken) break;
+      }
+      return bars.sort((a, b) => a.date.localeCompare(b.date));
     },
     quote: async (symbol) => {
       const latest = await call<AlpacaLatestTrade>('GET', `/v2/stocks/${encodeURIComponent(symbol)}/trades/latest`, { origin: dataUrl });

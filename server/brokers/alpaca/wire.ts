@@ -119,6 +119,14 @@ export interface AlpacaLatestTrade {
   trade: { t: string; x: string; p: number; s: number; c: string[]; i: number; z: string };
 }
 
+/** One page of `GET /v2/stocks/{symbol}/bars` on the data host. */
+export interface AlpacaBarsPage {
+  symbol: string;
+  /** `t` is the bar's start: midnight in New York as an RFC 3339 instant; prices and volume are JSON numbers. */
+  bars: { t: string; o: number; h: number; l: number; c: number; v: number; n?: number; vw?: number }[] | null;
+  next_page_token: string | null;
+}
+
 /** The body of every Alpaca error answer. */
 export interface AlpacaErrorBody {
   code: number;

@@ -7,6 +7,7 @@
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
 // secret kept out.
 import type { Exchange, Market, Order, Trade } from 'ccxt';
+import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { StreamBackoff } from '../alpaca/stream.ts';
@@ -19,6 +20,10 @@ import { isCcxtExchangeId, loadCcxt, type CcxtModule } from './load.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
 import { openCcxtProExchange, streamsOrders, wsOriginOf } from './pro.ts';
 import { streamCcxtOrders } from './stream.ts';
+
+/** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
+const BARS_PER_PAGE = 500;
+const MAX_BAR_PAGES = 20;
 
 /** The quote currency accounts are valued in. */
 export const CCXT_QUOTE = 'USDT';
@@ -66,8 +71,8 @@ export interface CcxtBrokerOptions {
 
 /** What the ccxt adapter offers beyond the Broker interface. */
 export interface CcxtBroker extends Broker {
-  /** Daily bars (UTC days) from `since` (ms), oldest first: [time, open, high, low, close, volume] as decimal strings. */
-  dailyBars(symbol: string, since: number, limit?: number): Promise<{ date: string; open: string; high: string; low: string; close: string; volume: string }[]>;
+  /** Daily bars (UTC days) from `from` to `to` (YYYY-MM-DD, both included), oldest first, prices and volume as decimal strings. */
+  dailyBars(symbol: string, from: string, to: string): Promise<TBar[]>;
 }
 
 /** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
@@ -361,17 +366,21 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
         },
         signal,
       ),
-    dailyBars: async (symbol, since, limit = 500) => {
+    dailyBars: async (symbol, from, to) => {
       const market = await marketOf(symbol);
-      const rows = await use(`read the daily bars of ${market.symbol}`, (exchange) => exchange.fetchOHLCV(market.symbol, '1d', since, limit));
-      return rows.map(([time, open, high, low, close, volume]) => ({
-        date: new Date(time ?? 0).toISOString().slice(0, 10),
-        open: decimalText(open),
-        high: decimalText(high),
-        low: decimalText(low),
-        close: decimalText(close),
-        volume: decimalText(volume),
-      }));
+      const bars = new Map<string, TBar>();
+      // Pages of at most 500 days from `from` on, each starting the day after the last one read.
+      for (let since = Date.parse(`${from}T00:00:00Z`), page = 0; page < MAX_BAR_PAGES; page += 1) {
+        const rows = await use(`read the daily bars of ${market.symbol}`, (exchange) => exchange.fetchOHLCV(market.symbol, '1d', since, BARS_PER_PAGE));
+        for (const [time, open, high, low, close, volume] of rows) {
+          const date = new Date(time ?? 0).toISOString().slice(0, 10);
+          if (date >= from && date <= to) bars.set(date, { date, open: decimalText(open), high: decimalText(high), low: decimalText(low), close: decimalText(close), volume: decimalText(volume) });
+        }
+        const last = rows.at(-1)?.[0];
+        if (rows.length < BARS_PER_PAGE || last === undefined || new Date(last).toISOString().slice(0, 10) >= to) break;
+        since = last + 86_400_000;
+      }
+      return [...bars.values()].sort((a, b) => a.date.localeCompare(b.date));
     },
   };
 

@@ -1,0 +1,53 @@
+// Daily bars fetched from a provider, then imported as a file's would be: the broker of the key a
+// user holds for the asset class (the US broker's data API, the KR broker's daily chart, the
+// crypto exchange's OHLCV through ccxt). Reading bars places nothing, so it works in either broker
+// mode; the key says which venue (its base_url, its exchange) and whose request budget is spent.
+import type { TOhlcvImportResult } from '../../contracts/marketdata.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { RealAdapters } from '../brokers/real/adapters.ts';
+import { BrokerRejectedError, BrokerUnavailableError } from '../brokers/types.ts';
+import { AppError } from '../errors.ts';
+import type { Instruments } from '../instruments/instruments.ts';
+import type { KeyCredentialsReader } from '../keys/credentials.ts';
+import type { MarketData } from './marketdata.ts';
+
+/** YYYY-MM-DD. */
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export interface BarsFetchRequest {
+  userId: number;
+  assetClass: TAssetClass;
+  symbol: string;
+  /** Both included, YYYY-MM-DD, the exchange's local dates. */
+  from: string;
+  to: string;
+}
+
+export type BarsFetch = ReturnType<typeof createBarsFetch>;
+
+export const createBarsFetch = ({ keys, adapters, instruments, marketData }: { keys: KeyCredentialsReader; adapters: () => RealAdapters; instruments: Instruments; marketData: MarketData }) => {
+  const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
+
+  return async ({ userId, assetClass, symbol, from, to }: BarsFetchRequest): Promise<TOhlcvImportResult> => {
+    if (!DATE.test(from) || Number.isNaN(Date.parse(from))) throw invalid('from', 'must be a date, YYYY-MM-DD');
+    if (!DATE.test(to) || Number.isNaN(Date.parse(to))) throw invalid('to', 'must be a date, YYYY-MM-DD');
+    if (from > to) throw invalid('from', 'must not be after to');
+    const instrument = await instruments.resolve({ symbol, assetClass });
+    if (!instrument) throw invalid('symbol', `${symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);
+    // A paper key first: its venue serves the same bars, and it spends no live key's budget.
+    const key = (await keys.activeKey({ userId, assetClass, mode: 'paper' })) ?? (await keys.activeKey({ userId, assetClass, mode: 'live' }));
+    if (!key) throw new AppError('BROKER_NOT_CONFIGURED', `The user has no active ${assetClass} key to fetch bars with`);
+    const broker = adapters().build({ userId, assetClass, mode: key.mode, credentials: key.credentials });
+    if (!broker.dailyBars) throw new AppError('BROKER_NOT_CONFIGURED', `The ${assetClass} broker serves no daily bars`);
+    let bars;
+    try {
+      bars = await broker.dailyBars(instrument.symbol, from, to);
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw new AppError('BROKER_REJECTED', `The broker refused the bars: ${error.message}`);
+      if (error instanceof BrokerUnavailableError) throw new AppError('BROKER_UNAVAILABLE', `The broker could not serve the bars: ${error.message}`);
+      throw error;
+    }
+    if (bars.length === 0) throw new AppError('NOT_FOUND', `The broker has no daily bars of ${instrument.symbol} from ${from} to ${to}`);
+    return marketData.importBars({ actor: null, input: { asset_class: instrument.assetClass, symbol: instrument.symbol, bars } });
+  };
+};
