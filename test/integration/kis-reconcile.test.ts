@@ -23,7 +23,19 @@ let kis: FakeKis;
 let server: TestServer;
 let alice: FactoryUser;
 
+/**
+ * The fake's clock runs three minutes behind while orders are placed: within that much after
+ * Seoul's midnight (15:00 UTC) its orders would fall on the day before the service's. In that
+ * rare window the run waits until the window has passed (at most four minutes).
+ */
+const pastSeoulMidnight = async () => {
+  const sinceMidnightMs = (Date.now() - Date.UTC(2000, 0, 1, 15)) % 86_400_000;
+  const windowMs = PAST_MS + 60_000;
+  if (sinceMidnightMs < windowMs) await new Promise((resolve) => setTimeout(resolve, windowMs - sinceMidnightMs));
+};
+
 beforeAll(async () => {
+  await pastSeoulMidnight();
   kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { '005930': '96500' }, now: () => new Date(Date.now() - fakeBehindMs) });
   server = await startTestServer({
     BROKER_MODE: 'real',
@@ -42,7 +54,7 @@ beforeAll(async () => {
     body: { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, account_no: `${kisKey.accountNo}-01`, account_product_code: '01', api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url },
   });
   expect(created.status, created.text).toBe(201);
-});
+}, 300_000);
 afterAll(async () => {
   await server?.stop();
   await kis?.close();
