@@ -135,6 +135,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       adapters: () => (fetchAdapters ??= createRealAdapters({ db, clock, config, logger, cipher })),
       instruments,
       marketData,
+      clock,
     });
     const keys = createExchangeKeys({
       db,

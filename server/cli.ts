@@ -89,9 +89,7 @@ runEntry(async () => {
       const symbol = values.symbol ?? refuse('--symbol is required');
       const username = values.user ?? refuse('--user is required: the user whose key fetches the bars');
       const user = (await services.users.byUsername(username)) ?? refuse(`--user: no user named ${username.slice(0, 64)}`);
-      const to = values.to ?? services.clock.now().toISOString().slice(0, 10);
-      const from = values.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 365 * 86_400_000).toISOString().slice(0, 10);
-      imported(await services.barsFetch({ userId: user.id, assetClass, symbol, from, to }).catch(refuseAppError));
+      imported(await services.barsFetch({ userId: user.id, assetClass, symbol, from: values.from, to: values.to }).catch(refuseAppError));
       return;
     }
     if (command === 'ohlcv import') {

@@ -6,31 +6,37 @@ import type { TOhlcvImportResult } from '../../contracts/marketdata.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { RealAdapters } from '../brokers/real/adapters.ts';
 import { BrokerRejectedError, BrokerUnavailableError } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { KeyCredentialsReader } from '../keys/credentials.ts';
 import type { MarketData } from './marketdata.ts';
 
-/** YYYY-MM-DD. */
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** A calendar date written YYYY-MM-DD (2025-02-30 is not one). */
+const isDate = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text) && new Date(`${text}T00:00:00Z`).toISOString().startsWith(text);
+const DAY_MS = 86_400_000;
+/** What is fetched when no start is given: the year up to the end. */
+const DEFAULT_SPAN_DAYS = 365;
 
 export interface BarsFetchRequest {
   userId: number;
   assetClass: TAssetClass;
   symbol: string;
-  /** Both included, YYYY-MM-DD, the exchange's local dates. */
-  from: string;
-  to: string;
+  /** Both included, YYYY-MM-DD, the exchange's local dates; `to` is today (UTC) and `from` a year before it when left out. */
+  from?: string | undefined;
+  to?: string | undefined;
 }
 
 export type BarsFetch = ReturnType<typeof createBarsFetch>;
 
-export const createBarsFetch = ({ keys, adapters, instruments, marketData }: { keys: KeyCredentialsReader; adapters: () => RealAdapters; instruments: Instruments; marketData: MarketData }) => {
+export const createBarsFetch = ({ keys, adapters, instruments, marketData, clock }: { keys: KeyCredentialsReader; adapters: () => RealAdapters; instruments: Instruments; marketData: MarketData; clock: Clock }) => {
   const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
 
-  return async ({ userId, assetClass, symbol, from, to }: BarsFetchRequest): Promise<TOhlcvImportResult> => {
-    if (!DATE.test(from) || Number.isNaN(Date.parse(from))) throw invalid('from', 'must be a date, YYYY-MM-DD');
-    if (!DATE.test(to) || Number.isNaN(Date.parse(to))) throw invalid('to', 'must be a date, YYYY-MM-DD');
+  return async ({ userId, assetClass, symbol, ...range }: BarsFetchRequest): Promise<TOhlcvImportResult> => {
+    const to = range.to ?? clock.now().toISOString().slice(0, 10);
+    if (!isDate(to)) throw invalid('to', 'must be a date, YYYY-MM-DD');
+    const from = range.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - DEFAULT_SPAN_DAYS * DAY_MS).toISOString().slice(0, 10);
+    if (!isDate(from)) throw invalid('from', 'must be a date, YYYY-MM-DD');
     if (from > to) throw invalid('from', 'must not be after to');
     const instrument = await instruments.resolve({ symbol, assetClass });
     if (!instrument) throw invalid('symbol', `${symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);

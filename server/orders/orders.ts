@@ -70,11 +70,13 @@ const REPLAY_WAIT_MS = 15_000;
 const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
 
 const num = (value: string | null) => (value === null ? null : Number(value));
-/** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
 /** The reason an intent stays pending when several broker orders could be it (see `reconcile`). */
 const AMBIGUOUS = 'ambiguous_at_broker';
 /** The reason of a pending order whose placement failed with its outcome unknown. */
 const UNCONFIRMED = 'broker_unavailable';
+/** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
+/** The answer to a placement (and to its copies) whose outcome at the broker is not known yet. */
+const unconfirmedError = () => new AppError('BROKER_UNAVAILABLE', 'The broker did not answer: the order may have reached it, and stays pending until it is reconciled with the broker');
 const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
 
 export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
@@ -252,12 +254,14 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     const deadline = performance.now() + REPLAY_WAIT_MS;
     let row = await findOrderByClientId(db, { userId, clientOrderId });
     if (row && row.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'This client_order_id was used for a different order');
-    // A copy that arrives while the first is still with the broker waits for its answer.
-    while (row?.status === 'pending' && performance.now() < deadline) {
+    // A copy that arrives while the first is still with the broker waits for its answer; one whose
+    // placement failed with its outcome unknown has no answer to wait for until it is reconciled.
+    while (row?.status === 'pending' && row.reason !== UNCONFIRMED && performance.now() < deadline) {
       await sleep(20);
       row = await findOrderByClientId(db, { userId, clientOrderId });
     }
     if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
+    if (row.status === 'pending' && row.reason === UNCONFIRMED) throw unconfirmedError();
     if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
     if (row.status === 'rejected') throw new AppError('BROKER_REJECTED', `The broker refused the order: ${row.reason ?? 'rejected'}`);
     return toOrderResponse(row);
@@ -527,7 +531,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
         });
         countGate(assetClass, 'broker', 'failed');
         logger.warn({ err: error, clientOrderId }, 'broker call failed with its outcome unknown; the order stays pending for reconciliation');
-        throw new AppError('BROKER_UNAVAILABLE', 'The broker did not answer: the order may have reached it, and stays pending until it is reconciled with the broker');
+        throw unconfirmedError();
       }
       await releaseClaims(attempt);
       const refused = error instanceof BrokerRejectedError;

@@ -114,6 +114,8 @@ describe('ohlcv fetch from the broker of a user’s key', () => {
     await expect(server.services.barsFetch({ userId: keyless.user.id, assetClass: 'us_equity', symbol: 'AAPL', from: '2025-01-01', to: '2025-01-31' })).rejects.toMatchObject({ code: 'BROKER_NOT_CONFIGURED' });
     await expect(server.services.barsFetch({ userId: alice.user.id, assetClass: 'us_equity', symbol: 'NOPEX', from: '2025-01-01', to: '2025-01-31' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(server.services.barsFetch({ userId: alice.user.id, assetClass: 'us_equity', symbol: 'AAPL', from: '2025-02-01', to: '2025-01-31' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    // Not a calendar date, though Date.parse takes it (as 2 March).
+    await expect(server.services.barsFetch({ userId: alice.user.id, assetClass: 'us_equity', symbol: 'AAPL', from: '2025-02-01', to: '2025-02-30' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'to' }] });
     await expect(server.services.barsFetch({ userId: alice.user.id, assetClass: 'kr_equity', symbol: '005930', from: '2019-01-01', to: '2019-12-31' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
@@ -139,6 +141,11 @@ describe('ohlcv fetch from the broker of a user’s key', () => {
     const ok = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', alice.user.username, '--from', '2025-07-01', '--to', '2025-07-04']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('imported 4 bars of us_equity AAPL (2025-07-01 .. 2025-07-04)');
+    // A bad end date with the start left out: refused naming it, not a crash working out the start.
+    const badTo = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', alice.user.username, '--to', 'soon']);
+    expect(badTo.code).toBe(1);
+    expect(badTo.stderr).toContain('to: must be a date, YYYY-MM-DD');
+    expect(badTo.stderr).not.toContain('RangeError');
     const nobody = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', 'no_such_user']);
     expect(nobody.code).toBe(1);
     expect(nobody.stderr).toContain('no user named no_such_user');

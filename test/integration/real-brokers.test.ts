@@ -135,6 +135,10 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(down.body.code).toBe('BROKER_UNAVAILABLE');
     // A 5xx does not say the order was not taken: it stays pending for the reconciler.
     expect(await orderRow('us-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
+    // A copy while the outcome is unknown gets the same 502 at once (not a pending 201 after a wait).
+    const copy = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-down-1' });
+    expect(copy.status, copy.text).toBe(502);
+    expect(copy.body.code).toBe('BROKER_UNAVAILABLE');
     expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-down-1')).toBe(false);
     // Not at the broker: once old enough (its submission moved back a few minutes here), settled as not placed, and audited.
     expect(await server.services.orders.reconcile()).toMatchObject({ settled: 0 });
@@ -152,6 +156,7 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(lost.body.code).toBe('BROKER_UNAVAILABLE');
     const taken = alpaca.books.getByClientOrderId(alpacaKey.keyId, 'us-taken-1');
     expect(taken.status).toBe('filled');
+    // Not rejected: the broker's stream may already have brought its fill in; the reconciler takes it otherwise.
     expect((await orderRow('us-taken-1'))?.status).not.toBe('rejected');
     await server.services.orders.reconcile();
     const row = await orderRow('us-taken-1');

@@ -42,6 +42,18 @@ const perSecond = (count: number) => ({ requestsPerMinute: count * 60, burst: co
 /** KIS's CANO is the first 8 digits of the account number; a key may carry it as `50012345-01`. */
 const kisAccountNo = (accountNo: string) => accountNo.replace(/\D/g, '').slice(0, 8);
 
+/** One thing per account (or exchange, ...), made on first use and the same one after. */
+const perKey = <A extends unknown[], T>(make: (...args: A) => T) => {
+  const made = new Map<string, T>();
+  const of = (...args: A): T => {
+    const key = args.join(':');
+    let thing = made.get(key);
+    if (thing === undefined) made.set(key, (thing = make(...args)));
+    return thing;
+  };
+  return { of, all: () => made.values() };
+};
+
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
 export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: Db; clock: Clock; config: Config; logger: Logger; cipher: KeyCipher }) => {
@@ -56,41 +68,20 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
   };
   const kisHostLimiters = createLimiterRegistry(perSecond(KIS_HOST_REQUESTS_PER_SECOND), shared(budgetNames.krHost));
   // KIS forgets our client order ids: each account's links, shared by its request and events adapters.
-  const kisLinks = new Map<string, KisOrderLinkStore>();
-  const linksOf = (userId: number, mode: TTradingMode) => {
-    const key = `${userId}:${mode}`;
-    let links = kisLinks.get(key);
-    if (!links) kisLinks.set(key, (links = createKisLinkStore({ db, userId, mode })));
-    return links;
-  };
+  const kisLinks = perKey((userId: number, mode: TTradingMode): KisOrderLinkStore => createKisLinkStore({ db, userId, mode }));
   // KIS issues about one token a minute per key: one token per key and domain for every instance.
   const kisTokens = createKisTokenStore({ db, cipher, clock });
   const cryptoExchanges = cryptoExchangesOf(config);
   // One registry per exchange: a crypto key's budget is named by the exchange it trades on.
-  const cryptoLimiterRegistries = new Map<string, ReturnType<typeof createLimiterRegistry>>();
-  const cryptoLimitersOf = (exchangeId: string) => {
-    let registry = cryptoLimiterRegistries.get(exchangeId);
-    if (!registry) cryptoLimiterRegistries.set(exchangeId, (registry = createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN }, shared(budgetNames.cryptoKey(exchangeId)))));
-    return registry;
-  };
+  const cryptoLimiters = perKey((exchangeId: string) => createLimiterRegistry({ requestsPerMinute: config.BROKER_CRYPTO_REQUESTS_PER_MIN }, shared(budgetNames.cryptoKey(exchangeId))));
   // An exchange counts request weight per calling IP: every account's ccxt instances on one host share ccxt's pacing.
   const cryptoHostPacing = createHostPacing();
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
-  const watchedSymbols = new Map<string, Set<string>>();
-  const watchedOf = (userId: number, mode: TTradingMode, exchangeId: string) => {
-    const key = `${userId}:${mode}:${exchangeId}`;
-    let watched = watchedSymbols.get(key);
-    if (!watched) watchedSymbols.set(key, (watched = new Set()));
-    return watched;
-  };
+  const watchedSymbols = perKey((_userId: number, _mode: TTradingMode, _exchangeId: string) => new Set<string>());
   // Our client order ids behind the digest forms an exchange was sent: each account's, shared by its request and events adapters.
-  const clientIdStores = new Map<string, CcxtClientIdStore>();
-  const clientIdsOf = (userId: number, mode: TTradingMode, exchangeId: string) => {
-    const key = `${userId}:${mode}:${exchangeId}`;
-    let store = clientIdStores.get(key);
-    if (!store) clientIdStores.set(key, (store = createCcxtClientIdStore({ db, userId, mode, rule: clientOrderIdRuleOf(exchangeId) })));
-    return store;
-  };
+  const clientIdStores = perKey(
+    (userId: number, mode: TTradingMode, exchangeId: string): CcxtClientIdStore => createCcxtClientIdStore({ db, userId, mode, rule: clientOrderIdRuleOf(exchangeId) }),
+  );
   const warn = logger.child({ area: 'brokers' });
 
   /** The adapter of one account; throws AppError for what real mode cannot serve. */
@@ -125,7 +116,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
           keyLimiters: kisKeyLimiters[mode],
           hostLimiters: kisHostLimiters,
           tokenStore: kisTokens,
-          links: linksOf(userId, mode),
+          links: kisLinks.of(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
           replayToday: true,
@@ -143,11 +134,11 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
           secret: credentials.apiSecret,
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
-          limiter: cryptoLimitersOf(exchangeId).forKey(credentials.apiKey),
+          limiter: cryptoLimiters.of(exchangeId).forKey(credentials.apiKey),
           hostPacing: cryptoHostPacing,
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
-          watched: watchedOf(userId, mode, exchangeId),
-          clientIds: clientIdsOf(userId, mode, exchangeId),
+          watched: watchedSymbols.of(userId, mode, exchangeId),
+          clientIds: clientIdStores.of(userId, mode, exchangeId),
           // watchOrders where the exchange has it: the same watchdog and reconnect hook as the US stream.
           stream: config.BROKER_CRYPTO_STREAM,
           silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
@@ -160,7 +151,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
 
   const close = () => {
     alpacaLimiters.close();
-    for (const registry of cryptoLimiterRegistries.values()) registry.close();
+    for (const registry of cryptoLimiters.all()) registry.close();
     kisKeyLimiters.paper.close();
     kisKeyLimiters.live.close();
     kisHostLimiters.close();
