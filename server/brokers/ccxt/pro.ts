@@ -49,6 +49,6 @@ export const openCcxtProExchange = async (ccxt: typeof Ccxt, rest: Exchange, set
   if (settings.rebaseWs) pro.urls.api = { ...(rest.urls.api as unknown as Record<string, unknown>), ws: settings.rebaseWs(urls.ws) };
   // ccxt wants its http agent loaded before it dials a plain ws:// URL (the fake, a local proxy).
   if (JSON.stringify((pro.urls.api as unknown as Record<string, unknown>).ws ?? '').includes('"ws://')) await pro.loadHttpProxyAgent();
-  pro.setMarkets(rest.markets, rest.currencies as unknown as undefined);
+  pro.setMarketsFromExchange(rest);
   return pro;
 };
