@@ -22,7 +22,7 @@ import type { Alerts } from '../alerts/index.ts';
 import type { EventBus, NewEvent } from '../events/bus.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
-import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
+import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerOrderRequest, type RecordedPlacement } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -53,6 +53,7 @@ import {
   recordAcceptance,
   recordAnswer,
   releaseRate,
+  type IntentOutcome,
   type OutboxInsert,
   setLiveEnabled,
   updateOrder,
@@ -461,60 +462,97 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       submittedAt: at,
       updatedAt: at,
     };
-    // One statement, with the minute's rate unit when it is still to be claimed: a full window
-    // writes nothing, and nor does a copy that won the race for the id.
+    // The intent in one statement, with the minute's rate unit when it is still to be claimed: a
+    // full window writes nothing, and nor does a copy that won the race for the id.
     const claim = attempt.minuteClaimDeferred ? minuteClaimOf(attempt, gateDeps) : undefined;
     const placedFrames = [orderEventOf(values, 'placed', { request: normalised(request, symbol) })];
-    const { claimed, placed } = await insertIntentRecorded(db, values, {
-      audit: [auditRecordOf(values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)],
-      events: outboxRowsOf(values, placedFrames),
-      claim,
-    });
-    if (claim && !claimed) {
-      const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim.scope, at: claim.at });
-      return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim.at, config)));
-    }
-    if (claim) attempt.countedThisMinute = true;
-    // A copy of this request won the race for the id: answer as its replay.
-    if (!placed) return asReplay(attempt, clientOrderId, hash);
-    countGate(assetClass, 'risk', 'passed');
+    const writeIntent = (q: Queryable) =>
+      insertIntentRecorded(q, values, {
+        audit: [auditRecordOf(values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)],
+        events: outboxRowsOf(values, placedFrames),
+        claim,
+      });
+    /**
+     * What a committed intent statement means for the placement: undefined when the intent stands
+     * (the order goes to the broker), else the answer (a full window's 429, or a copy's replay).
+     */
+    const intentAnswer = async ({ claimed, placed }: IntentOutcome): Promise<TOrderResponse | undefined> => {
+      if (claim && !claimed) {
+        const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim.scope, at: claim.at });
+        return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim.at, config)));
+      }
+      if (claim) attempt.countedThisMinute = true;
+      // A copy of this request won the race for the id: answer as its replay.
+      if (!placed) return asReplay(attempt, clientOrderId, hash);
+      countGate(assetClass, 'risk', 'passed');
+      publishAll(placedFrames);
+      return undefined;
+    };
     const intent: OrderRow = values;
-    publishAll(placedFrames);
+    const brokerRequest: BrokerOrderRequest = {
+      clientOrderId,
+      symbol,
+      side: request.side,
+      qty: attempt.qty,
+      // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
+      orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
+      timeInForce: request.time_in_force,
+      limitPrice: request.order_type === 'stop_limit' ? null : attempt.limitPrice,
+      stopPrice: attempt.stopPrice,
+      bracket: request.bracket
+        ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
+        : null,
+      metadata,
+    };
+
+    // A paper order at a broker whose books share our database: the intent, the broker's
+    // acceptance and our record of it (with the fill on arrival) commit together, or none of them
+    // does, so there is no moment at which the broker holds an order we have no record of. No timer
+    // here: one that fired while the transaction ran on would mark the order failed and then see it
+    // commit. Anywhere else the intent commits first, and the broker is called after.
+    let placement: RecordedPlacement<{ row: OrderRow; frames: TOrderEvent[] } | undefined> | undefined;
+    let placementFailure: { error: unknown } | undefined;
+    if (broker.placeOrderRecorded && !intent.live && instrument) {
+      let written: IntentOutcome | undefined;
+      let answered: readonly TBrokerEvent[] = [];
+      try {
+        placement = await broker.placeOrderRecorded(brokerRequest, {
+          intent: async (tx) => {
+            written = await writeIntent(tx);
+            return written.claimed && written.placed;
+          },
+          record: (tx, answer) => {
+            answered = answer.events;
+            return recordAnswerOf(tx, intent, answer.order, answer.events);
+          },
+        });
+      } catch (error) {
+        // Nothing committed, the intent neither: it is written now, and the failure marks it below.
+        placementFailure = { error };
+        written = undefined;
+      }
+      const answer = await intentAnswer(written ?? (await writeIntent(db)));
+      if (answer) return answer;
+      if (placement?.outcome === 'taken' && placement.recorded) forgetEarly(`${user.id}:${clientOrderId}`, answered);
+    } else {
+      const answer = await intentAnswer(await writeIntent(db));
+      if (answer) return answer;
+    }
 
     let accepted: BrokerOrder;
     let recordedWithBroker: { row: OrderRow; frames: TOrderEvent[] } | undefined;
     /** Whether the call went to a broker outside our database, whose failure can leave the outcome unknown. */
     let external = false;
     try {
-      if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
-      const brokerRequest: BrokerOrderRequest = {
-        clientOrderId,
-        symbol,
-        side: request.side,
-        qty: attempt.qty,
-        // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
-        orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
-        timeInForce: request.time_in_force,
-        limitPrice: request.order_type === 'stop_limit' ? null : attempt.limitPrice,
-        stopPrice: attempt.stopPrice,
-        bracket: request.bracket
-          ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
-          : null,
-        metadata,
-      };
-      if (broker.placeOrderRecorded && !intent.live) {
-        // The broker's books share our database: its acceptance and our record of it (with the
-        // fill on arrival) commit together. No timer here: one that fired while the transaction
-        // ran on would mark the order failed and then see it commit.
-        let answered: readonly TBrokerEvent[] = [];
-        const result = await broker.placeOrderRecorded(brokerRequest, (tx, answer) => {
-          answered = answer.events;
-          return recordAnswerOf(tx, intent, answer.order, answer.events);
-        });
-        accepted = result.order;
-        recordedWithBroker = result.recorded;
-        if (recordedWithBroker) forgetEarly(`${user.id}:${clientOrderId}`, answered);
+      if (placementFailure) throw placementFailure.error;
+      if (placement) {
+        if (placement.outcome === 'refused') throw placement.error;
+        // A withdrawn placement's intent did not stand: intentAnswer answered it above.
+        if (placement.outcome !== 'taken') throw new Error('a withdrawn placement reached the broker step');
+        accepted = placement.order;
+        recordedWithBroker = placement.recorded;
       } else {
+        if (!instrument) throw new BrokerRejectedError(`unknown symbol ${symbol}`);
         external = true;
         accepted = await withTimeout(broker.placeOrder(brokerRequest), BROKER_TIMEOUT_MS);
       }

@@ -39,11 +39,12 @@ const intentValues = (values: OrderInsert) =>
  * the user already has an order with that client id (the claim then stands, for the caller to
  * give back).
  */
-export const insertIntentRecorded = async (
-  db: Queryable,
-  values: OrderInsert,
-  records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim },
-): Promise<{ claimed: boolean; placed: boolean }> => {
+export interface IntentOutcome {
+  claimed: boolean;
+  placed: boolean;
+}
+
+export const insertIntentRecorded = async (db: Queryable, values: OrderInsert, records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim }): Promise<IntentOutcome> => {
   const { claim } = records;
   const placed = fixedSql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
         filled_qty, avg_fill_price, limit_price, stop_price, status, bracket, metadata, request_hash, reason, submitted_at, updated_at)

@@ -1,6 +1,6 @@
 // /api/equity/orders, positions and account over HTTP: the five gates in order, idempotent
 // client order ids, fills arriving as broker events, cancel, reads, and the audit trail.
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
@@ -200,6 +200,8 @@ describe('the gates', () => {
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     const { db } = server.services;
     expect(await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'rate-full-over')))).toEqual([]);
+    // The intent withdrew its placement in the broker's transaction: the broker took nothing either.
+    expect(await db.select().from(simOrders).where(and(eq(simOrders.userId, user.user.id), eq(simOrders.clientOrderId, 'rate-full-over')))).toEqual([]);
     const refusals = await db
       .select()
       .from(auditEvents)
@@ -242,6 +244,35 @@ describe('the gates', () => {
     expect(replay.body.code).toBe('BROKER_REJECTED');
     const list = await server.http('GET', '/api/equity/orders?asset_class=crypto&status=rejected', { token: user.tokens.access_token });
     expect(list.body.items.map((order: { client_order_id: string }) => order.client_order_id)).toEqual(['unknown-1']);
+  });
+
+  it('gate 5: a broker transaction that fails is 502 BROKER_UNAVAILABLE; the intent is kept as a rejected order with its audit trail', async () => {
+    const user = await trader('ord_sim_fail');
+    const { db } = server.services;
+    // The simulator's write of this one order fails (a trigger of the test's own), which fails the
+    // transaction that holds the intent too: the intent is then written on its own, and marked.
+    await db.execute(sql`create or replace function test_fail_sim_order() returns trigger language plpgsql as $$
+      begin if new.client_order_id = 'sim-fail-1' then raise exception 'test: the simulator cannot write this order'; end if; return new; end $$`);
+    await db.execute(sql`create trigger test_fail_sim_order before insert on sim_orders for each row execute function test_fail_sim_order()`);
+    try {
+      const res = await place(user, { ...buyBtc, client_order_id: 'sim-fail-1' });
+      expect(res.status, res.text).toBe(502);
+      expect(res.body.code).toBe('BROKER_UNAVAILABLE');
+    } finally {
+      await db.execute(sql`drop trigger test_fail_sim_order on sim_orders`);
+    }
+    const [row] = await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, 'sim-fail-1')));
+    expect(row).toMatchObject({ status: 'rejected', reason: 'broker_unavailable' });
+    expect(await db.select().from(simOrders).where(and(eq(simOrders.userId, user.user.id), eq(simOrders.clientOrderId, 'sim-fail-1')))).toEqual([]);
+    const trail = await db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.subjectUserId, user.user.id), sql`${auditEvents.data}->>'client_order_id' = 'sim-fail-1'`))
+      .orderBy(asc(auditEvents.id));
+    expect(trail.map((event) => event.action)).toEqual(['order.placed', 'order.rejected']);
+    // The id is used: a replay answers the same failure, and nothing reaches the broker.
+    expect((await place(user, { ...buyBtc, client_order_id: 'sim-fail-1' })).body.code).toBe('BROKER_UNAVAILABLE');
+    expect(await db.select().from(simOrders).where(eq(simOrders.userId, user.user.id))).toEqual([]);
   });
 
   it('gate 5: a broker outage is 502 BROKER_UNAVAILABLE, and the order is marked so and audited', async () => {

@@ -649,3 +649,66 @@ describe('placements of one account that arrive together', () => {
     expect(d((await positionRow(account.userId, symbol))!.qty).eq('7.001')).toBe(true);
   });
 });
+
+describe("the caller's steps in the placement's transaction (placeOrderRecorded)", () => {
+  /** A table of the test's own, standing for the caller's intent rows. */
+  const intents = sql.raw('sim_test_intents');
+  beforeAll(async () => {
+    await server.services.db.execute(sql`create table if not exists ${intents} (id text primary key)`);
+  });
+  const intentRow = async (id: string) => (await rowsOf<{ writer: string }>(server.services.db, sql`select xmin::text as writer from ${intents} where id = ${id}`))[0];
+  const simRow = async (userId: number, clientOrderId: string) =>
+    (await rowsOf<{ writer: string }>(server.services.db, sql`select xmin::text as writer from ${simOrders} where user_id = ${userId} and client_order_id = ${clientOrderId}`))[0];
+  const writeIntent = (id: string, stands: boolean) => async (tx: Parameters<NonNullable<Parameters<NonNullable<Account['broker']['placeOrderRecorded']>>[1]['intent']>>[0]) => {
+    await tx.execute(sql`insert into ${intents} (id) values (${id})`);
+    return stands;
+  };
+
+  it('commits the intent, the order and the record in one transaction', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount('crypto');
+    const request = order({ symbol, side: 'buy', qty: '1' });
+    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`taken-${request.clientOrderId}`, true), record: (_tx, answer) => Promise.resolve(answer.order.clientOrderId) });
+    expect(placed).toMatchObject({ outcome: 'taken', recorded: request.clientOrderId });
+    const intent = await intentRow(`taken-${request.clientOrderId}`);
+    expect(intent).toBeDefined();
+    expect((await simRow(account.userId, request.clientOrderId))?.writer).toBe(intent!.writer);
+  });
+
+  it('an intent step that answers false withdraws the placement: the intent commits, the broker takes nothing', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount('crypto');
+    const request = order({ symbol, side: 'buy', qty: '1' });
+    let recorded = false;
+    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`withdrawn-${request.clientOrderId}`, false), record: () => Promise.resolve((recorded = true)) });
+    expect(placed).toEqual({ outcome: 'withdrawn' });
+    expect(recorded).toBe(false);
+    expect(await intentRow(`withdrawn-${request.clientOrderId}`)).toBeDefined();
+    expect(await simRow(account.userId, request.clientOrderId)).toBeUndefined();
+  });
+
+  it('a refusal answers `refused` with the intent committed and nothing of the broker written', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount('crypto');
+    const request = order({ symbol, side: 'buy', qty: '5000' });
+    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`refused-${request.clientOrderId}`, true), record: () => Promise.resolve('recorded') });
+    expect(placed.outcome).toBe('refused');
+    expect(placed.outcome === 'refused' && placed.error).toBeInstanceOf(BrokerRejectedError);
+    expect(placed.outcome === 'refused' && placed.error.message).toMatch(/insufficient funds/);
+    expect(await intentRow(`refused-${request.clientOrderId}`)).toBeDefined();
+    expect(await simRow(account.userId, request.clientOrderId)).toBeUndefined();
+  });
+
+  it('throws when the transaction fails, and then nothing committed, the intent neither', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount('crypto');
+    const request = order({ symbol, side: 'buy', qty: '1' });
+    const failed = account.broker.placeOrderRecorded!(request, {
+      intent: writeIntent(`failed-${request.clientOrderId}`, true),
+      record: (tx) => tx.execute(sql`select 1 / 0`),
+    });
+    await expect(failed).rejects.toThrow(/select 1 \/ 0/);
+    expect(await intentRow(`failed-${request.clientOrderId}`)).toBeUndefined();
+    expect(await simRow(account.userId, request.clientOrderId)).toBeUndefined();
+  });
+});

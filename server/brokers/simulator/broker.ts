@@ -1,8 +1,7 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
 import type { TAssetClass } from '../../../contracts/common.ts';
-import type { Tx } from '../../db/client.ts';
-import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type BrokerSnapshot, type OrderLookup, type TBrokerEvent } from '../types.ts';
+import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type BrokerSnapshot, type OrderLookup, type RecordedPlacement, type RecordedSteps, type TBrokerEvent } from '../types.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
@@ -11,7 +10,7 @@ export interface AccountBackend {
   isDown(assetClass: TAssetClass): boolean;
   openAccount(key: AccountKey): Promise<void>;
   place(key: AccountKey, request: BrokerOrderRequest): Promise<BrokerOrder>;
-  placeRecorded<T>(key: AccountKey, request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>): Promise<{ order: BrokerOrder; recorded: T }>;
+  placeRecorded<T>(key: AccountKey, request: BrokerOrderRequest, steps: RecordedSteps<T>): Promise<RecordedPlacement<T>>;
   cancel(key: AccountKey, brokerOrderId: string): Promise<BrokerOrder>;
   replace(key: AccountKey, request: BrokerReplaceRequest): Promise<BrokerOrder>;
   getOrder(key: AccountKey, lookup: OrderLookup): Promise<BrokerOrder | undefined>;
@@ -41,9 +40,9 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
       await ready();
       return backend.place(key, request);
     },
-    placeOrderRecorded: async (request, record) => {
+    placeOrderRecorded: async (request, steps) => {
       await ready();
-      return backend.placeRecorded(key, request, record);
+      return backend.placeRecorded(key, request, steps);
     },
     cancelOrder: async ({ brokerOrderId }) => {
       await ready();

@@ -7,7 +7,7 @@ import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import { statementsSent, type Db, type Tx } from '../../db/client.ts';
+import { statementsSent, type Db } from '../../db/client.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
@@ -16,7 +16,7 @@ import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot, type RecordedPlacement, type RecordedSteps } from '../types.ts';
 import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
@@ -314,8 +314,8 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     instrument: InstrumentRow;
     at: Date;
     expiresAt: Date | null;
-    record: (tx: Tx, answer: BrokerAnswer) => Promise<unknown>;
-    resolve: (placed: { order: BrokerOrder; recorded: unknown }) => void;
+    steps: RecordedSteps<unknown>;
+    resolve: (placed: RecordedPlacement<unknown>) => void;
     reject: (error: unknown) => void;
   }
   /** Placements queued behind their account's transaction under way, by account; absent when none runs. */
@@ -325,30 +325,36 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const refusalOf = (failure: unknown) => (isUniqueViolation(failure, CLIENT_ORDER_ID_KEY) ? new BrokerRejectedError('duplicate client order id') : failure);
 
   /**
-   * Places the queued placements of one account in one transaction, in their order, each with the
-   * caller's record of its answer. A refusal (funds, say) is that placement's alone: it writes
-   * nothing and the others go on. Committed, each placement resolves; throws (resolving none) when
-   * the transaction fails, with the error of the statement that failed it.
+   * Places the queued placements of one account in one transaction, in their order, each after
+   * the caller's intent step and with the caller's record of its answer. A refusal (funds, say) is
+   * that placement's alone: the broker writes nothing for it (its intent stays) and the others go
+   * on; so is an intent step that withdraws its placement. Committed, each placement resolves with
+   * what committed; throws (resolving none) when the transaction fails, with the error of the
+   * statement that failed it.
    */
   const placeTogether = async (key: AccountKey, batch: readonly QueuedPlacement[]): Promise<void> => {
     const taken: { placement: QueuedPlacement; answer: BrokerAnswer; unsettled: Promise<[unknown, void]> }[] = [];
-    const refused: { placement: QueuedPlacement; error: BrokerRejectedError }[] = [];
+    const ended: { placement: QueuedPlacement; outcome: Exclude<RecordedPlacement<unknown>, { outcome: 'taken' }> }[] = [];
     try {
       await db.transaction(async (tx) => {
         for (const placement of batch) {
-          const { request, instrument, at, expiresAt } = placement;
+          const { request, instrument, at, expiresAt, steps } = placement;
+          if (steps.intent && !(await steps.intent(tx))) {
+            ended.push({ placement, outcome: { outcome: 'withdrawn' } });
+            continue;
+          }
           let placed: Awaited<ReturnType<typeof placeInBooks>>;
           try {
             placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
-            refused.push({ placement, error });
+            ended.push({ placement, outcome: { outcome: 'refused', error } });
             continue;
           }
           const answer: BrokerAnswer = { order: toBrokerOrder(placed.row), events: placed.events };
           // Sent without waiting: the next placement's read, and in the end COMMIT, go out right
           // behind them, so the account's row lock is held one round trip per placement.
-          const unsettled = Promise.all([placement.record(tx, answer), placed.written]);
+          const unsettled = Promise.all([steps.record(tx, answer), placed.written]);
           unsettled.catch(() => undefined);
           taken.push({ placement, answer, unsettled });
         }
@@ -365,9 +371,9 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     for (const { placement, answer, unsettled } of taken) {
       const [recorded] = await unsettled;
       hub.emit(answer.events);
-      placement.resolve({ order: answer.order, recorded });
+      placement.resolve({ outcome: 'taken', order: answer.order, recorded });
     }
-    for (const { placement, error } of refused) placement.reject(error);
+    for (const { placement, outcome } of ended) placement.resolve(outcome);
   };
 
   /**
@@ -394,18 +400,19 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   };
 
   /**
-   * Takes the order on the books, and runs the caller's `record` of the answer in the same
-   * transaction. The answer is the order as accepted; its first match (a marketable order's fill,
-   * a resting order's `open`), made in the same transaction, arrives as events after commit.
+   * Takes the order on the books after the caller's intent step, and runs the caller's `record`
+   * of the answer, all in one transaction (Broker.placeOrderRecorded). The answer is the order as
+   * accepted; its first match (a marketable order's fill, a resting order's `open`), made in the
+   * same transaction, arrives as events after commit. Throws only when nothing committed.
    */
-  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, record: (tx: Tx, answer: BrokerAnswer) => Promise<T>): Promise<{ order: BrokerOrder; recorded: T }> => {
+  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, steps: RecordedSteps<T>): Promise<RecordedPlacement<T>> => {
     const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
     if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
     const at = clock.now();
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
     return new Promise((resolve, reject) => {
       // `recorded` is what this placement's own `record` returned.
-      const placement: QueuedPlacement = { request, instrument, at, expiresAt, record, resolve: resolve as QueuedPlacement['resolve'], reject };
+      const placement: QueuedPlacement = { request, instrument, at, expiresAt, steps, resolve: resolve as QueuedPlacement['resolve'], reject };
       const id = accountIdOf(key);
       const queue = placementQueues.get(id);
       if (queue) {
@@ -421,7 +428,13 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const backend: AccountBackend = {
     isDown: (assetClass) => outages.isDown(assetClass),
     openAccount,
-    place: async (key, request) => (await placeAndRecord(key, request, () => Promise.resolve(undefined))).order,
+    place: async (key, request) => {
+      const placed = await placeAndRecord(key, request, { record: () => Promise.resolve(undefined) });
+      if (placed.outcome === 'refused') throw placed.error;
+      // Without an intent step nothing withdraws a placement.
+      if (placed.outcome !== 'taken') throw new Error('a placement without an intent step was withdrawn');
+      return placed.order;
+    },
     placeRecorded: placeAndRecord,
     replace: async (key, request) => {
       // The order names its instrument (read here, outside the transaction, which reads the
