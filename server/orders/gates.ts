@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { utcDateOf } from './risk/day-start.ts';
-import { claimRate, type RateClaim } from './queries.ts';
+import { claimRate, findLock, type RateClaim } from './queries.ts';
 import type { DayStartEquity } from './risk/day-start-cache.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
@@ -39,8 +39,12 @@ export interface OrderAttempt {
   snapshot?: Promise<BrokerSnapshot>;
   /** The user's live flag for the asset class, as read before the gates. */
   liveEnabled: boolean;
-  /** The account's emergency lock (whether or not it has run out), as read before the gates. */
-  lockedUntil: Date | null;
+  /**
+   * The account's emergency lock (whether or not it has run out), as read before the gates; or
+   * undefined, not read (a paper order): the statement that writes the intent checks it, and the
+   * risk gate reads it only when another of its rules refuses (the lock's answer comes first).
+   */
+  lockedUntil: Date | null | undefined;
   /** Rate units claimed so far, given back when the attempt ends without an accepted order. */
   claimed: string[];
   /** Whether this attempt counted toward the per-minute limit (a replay gives it back). */
@@ -164,28 +168,36 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
     .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
   const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
-  const verdict = checkRisk(
-    {
-      assetClass: attempt.assetClass,
-      side: attempt.side,
-      qty: new ExactDecimal(attempt.qty),
-      orderType: attempt.orderType,
-      limitPrice: decimalOrUndefined(attempt.limitPrice),
-      stopPrice: decimalOrUndefined(attempt.stopPrice),
-      bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
-      referencePrice: new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol))),
-      previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
-      tickRule: instrument.tickRule,
-      tickSize: new ExactDecimal(instrument.tickSize),
-      account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
-      heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
-      dayStartEquity: new ExactDecimal(startEquity),
-      lockedUntil: attempt.lockedUntil && attempt.lockedUntil > at ? attempt.lockedUntil : null,
-      exitOnly: attempt.liquidation === true,
-      at,
-    },
-    riskSettingsFromConfig(config),
-  );
+  const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
+  const verdictWith = (lockedUntil: Date | null | undefined) =>
+    checkRisk(
+      {
+        assetClass: attempt.assetClass,
+        side: attempt.side,
+        qty: new ExactDecimal(attempt.qty),
+        orderType: attempt.orderType,
+        limitPrice: decimalOrUndefined(attempt.limitPrice),
+        stopPrice: decimalOrUndefined(attempt.stopPrice),
+        bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
+        referencePrice,
+        previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
+        tickRule: instrument.tickRule,
+        tickSize: new ExactDecimal(instrument.tickSize),
+        account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
+        heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
+        dayStartEquity: new ExactDecimal(startEquity),
+        lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
+        exitOnly: attempt.liquidation === true,
+        at,
+      },
+      riskSettingsFromConfig(config),
+    );
+  let verdict = verdictWith(attempt.lockedUntil);
+  if (!verdict.ok && attempt.lockedUntil === undefined) {
+    // The lock is the first rule: a running one answers before the refusal found without it.
+    attempt.lockedUntil = (await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }))?.lockedUntil ?? null;
+    verdict = verdictWith(attempt.lockedUntil);
+  }
   if (!verdict.ok) throw riskRefusalError(verdict);
 };
 

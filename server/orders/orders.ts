@@ -34,6 +34,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { GateRefusal, MINUTE_SCOPE, minuteClaimOf, minuteLimitError, runGates, type OrderAttempt } from './gates.ts';
 import { dayPnlOf } from './day-pnl.ts';
+import { emergencyLockError } from './risk.ts';
 import { createDayStartEquity } from './risk/day-start-cache.ts';
 import { utcDateOf } from './risk/day-start.ts';
 import {
@@ -394,8 +395,12 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     // of the read is the risk gate's to report, as when it reads them itself.
     const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
     snapshot?.catch(() => undefined);
-    const preflight = await readPreflight(db, { userId: user.id, clientOrderId, assetClass });
-    if (preflight.taken) return replayOf(user.id, clientOrderId, hash);
+    // A live order reads, before its gates, whether its id is taken, the account's lock and the
+    // user's live flag. A paper order reads none of them (one statement less on the hot path): it
+    // needs no live flag, the statement that writes its intent checks the lock and the id, and a
+    // copy that reaches the gates answers as a replay wherever it stops.
+    const preflight = mode === 'live' ? await readPreflight(db, { userId: user.id, clientOrderId, assetClass }) : undefined;
+    if (preflight?.taken) return replayOf(user.id, clientOrderId, hash);
 
     const attempt: OrderAttempt = {
       userId: user.id,
@@ -408,8 +413,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
       bracket: request.bracket ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss) } : null,
       instrument,
-      liveEnabled: preflight.liveEnabled,
-      lockedUntil: preflight.lockedUntil,
+      liveEnabled: preflight?.liveEnabled ?? false,
+      lockedUntil: preflight ? preflight.lockedUntil : undefined,
       snapshot,
       claimed: [],
       liquidation: liquidation === true && request.side === 'sell',
@@ -471,15 +476,25 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
         audit: [auditRecordOf(values, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, origin)],
         events: outboxRowsOf(values, placedFrames),
         claim,
+        // A lock not read before the gates is checked here (a liquidation passes it).
+        lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
       });
     /**
      * What a committed intent statement means for the placement: undefined when the intent stands
      * (the order goes to the broker), else the answer (a full window's 429, or a copy's replay).
      */
-    const intentAnswer = async ({ claimed, placed }: IntentOutcome): Promise<TOrderResponse | undefined> => {
-      if (claim && !claimed) {
-        const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim.scope, at: claim.at });
-        return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim.at, config)));
+    const intentAnswer = async ({ claimed, placed, lockedUntil }: IntentOutcome): Promise<TOrderResponse | undefined> => {
+      if ((claim && !claimed) || lockedUntil) {
+        // Refused at the last moment, unless it is a copy of an order made meanwhile: a replay.
+        if (claimed) attempt.countedThisMinute = true;
+        if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
+        if (!lockedUntil) {
+          const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim!.scope, at: claim!.at });
+          return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim!.at, config)));
+        }
+        // The risk gate's first rule, checked with the write: its refusal, as the gate gives it.
+        attempt.lockedUntil = lockedUntil;
+        return refuse(new GateRefusal('risk', emergencyLockError(lockedUntil)));
       }
       if (claim) attempt.countedThisMinute = true;
       // A copy of this request won the race for the id: answer as its replay.

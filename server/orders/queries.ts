@@ -35,31 +35,52 @@ const intentValues = (values: OrderInsert) =>
 /**
  * The intent with its audit record and its events, in one statement (so one round trip and one
  * commit). With a rate claim, the claim is made first and the intent written only when it
- * counted. `placed` is false, with nothing of the intent written, when the claim was refused or
- * the user already has an order with that client id (the claim then stands, for the caller to
- * give back).
+ * counted. With a lock check, the intent is written only while the account has no emergency lock
+ * running at `at` (a paper order reads no lock before its gates: this statement is where it is
+ * checked, atomically with the write). `placed` is false, with nothing of the intent written, when
+ * the claim was refused, a lock was running (`lockedUntil` says until when) or the user already
+ * has an order with that client id (the claim then stands, for the caller to give back).
  */
 export interface IntentOutcome {
   claimed: boolean;
   placed: boolean;
+  /** The running lock that kept the intent out (only with a lock check), else null. */
+  lockedUntil: Date | null;
 }
 
-export const insertIntentRecorded = async (db: Queryable, values: OrderInsert, records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim }): Promise<IntentOutcome> => {
-  const { claim } = records;
+export const insertIntentRecorded = async (
+  db: Queryable,
+  values: OrderInsert,
+  records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim; lockCheck?: { at: Date } },
+): Promise<IntentOutcome> => {
+  const { claim, lockCheck } = records;
+  const lock = lockCheck
+    ? fixedSql`lock as (select (extract(epoch from locked_until) * 1000)::float8 as locked_until_ms from ${emergencyLocks}
+        where user_id = ${values.userId}::integer and asset_class = ${values.assetClass}::text and locked_until > ${lockCheck.at.toISOString()}::timestamptz),`
+    : fixedSql``;
+  const where =
+    claim && lockCheck
+      ? fixedSql`where exists (select 1 from claim) and not exists (select 1 from lock)`
+      : claim
+        ? fixedSql`where exists (select 1 from claim)`
+        : lockCheck
+          ? fixedSql`where not exists (select 1 from lock)`
+          : fixedSql``;
   const placed = fixedSql`insert into ${orders} (user_id, client_order_id, broker_order_id, asset_class, live, broker, symbol, side, order_type, time_in_force, qty,
         filled_qty, avg_fill_price, limit_price, stop_price, status, bracket, metadata, request_hash, reason, submitted_at, updated_at)
-      select * from (values ${intentValues(values)}) as intent ${claim ? fixedSql`where exists (select 1 from claim)` : fixedSql``}
+      select * from (values ${intentValues(values)}) as intent ${where}
       on conflict do nothing returning user_id`;
   const made = fixedSql`exists (select 1 from placed)`;
-  const [row] = await rowsOf<{ claimed: number; placed: number }>(
+  const [row] = await rowsOf<{ claimed: number; placed: number; locked_until_ms: number | null }>(
     db,
-    fixedSql`with ${claim ? fixedSql`claim as (${claimSql(claim)}),` : fixedSql``}
+    fixedSql`with ${claim ? fixedSql`claim as (${claimSql(claim)}),` : fixedSql``} ${lock}
       placed as (${placed}),
       audit as (${auditInsertSql(records.audit, made)}),
       events as (${eventsInsertSql(records.events, made)})
-    select ${claim ? fixedSql`(select count(*) from claim)::integer` : fixedSql`1`} as claimed, (select count(*) from placed)::integer as placed`,
+    select ${claim ? fixedSql`(select count(*) from claim)::integer` : fixedSql`1`} as claimed, (select count(*) from placed)::integer as placed,
+      ${lockCheck ? fixedSql`(select locked_until_ms from lock)` : fixedSql`null::float8`} as locked_until_ms`,
   );
-  return { claimed: row?.claimed === 1, placed: row?.placed === 1 };
+  return { claimed: row?.claimed === 1, placed: row?.placed === 1, lockedUntil: row?.locked_until_ms == null ? null : new Date(row.locked_until_ms) };
 };
 
 /**

@@ -116,8 +116,10 @@ const checkEmergencyLock: Check = ({ lockedUntil, at, exitOnly, side }) => {
   if (!lockedUntil || at >= lockedUntil) return undefined;
   // Positions are long-only, so an exit is a sell; a buy marked exitOnly would be an entry.
   if (exitOnly && side === 'sell') return undefined;
-  return `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
+  return lockMessage(lockedUntil);
 };
+
+const lockMessage = (lockedUntil: Date) => `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
 
 const checkMarketHours: Check = ({ assetClass, at }, { marketHours }) => {
   if (marketHours === 'ignore') return undefined;
@@ -261,6 +263,9 @@ export const checkRisk = (attempt: RiskAttempt, settings: RiskSettings): RiskVer
 
 /** The error the order gate throws for a refusal (422 with the refusal's code). */
 export const riskRefusalError = ({ code, message }: RiskRefusal): AppError => new AppError(code, message);
+
+/** The refusal of a running emergency lock, where it is found outside checkRisk (the intent's own check). */
+export const emergencyLockError = (lockedUntil: Date): AppError => riskRefusalError({ ok: false, code: CODE_OF.emergency_lock, rule: 'emergency_lock', message: lockMessage(lockedUntil) });
 
 export type RiskConfig = Pick<Config, 'RISK_MARKET_HOURS' | 'RISK_DEFAULT_STOP_PCT' | 'RISK_MAX_RISK_PER_TRADE_PCT' | 'RISK_DAILY_LOSS_LIMIT_PCT'>;
 

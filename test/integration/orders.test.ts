@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
+import { setLock } from '../../server/orders/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -232,6 +233,52 @@ describe('the gates', () => {
     // Position sizing: a buy risking more than 2 % of equity with a tight stop missing.
     const sizing = await place(user, { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 300, order_type: 'market' });
     expect(sizing.body.code).toBe('RISK_RULE_VIOLATION');
+  });
+
+  it('gate 4: a running emergency lock answers first, found with the intent or behind another rule; a copy of an earlier order still answers as its replay', async () => {
+    const user = await trader('ord_lock');
+    const { db } = server.services;
+    const before = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-before' });
+    expect(before.status, before.text).toBe(201);
+    const lockedUntil = new Date(clock.now().getTime() + 30_000);
+    await setLock(db, { userId: user.user.id, assetClass: 'crypto', lockedUntil, reason: 'test', at: clock.now() });
+    // Every other rule passes: the statement that would write the intent finds the lock.
+    const locked = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-small' });
+    expect(locked.status, locked.text).toBe(422);
+    expect(locked.body).toMatchObject({ code: 'RISK_RULE_VIOLATION' });
+    expect(locked.body.message).toContain(`emergency lock until ${lockedUntil.toISOString()}`);
+    // Funds would refuse this one too: the lock, the first rule, is the answer.
+    const both = await place(user, { ...buyBtc, qty: 100, client_order_id: 'lock-big' });
+    expect(both.body.code).toBe('RISK_RULE_VIOLATION');
+    expect(both.body.message).toContain('emergency lock');
+    for (const id of ['lock-small', 'lock-big']) {
+      expect(await db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, id)))).toEqual([]);
+      expect(await db.select().from(simOrders).where(and(eq(simOrders.userId, user.user.id), eq(simOrders.clientOrderId, id)))).toEqual([]);
+    }
+    const refusals = await db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.refused'))).orderBy(asc(auditEvents.id));
+    expect(refusals.map((row) => [row.data.client_order_id, row.data.gate])).toEqual([
+      ['lock-small', 'risk'],
+      ['lock-big', 'risk'],
+    ]);
+    // The order made before the lock is still its own replay.
+    const replay = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-before' });
+    expect(replay.status).toBe(201);
+    expect(replay.body.broker_order_id).toBe(before.body.broker_order_id);
+    // Once the lock has run out, the same request is a new order.
+    clock.advance(31_000);
+    expect((await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-small' })).status).toBe(201);
+  });
+
+  it('gate 2: in a full window, a copy of an order already made answers as its replay, not 429', async () => {
+    clock.advance(61_000);
+    const user = await trader('ord_rate_replay');
+    const first = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'full-replay' });
+    expect(first.status, first.text).toBe(201);
+    for (let i = 0; i < 7; i++) expect((await place(user, { ...buyBtc, qty: 0.001 })).status).toBe(201);
+    expect((await place(user, { ...buyBtc, qty: 0.001 })).status).toBe(429);
+    const again = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'full-replay' });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.broker_order_id).toBe(first.body.broker_order_id);
   });
 
   it('gate 5: an unknown symbol is 422 BROKER_REJECTED, kept as a rejected order that a replay answers the same', async () => {
