@@ -221,6 +221,8 @@ export interface PlaceInput {
   at: Date;
   /** A day order's expiry: the close of its session. */
   expiresAt: Date | null;
+  /** The account's lock with the symbol's position and prices, when the caller sent that read already (lockAccountForSymbol). */
+  locked?: ReturnType<typeof lockAccountForSymbol>;
   /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
   liquidityLotsPerTick: number;
 }
@@ -302,7 +304,7 @@ const insufficientFunds = (session: Session, cost: Decimal) =>
 export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[]; written: Promise<void> }> => {
   const { key, request, instrument, at } = input;
   // The account's lock, its position in the symbol and the symbol's prices: one statement.
-  let locked = await lockAccountForSymbol(tx, key, request.symbol);
+  let locked = await (input.locked ?? lockAccountForSymbol(tx, key, request.symbol));
   if (!locked) {
     await insertAccountIfMissing(tx, { ...key, ...input.opening, at });
     locked = (await lockAccountForSymbol(tx, key, request.symbol))!;

@@ -34,6 +34,7 @@ import {
   listHeldSymbols,
   listLiveSymbols,
   listPositionsWithPrices,
+  lockAccountForSymbol,
   readAccountSnapshot,
   listWorkingOrders,
   saveAdminPrice,
@@ -339,13 +340,19 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       await db.transaction(async (tx) => {
         for (const placement of batch) {
           const { request, instrument, at, expiresAt, steps } = placement;
+          // The account's lock is read first and the caller's intent right behind it: the small
+          // read waits in the connection's buffer for the larger statement, and both go out in
+          // one write and come back in one round trip.
+          const locked = lockAccountForSymbol(tx, key, request.symbol);
+          locked.catch(() => undefined);
           if (steps.intent && !(await steps.intent(tx))) {
+            await locked;
             ended.push({ placement, outcome: { outcome: 'withdrawn' } });
             continue;
           }
           let placed: Awaited<ReturnType<typeof placeInBooks>>;
           try {
-            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, liquidityLotsPerTick });
+            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, locked, liquidityLotsPerTick });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
             ended.push({ placement, outcome: { outcome: 'refused', error } });
