@@ -39,6 +39,8 @@
 //   write well under a microsecond); all transactions, rows and backend time (pg_stat_database),
 //   WAL bytes and fsyncs (pg_stat_wal, cluster-wide), table scans (pg_stat_user_tables), and the
 //   CPU of the server process, of this database's backends (/proc) and of the generator.
+// - Each open-loop slice also records this process's own stalls (the longest event-loop delay and
+//   V8's GC pauses), so that a tail made by the service can be told from one the machine made.
 //
 // Ours runs with RATE_LIMIT_ORDERS_PER_MIN=1000000, the setting's maximum (server/config.ts refuses
 // more), far above the ~60 000 a minute reached here: the rate-limit gate runs and always passes.
@@ -55,7 +57,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import type { OrdersFloor } from './orders-floor.ts';
@@ -548,6 +550,14 @@ const processCpuMs = (pids: number[]): Map<number, number> => {
   return cpu;
 };
 
+/** This process's stalls during one slice. */
+interface Stalls {
+  loopDelayMaxMs: number;
+  gcCount: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+}
+
 interface PhaseSummary {
   name: string;
   windowSec: number;
@@ -773,12 +783,34 @@ const main = async () => {
   const censusOurs = await census('ours');
 
   // --- Closed loop: throughput at N concurrent clients, alternating slices. ------------------
+  /**
+   * This process's own stalls during a slice (both servers live in it): the longest event-loop
+   * delay, and the GC pauses (V8's, reported by perf_hooks). They tell a tail made here from one
+   * the machine made.
+   */
+  const stallsOf: Record<TargetName, Stalls[]> = { floor: [], ours: [] };
   const slice = async (name: TargetName, command: LoadCommand, slices: Record<TargetName, SliceResult[]>, elu: Record<TargetName, number[]>, drains: Record<TargetName, number[]>) => {
     const eluBefore = performance.eventLoopUtilization();
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    const gcPauses: number[] = [];
+    const gcObserver = new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((entry) => entry.duration)));
+    loopDelay.enable();
+    gcObserver.observe({ entryTypes: ['gc'] });
     const result = await run(command);
+    gcObserver.disconnect();
+    loopDelay.disable();
     elu[name].push(performance.eventLoopUtilization(eluBefore).utilization);
+    stallsOf[name].push({ loopDelayMaxMs: loopDelay.max / 1e6, gcCount: gcPauses.length, gcTotalMs: gcPauses.reduce((sum, d) => sum + d, 0), gcMaxMs: Math.max(0, ...gcPauses) });
     slices[name].push(result);
     if (name === 'ours') drains.ours.push(await drainOurs());
+  };
+  /** The stalls of the slices since `from`, for one line of the report. */
+  const stallsLine = (name: TargetName, from: number) => {
+    const taken = stallsOf[name].slice(from);
+    return `${name} loop delay max ${fixed(Math.max(0, ...taken.map((t) => t.loopDelayMaxMs)), 1)} ms, GC ${taken.reduce((sum, t) => sum + t.gcCount, 0)} pauses (${fixed(
+      taken.reduce((sum, t) => sum + t.gcTotalMs, 0),
+      0,
+    )} ms in all, longest ${fixed(Math.max(0, ...taken.map((t) => t.gcMaxMs)), 1)} ms)`;
   };
   const alternate = async (make: (name: TargetName) => LoadCommand) => {
     const slices: Record<TargetName, SliceResult[]> = { floor: [], ours: [] };
@@ -792,12 +824,14 @@ const main = async () => {
   };
 
   console.log(`closed loop: ${settings.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
+  const stallsBeforeOpen = () => ({ floor: stallsOf.floor.length, ours: stallsOf.ours.length });
   const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: settings.connections, seconds: settings.seconds / settings.rounds }));
   const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
   const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
 
   // --- Open loop: latency at a fixed offered rate, sent on schedule. ------------------------
   console.log(`open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
+  const openFrom = stallsBeforeOpen();
   const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
   const loadAfter = loadavg();
 
@@ -865,6 +899,7 @@ const main = async () => {
     `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
       `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
   );
+  console.log(`  this process during the slices: ${stallsLine('floor', openFrom.floor)}; ${stallsLine('ours', openFrom.ours)}`);
   for (const s of [openLoop.floor, openLoop.ours]) {
     if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
     if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
