@@ -467,8 +467,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       submittedAt: at,
       updatedAt: at,
     };
-    // The intent in one statement, with the minute's rate unit when it is still to be claimed: a
-    // full window writes nothing, and nor does a copy that won the race for the id.
+    // The intent in one statement, with the minute's rate unit when it is still to be claimed and
+    // the emergency lock when it was not read before the gates: a full window or a running lock
+    // writes nothing, and nor does a copy that won the race for the id.
     const claim = attempt.minuteClaimDeferred ? minuteClaimOf(attempt, gateDeps) : undefined;
     const placedFrames = [orderEventOf(values, 'placed', { request: normalised(request, symbol) })];
     const writeIntent = (q: Queryable) =>
@@ -481,7 +482,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
       });
     /**
      * What a committed intent statement means for the placement: undefined when the intent stands
-     * (the order goes to the broker), else the answer (a full window's 429, or a copy's replay).
+     * (the order goes to the broker), else the answer (a full window's 429, a running lock's 422,
+     * or a copy's replay).
      */
     const intentAnswer = async ({ claimed, placed, lockedUntil }: IntentOutcome): Promise<TOrderResponse | undefined> => {
       if ((claim && !claimed) || lockedUntil) {
