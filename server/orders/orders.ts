@@ -486,19 +486,20 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
      * or a copy's replay).
      */
     const intentAnswer = async ({ claimed, placed, lockedUntil }: IntentOutcome): Promise<TOrderResponse | undefined> => {
-      if ((claim && !claimed) || lockedUntil) {
-        // Refused at the last moment, unless it is a copy of an order made meanwhile: a replay.
-        if (claimed) attempt.countedThisMinute = true;
-        if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
-        if (!lockedUntil) {
-          const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: claim!.scope, at: claim!.at });
-          return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim!.at, config)));
-        }
+      if (claim && claimed) attempt.countedThisMinute = true;
+      const windowFull = claim && !claimed ? claim : undefined;
+      // Refused at the last moment, unless it is a copy of an order made meanwhile: a replay.
+      if ((windowFull || lockedUntil) && (await findOrderByClientId(db, { userId: user.id, clientOrderId }))) return asReplay(attempt, clientOrderId, hash);
+      // The rate limit's answer comes before the risk gate's, as the gates run.
+      if (windowFull) {
+        const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: windowFull.scope, at: windowFull.at });
+        return refuse(new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, windowFull.at, config)));
+      }
+      if (lockedUntil) {
         // The risk gate's first rule, checked with the write: its refusal, as the gate gives it.
         attempt.lockedUntil = lockedUntil;
         return refuse(new GateRefusal('risk', emergencyLockError(lockedUntil)));
       }
-      if (claim) attempt.countedThisMinute = true;
       // A copy of this request won the race for the id: answer as its replay.
       if (!placed) return asReplay(attempt, clientOrderId, hash);
       countGate(assetClass, 'risk', 'passed');

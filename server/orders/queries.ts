@@ -32,6 +32,14 @@ const intentValues = (values: OrderInsert) =>
     ${values.status}::text, ${values.bracket == null ? null : JSON.stringify(values.bracket)}::jsonb, ${JSON.stringify(values.metadata ?? {})}::jsonb,
     ${values.requestHash ?? null}::text, ${values.reason ?? null}::text, ${values.submittedAt.toISOString()}::timestamptz, ${values.updatedAt.toISOString()}::timestamptz)`;
 
+/** What the intent statement did (insertIntentRecorded). */
+export interface IntentOutcome {
+  claimed: boolean;
+  placed: boolean;
+  /** The running lock that kept the intent out (only with a lock check), else null. */
+  lockedUntil: Date | null;
+}
+
 /**
  * The intent with its audit record and its events, in one statement (so one round trip and one
  * commit). With a rate claim, the claim is made first and the intent written only when it
@@ -41,13 +49,6 @@ const intentValues = (values: OrderInsert) =>
  * the claim was refused, a lock was running (`lockedUntil` says until when) or the user already
  * has an order with that client id (the claim then stands, for the caller to give back).
  */
-export interface IntentOutcome {
-  claimed: boolean;
-  placed: boolean;
-  /** The running lock that kept the intent out (only with a lock check), else null. */
-  lockedUntil: Date | null;
-}
-
 export const insertIntentRecorded = async (
   db: Queryable,
   values: OrderInsert,

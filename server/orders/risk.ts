@@ -112,14 +112,14 @@ const orderPrices = (attempt: RiskAttempt): NamedPrice[] => {
 
 // --- the checks, in RISK_CHECK_ORDER ---
 
+const lockMessage = (lockedUntil: Date) => `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
+
 const checkEmergencyLock: Check = ({ lockedUntil, at, exitOnly, side }) => {
   if (!lockedUntil || at >= lockedUntil) return undefined;
   // Positions are long-only, so an exit is a sell; a buy marked exitOnly would be an entry.
   if (exitOnly && side === 'sell') return undefined;
   return lockMessage(lockedUntil);
 };
-
-const lockMessage = (lockedUntil: Date) => `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
 
 const checkMarketHours: Check = ({ assetClass, at }, { marketHours }) => {
   if (marketHours === 'ignore') return undefined;

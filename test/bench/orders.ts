@@ -824,14 +824,13 @@ const main = async () => {
   };
 
   console.log(`closed loop: ${settings.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
-  const stallsBeforeOpen = () => ({ floor: stallsOf.floor.length, ours: stallsOf.ours.length });
   const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: settings.connections, seconds: settings.seconds / settings.rounds }));
   const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
   const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
 
   // --- Open loop: latency at a fixed offered rate, sent on schedule. ------------------------
   console.log(`open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
-  const openFrom = stallsBeforeOpen();
+  const openFrom = { floor: stallsOf.floor.length, ours: stallsOf.ours.length };
   const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
   const loadAfter = loadavg();
 

@@ -269,6 +269,21 @@ describe('the gates', () => {
     expect((await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-small' })).status).toBe(201);
   });
 
+  it('gate 2 before gate 4: with the window full, a running lock found with the intent still answers 429', async () => {
+    const user = await trader('ord_lock_rate');
+    await setLock(server.services.db, { userId: user.user.id, assetClass: 'crypto', lockedUntil: new Date(clock.now().getTime() + 30_000), reason: 'test', at: clock.now() });
+    // Each refusal by the lock takes a unit of the window (RATE_LIMIT_ORDERS_PER_MIN=8).
+    for (let i = 0; i < 8; i++) expect((await place(user, { ...buyBtc, qty: 0.001 })).body.code).toBe('RISK_RULE_VIOLATION');
+    const over = await place(user, { ...buyBtc, qty: 0.001, client_order_id: 'lock-rate-over' });
+    expect(over.status, over.text).toBe(429);
+    expect(over.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    const [refusal] = await server.services.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.subjectUserId, user.user.id), sql`${auditEvents.data}->>'client_order_id' = 'lock-rate-over'`));
+    expect(refusal?.data).toMatchObject({ gate: 'rate_limit', code: 'RATE_LIMIT_EXCEEDED' });
+  });
+
   it('gate 2: in a full window, a copy of an order already made answers as its replay, not 429', async () => {
     clock.advance(61_000);
     const user = await trader('ord_rate_replay');

@@ -9,7 +9,7 @@ import type { TAssetClass } from '../../contracts/common.ts';
 import { BrokerRejectedError, BrokerUnavailableError } from '../../server/brokers/types.ts';
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../server/brokers/simulator/index.ts';
 import { manualClock } from '../../server/clock.ts';
-import { rowsOf } from '../../server/db/client.ts';
+import { rowsOf, type Tx } from '../../server/db/client.ts';
 import { simAccounts, simFills, simOrders, simPositions, systemState, type InstrumentRow } from '../../server/db/schema/index.ts';
 import { findInstrument, upsertInstrument } from '../../server/instruments/queries.ts';
 import { upsertBars } from '../../server/marketdata/queries.ts';
@@ -659,15 +659,18 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
   const intentRow = async (id: string) => (await rowsOf<{ writer: string }>(server.services.db, sql`select xmin::text as writer from ${intents} where id = ${id}`))[0];
   const simRow = async (userId: number, clientOrderId: string) =>
     (await rowsOf<{ writer: string }>(server.services.db, sql`select xmin::text as writer from ${simOrders} where user_id = ${userId} and client_order_id = ${clientOrderId}`))[0];
-  const writeIntent = (id: string, stands: boolean) => async (tx: Parameters<NonNullable<Parameters<NonNullable<Account['broker']['placeOrderRecorded']>>[1]['intent']>>[0]) => {
+  const writeIntent = (id: string, stands: boolean) => async (tx: Tx) => {
     await tx.execute(sql`insert into ${intents} (id) values (${id})`);
     return stands;
   };
+  /** A buy of `qty` at 100 on a fresh instrument, in a fresh account. */
+  const freshBuy = async (qty: string) => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    return { account: await openAccount('crypto'), request: order({ symbol, side: 'buy', qty }) };
+  };
 
   it('commits the intent, the order and the record in one transaction', async () => {
-    const symbol = await newInstrument('crypto', { price: '100' });
-    const account = await openAccount('crypto');
-    const request = order({ symbol, side: 'buy', qty: '1' });
+    const { account, request } = await freshBuy('1');
     const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`taken-${request.clientOrderId}`, true), record: (_tx, answer) => Promise.resolve(answer.order.clientOrderId) });
     expect(placed).toMatchObject({ outcome: 'taken', recorded: request.clientOrderId });
     const intent = await intentRow(`taken-${request.clientOrderId}`);
@@ -676,9 +679,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
   });
 
   it('an intent step that answers false withdraws the placement: the intent commits, the broker takes nothing', async () => {
-    const symbol = await newInstrument('crypto', { price: '100' });
-    const account = await openAccount('crypto');
-    const request = order({ symbol, side: 'buy', qty: '1' });
+    const { account, request } = await freshBuy('1');
     let recorded = false;
     const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`withdrawn-${request.clientOrderId}`, false), record: () => Promise.resolve((recorded = true)) });
     expect(placed).toEqual({ outcome: 'withdrawn' });
@@ -688,9 +689,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
   });
 
   it('a refusal answers `refused` with the intent committed and nothing of the broker written', async () => {
-    const symbol = await newInstrument('crypto', { price: '100' });
-    const account = await openAccount('crypto');
-    const request = order({ symbol, side: 'buy', qty: '5000' });
+    const { account, request } = await freshBuy('5000');
     const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`refused-${request.clientOrderId}`, true), record: () => Promise.resolve('recorded') });
     expect(placed.outcome).toBe('refused');
     expect(placed.outcome === 'refused' && placed.error).toBeInstanceOf(BrokerRejectedError);
@@ -700,9 +699,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
   });
 
   it('throws when the transaction fails, and then nothing committed, the intent neither', async () => {
-    const symbol = await newInstrument('crypto', { price: '100' });
-    const account = await openAccount('crypto');
-    const request = order({ symbol, side: 'buy', qty: '1' });
+    const { account, request } = await freshBuy('1');
     const failed = account.broker.placeOrderRecorded!(request, {
       intent: writeIntent(`failed-${request.clientOrderId}`, true),
       record: (tx) => tx.execute(sql`select 1 / 0`),
