@@ -178,6 +178,8 @@ const ZEnv = z.object({
   BACKTEST_WORKERS: int(Math.max(1, availableParallelism() - 1), 0, 64),
   /** Backtests of up to this many bars run on the event loop (a handoff to a worker costs more than they do). */
   BACKTEST_INLINE_MAX_BARS: int(5_000, 0, 100_000_000),
+  /** Backtests (runs, sweeps, walk-forwards) one user may have under way at once in one instance (429 beyond). */
+  BACKTEST_MAX_RUNNING_PER_USER: int(2, 1, 1_000),
   /** The most grid points one backtest sweep may run. */
   BACKTEST_SWEEP_MAX_POINTS: int(200, 1, 1_000),
   /** Closed bars a bot keeps per symbol for its strategy's indicators (and reads back after a restart). */

@@ -20,6 +20,7 @@ import { computeMetrics, spanMetrics } from './metrics.ts';
 import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
+import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
 import { jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
@@ -96,15 +97,17 @@ export type Backtests = ReturnType<typeof createBacktests>;
 export interface BacktestDeps {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'FEATURE_EQUITY_PAPER' | 'BACKTEST_INLINE_MAX_BARS' | 'BACKTEST_SWEEP_MAX_POINTS'>;
+  config: Pick<Config, 'FEATURE_EQUITY_PAPER' | 'BACKTEST_INLINE_MAX_BARS' | 'BACKTEST_SWEEP_MAX_POINTS' | 'BACKTEST_MAX_RUNNING_PER_USER'>;
   instruments: Instruments;
   /** Where long runs go; without one every run stays on the event loop. */
   pool?: BacktestPool | undefined;
   /** The pool's threads: a sweep makes one job per thread. */
   poolSize?: number;
+  /** How many runs of one user may be under way at once (default: BACKTEST_MAX_RUNNING_PER_USER in this instance). */
+  admission?: RunAdmission;
 }
 
-export const createBacktests = ({ db, clock, config, instruments, pool, poolSize = 1 }: BacktestDeps) => {
+export const createBacktests = ({ db, clock, config, instruments, pool, poolSize = 1, admission = createRunAdmission(config.BACKTEST_MAX_RUNNING_PER_USER) }: BacktestDeps) => {
   const inlineMaxBars = config.BACKTEST_INLINE_MAX_BARS;
 
   type TRunBase = Pick<TBacktestRequest, 'symbol' | 'asset_class' | 'start_date' | 'end_date' | 'profile_name'>;
@@ -151,6 +154,10 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const assetClass = routeAssetClass(request, family);
     const { strategy, params } = resolveStrategy(request.strategy_name, request.strategy_params);
+    return admission.hold(user.id, () => runChecked({ user, request, assetClass, strategy, params }));
+  };
+
+  const runChecked = async ({ user, request, assetClass, strategy, params }: { user: { id: number }; request: TBacktestRequest; assetClass: TAssetClass } & ReturnType<typeof resolveStrategy>): Promise<TBacktestResult> => {
     const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
     const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
@@ -270,7 +277,11 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
 
   const sweep = async ({ user, request, family }: { user: { id: number }; request: TSweepRequest; family: TBacktestFamily }): Promise<TSweepResult> => {
     const assetClass = routeAssetClass(request, family);
-    const { strategy, runs, skipped } = gridRuns(request);
+    const grid = gridRuns(request);
+    return admission.hold(user.id, () => sweepChecked({ user, request, assetClass, ...grid }));
+  };
+
+  const sweepChecked = async ({ user, request, assetClass, strategy, runs, skipped }: { user: { id: number }; request: TSweepRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TSweepResult> => {
     const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass);
     const summaries = await summarizeMany((part) => jobOf(part, request.initial_capital), runs, spanOf());
     const ranked = summaries
@@ -301,9 +312,13 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
    * previous test window ended with. Windows roll forward by `test_bars`. The answer has every
    * window, and the test windows' curve stitched together with its out-of-sample metrics.
    */
-  const walkForward = async ({ request, family }: { request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
+  const walkForward = async ({ user, request, family }: { user: { id: number }; request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
-    const { strategy, runs, skipped } = gridRuns(request);
+    const grid = gridRuns(request);
+    return admission.hold(user.id, () => walkForwardChecked({ request, assetClass, ...grid }));
+  };
+
+  const walkForwardChecked = async ({ request, assetClass, strategy, runs, skipped }: { request: TWalkForwardRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TWalkForwardResult> => {
     const { instrument, profile, bars, jobOf, spanOf, metricsOf } = await prepare(request, assetClass);
     const { train_bars: train, test_bars: test } = request;
     if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);

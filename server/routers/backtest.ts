@@ -43,7 +43,7 @@ export const backtestRouter = router({
     .meta({ openapi: openapi('POST', '/equity/backtest/walk-forward', 'Rolling walk-forward: optimise the grid on each train window, run the best point on the next test window; every window and the stitched out-of-sample curve and metrics'), errors: [...RUN_ERRORS] })
     .input(ZWalkForwardRequest)
     .output(ZWalkForwardResult)
-    .mutation(({ ctx, input }) => ctx.backtests.walkForward({ request: input, family: 'equity' })),
+    .mutation(({ ctx, input }) => ctx.backtests.walkForward({ user: ctx.user, request: input, family: 'equity' })),
   strategies: authedProcedure
     .meta({ openapi: openapi('GET', '/strategy/list', 'The registered strategies with their parameters (defaults and bounds)', 'strategy') })
     .input(z.void())

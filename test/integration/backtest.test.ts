@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZBacktestResult, ZStrategyList } from '../../contracts/backtest.ts';
+import { createBacktests } from '../../server/backtest/backtests.ts';
+import type { BacktestPool } from '../../server/backtest/pool.ts';
+import { runJob, summarizeJob } from '../../server/backtest/task.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -178,6 +181,43 @@ describe('POST /api/equity/backtest/walk-forward', () => {
   it('answers 422 INSUFFICIENT_DATA when one train and one test window do not fit', async () => {
     const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body: { ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2000, test_bars: 500 } });
     expect([res.status, res.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
+  });
+});
+
+describe('runs under way per user (BACKTEST_MAX_RUNNING_PER_USER)', () => {
+  it('refuses a run, a sweep or a walk-forward past the bound with 429 until one of the user’s runs ends', async () => {
+    // A pool that holds every job until the test lets them go: the runs stay under way.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const heldPool: BacktestPool = {
+      run: async (job) => {
+        await released;
+        return runJob(job);
+      },
+      summarize: async (job, span) => {
+        await released;
+        return summarizeJob(job, span);
+      },
+      close: () => Promise.resolve(),
+    };
+    const { db, instruments, clock } = server.services;
+    const backtests = createBacktests({ db, clock, instruments, pool: heldPool, config: { ...server.config, BACKTEST_INLINE_MAX_BARS: 0, BACKTEST_MAX_RUNNING_PER_USER: 2 } });
+    const owner = { id: user.user.id };
+    const request = { ...goog, timeframe: '1d' as const, asset_class: 'us_equity' as const };
+    const first = backtests.run({ user: owner, request, family: 'equity' });
+    const second = backtests.sweep({ user: owner, request: { ...request, strategy_params: undefined, grid: { fast: [5, 10] }, rank_by: 'total_return_pct' }, family: 'equity' });
+    const refusals = await Promise.allSettled([
+      backtests.run({ user: owner, request, family: 'equity' }),
+      backtests.walkForward({ user: owner, request: { ...request, strategy_params: undefined, grid: { fast: [5] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 }, family: 'equity' }),
+    ]);
+    for (const refusal of refusals) {
+      expect(refusal.status).toBe('rejected');
+      expect((refusal as PromiseRejectedResult).reason).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', retryAfterSec: 1 });
+    }
+    release();
+    await expect(first).resolves.toMatchObject({ total_trades: 33 });
+    await expect(second).resolves.toMatchObject({ points: expect.any(Array) });
+    await expect(backtests.run({ user: owner, request, family: 'equity' })).resolves.toMatchObject({ total_trades: 33 });
   });
 });
 
