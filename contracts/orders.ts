@@ -1,7 +1,7 @@
 // Wire shapes of /api/equity/orders, positions and account, and the order event the events area
 // will carry to WebSocket clients.
 import { z } from 'zod';
-import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, pageOf, requestText, storableText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZTradingMode } from './brokers.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -29,7 +29,7 @@ export const ZBracketSpec = z.object({
 });
 
 /** Our client order id; an exchange that takes fewer characters is sent a digest form of it (server/brokers/ccxt/client-ids.ts). */
-export const ZClientOrderId = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+export const ZClientOrderId = requestText().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 
 export const ZPlaceOrderRequest = z
   .object({
@@ -43,7 +43,7 @@ export const ZPlaceOrderRequest = z
     bracket: ZBracketSpec.nullable().optional(),
     client_order_id: ZClientOrderId.optional(),
     time_in_force: ZTimeInForce.default('day'),
-    report_uuid: z.uuid().optional(),
+    report_uuid: storableText(z.uuid()).optional(),
     live_mode: bodyBoolean().default(false),
   })
   .superRefine((order, ctx) => {
@@ -78,7 +78,7 @@ export const ZOrderResponse = z.object({
 export type TOrderResponse = z.infer<typeof ZOrderResponse>;
 
 export const ZOrderPath = z.object({
-  broker_order_id: z.string().min(1).max(128),
+  broker_order_id: requestText().min(1).max(128),
   asset_class: ZAssetClass,
   symbol: ZSymbolInput.optional(),
 });
@@ -96,7 +96,7 @@ export type TOrderList = z.infer<typeof ZOrderList>;
 /** PATCH of an open order: its new qty, limit or stop (at least one). */
 export const ZReplaceOrderRequest = z
   .object({
-    broker_order_id: z.string().min(1).max(128),
+    broker_order_id: requestText().min(1).max(128),
     asset_class: ZAssetClass,
     qty: z.number().finite().positive().max(1e12).optional(),
     limit_price: positivePrice().optional(),
