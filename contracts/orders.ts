@@ -28,8 +28,22 @@ export const ZBracketSpec = z.object({
   stop_loss_limit: positivePrice().nullable().optional(),
 });
 
-/** Our client order id; an exchange that takes fewer characters is sent a digest form of it (server/brokers/ccxt/client-ids.ts). */
-export const ZClientOrderId = requestText().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+/** The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or `x:sl` (stop-loss). */
+export const BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' } as const;
+export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES) => `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}`;
+const endsInChildSuffix = (id: string) => Object.values(BRACKET_CHILD_SUFFIXES).some((suffix) => id.endsWith(suffix));
+
+/**
+ * Our client order id; an exchange that takes fewer characters is sent a digest form of it
+ * (server/brokers/ccxt/client-ids.ts). The bracket children's suffixes are reserved: an order
+ * named like a later bracket's child would take that child's id, and the bracket could never fill.
+ */
+export const ZClientOrderId = requestText()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
+  .refine((id) => !endsInChildSuffix(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, the suffixes of a bracket's children`);
 
 export const ZPlaceOrderRequest = z
   .object({
