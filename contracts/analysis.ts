@@ -1,7 +1,7 @@
 // Wire shapes of the LLM multi-agent analysis: the analyze request and its answer, reports (list
 // item and detail), their traces, and the list query.
 import { z } from 'zod';
-import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, pageOf, requestText, storableText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZCalendarDate } from './backtest.ts';
 import { ZDate } from './marketdata.ts';
 import { ZSymbolInput } from './symbols.ts';
@@ -110,12 +110,12 @@ export const ZTraceList = z.object({ report_id: z.string(), items: z.array(ZTrac
 export type TTraceList = z.infer<typeof ZTraceList>;
 
 /** An ISO datetime in a query (from/to on requested_at). */
-const ZQueryInstant = z.iso.datetime({ offset: true });
+const ZQueryInstant = storableText(z.iso.datetime({ offset: true }));
 
 export const ZReportListQuery = ZPageQuery.extend({
   asset_class: ZAssetClass.optional(),
   /** Exact, as the report stores it (the normalised symbol). */
-  symbol: z.string().min(1).max(32).optional(),
+  symbol: requestText().min(1).max(32).optional(),
   from: ZQueryInstant.optional(),
   to: ZQueryInstant.optional(),
 });
@@ -123,4 +123,4 @@ export type TReportListQuery = z.infer<typeof ZReportListQuery>;
 export const ZReportList = pageOf(ZReport);
 export type TReportList = z.infer<typeof ZReportList>;
 
-export const ZReportIdPath = z.object({ report_id: z.string().min(1).max(64) });
+export const ZReportIdPath = z.object({ report_id: requestText().min(1).max(64) });

@@ -1,37 +1,36 @@
 // Wire shapes of /api/auth: registration, login, token rotation, the current user.
 import { z } from 'zod';
-import { pageOf, requestText, ZPageQuery, ZTimestamp } from './common.ts';
+import { pageOf, requestText, storableText, ZPageQuery, ZTimestamp } from './common.ts';
 
 export const ZUserRole = z.enum(['user', 'admin']);
 export type TUserRole = z.infer<typeof ZUserRole>;
 
-export const ZUsername = z
-  .string()
+export const ZUsername = requestText()
   .min(3)
   .max(64)
   .regex(/^[a-zA-Z0-9_]+$/, 'only letters, digits and underscores');
-export const ZPassword = z.string().min(8).max(128);
+export const ZPassword = requestText().min(8).max(128);
 
 export const ZUserRegister = z.object({
   username: ZUsername,
-  email: z.email().max(254),
+  email: storableText(z.email().max(254)),
   password: ZPassword,
 });
 export type TUserRegister = z.infer<typeof ZUserRegister>;
 
 export const ZUserLogin = z.object({
   username: requestText().min(1).max(254),
-  password: z.string().min(1).max(1024),
+  password: requestText().min(1).max(1024),
 });
 export type TUserLogin = z.infer<typeof ZUserLogin>;
 
 export const ZTokenRefresh = z.object({
-  refresh_token: z.string().min(1).max(4096),
+  refresh_token: requestText().min(1).max(4096),
 });
 export type TTokenRefresh = z.infer<typeof ZTokenRefresh>;
 
 export const ZPasswordChange = z.object({
-  current_password: z.string().min(1).max(1024),
+  current_password: requestText().min(1).max(1024),
   new_password: ZPassword,
 });
 export type TPasswordChange = z.infer<typeof ZPasswordChange>;

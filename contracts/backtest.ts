@@ -1,7 +1,7 @@
 // Wire shapes of the backtests: the request (POST /api/equity/backtest, POST /api/backtest/run),
 // the full result, the list of summaries, and the strategy list.
 import { z } from 'zod';
-import { pageOf, ZPageQuery, ZTimestamp } from './common.ts';
+import { pageOf, requestJson, requestText, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZDate } from './marketdata.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -19,14 +19,14 @@ export const MAX_TRADES = 1_000;
 const runFields = {
   symbol: ZSymbolInput,
   /** us_equity or kr_equity on /api/equity/backtest, crypto on /api/backtest/run; anything else is 422 INVALID_ASSET_CLASS. */
-  asset_class: z.string().min(1).max(32),
-  strategy_name: z.string().min(1).max(64),
+  asset_class: requestText().min(1).max(32),
+  strategy_name: requestText().min(1).max(64),
   /** Overrides of the strategy's parameters; an unknown key is refused. */
-  strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+  strategy_params: z.record(requestText(), requestJson()).nullable().optional(),
   start_date: ZCalendarDate,
   end_date: ZCalendarDate,
   initial_capital: z.number().finite().positive().max(1e15).default(10_000),
-  profile_name: z.string().max(64).optional(),
+  profile_name: requestText().max(64).optional(),
   timeframe: z.literal('1d').default('1d'),
 };
 
@@ -86,15 +86,15 @@ export const ZBacktestResult = z.object({
 export type TBacktestResult = z.infer<typeof ZBacktestResult>;
 
 export const ZBacktestListQuery = ZPageQuery.extend({
-  asset_class: z.string().max(32).optional(),
-  symbol: z.string().max(32).optional(),
-  strategy: z.string().max(64).optional(),
+  asset_class: requestText().max(32).optional(),
+  symbol: requestText().max(32).optional(),
+  strategy: requestText().max(64).optional(),
 });
 export type TBacktestListQuery = z.infer<typeof ZBacktestListQuery>;
 export const ZBacktestList = pageOf(ZBacktestSummary);
 export type TBacktestList = z.infer<typeof ZBacktestList>;
 
-export const ZBacktestIdPath = z.object({ result_id: z.string().min(1).max(64) });
+export const ZBacktestIdPath = z.object({ result_id: requestText().min(1).max(64) });
 
 export const ZStrategyInfo = z.object({
   name: z.string(),
@@ -113,7 +113,7 @@ export const ZRankMetric = z.enum(['total_return_pct', 'annual_return', 'sharpe_
 export const MAX_SWEEP_POINTS = 1_000;
 
 /** Per parameter, the values to try; parameters left out keep their defaults (or `strategy_params`). */
-const ZGrid = z.record(z.string().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS));
+const ZGrid = z.record(requestText().max(64), z.array(z.number().finite()).min(1).max(MAX_SWEEP_POINTS));
 
 export const ZSweepRequest = ZRunFields.extend({ grid: ZGrid, rank_by: ZRankMetric.default('sharpe_ratio') })
   .strict()
@@ -155,7 +155,7 @@ export const ZSweepResult = z.object({
   created_at: ZTimestamp,
 });
 export type TSweepResult = z.infer<typeof ZSweepResult>;
-export const ZSweepIdPath = z.object({ sweep_id: z.string().min(1).max(64) });
+export const ZSweepIdPath = z.object({ sweep_id: requestText().min(1).max(64) });
 
 export const ZWalkForwardRequest = ZRunFields.extend({
   grid: ZGrid,

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ZTradingMode } from './brokers.ts';
 import { ZTradeFrame } from './events.ts';
-import { bodyBoolean, intParam, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, intParam, pageOf, requestJson, requestText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZPositionList, type ZPosition } from './orders.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -23,9 +23,9 @@ export const ZBotStartRequest = z.object({
     .max(BOT_MAX_SYMBOLS)
     .refine((symbols) => new Set(symbols.map((symbol) => symbol.toUpperCase())).size === symbols.length, 'must not repeat a symbol'),
   /** A registered strategy (GET /api/strategy/list), lower-cased. */
-  strategy_name: z.string().min(1).max(64),
+  strategy_name: requestText().min(1).max(64),
   /** Overrides of the strategy's parameters; an unknown key is refused. */
-  strategy_params: z.record(z.string(), z.unknown()).nullable().optional(),
+  strategy_params: z.record(requestText(), requestJson()).nullable().optional(),
   /** True trades the live account: every live gate must pass. */
   live_mode: bodyBoolean().default(false),
   /** An extension: the bar the strategy decides on (default 1m). */

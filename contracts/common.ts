@@ -1,4 +1,5 @@
-// Shapes shared by every area: timestamps, pagination, strict body booleans, asset classes.
+// Shapes shared by every area: timestamps, pagination, strict body booleans, asset classes, and
+// the rule every request string meets.
 import { z } from 'zod';
 
 /** ISO 8601 UTC timestamps travel as strings so REST and typed clients see the same value. */
@@ -16,6 +17,51 @@ export const CURRENCY_OF_ASSET_CLASS: Record<TAssetClass, string> = { crypto: 'U
  * as coercing by mutating them; a union is left alone, so bodies stay strict either way.
  */
 export const bodyBoolean = () => z.union([z.boolean()]);
+
+/** What the database refuses in text and in jsonb: NUL (`0x00`) and an unpaired UTF-16 surrogate. */
+export const isStorableText = (value: string): boolean => !value.includes('\u0000') && value.isWellFormed();
+export const UNSTORABLE_TEXT = 'must not contain NUL or unpaired surrogate characters';
+
+/**
+ * Every string of a request (body, query or path; a path or query parameter that names an id or
+ * a number too) is one of these, so a NUL or an unpaired surrogate is 422 `VALIDATION_ERROR`
+ * naming its field before anything reaches the database (Postgres text refuses NUL; jsonb
+ * refuses both). test/unit/contract-strings.test.ts fails on any request string without it.
+ */
+export const requestText = () => z.string().refine(isStorableText, UNSTORABLE_TEXT);
+
+/** The same rule on a string format (`z.email()`, `z.url()`, `z.uuid()`, ...): a URL may carry a NUL. */
+export const storableText = <T extends z.ZodType<string>>(schema: T): T => schema.refine(isStorableText, UNSTORABLE_TEXT);
+
+/** Where a JSON value holds text the database refuses (a string or an object key), else undefined. */
+const unstorablePathIn = (root: unknown): { path: (string | number)[]; key: boolean } | undefined => {
+  // Iterative: a body's depth is bounded before parsing, but this walk need not rely on it.
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (!isStorableText(value)) return { path, key: false };
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => stack.push({ value: item, path: [...path, index] }));
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        if (!isStorableText(key)) return { path, key: true };
+        stack.push({ value: item, path: [...path, key] });
+      }
+    }
+  }
+  return undefined;
+};
+
+/**
+ * A free-form JSON value of a request (a strategy's parameters), stored as jsonb: no string and
+ * no object key in it, at any depth, may hold what `requestText` refuses.
+ */
+export const requestJson = () =>
+  z.unknown().superRefine((value, ctx) => {
+    const found = unstorablePathIn(value);
+    if (found) ctx.addIssue({ code: 'custom', path: found.path, message: found.key ? `keys ${UNSTORABLE_TEXT}` : UNSTORABLE_TEXT });
+  });
 
 const CANONICAL_NATURAL = /^(?:0|[1-9][0-9]*)$/;
 const CANONICAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
@@ -39,7 +85,7 @@ export const intParam = ({ min, max, default: fallback }: { min: number; max: nu
     Object.assign(jsonSchema, { type: 'integer', minimum: min, maximum: max });
   };
   const schema = z
-    .union([z.string(), z.number()])
+    .union([requestText(), z.number()])
     .transform((value, ctx) => {
       const n = typeof value === 'number' ? value : digits.test(value) ? Number(value) : Number.NaN;
       if (!Number.isSafeInteger(n) || n < min || n > max) {
@@ -71,10 +117,3 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
     page: z.number().int(),
     size: z.number().int(),
   });
-
-/**
- * Free text in a request: no NUL (Postgres text refuses it) and no unpaired surrogate (jsonb
- * refuses it), so such input is a 422 rather than a failed query.
- */
-export const requestText = () =>
-  z.string().refine((value) => !value.includes('\u0000') && value.isWellFormed(), 'must not contain NUL or unpaired surrogate characters');

@@ -1,12 +1,12 @@
 // The real-time events: the frames of the two WebSocket channels (/ws/equity/orders and
 // /ws/live), the tRPC subscriptions they forward, and the close codes of both.
 import { z } from 'zod';
-import { ZAssetClass, ZTimestamp } from './common.ts';
+import { requestText, ZAssetClass, ZTimestamp } from './common.ts';
 import { ZAnalysisMode, ZReportStatus } from './analysis.ts';
 import { ZOrderEvent } from './orders.ts';
 
 /** An event's id in the outbox: resumable with `last_event_id` (WebSocket) or tRPC's `lastEventId`. */
-export const ZEventId = z.string().regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer event id');
+export const ZEventId = requestText().regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer event id');
 
 /** Subscription input: where a reconnecting client left off (tRPC sets lastEventId itself). */
 export const ZEventsInput = z

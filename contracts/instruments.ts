@@ -1,6 +1,6 @@
 // Wire shapes of the instrument registry: GET /api/instruments and POST /api/admin/instruments.
 import { z } from 'zod';
-import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, pageOf, requestText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZSymbolInput } from './symbols.ts';
 
 /** A decimal as JSON carries it (a number, as the interface says); the server keeps it exact. */
@@ -26,7 +26,7 @@ export type TInstrument = z.infer<typeof ZInstrument>;
 export const ZInstrumentListQuery = ZPageQuery.extend({
   asset_class: ZAssetClass.optional(),
   /** Part of the symbol or the name, any case. */
-  q: z.string().trim().min(1).max(64).optional(),
+  q: requestText().trim().min(1).max(64).optional(),
 });
 export type TInstrumentListQuery = z.infer<typeof ZInstrumentListQuery>;
 export const ZInstrumentList = pageOf(ZInstrument);
@@ -35,9 +35,9 @@ export type TInstrumentList = z.infer<typeof ZInstrumentList>;
 export const ZInstrumentUpsert = z.object({
   asset_class: ZAssetClass,
   symbol: ZSymbolInput,
-  exchange: z.string().trim().min(1).max(32),
-  currency: z.string().regex(/^[A-Z]{3,5}$/, 'an upper-case currency code of 3-5 letters'),
-  name: z.string().trim().min(1).max(128),
+  exchange: requestText().trim().min(1).max(32),
+  currency: requestText().regex(/^[A-Z]{3,5}$/, 'an upper-case currency code of 3-5 letters'),
+  name: requestText().trim().min(1).max(128),
   reference_price: positiveDecimal(),
   /** Required for crypto and US instruments; KRX stocks follow the price-band table. */
   tick_size: positiveDecimal().optional(),

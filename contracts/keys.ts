@@ -1,7 +1,7 @@
 // Wire shapes of /api/exchange-keys: registering, listing, changing, deleting and testing a
 // user's exchange or broker API keys. The key and secret go in, never out.
 import { z } from 'zod';
-import { bodyBoolean, intParam, ZAssetClass, ZTimestamp } from './common.ts';
+import { bodyBoolean, intParam, requestText, storableText, ZAssetClass, ZTimestamp } from './common.ts';
 
 /**
  * Which adapter a key is for; each fits one asset class. A crypto key may instead name its ccxt
@@ -14,12 +14,11 @@ export const EXCHANGE_OF_ASSET_CLASS = { crypto: 'crypto_exchange', us_equity: '
 export const CCXT_EXCHANGE_ID = /^[a-z0-9]{2,32}$/;
 
 const hasControlCharacter = (value: string) => Array.from(value).some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
-const secretText = () => z.string().trim().min(1).max(512).refine((value) => !hasControlCharacter(value), 'must not contain control characters');
+const secretText = () => requestText().trim().min(1).max(512).refine((value) => !hasControlCharacter(value), 'must not contain control characters');
 
 const keyFields = {
   asset_class: ZAssetClass.default('crypto'),
-  exchange: z
-    .string()
+  exchange: requestText()
     .trim()
     .min(1)
     .max(32)
@@ -29,9 +28,9 @@ const keyFields = {
     }),
   api_key: secretText(),
   api_secret: secretText(),
-  base_url: z.url({ protocol: /^https?$/ }).max(255).optional(),
-  account_no: z.string().trim().min(1).max(32).optional(),
-  account_product_code: z.string().trim().min(1).max(8).optional(),
+  base_url: storableText(z.url({ protocol: /^https?$/ }).max(255)).optional(),
+  account_no: requestText().trim().min(1).max(32).optional(),
+  account_product_code: requestText().trim().min(1).max(8).optional(),
   paper_mode: bodyBoolean().default(true),
 };
 
@@ -40,14 +39,14 @@ export type TExchangeKeyTestRequest = z.infer<typeof ZExchangeKeyTestRequest>;
 
 export const ZExchangeKeyCreate = z.object({
   ...keyFields,
-  label: z.string().trim().min(1).max(64).default('default'),
-  permissions: z.string().trim().min(1).max(64).default('trade_only'),
+  label: requestText().trim().min(1).max(64).default('default'),
+  permissions: requestText().trim().min(1).max(64).default('trade_only'),
 });
 export type TExchangeKeyCreate = z.infer<typeof ZExchangeKeyCreate>;
 
 export const ZExchangeKeyPatch = z.object({
   id: intParam({ min: 1, max: 2_147_483_647 }),
-  label: z.string().trim().min(1).max(64).optional(),
+  label: requestText().trim().min(1).max(64).optional(),
   is_active: bodyBoolean().optional(),
 });
 export type TExchangeKeyPatch = z.infer<typeof ZExchangeKeyPatch>;

@@ -1,7 +1,7 @@
 // Wire shapes of live trading's controls: the user's live status per asset class, and the
 // operator's live disable and lock clear.
 import { z } from 'zod';
-import { intParam, ZAssetClass, ZTimestamp } from './common.ts';
+import { intParam, requestText, ZAssetClass, ZTimestamp } from './common.ts';
 
 export const ZLiveAccountStatus = z.object({
   live_enabled: z.boolean(),
@@ -50,9 +50,9 @@ export const ZConfirmIssued = z.object({
 export type TConfirmIssued = z.infer<typeof ZConfirmIssued>;
 
 export const ZLiveEnableRequest = z.object({
-  confirm_token: z.string().min(1).max(512),
+  confirm_token: requestText().min(1).max(512),
   /** The bot check's client token (Turnstile/hCaptcha); required when the service checks. */
-  botcheck_token: z.string().min(1).max(4096).optional(),
+  botcheck_token: requestText().min(1).max(4096).optional(),
 });
 export type TLiveEnableRequest = z.infer<typeof ZLiveEnableRequest>;
 

@@ -1,9 +1,9 @@
 // Wire shapes of daily OHLCV bars: GET /api/market-data/ohlcv and the operator's import.
 import { z } from 'zod';
-import { ZAssetClass } from './common.ts';
+import { requestText, ZAssetClass } from './common.ts';
 import { ZSymbolInput } from './symbols.ts';
 
-export const ZDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
+export const ZDate = requestText().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 
 export const ZOhlcvQuery = z.object({
   asset_class: ZAssetClass,
@@ -34,10 +34,10 @@ export const ZOhlcvResponse = z.object({
 export type TOhlcvResponse = z.infer<typeof ZOhlcvResponse>;
 
 /** A bar in a JSON import: numbers, or numeric strings (kept exact). */
-const decimalInput = z.union([z.number().finite(), z.string().trim().min(1).max(40)]).transform(String);
+const decimalInput = z.union([z.number().finite(), requestText().trim().min(1).max(40)]).transform(String);
 
 export const ZOhlcvBarInput = z.object({
-  date: z.string().max(32),
+  date: requestText().max(32),
   open: decimalInput,
   high: decimalInput,
   low: decimalInput,
@@ -58,7 +58,7 @@ export const ZOhlcvImport = z
     asset_class: ZAssetClass,
     symbol: ZSymbolInput,
     bars: z.array(ZOhlcvBarInput).min(1).max(MAX_IMPORT_BARS).optional(),
-    csv: z.string().min(1).optional(),
+    csv: requestText().min(1).optional(),
   })
   .refine((input) => (input.bars === undefined) !== (input.csv === undefined), { message: 'send either bars (JSON) or a CSV body', path: ['bars'] });
 export type TOhlcvImport = z.infer<typeof ZOhlcvImport>;

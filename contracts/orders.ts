@@ -1,7 +1,7 @@
 // Wire shapes of /api/equity/orders, positions and account, and the order event the events area
 // will carry to WebSocket clients.
 import { z } from 'zod';
-import { bodyBoolean, pageOf, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, pageOf, requestText, storableText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZTradingMode } from './brokers.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -28,8 +28,22 @@ export const ZBracketSpec = z.object({
   stop_loss_limit: positivePrice().nullable().optional(),
 });
 
-/** Our client order id; an exchange that takes fewer characters is sent a digest form of it (server/brokers/ccxt/client-ids.ts). */
-export const ZClientOrderId = z.string().trim().min(1).max(64).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+/** The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or `x:sl` (stop-loss). */
+export const BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' } as const;
+export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES) => `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}`;
+const endsInChildSuffix = (id: string) => Object.values(BRACKET_CHILD_SUFFIXES).some((suffix) => id.endsWith(suffix));
+
+/**
+ * Our client order id; an exchange that takes fewer characters is sent a digest form of it
+ * (server/brokers/ccxt/client-ids.ts). The bracket children's suffixes are reserved: an order
+ * named like a later bracket's child would take that child's id, and the bracket could never fill.
+ */
+export const ZClientOrderId = requestText()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
+  .refine((id) => !endsInChildSuffix(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, the suffixes of a bracket's children`);
 
 export const ZPlaceOrderRequest = z
   .object({
@@ -43,7 +57,7 @@ export const ZPlaceOrderRequest = z
     bracket: ZBracketSpec.nullable().optional(),
     client_order_id: ZClientOrderId.optional(),
     time_in_force: ZTimeInForce.default('day'),
-    report_uuid: z.uuid().optional(),
+    report_uuid: storableText(z.uuid()).optional(),
     live_mode: bodyBoolean().default(false),
   })
   .superRefine((order, ctx) => {
@@ -78,7 +92,7 @@ export const ZOrderResponse = z.object({
 export type TOrderResponse = z.infer<typeof ZOrderResponse>;
 
 export const ZOrderPath = z.object({
-  broker_order_id: z.string().min(1).max(128),
+  broker_order_id: requestText().min(1).max(128),
   asset_class: ZAssetClass,
   symbol: ZSymbolInput.optional(),
 });
@@ -96,7 +110,7 @@ export type TOrderList = z.infer<typeof ZOrderList>;
 /** PATCH of an open order: its new qty, limit or stop (at least one). */
 export const ZReplaceOrderRequest = z
   .object({
-    broker_order_id: z.string().min(1).max(128),
+    broker_order_id: requestText().min(1).max(128),
     asset_class: ZAssetClass,
     qty: z.number().finite().positive().max(1e12).optional(),
     limit_price: positivePrice().optional(),

@@ -1,7 +1,7 @@
 // The one normaliser of symbol forms: every route that takes a symbol turns what the caller typed
 // into (asset class, canonical symbol) here, so `btc-usdt`, `KRX:005930` and `brk/b` mean one thing.
-import { z } from 'zod';
-import type { TAssetClass } from './common.ts';
+import type { z } from 'zod';
+import { requestText, type TAssetClass } from './common.ts';
 
 /**
  * The forms accepted, and how each reads (canonical forms: crypto `BASE/QUOTE`, kr_equity the
@@ -157,5 +157,5 @@ export const normaliseSymbol = (input: string, assetClass?: TAssetClass): TNorma
  * A symbol as a request body carries it, before normalisation: trimmed, 1–32 characters. The
  * route then calls `normaliseSymbol` on it, which owns every other rule.
  */
-export const ZSymbolInput = z.string().trim().min(1).max(SYMBOL_MAX_LENGTH);
+export const ZSymbolInput = requestText().trim().min(1).max(SYMBOL_MAX_LENGTH);
 export type TSymbolInput = z.infer<typeof ZSymbolInput>;

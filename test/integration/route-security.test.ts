@@ -1,6 +1,7 @@
 // The security checks every operation of the router must pass, run over the routes themselves
 // (so a new route is covered the day it is added): no token, a refresh token in place of an
-// access token, the wrong role, the halt switch, and another user's resource.
+// access token, the wrong role, the halt switch, another user's resource, and text the database
+// cannot store in any parameter or string of a body.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertReport } from '../../server/analysis/queries.ts';
@@ -8,6 +9,7 @@ import { insertResult, insertSweep } from '../../server/backtest/queries.ts';
 import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
 import { appRouter } from '../../server/routers/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
+import { badValuesFor, describePath, inputTextsOf, placeAt, topLevelFieldsOf } from '../support/input-strings.ts';
 import { startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 
 const routes = restRoutesOf(appRouter, '/api');
@@ -184,5 +186,102 @@ describe("another user's resource", () => {
     const missing = await call(route, { token: user.tokens.access_token, query, body });
     expect(foreign.status).toBe(404);
     expect({ ...foreign.body, message: undefined }).toEqual({ ...missing.body, message: undefined });
+  });
+});
+
+describe('text the database cannot store', () => {
+  // The fuzzer's case, over every route: a NUL in each path and query parameter, and a NUL or a
+  // lone surrogate (JSON's "\ud800" escape; a URL cannot carry one) in every string of a body at
+  // any depth, record keys and free-form values included. Places come from the input schema, so
+  // a new route or field is covered at once. An admin passes every auth check, so each request
+  // reaches its input schema: the answer is 422 naming the field, never a 500 from the database.
+  const NUL = '\u0000';
+  const LONE_SURROGATE = '\ud800';
+  type ProcedureDef = { type: string; inputs: unknown[] };
+  const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: ProcedureDef }>).map(([name, procedure]) => [name, procedure._def] as const);
+  const procedureDef = (name: string) => procedures.find(([procedure]) => procedure === name)![1];
+
+  interface Probe {
+    what: string;
+    path: string;
+    body?: unknown;
+    /** The field the 422 must name (an error inside it, `bars.0.date`, names it too). */
+    field: string;
+  }
+
+  const probesOf = (route: RestRoute): Probe[] => {
+    const inputs = procedureDef(route.procedure).inputs;
+    const at = (overrides: Record<string, string>) => route.template.replace(/\{([^}]+)\}/g, (_, name: string) => overrides[name] ?? String(NOWHERE));
+    const emptyBody = route.readsBody ? {} : undefined;
+    const probes: Probe[] = route.paramNames.map((name) => ({ what: `path ${name}`, path: at({ [name]: '%00' }), body: emptyBody, field: name }));
+    if (!route.readsBody) {
+      const fields = inputs.flatMap(topLevelFieldsOf).filter((name) => !route.paramNames.includes(name));
+      probes.push(...fields.map((name) => ({ what: `query ${name}`, path: `${at({})}?${name}=%00`, field: name })));
+      return probes;
+    }
+    const places = inputs.flatMap((input) => inputTextsOf(input).texts);
+    // A field that takes no text (an enum, a flag, a number) gets a NUL all the same, as a URL's parameters do.
+    const textless = inputs.flatMap(topLevelFieldsOf).filter((name) => !route.paramNames.includes(name) && !places.some(({ path: [first] }) => first && 'field' in first && first.field === name));
+    probes.push(...textless.map((name) => ({ what: `body ${name} = NUL`, path: at({}), body: { [name]: NUL }, field: name })));
+    for (const place of places) {
+      const first = place.path[0];
+      if (first && 'field' in first && route.paramNames.includes(first.field)) continue;
+      for (const [name, bad] of [['NUL', NUL], ['lone surrogate', LONE_SURROGATE]] as const) {
+        for (const leaf of badValuesFor(place.kind, bad)) {
+          const { value, errorPath } = placeAt(place.path, leaf, bad);
+          probes.push({ what: `body ${describePath(place.path)} = ${name} ${JSON.stringify(leaf)}`, path: at({}), body: value, field: errorPath });
+        }
+      }
+    }
+    return probes;
+  };
+
+  /** How an answer falls short of 422 VALIDATION_ERROR naming `field`; undefined when it is one. */
+  const shortfall = (status: number, code: unknown, errors: unknown, field: string): string | undefined => {
+    const paths = Array.isArray(errors) ? errors.map((error: { path?: unknown }) => String(error.path)) : [];
+    if (status === 422 && code === 'VALIDATION_ERROR' && paths.some((path) => path === field || path.startsWith(`${field}.`))) return undefined;
+    return `${status} ${String(code)} ${JSON.stringify(errors)}`;
+  };
+
+  const withInput = routes.filter((route) => !route.takesNoInput);
+  it('probes every route that takes input, parameters and bodies alike', () => {
+    expect(withInput.length).toBeGreaterThan(40);
+    expect(withInput.filter((route) => probesOf(route).length === 0).map((route) => route.template)).toEqual([]);
+  });
+
+  it.each(withInput.map((route) => [`${route.method} ${route.template}`, route] as const))('%s answers 422 naming the field', async (_name, route) => {
+    const problems: string[] = [];
+    for (const probe of probesOf(route)) {
+      const res = await server.http(route.method, probe.path, { token: admin.tokens.access_token, body: probe.body });
+      const problem = shortfall(res.status, res.body?.code, res.body?.errors, probe.field);
+      if (problem) problems.push(`${probe.what}: ${problem}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('/trpc answers 422 naming the field too, for every query and mutation', async () => {
+    const problems: string[] = [];
+    let probes = 0;
+    for (const [name, def] of procedures) {
+      if (def.type === 'subscription') continue;
+      for (const place of def.inputs.flatMap((input) => inputTextsOf(input).texts)) {
+        for (const bad of [NUL, LONE_SURROGATE]) {
+          for (const leaf of badValuesFor(place.kind, bad)) {
+            const { value, errorPath } = placeAt(place.path, leaf, bad);
+            const input = JSON.stringify({ json: value });
+            const res =
+              def.type === 'query'
+                ? await server.http('GET', `/trpc/${name}?input=${encodeURIComponent(input)}`, { token: admin.tokens.access_token })
+                : await server.http('POST', `/trpc/${name}`, { token: admin.tokens.access_token, rawBody: input, headers: { 'content-type': 'application/json' } });
+            const data = res.body?.error?.json?.data;
+            const problem = shortfall(res.status, data?.domainCode, data?.errors, errorPath);
+            if (problem) problems.push(`${name} ${describePath(place.path)} ${JSON.stringify(leaf)}: ${problem}`);
+            probes++;
+          }
+        }
+      }
+    }
+    expect(probes).toBeGreaterThan(200);
+    expect(problems).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TBrokerEventType } from '../../../contracts/brokers.ts';
+import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
 import type { Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
@@ -402,7 +403,7 @@ const endOrder = async (session: Session, row: SimOrderRow, trigger: Extract<TEn
 const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, at: Date) => ({
   userId: entry.userId,
   id: ids.id,
-  clientOrderId: `${entry.clientOrderId}:${child.leg === 'take_profit' ? 'tp' : 'sl'}`,
+  clientOrderId: bracketChildClientOrderId(entry.clientOrderId, child.leg),
   assetClass: entry.assetClass,
   mode: entry.mode,
   symbol: entry.symbol,

@@ -1,0 +1,61 @@
+// What the order contract refuses before any gate runs: text the database cannot store in a
+// symbol, and client order ids that end in the suffixes a bracket's children are named with.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+let user: FactoryUser;
+
+beforeAll(async () => {
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' });
+  user = await newUser(server, { prefix: 'ord_inputs' });
+  const key = await server.http('POST', '/api/exchange-keys', { token: user.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `order-inputs-${process.pid}`, api_secret: 's' } });
+  expect(key.status, key.text).toBe(201);
+  await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+});
+afterAll(() => server.stop());
+
+const place = (body: Record<string, unknown>) => server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body });
+const limitBuy = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'limit', limit_price: 40000 };
+const ordersOf = async () => (await server.http('GET', '/api/equity/orders?asset_class=crypto&size=100', { token: user.tokens.access_token })).body.items as { client_order_id: string; status: string }[];
+
+describe('symbol', () => {
+  it.each([
+    ['a NUL', 'BTC\u0000/USDT'],
+    ['a lone surrogate', '\ud800'],
+    ['a lone surrogate after a pair', 'BTC/USDT\udc00'],
+  ])('holding %s is 422 VALIDATION_ERROR naming symbol, and no order is made', async (_what, symbol) => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, symbol });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'symbol', message: expect.stringContaining('NUL') }] });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+});
+
+describe('client_order_id', () => {
+  it.each(['entry:tp', 'entry:sl', ' entry:sl ', 'a.b-c_d:tp'])('%j ends in a bracket child suffix: 422 VALIDATION_ERROR naming client_order_id', async (clientOrderId) => {
+    const res = await place({ ...limitBuy, client_order_id: clientOrderId });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'client_order_id', message: expect.stringContaining(':tp') }] });
+  });
+
+  it('ids that only contain the suffixes, or differ in case, are taken', async () => {
+    for (const clientOrderId of ['entry:tp1', 'tp:entry', 'entry:sl:x', 'entry-tp', 'entry:TP']) {
+      const res = await place({ ...limitBuy, client_order_id: clientOrderId });
+      expect(res.status, `${clientOrderId}: ${res.text}`).toBe(201);
+      expect(res.body.client_order_id).toBe(clientOrderId);
+    }
+  });
+
+  it("the reserved suffixes are the ones a filled bracket's children carry, so no order of the caller can take a child's id", async () => {
+    const res = await place({ asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', time_in_force: 'gtc', client_order_id: 'protected', bracket: { take_profit: 60000, stop_loss: 45000 } });
+    expect(res.status, res.text).toBe(201);
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    const orders = await ordersOf();
+    expect(orders.find((order) => order.client_order_id === 'protected')).toMatchObject({ status: 'filled' });
+    expect(orders.filter((order) => order.client_order_id.startsWith('protected:')).map((order) => order.client_order_id).sort()).toEqual(['protected:sl', 'protected:tp']);
+  });
+});
