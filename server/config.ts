@@ -92,6 +92,8 @@ const ZEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKERS_IN_PROCESS: flag(true),
   BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
+  /** Calls one tRPC batch may hold; a longer batch is refused whole (422), before any call runs. */
+  TRPC_MAX_BATCH_SIZE: int(50, 1, 1_000),
   CORS_ORIGINS: list(),
   TRUST_PROXY: trustProxySetting(),
   METRICS_TOKEN: text(),
