@@ -1,4 +1,5 @@
-// Authentication: registration, login and password change under the attempt throttle, sessions
+// Authentication: registration, login and password change under the attempt throttle with every
+// password hash queued, sessions
 // (refresh-token families) with single-use rotation and reuse detection, logout of one session or
 // of all, and the access-token check every request makes. Every write is one transaction with its
 // audit record.
@@ -13,7 +14,7 @@ import type { ChangeFeed } from '../events/changes.ts';
 import type { Halt } from '../system/halt.ts';
 import { findUserById, findUserByUsername, insertUser, isUsernameOrEmailTaken, updateUser } from '../users/queries.ts';
 import { toAuthUser, type AuthUser, type Users } from '../users/users.ts';
-import { createDummyHash, hashPassword, verifyPassword } from './passwords.ts';
+import { createDummyHash, type Passwords } from './passwords.ts';
 import { claimRefreshToken, insertRefreshToken, insertSession, lockSession, revokeSessions } from './queries.ts';
 import type { Throttle } from './throttle.ts';
 import type { TokenSigner } from './tokens.ts';
@@ -23,6 +24,7 @@ export interface AuthDeps {
   clock: Clock;
   tokens: TokenSigner;
   throttle: Throttle;
+  passwords: Passwords;
   users: Users;
   halt: Halt;
   changes: ChangeFeed;
@@ -32,7 +34,7 @@ export type Auth = Awaited<ReturnType<typeof createAuth>>;
 
 const invalidRefresh = () => new AppError('UNAUTHORIZED', 'Invalid refresh token');
 
-export const createAuth = async ({ db, clock, tokens, throttle, users, halt, changes }: AuthDeps) => {
+export const createAuth = async ({ db, clock, tokens, throttle, passwords, users, halt, changes }: AuthDeps) => {
   const dummyHash = await createDummyHash();
 
   /** While halted, only admins may obtain tokens (so an operator can always lift the halt). */
@@ -62,7 +64,7 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
   };
 
   const register = async ({ input, origin }: { input: TUserRegister; origin: RequestOrigin }): Promise<AuthUser> => {
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await passwords.hash(input.password);
     try {
       return await db.transaction(async (tx) => {
         if (await isUsernameOrEmailTaken(tx, input)) throw new AppError('CONFLICT', 'Username or e-mail is already registered');
@@ -84,7 +86,7 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     refuseWhileHalted(row?.role);
     const throttleKey = { scope: 'login' as const, key: input.username.toLowerCase(), address: origin.address };
     await throttle.admit(throttleKey);
-    const passwordOk = await verifyPassword(row?.passwordHash ?? dummyHash, input.password);
+    const passwordOk = await passwords.verify(row?.passwordHash ?? dummyHash, input.password);
     if (!row || !passwordOk) {
       await recordAudit(db, { action: 'auth.login_failed', subjectUserId: row?.id ?? null, origin, data: { username: input.username }, at: clock.now() });
       throw new AppError('UNAUTHORIZED', 'Invalid username or password');
@@ -151,11 +153,11 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     const throttleKey = { scope: 'password' as const, key: String(user.id), address: '' };
     await throttle.admit(throttleKey);
     const row = await findUserById(db, user.id);
-    if (!row || !(await verifyPassword(row.passwordHash, input.current_password))) {
+    if (!row || !(await passwords.verify(row.passwordHash, input.current_password))) {
       await recordAudit(db, { action: 'auth.password_change_failed', actorUserId: user.id, subjectUserId: user.id, origin, at: clock.now() });
       throw new AppError('VALIDATION_ERROR', 'Current password is incorrect', { errors: [{ path: 'current_password', message: 'is incorrect' }] });
     }
-    const passwordHash = await hashPassword(input.new_password);
+    const passwordHash = await passwords.hash(input.new_password);
     await db.transaction(async (tx) => {
       await updateUser(tx, user.id, { passwordHash, at: clock.now() });
       await endEverySession(tx, { user, reason: 'password_change' });
