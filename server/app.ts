@@ -9,7 +9,7 @@ import { createAuditTrail } from './audit/trail.ts';
 import { createAuth } from './auth/auth.ts';
 import { createSessions } from './auth/sessions.ts';
 import { createPasswords } from './auth/passwords.ts';
-import { createThrottle } from './auth/throttle.ts';
+import { createThrottle, throttleLimits } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -109,7 +109,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       refreshTtlDays: config.AUTH_REFRESH_TOKEN_TTL_DAYS,
       clock,
     });
-    const throttle = createThrottle({ db, clock, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
+    const throttle = createThrottle({ db, clock, limits: throttleLimits(config) });
     const passwords = createPasswords({ concurrency: config.PASSWORD_HASH_CONCURRENCY, maxWaiting: config.PASSWORD_HASH_MAX_WAITING });
     const auth = await createAuth({ db, clock, tokens, throttle, passwords, users, halt, changes });
     const instruments = createInstruments({ db, clock, logger, changes });

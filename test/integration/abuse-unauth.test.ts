@@ -1,8 +1,11 @@
-// Bounds on what a caller can make the service do: the tRPC batch cap (a longer batch is refused
-// whole, before any call runs).
-import { eq, inArray } from 'drizzle-orm';
+// Bounds on what a caller can make the service do without an account: the tRPC batch cap (a
+// longer batch is refused whole, before any call runs) and failed logins per client address
+// (any username, unknown ones included).
+import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../server/clock.ts';
 import { auditEvents, authThrottle } from '../../server/db/schema/index.ts';
+import { FACTORY_PASSWORD, newUser } from '../support/factories.ts';
 import { startTestServer, uniqueName, type TestServer } from '../support/server.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -44,5 +47,94 @@ describe('tRPC batches over HTTP', () => {
     const over = await server.http('GET', `/trpc/${Array.from({ length: 51 }, () => 'auth.me').join(',')}?batch=1`);
     expect(over.status).toBe(422);
     expect(over.body.error.json.data.domainCode).toBe('VALIDATION_ERROR');
+  });
+});
+
+// The test client stands for the proxy (TRUST_PROXY=1) and for the clients behind it: each
+// request names its client address in X-Forwarded-For.
+const from = (address: string) => ({ 'x-forwarded-for': address });
+
+describe('failed logins per client address (LOGIN_MAX_FAILURES_PER_ADDRESS)', () => {
+  const PER_ADDRESS = 4;
+  const clock = manualClock('2026-03-09T13:30:00Z');
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ LOGIN_MAX_FAILURES: '3', LOGIN_MAX_FAILURES_PER_ADDRESS: String(PER_ADDRESS), TRUST_PROXY: '1' }, undefined, { clock });
+  });
+  afterAll(() => server.stop());
+
+  const login = (username: string, password: string, address: string) => server.http('POST', '/api/auth/login', { body: { username, password }, headers: from(address) });
+  const failedFrom = async (address: string) =>
+    (await server.services.db.select().from(auditEvents).where(eq(auditEvents.action, 'auth.login_failed'))).filter((row) => row.address === address);
+
+  it('counts every failed login from one address, unknown usernames included: new usernames buy no more guesses', async () => {
+    const user = await newUser(server, { prefix: 'addr_victim' });
+    for (let attempt = 0; attempt < PER_ADDRESS; attempt++) {
+      expect((await login(uniqueName('nobody'), 'wrong-password', '203.0.113.10')).status).toBe(401);
+    }
+    const refused = await login(uniqueName('nobody'), 'wrong-password', '203.0.113.10');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', status: 429 });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+    // Even the right password, from that address; not from another one.
+    expect((await login(user.username, FACTORY_PASSWORD, '203.0.113.10')).status).toBe(429);
+    expect((await login(user.username, FACTORY_PASSWORD, '198.51.100.10')).status).toBe(200);
+    // Refused attempts ran no password check: only the four are audited.
+    expect(await failedFrom('203.0.113.10')).toHaveLength(PER_ADDRESS);
+    // The window ends on the injected clock.
+    clock.advance(15 * 60_000 + 1000);
+    expect((await login(user.username, FACTORY_PASSWORD, '203.0.113.10')).status).toBe(200);
+  });
+
+  it('lets exactly the limit through of a parallel burst, and of a tRPC batch, of new usernames', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => login(uniqueName('burst'), 'wrong-password', '203.0.113.11')));
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(PER_ADDRESS);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(20 - PER_ADDRESS);
+
+    const calls = Array.from({ length: 20 }, () => ({ username: uniqueName('batched'), password: 'wrong-password' }));
+    const batch = await server.http('POST', `/trpc/${calls.map(() => 'auth.login').join(',')}?batch=1`, {
+      headers: { ...JSON_HEADERS, ...from('203.0.113.12') },
+      rawBody: batchBody(calls),
+    });
+    const codes = (batch.body as any[]).map((answer) => answer.error?.json?.data?.domainCode);
+    expect(codes.filter((code) => code === 'UNAUTHORIZED')).toHaveLength(PER_ADDRESS);
+    expect(codes.filter((code) => code === 'RATE_LIMIT_EXCEEDED')).toHaveLength(20 - PER_ADDRESS);
+    expect(await failedFrom('203.0.113.12')).toHaveLength(PER_ADDRESS);
+  });
+
+  it('a successful login gives back only its own attempt: one known account cannot wipe the address count', async () => {
+    const user = await newUser(server, { prefix: 'addr_known' });
+    for (let attempt = 0; attempt < PER_ADDRESS - 1; attempt++) {
+      expect((await login(uniqueName('nobody'), 'wrong-password', '203.0.113.13')).status).toBe(401);
+    }
+    expect((await login(user.username, FACTORY_PASSWORD, '203.0.113.13')).status).toBe(200);
+    // The success counted nothing and cleared nothing: one failure left, then 429.
+    expect((await login(uniqueName('nobody'), 'wrong-password', '203.0.113.13')).status).toBe(401);
+    expect((await login(uniqueName('nobody'), 'wrong-password', '203.0.113.13')).status).toBe(429);
+  });
+
+  it('keeps the per-username limit, and an attempt that limit refused costs the address nothing', async () => {
+    const user = await newUser(server, { prefix: 'addr_user' });
+    for (let attempt = 0; attempt < 3; attempt++) expect((await login(user.username, 'wrong-password', '203.0.113.14')).status).toBe(401);
+    expect((await login(user.username, FACTORY_PASSWORD, '203.0.113.14')).status).toBe(429);
+    // The address still has a failure to spend on another username.
+    expect((await login(uniqueName('nobody'), 'wrong-password', '203.0.113.14')).status).toBe(401);
+    expect((await login(user.username, FACTORY_PASSWORD, '198.51.100.14')).status).toBe(200);
+  });
+
+  it('counts an IPv6 client by its /64: rotating addresses inside it buys nothing', async () => {
+    for (let attempt = 0; attempt < PER_ADDRESS; attempt++) {
+      expect((await login(uniqueName('nobody'), 'wrong-password', `2001:db8:1:2::${attempt + 1}`)).status).toBe(401);
+    }
+    expect((await login(uniqueName('nobody'), 'wrong-password', '2001:db8:1:2:ffff:ffff:ffff:ffff')).status).toBe(429);
+    expect((await login(uniqueName('nobody'), 'wrong-password', '2001:db8:1:3::1')).status).toBe(401);
+    const [row] = await server.services.db
+      .select()
+      .from(authThrottle)
+      .where(and(eq(authThrottle.scope, 'login_address'), eq(authThrottle.address, '2001:db8:1:2::/64')));
+    expect(row?.attempts).toBe(PER_ADDRESS);
   });
 });

@@ -58,6 +58,8 @@ describe('defaults', () => {
       AUTH_REFRESH_TOKEN_TTL_DAYS: 7,
       LOGIN_MAX_FAILURES: 5,
       LOGIN_WINDOW_MIN: 15,
+      LOGIN_MAX_FAILURES_PER_ADDRESS: 50,
+      PASSWORD_HASH_MAX_WAITING: 100,
       BODY_LIMIT_BYTES: 1_048_576,
       CORS_ORIGINS: [],
       TRUST_PROXY: { mode: 'off' },
