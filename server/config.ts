@@ -112,6 +112,8 @@ const ZEnv = z.object({
   LOGIN_WINDOW_MIN: int(15, 1, 24 * 60),
   /** Failed logins from one client address (any username, unknown ones included) per LOGIN_WINDOW_MIN. */
   LOGIN_MAX_FAILURES_PER_ADDRESS: int(50, 1, 1_000_000),
+  /** Registrations from one client address per hour. */
+  REGISTER_MAX_PER_HOUR: int(20, 1, 1_000_000),
   /** Password hashes (argon2) one process runs at once: libuv's pool of 4 less one, and one core left to the event loop. */
   PASSWORD_HASH_CONCURRENCY: int(Math.max(1, Math.min(3, availableParallelism() - 1)), 1, 64),
   /** Password hashes that may wait for a slot; beyond, the request answers 429 at once. */

@@ -72,8 +72,11 @@ export const createAuth = async ({ db, clock, tokens, throttle, passwords, users
     return issueTokens(tx, user, familyId);
   };
 
+  /** Counted per client address before the hash, so a flood costs no hashing past the limit. */
   const register = async ({ input, origin }: { input: TUserRegister; origin: RequestOrigin }): Promise<AuthUser> => {
-    const passwordHash = await passwords.hash(input.password);
+    const perAddress = { scope: 'register' as const, key: '', address: addressBucket(origin.address) };
+    await throttle.admit(perAddress);
+    const passwordHash = await passwords.hash(input.password).catch(givingBack([perAddress]));
     try {
       return await db.transaction(async (tx) => {
         if (await isUsernameOrEmailTaken(tx, input)) throw new AppError('CONFLICT', 'Username or e-mail is already registered');

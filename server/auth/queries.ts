@@ -1,6 +1,6 @@
 // SQL on the auth tables: refresh-token families and tokens (sessions), and the attempt
 // throttles. The only module that knows their columns.
-import { and, count, desc, eq, isNull, lt, max, ne, notExists, sql } from 'drizzle-orm';
+import { and, count, desc, eq, isNull, lt, max, ne, notExists, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
 
@@ -129,8 +129,14 @@ export const releaseAttempt = async (db: Queryable, key: ThrottleKey): Promise<v
     .where(and(throttleRow(key), sql`${authThrottle.attempts} > 0`));
 };
 
-/** Deletes auth rows that can never matter again; counts what went. */
-export const deleteExpiredAuthRows = async (db: Queryable, { now, throttleWindowStart }: { now: Date; throttleWindowStart: Date }) => {
+/**
+ * Deletes auth rows that can never matter again; counts what went. Throttle rows go once their
+ * window has passed: `registerWindowStart` for registrations, `throttleWindowStart` for the rest.
+ */
+export const deleteExpiredAuthRows = async (
+  db: Queryable,
+  { now, throttleWindowStart, registerWindowStart }: { now: Date; throttleWindowStart: Date; registerWindowStart: Date },
+) => {
   const tokens = await db.delete(refreshTokens).where(lt(refreshTokens.expiresAt, now)).returning({ jti: refreshTokens.jti });
   const families = await db
     .delete(refreshTokenFamilies)
@@ -141,6 +147,14 @@ export const deleteExpiredAuthRows = async (db: Queryable, { now, throttleWindow
       ),
     )
     .returning({ id: refreshTokenFamilies.id });
-  const throttles = await db.delete(authThrottle).where(lt(authThrottle.windowStartedAt, throttleWindowStart)).returning({ key: authThrottle.key });
+  const throttles = await db
+    .delete(authThrottle)
+    .where(
+      or(
+        and(eq(authThrottle.scope, 'register'), lt(authThrottle.windowStartedAt, registerWindowStart)),
+        and(ne(authThrottle.scope, 'register'), lt(authThrottle.windowStartedAt, throttleWindowStart)),
+      ),
+    )
+    .returning({ key: authThrottle.key });
   return { refreshTokens: tokens.length, families: families.length, throttles: throttles.length };
 };

@@ -13,6 +13,9 @@ import { claimAttempt, clearAttempts, releaseAttempt, throttleWindowStart, type 
 
 export type { ThrottleKey, ThrottleScope };
 
+/** REGISTER_MAX_PER_HOUR's window. */
+export const REGISTER_WINDOW_MS = 3_600_000;
+
 export interface ThrottleLimit {
   max: number;
   windowMs: number;
@@ -64,7 +67,7 @@ const expandIPv6 = (address: string): string[] | undefined => {
 
 /** Each scope's limit, from the settings. */
 export const throttleLimits = (
-  config: Pick<Config, 'LOGIN_MAX_FAILURES' | 'LOGIN_WINDOW_MIN' | 'LOGIN_MAX_FAILURES_PER_ADDRESS'>,
+  config: Pick<Config, 'LOGIN_MAX_FAILURES' | 'LOGIN_WINDOW_MIN' | 'LOGIN_MAX_FAILURES_PER_ADDRESS' | 'REGISTER_MAX_PER_HOUR'>,
 ): Record<ThrottleScope, ThrottleLimit> => {
   const loginWindowMs = config.LOGIN_WINDOW_MIN * 60_000;
   const failures = { max: config.LOGIN_MAX_FAILURES, windowMs: loginWindowMs, message: 'Too many failed attempts; try again later' };
@@ -72,6 +75,7 @@ export const throttleLimits = (
     login: failures,
     password: failures,
     login_address: { max: config.LOGIN_MAX_FAILURES_PER_ADDRESS, windowMs: loginWindowMs, message: 'Too many failed logins from this address; try again later' },
+    register: { max: config.REGISTER_MAX_PER_HOUR, windowMs: REGISTER_WINDOW_MS, message: 'Too many registrations from this address; try again later' },
   };
 };
 

@@ -1,10 +1,10 @@
 // Bounds on what a caller can make the service do without an account: the tRPC batch cap (a
-// longer batch is refused whole, before any call runs) and failed logins per client address
-// (any username, unknown ones included).
+// longer batch is refused whole, before any call runs), failed logins per client address (any
+// username, unknown ones included) and registrations per client address.
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
-import { auditEvents, authThrottle } from '../../server/db/schema/index.ts';
+import { auditEvents, authThrottle, users } from '../../server/db/schema/index.ts';
 import { FACTORY_PASSWORD, newUser } from '../support/factories.ts';
 import { startTestServer, uniqueName, type TestServer } from '../support/server.ts';
 
@@ -136,5 +136,49 @@ describe('failed logins per client address (LOGIN_MAX_FAILURES_PER_ADDRESS)', ()
       .from(authThrottle)
       .where(and(eq(authThrottle.scope, 'login_address'), eq(authThrottle.address, '2001:db8:1:2::/64')));
     expect(row?.attempts).toBe(PER_ADDRESS);
+  });
+});
+
+describe('registrations per client address (REGISTER_MAX_PER_HOUR)', () => {
+  const PER_HOUR = 3;
+  const clock = manualClock('2026-03-09T13:30:00Z');
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ REGISTER_MAX_PER_HOUR: String(PER_HOUR), TRUST_PROXY: '1' }, undefined, { clock });
+  });
+  afterAll(() => server.stop());
+
+  const registration = (prefix = 'reg') => {
+    const username = uniqueName(prefix);
+    return { username, email: `${username}@example.com`, password: 'password123' };
+  };
+  const register = (address: string, body = registration()) => server.http('POST', '/api/auth/register', { body, headers: from(address) });
+  const usersNamed = (names: string[]) => server.services.db.select().from(users).where(inArray(users.username, names));
+
+  it('answers 429 with Retry-After past the limit in an hour, creating no user; other addresses still register; the next hour opens again', async () => {
+    for (let count = 0; count < PER_HOUR; count++) expect((await register('203.0.113.20')).status).toBe(201);
+    const refusedBody = registration();
+    const refused = await register('203.0.113.20', refusedBody);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', status: 429 });
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(await usersNamed([refusedBody.username])).toEqual([]);
+    // Through /trpc the same limit holds: it is the domain's, not the route's.
+    const viaTrpc = await server.http('POST', '/trpc/auth.register', { headers: { ...JSON_HEADERS, ...from('203.0.113.20') }, rawBody: JSON.stringify({ json: registration() }) });
+    expect(viaTrpc.status).toBe(429);
+    expect(viaTrpc.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect((await register('198.51.100.20')).status).toBe(201);
+    clock.advance(3_600_000 + 1000);
+    expect((await register('203.0.113.20')).status).toBe(201);
+  });
+
+  it('lets exactly the limit through of a parallel burst from one address', async () => {
+    const bodies = Array.from({ length: 10 }, () => registration('reg_burst'));
+    const answers = await Promise.all(bodies.map((body) => register('203.0.113.21', body)));
+    expect(answers.filter((res) => res.status === 201)).toHaveLength(PER_HOUR);
+    expect(answers.filter((res) => res.status === 429)).toHaveLength(10 - PER_HOUR);
+    expect(await usersNamed(bodies.map((body) => body.username))).toHaveLength(PER_HOUR);
   });
 });
