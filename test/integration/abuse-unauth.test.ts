@@ -1,11 +1,14 @@
-// Bounds on what a caller can make the service do without an account: the tRPC batch cap (a
+// Bounds on what a caller can make the service do: without an account, the tRPC batch cap (a
 // longer batch is refused whole, before any call runs), failed logins per client address (any
-// username, unknown ones included) and registrations per client address.
-import { and, eq, inArray } from 'drizzle-orm';
+// username, unknown ones included) and registrations per client address; with one, an analysis
+// flood held to the per-user rate limit on every transport (queue rows and jobs included).
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANALYSIS_QUEUE } from '../../server/analysis/analysis.ts';
 import { manualClock } from '../../server/clock.ts';
-import { auditEvents, authThrottle, users } from '../../server/db/schema/index.ts';
-import { FACTORY_PASSWORD, newUser } from '../support/factories.ts';
+import { rowsOf } from '../../server/db/client.ts';
+import { analysisQueue, auditEvents, authThrottle, users } from '../../server/db/schema/index.ts';
+import { FACTORY_PASSWORD, newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, uniqueName, type TestServer } from '../support/server.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -180,5 +183,65 @@ describe('registrations per client address (REGISTER_MAX_PER_HOUR)', () => {
     expect(answers.filter((res) => res.status === 201)).toHaveLength(PER_HOUR);
     expect(answers.filter((res) => res.status === 429)).toHaveLength(10 - PER_HOUR);
     expect(await usersNamed(bodies.map((body) => body.username))).toHaveLength(PER_HOUR);
+  });
+});
+
+describe('an analysis flood (RATE_LIMIT_ANALYSES_PER_MIN, 5 a minute per user) on every transport', () => {
+  const FLOOD = 20;
+  // The clock stands still: the bucket refills nothing during the test.
+  const clock = manualClock('2026-03-10T15:00:00Z');
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ WORKERS_IN_PROCESS: 'false' }, undefined, { clock });
+  });
+  afterAll(() => server.stop());
+
+  const request = { symbol: 'AAPL', mode: 'quick' };
+  const auth = (user: FactoryUser) => ({ authorization: `Bearer ${user.tokens.access_token}` });
+  const viaRest = (user: FactoryUser) => server.http('POST', '/api/equity/analyze', { token: user.tokens.access_token, body: request });
+  const viaTrpc = (user: FactoryUser) => server.http('POST', '/trpc/analysis.analyze', { headers: { ...JSON_HEADERS, ...auth(user) }, rawBody: JSON.stringify({ json: request }) });
+  const viaBatch = (user: FactoryUser, calls: number) =>
+    server.http('POST', `/trpc/${Array.from({ length: calls }, () => 'analysis.analyze').join(',')}?batch=1`, {
+      headers: { ...JSON_HEADERS, ...auth(user) },
+      rawBody: batchBody(Array.from({ length: calls }, () => request)),
+    });
+  /** The domain code of each answer: null for a success. */
+  const codesOf = (answers: { body: any }[]) => answers.map(({ body }) => body?.code ?? body?.error?.json?.data?.domainCode ?? null);
+  const batchCodes = (res: { body: any }) => (res.body as any[]).map((answer) => answer.error?.json?.data?.domainCode ?? null);
+  const queuedFor = async (user: FactoryUser) => ({
+    rows: (await server.services.db.select().from(analysisQueue).where(eq(analysisQueue.userId, user.user.id))).length,
+    jobs: (
+      await rowsOf<{ id: string }>(server.services.db, sql`select id from pgboss.job where name = ${ANALYSIS_QUEUE} and (data->>'userId')::integer = ${user.user.id}`)
+    ).length,
+  });
+  const expectFive = (codes: (string | null)[]) => {
+    expect(codes.filter((code) => code === null)).toHaveLength(5);
+    expect(codes.filter((code) => code === 'RATE_LIMIT_EXCEEDED')).toHaveLength(codes.length - 5);
+  };
+
+  it.each([
+    ['REST', async (user: FactoryUser) => codesOf(await Promise.all(Array.from({ length: FLOOD }, () => viaRest(user))))],
+    ['single tRPC calls', async (user: FactoryUser) => codesOf(await Promise.all(Array.from({ length: FLOOD }, () => viaTrpc(user))))],
+    ['one tRPC batch', async (user: FactoryUser) => batchCodes(await viaBatch(user, FLOOD))],
+  ])('%s: 5 of 20 queued, the rest 429; 5 queue rows and 5 jobs', async (_transport, flood) => {
+    expect(server.config.RATE_LIMIT_ANALYSES_PER_MIN).toBe(5);
+    const user = await newUser(server, { prefix: 'an_flood' });
+    expectFive(await flood(user));
+    expect(await queuedFor(user)).toEqual({ rows: 5, jobs: 5 });
+  });
+
+  it('one bucket per user across the transports at once', async () => {
+    const user = await newUser(server, { prefix: 'an_mixed' });
+    const [rest, single, batch] = await Promise.all([
+      Promise.all(Array.from({ length: 7 }, () => viaRest(user))),
+      Promise.all(Array.from({ length: 7 }, () => viaTrpc(user))),
+      viaBatch(user, 7),
+    ]);
+    expectFive([...codesOf(rest), ...codesOf(single), ...batchCodes(batch)]);
+    expect(await queuedFor(user)).toEqual({ rows: 5, jobs: 5 });
+    // A refusal through tRPC carries Retry-After as REST does.
+    const over = await viaTrpc(user);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
   });
 });
