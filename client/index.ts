@@ -23,7 +23,15 @@ export interface TradingClientOptions {
   fetch?: typeof globalThis.fetch;
   /** For the channels and tRPC subscriptions; defaults to globalThis.WebSocket. */
   webSocket?: WebSocketFactory;
+  /**
+   * The most calls sent in one HTTP batch (more are split over several requests): at most the
+   * server's TRPC_MAX_BATCH_SIZE, whose default is 50, or the server refuses the whole batch.
+   */
+  maxBatchSize?: number;
 }
+
+/** The server's TRPC_MAX_BATCH_SIZE default. */
+const DEFAULT_MAX_BATCH_SIZE = 50;
 
 export interface FollowOrdersOptions {
   /** Every order event, live or resumed after a reconnect. */
@@ -91,7 +99,7 @@ export const createTradingClient = (options: TradingClientOptions) => {
       splitLink({
         condition: (op) => op.type === 'subscription',
         true: subscriptionsLink(),
-        false: httpBatchLink({ url: `${base}/trpc`, transformer: superjson, headers: authHeaders, fetch: doFetch }),
+        false: httpBatchLink({ url: `${base}/trpc`, transformer: superjson, headers: authHeaders, fetch: doFetch, maxItems: options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE }),
       }),
     ],
   });

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { createAuditTrail } from './audit/trail.ts';
 import { createAuth } from './auth/auth.ts';
 import { createSessions } from './auth/sessions.ts';
-import { createThrottle } from './auth/throttle.ts';
+import { createPasswords } from './auth/passwords.ts';
+import { createThrottle, throttleLimits } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
@@ -108,8 +109,9 @@ export const createServices = async (config: Config, logger: Logger, database: D
       refreshTtlDays: config.AUTH_REFRESH_TOKEN_TTL_DAYS,
       clock,
     });
-    const throttle = createThrottle({ db, clock, maxFailures: config.LOGIN_MAX_FAILURES, windowMin: config.LOGIN_WINDOW_MIN });
-    const auth = await createAuth({ db, clock, tokens, throttle, users, halt, changes });
+    const throttle = createThrottle({ db, clock, limits: throttleLimits(config) });
+    const passwords = createPasswords({ concurrency: config.PASSWORD_HASH_CONCURRENCY, maxWaiting: config.PASSWORD_HASH_MAX_WAITING });
+    const auth = await createAuth({ db, clock, tokens, throttle, passwords, users, halt, changes });
     const instruments = createInstruments({ db, clock, logger, changes });
     const marketData = createMarketData({ db, clock, logger, instruments });
     // Reference data every entry point needs: seeded into an empty database, production too.

@@ -92,6 +92,8 @@ const ZEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKERS_IN_PROCESS: flag(true),
   BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
+  /** Calls one tRPC batch may hold; a longer batch is refused whole (422), before any call runs. */
+  TRPC_MAX_BATCH_SIZE: int(50, 1, 1_000),
   CORS_ORIGINS: list(),
   TRUST_PROXY: trustProxySetting(),
   METRICS_TOKEN: text(),
@@ -108,6 +110,14 @@ const ZEnv = z.object({
   AUTH_REFRESH_TOKEN_TTL_DAYS: int(7, 1, 365),
   LOGIN_MAX_FAILURES: int(5, 1, 1000),
   LOGIN_WINDOW_MIN: int(15, 1, 24 * 60),
+  /** Failed logins from one client address (any username, unknown ones included) per LOGIN_WINDOW_MIN. */
+  LOGIN_MAX_FAILURES_PER_ADDRESS: int(50, 1, 1_000_000),
+  /** Registrations from one client address per hour. */
+  REGISTER_MAX_PER_HOUR: int(20, 1, 1_000_000),
+  /** Password hashes (argon2) one process runs at once: libuv's pool of 4 less one, and one core left to the event loop. */
+  PASSWORD_HASH_CONCURRENCY: int(Math.max(1, Math.min(3, availableParallelism() - 1)), 1, 64),
+  /** Password hashes that may wait for a slot; beyond, the request answers 429 at once. */
+  PASSWORD_HASH_MAX_WAITING: int(100, 0, 100_000),
   ADMIN_USERNAME: text(),
   ADMIN_PASSWORD: text(),
   ADMIN_EMAIL: text(),

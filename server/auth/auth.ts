@@ -1,4 +1,5 @@
-// Authentication: registration, login and password change under the attempt throttle, sessions
+// Authentication: registration, login and password change under the attempt throttles (per
+// username, per client address) with every password hash queued, sessions
 // (refresh-token families) with single-use rotation and reuse detection, logout of one session or
 // of all, and the access-token check every request makes. Every write is one transaction with its
 // audit record.
@@ -13,9 +14,9 @@ import type { ChangeFeed } from '../events/changes.ts';
 import type { Halt } from '../system/halt.ts';
 import { findUserById, findUserByUsername, insertUser, isUsernameOrEmailTaken, updateUser } from '../users/queries.ts';
 import { toAuthUser, type AuthUser, type Users } from '../users/users.ts';
-import { createDummyHash, hashPassword, verifyPassword } from './passwords.ts';
+import { createDummyHash, type Passwords } from './passwords.ts';
 import { claimRefreshToken, insertRefreshToken, insertSession, lockSession, revokeSessions } from './queries.ts';
-import type { Throttle } from './throttle.ts';
+import { addressBucket, type Throttle, type ThrottleKey } from './throttle.ts';
 import type { TokenSigner } from './tokens.ts';
 
 export interface AuthDeps {
@@ -23,6 +24,7 @@ export interface AuthDeps {
   clock: Clock;
   tokens: TokenSigner;
   throttle: Throttle;
+  passwords: Passwords;
   users: Users;
   halt: Halt;
   changes: ChangeFeed;
@@ -32,8 +34,17 @@ export type Auth = Awaited<ReturnType<typeof createAuth>>;
 
 const invalidRefresh = () => new AppError('UNAUTHORIZED', 'Invalid refresh token');
 
-export const createAuth = async ({ db, clock, tokens, throttle, users, halt, changes }: AuthDeps) => {
+export const createAuth = async ({ db, clock, tokens, throttle, passwords, users, halt, changes }: AuthDeps) => {
   const dummyHash = await createDummyHash();
+
+  /**
+   * For a hash or a check that did not happen (the hash queue was full): the attempts counted
+   * for it are given back, then the refusal goes on.
+   */
+  const givingBack = (keys: readonly ThrottleKey[]) => async (error: unknown): Promise<never> => {
+    await throttle.release(db, keys);
+    throw error;
+  };
 
   /** While halted, only admins may obtain tokens (so an operator can always lift the halt). */
   const refuseWhileHalted = (role: AuthUser['role'] | undefined) => {
@@ -61,8 +72,11 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     return issueTokens(tx, user, familyId);
   };
 
+  /** Counted per client address before the hash, so a flood costs no hashing past the limit. */
   const register = async ({ input, origin }: { input: TUserRegister; origin: RequestOrigin }): Promise<AuthUser> => {
-    const passwordHash = await hashPassword(input.password);
+    const perAddress = { scope: 'register' as const, key: '', address: addressBucket(origin.address) };
+    await throttle.admit(perAddress);
+    const passwordHash = await passwords.hash(input.password).catch(givingBack([perAddress]));
     try {
       return await db.transaction(async (tx) => {
         if (await isUsernameOrEmailTaken(tx, input)) throw new AppError('CONFLICT', 'Username or e-mail is already registered');
@@ -82,9 +96,13 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     const row = await findUserByUsername(db, input.username);
     // Decided before any credential is checked: a halted service verifies no user's password.
     refuseWhileHalted(row?.role);
-    const throttleKey = { scope: 'login' as const, key: input.username.toLowerCase(), address: origin.address };
-    await throttle.admit(throttleKey);
-    const passwordOk = await verifyPassword(row?.passwordHash ?? dummyHash, input.password);
+    // Failures count per username and address, and per address alone (any username, unknown
+    // ones included), so new usernames buy no extra guesses. The address goes first: refused
+    // there, the username's count is left alone.
+    const perAddress = { scope: 'login_address' as const, key: '', address: addressBucket(origin.address) };
+    const perUsername = { scope: 'login' as const, key: input.username.toLowerCase(), address: origin.address };
+    await throttle.admitAll([perAddress, perUsername]);
+    const passwordOk = await passwords.verify(row?.passwordHash ?? dummyHash, input.password).catch(givingBack([perAddress, perUsername]));
     if (!row || !passwordOk) {
       await recordAudit(db, { action: 'auth.login_failed', subjectUserId: row?.id ?? null, origin, data: { username: input.username }, at: clock.now() });
       throw new AppError('UNAUTHORIZED', 'Invalid username or password');
@@ -92,7 +110,9 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     const user = toAuthUser(row);
     if (!user.isActive) throw new AppError('FORBIDDEN', 'Account is deactivated');
     return db.transaction(async (tx) => {
-      await throttle.reset(tx, throttleKey);
+      await throttle.reset(tx, perUsername);
+      // Only this attempt is given back: one known account must not wipe the address's failures.
+      await throttle.release(tx, [perAddress]);
       return openSession(tx, { user, origin });
     });
   };
@@ -151,11 +171,11 @@ export const createAuth = async ({ db, clock, tokens, throttle, users, halt, cha
     const throttleKey = { scope: 'password' as const, key: String(user.id), address: '' };
     await throttle.admit(throttleKey);
     const row = await findUserById(db, user.id);
-    if (!row || !(await verifyPassword(row.passwordHash, input.current_password))) {
+    if (!row || !(await passwords.verify(row.passwordHash, input.current_password).catch(givingBack([throttleKey])))) {
       await recordAudit(db, { action: 'auth.password_change_failed', actorUserId: user.id, subjectUserId: user.id, origin, at: clock.now() });
       throw new AppError('VALIDATION_ERROR', 'Current password is incorrect', { errors: [{ path: 'current_password', message: 'is incorrect' }] });
     }
-    const passwordHash = await hashPassword(input.new_password);
+    const passwordHash = await passwords.hash(input.new_password).catch(givingBack([throttleKey]));
     await db.transaction(async (tx) => {
       await updateUser(tx, user.id, { passwordHash, at: clock.now() });
       await endEverySession(tx, { user, reason: 'password_change' });

@@ -1,6 +1,6 @@
-// SQL on the auth tables: refresh-token families and tokens (sessions), and the failed-attempt
-// throttle. The only module that knows their columns.
-import { and, count, desc, eq, isNull, lt, max, ne, notExists, sql } from 'drizzle-orm';
+// SQL on the auth tables: refresh-token families and tokens (sessions), and the attempt
+// throttles. The only module that knows their columns.
+import { and, count, desc, eq, isNull, lt, max, ne, notExists, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
 import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
 
@@ -81,7 +81,8 @@ export const listLiveSessions = async (db: Queryable, { userId, at, page, size }
   return { rows, total: counted?.total ?? 0 };
 };
 
-export type ThrottleKey = { scope: 'login' | 'password'; key: string; address: string };
+export type ThrottleScope = (typeof authThrottle.$inferSelect)['scope'];
+export type ThrottleKey = { scope: ThrottleScope; key: string; address: string };
 
 const throttleRow = ({ scope, key, address }: ThrottleKey) =>
   and(eq(authThrottle.scope, scope), eq(authThrottle.key, key), eq(authThrottle.address, address));
@@ -117,8 +118,25 @@ export const clearAttempts = async (db: Queryable, key: ThrottleKey): Promise<vo
   await db.delete(authThrottle).where(throttleRow(key));
 };
 
-/** Deletes auth rows that can never matter again; counts what went. */
-export const deleteExpiredAuthRows = async (db: Queryable, { now, throttleWindowStart }: { now: Date; throttleWindowStart: Date }) => {
+/**
+ * Gives back one counted attempt (one that turned out not to be a failure). Should the window
+ * have rolled over since it was counted, the new window is one lower: never below zero.
+ */
+export const releaseAttempt = async (db: Queryable, key: ThrottleKey): Promise<void> => {
+  await db
+    .update(authThrottle)
+    .set({ attempts: sql`${authThrottle.attempts} - 1` })
+    .where(and(throttleRow(key), sql`${authThrottle.attempts} > 0`));
+};
+
+/**
+ * Deletes auth rows that can never matter again; counts what went. Throttle rows go once their
+ * window has passed: `registerWindowStart` for registrations, `throttleWindowStart` for the rest.
+ */
+export const deleteExpiredAuthRows = async (
+  db: Queryable,
+  { now, throttleWindowStart, registerWindowStart }: { now: Date; throttleWindowStart: Date; registerWindowStart: Date },
+) => {
   const tokens = await db.delete(refreshTokens).where(lt(refreshTokens.expiresAt, now)).returning({ jti: refreshTokens.jti });
   const families = await db
     .delete(refreshTokenFamilies)
@@ -129,6 +147,14 @@ export const deleteExpiredAuthRows = async (db: Queryable, { now, throttleWindow
       ),
     )
     .returning({ id: refreshTokenFamilies.id });
-  const throttles = await db.delete(authThrottle).where(lt(authThrottle.windowStartedAt, throttleWindowStart)).returning({ key: authThrottle.key });
+  const throttles = await db
+    .delete(authThrottle)
+    .where(
+      or(
+        and(eq(authThrottle.scope, 'register'), lt(authThrottle.windowStartedAt, registerWindowStart)),
+        and(ne(authThrottle.scope, 'register'), lt(authThrottle.windowStartedAt, throttleWindowStart)),
+      ),
+    )
+    .returning({ key: authThrottle.key });
   return { refreshTokens: tokens.length, families: families.length, throttles: throttles.length };
 };

@@ -1,6 +1,7 @@
 // /trpc: the tRPC HTTP protocol (batching, superjson) for typed clients, under the rules REST
 // follows too: accepted media types, the body limit, the JSON depth limit, route labels for
-// logs and metrics, and the success status and headers a procedure sets in its context.
+// logs and metrics, the batch size cap, and the success status and headers a procedure sets in
+// its context.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TRPCError } from '@trpc/server';
 import { nodeHTTPRequestHandler, type NodeHTTPRequest } from '@trpc/server/adapters/node-http';
@@ -107,6 +108,9 @@ export const createTrpcHandler = (router: AppRouter, services: Services): TrpcHa
       res,
       path,
       maxBodySize: config.BODY_LIMIT_BYTES,
+      // Checked on the path before any input is parsed or any call runs: the whole batch gets one
+      // BAD_REQUEST (422 VALIDATION_ERROR to our callers), so a request cannot fan out without end.
+      maxBatchSize: config.TRPC_MAX_BATCH_SIZE,
       // tRPC answers an error handed to `next` as every call's outcome, in its own shape.
       middleware: refusalError
         ? (_req, _res, next) => {

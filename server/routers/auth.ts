@@ -8,7 +8,7 @@ const tags = ['auth'];
 
 export const authRouter = router({
   register: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/register', tags, summary: 'Create a user' }, status: 201, errors: ['CONFLICT'] })
+    .meta({ openapi: { method: 'POST', path: '/auth/register', tags, summary: 'Create a user' }, status: 201, errors: ['CONFLICT', 'RATE_LIMIT_EXCEEDED'] })
     .input(ZUserRegister)
     .output(ZUserResponse)
     .mutation(async ({ ctx, input }) => toUserResponse(await ctx.auth.register({ input, origin: ctx.origin }))),

@@ -66,6 +66,8 @@ export const startE2eService = async (env: Record<string, string> = {}): Promise
       SIM_TICK_INTERVAL_MS: '0',
       RATE_LIMIT_ORDERS_PER_MIN: '1000',
       RATE_LIMIT_ANALYSES_PER_MIN: '1000',
+      // Every spec registers its users from 127.0.0.1.
+      REGISTER_MAX_PER_HOUR: '1000000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -38,6 +38,12 @@ describe('tRPC through the typed client', () => {
     expect(await client.trpc.auth.me.query()).toEqual(alice.user);
   });
 
+  it('splits more calls than the server takes in one batch (TRPC_MAX_BATCH_SIZE, 50) over several requests', async () => {
+    const answers = await Promise.all(Array.from({ length: 120 }, () => client.trpc.auth.me.query()));
+    expect(answers).toHaveLength(120);
+    expect(answers.every((user) => user.id === alice.user.id)).toBe(true);
+  });
+
   it('auth.register creates a user', async () => {
     const input = registration('creg');
     const created = await anonymous.trpc.auth.register.mutate(input);

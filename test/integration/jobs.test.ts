@@ -1,5 +1,5 @@
 // The auth sweep removes rows that can never matter again and nothing else.
-import { eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authThrottle, outboxEvents, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
@@ -17,7 +17,7 @@ afterAll(() => server.stop());
 const jtiOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()).jti as string;
 
 describe('auth sweep', () => {
-  it('deletes expired refresh tokens, emptied families and stale throttle counters, keeping live ones', async () => {
+  it('deletes expired refresh tokens, emptied families and stale throttle counters (a registration counter after its hour), keeping live ones', async () => {
     const { db } = server.services;
     const live = await registerAndLogin(server, 'sweep_live');
     const stale = await registerAndLogin(server, 'sweep_stale');
@@ -26,10 +26,15 @@ describe('auth sweep', () => {
     await db.insert(authThrottle).values([
       { scope: 'login', key: 'someone', address: '127.0.0.1', attempts: 3, windowStartedAt: new Date(Date.now() - 16 * 60_000) },
       { scope: 'login', key: 'someone', address: '127.0.0.2', attempts: 1, windowStartedAt: new Date() },
+      { scope: 'register', key: '', address: '127.0.0.3', attempts: 20, windowStartedAt: new Date(Date.now() - 30 * 60_000) },
+      { scope: 'register', key: '', address: '127.0.0.4', attempts: 20, windowStartedAt: new Date(Date.now() - 61 * 60_000) },
     ]);
 
     const removed = await sweepExpiredAuthRows({ db, loginWindowMin: 15, now: new Date() });
-    expect(removed).toEqual({ refreshTokens: 1, families: 1, throttles: 1 });
+    expect(removed).toEqual({ refreshTokens: 1, families: 1, throttles: 2 });
+    // A registration counter lives its hour, longer than the login window.
+    const registerRows = await db.select().from(authThrottle).where(and(eq(authThrottle.scope, 'register'), inArray(authThrottle.address, ['127.0.0.3', '127.0.0.4'])));
+    expect(registerRows.map((row) => row.address)).toEqual(['127.0.0.3']);
 
     const left = await db.select().from(refreshTokens).where(inArray(refreshTokens.jti, [staleJti, jtiOf(live.tokens.refresh_token)]));
     expect(left.map((row) => row.jti)).toEqual([jtiOf(live.tokens.refresh_token)]);

@@ -35,14 +35,17 @@ export const refreshTokens = pgTable(
 );
 
 /**
- * Failed-attempt counters for throttled credential checks (login per username and address,
- * password change per user). One row per key, updated under its row lock, so the count and the
- * decision to let an attempt through are one atomic step.
+ * Attempt counters for throttled unauthenticated work: failed logins per username and address
+ * (`login`) and per address alone (`login_address`, key ''), password changes per user
+ * (`password`), registrations per address (`register`, key ''). One row per key, updated under
+ * its row lock, so the count and the decision to let an attempt through are one atomic step.
+ * The scope's enum is TypeScript's only: the column is plain text, so a new scope needs no
+ * migration.
  */
 export const authThrottle = pgTable(
   'auth_throttle',
   {
-    scope: text('scope', { enum: ['login', 'password'] }).notNull(),
+    scope: text('scope', { enum: ['login', 'login_address', 'password', 'register'] }).notNull(),
     key: text('key').notNull(),
     address: text('address').notNull(),
     attempts: integer('attempts').notNull(),
