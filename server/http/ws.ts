@@ -27,7 +27,7 @@ const MAX_CLIENT_FRAME_BYTES = 4_096;
 /** Pings a client may leave unanswered; at the next round it is dropped. */
 const MISSED_PINGS_ALLOWED = 2;
 
-/** A socket error closes the socket (its 'close' cleans up); the listener only keeps ws from throwing. */
+/** A socket error closes the socket (its 'close' cleans up); the listener only keeps node from throwing. */
 const ignoreSocketError = () => undefined;
 
 interface Connection {
@@ -125,9 +125,11 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     try {
       verified = await auth.authenticateToken(token);
     } catch {
+      if (ws.readyState !== ws.OPEN) return undefined;
       return refuse(WS_CLOSE.unauthorized, 'Invalid token');
     }
-    if (ws.readyState !== ws.OPEN) return undefined; // the client left while the token was checked
+    // The client left (or sent a frame that closed the socket) while the token was checked.
+    if (ws.readyState !== ws.OPEN) return undefined;
     const userId = verified.user.id;
     let connections = byUser.get(userId);
     if ((connections?.size ?? 0) >= config.WS_MAX_CONNECTIONS_PER_USER) return refuse(WS_CLOSE.policy, 'Too many connections');
@@ -146,13 +148,17 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       connection.stopFeed = undefined;
       forget(connection);
     });
-    ws.on('error', ignoreSocketError);
     log.debug({ userId, channel }, 'WebSocket connected');
     void startFeed(connection, afterId);
     return undefined;
   };
 
+  /** A frame ws refused (it closes the socket with the frame's code) or a socket fault: noted, never thrown. */
+  const socketError = (error: Error & { code?: string }) => log.debug({ code: error.code, message: error.message }, 'WebSocket error');
+
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Until ws takes the socket over, no one else listens for its errors (node's own left with the upgrade).
+    socket.on('error', ignoreSocketError);
     let url: URL;
     try {
       url = new URL(request.url ?? '/', 'http://localhost');
@@ -161,7 +167,10 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       return;
     }
     if (url.pathname === TRPC_WS_PATH) {
-      trpcWss.handleUpgrade(request, socket, head, (ws) => trpcWss.emit('connection', ws, request));
+      trpcWss.handleUpgrade(request, socket, head, (ws) => {
+        ws.on('error', socketError);
+        trpcWss.emit('connection', ws, request);
+      });
       return;
     }
     const channel = CHANNEL_OF_PATH.get(url.pathname);
@@ -170,15 +179,18 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
+      // Before anything is awaited: a frame may already be on its way (even with the upgrade
+      // request), and an error event without a listener would end the process.
+      ws.on('error', socketError);
       accept(ws, channel, url.searchParams).catch((error: unknown) => {
         log.error({ err: error, channel }, 'WebSocket connect failed');
-        ws.close(WS_CLOSE.internal, 'Internal error');
+        if (ws.readyState === ws.OPEN) ws.close(WS_CLOSE.internal, 'Internal error');
       });
     });
   };
   // tRPC's WebSocket protocol for typed clients: every call passes the same guard as over HTTP,
-  // with the token the client put in its connection params.
-  const trpcWss = new WebSocketServer({ noServer: true, maxPayload: 1_048_576, perMessageDeflate: false });
+  // with the token the client put in its connection params. It takes what its HTTP transport takes.
+  const trpcWss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT_BYTES, perMessageDeflate: false });
   const trpcHandler = applyWSSHandler({
     wss: trpcWss,
     router,
