@@ -20,6 +20,17 @@ export interface FeedOptions<TFrame> {
 /** Ends a feed: its subscriptions are dropped. */
 export type StopFeed = () => void;
 
+/** The per-user feeds of one instance, shared by the WebSocket channels and the tRPC subscriptions. */
+export interface Feeds {
+  /** A hello naming the asset classes the user can trade, then the user's order events. */
+  orders(options: Omit<FeedOptions<THelloFrame | TOrderEventFrame>, 'events'>): Promise<StopFeed>;
+  /**
+   * The user's trades, its bot's signals and status, its reports' progress, and the ticks of the
+   * instruments it follows: held, with working orders, or traded by its running bot.
+   */
+  live(options: Omit<FeedOptions<TLiveFrame>, 'events'>): Promise<StopFeed>;
+}
+
 const withEventId = (event: BusEvent) => ({ ...event.frame, event_id: String(event.id) });
 
 /** A hello naming the asset classes the user can trade, then the user's order events. */
