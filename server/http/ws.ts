@@ -1,24 +1,21 @@
-// The WebSocket endpoints on the HTTP server: /trpc for typed clients (tRPC's own protocol; the
-// access token in the connection params) and the two channels, /ws/equity/orders and /ws/live
-// (./ws-channels.ts, under the rules of ./ws-connections.ts). Here the upgrade is routed, and each
+// The WebSocket endpoints on the HTTP server: /trpc for typed clients (./ws-trpc.ts) and the two
+// channels, /ws/equity/orders and /ws/live (./ws-channels.ts), both under the rules of
+// ./ws-connections.ts and fed by one set of per-user feeds. Here the upgrade is routed, and each
 // socket gets its error listener where it is born: no frame (too large, invalid, early) and no
 // socket fault may end the process; ws closes the socket with the frame's code (1009, 1007,
 // 1002) and the listener only keeps the error from being thrown.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_CLOSE, WS_PATHS } from '../../contracts/events.ts';
 import { startLiveFeed, startOrderFeed, type Feeds } from '../events/feeds.ts';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
-import { createInnerContext } from '../trpc/context.ts';
-import { clientAddressOf } from './proxy.ts';
 import { createChannels, type TChannel } from './ws-channels.ts';
 import { createConnections, ignoreSocketError } from './ws-connections.ts';
+import { createTrpcSockets, TRPC_WS_PATH } from './ws-trpc.ts';
 
-/** Where typed clients open tRPC's WebSocket protocol. */
-export const TRPC_WS_PATH = '/trpc';
+export { TRPC_WS_PATH };
 
 const CHANNEL_OF_PATH = new Map<string, TChannel>(Object.entries(WS_PATHS).map(([channel, path]) => [path, channel as TChannel]));
 
@@ -26,9 +23,9 @@ const CHANNEL_OF_PATH = new Map<string, TChannel>(Object.entries(WS_PATHS).map((
 const MAX_CHANNEL_FRAME_BYTES = 4_096;
 
 export interface WebSocketChannels {
-  /** Channel connections open in this process. */
+  /** Authenticated WebSocket connections open in this process (channels and /trpc). */
   count(): number;
-  /** Channel connections of one user open in this process. */
+  /** Authenticated WebSocket connections of one user open in this process (channels and /trpc). */
   connectionsOf(userId: number): number;
   /** Closes every connection (1001, going away). */
   close(): Promise<void>;
@@ -44,24 +41,9 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
   };
   const channels = createChannels({ services, connections, feeds });
   const channelWss = new WebSocketServer({ noServer: true, maxPayload: MAX_CHANNEL_FRAME_BYTES, perMessageDeflate: false });
-  // tRPC's WebSocket protocol for typed clients: every call passes the same guard as over HTTP,
-  // with the token the client put in its connection params. It takes what its HTTP transport takes.
+  // /trpc's socket takes what its HTTP transport takes.
   const trpcWss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT_BYTES, perMessageDeflate: false });
-  const trpcHandler = applyWSSHandler({
-    wss: trpcWss,
-    router,
-    keepAlive: { enabled: true, pingMs: config.WS_HEARTBEAT_INTERVAL_SEC * 1000, pongWaitMs: config.WS_HEARTBEAT_INTERVAL_SEC * 1000 },
-    createContext: ({ req, info }) => {
-      const token = info.connectionParams?.token;
-      return createInnerContext(services, {
-        origin: { requestId: `trpc-ws-${Date.now().toString(36)}`, address: clientAddressOf(req, config.TRUST_PROXY) },
-        authorization: token ? `Bearer ${token}` : undefined,
-      });
-    },
-    onError: ({ error, path }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') log.error({ err: error, procedure: path }, 'tRPC WebSocket call failed');
-    },
-  });
+  const trpc = createTrpcSockets({ router, services, connections, feeds, wss: trpcWss });
 
   /** A frame ws refused (it closes the socket with the frame's code) or a socket fault: noted, never thrown. */
   const socketError = (error: Error & { code?: string }) => log.debug({ code: error.code, message: error.message }, 'WebSocket error');
@@ -91,7 +73,7 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
       return;
     }
     if (url.pathname === TRPC_WS_PATH) {
-      trpcWss.handleUpgrade(request, socket, head, (ws) => born(ws, () => void trpcWss.emit('connection', ws, request)));
+      trpcWss.handleUpgrade(request, socket, head, (ws) => born(ws, () => trpc.accept(ws, request)));
       return;
     }
     const channel = CHANNEL_OF_PATH.get(url.pathname);
@@ -109,13 +91,10 @@ export const attachWebSocketChannels = (server: Server, router: AppRouter, servi
     close: async () => {
       server.off('upgrade', upgrade);
       const closing = connections.close();
-      // A channel still in its checks goes too.
-      for (const ws of channelWss.clients) if (ws.readyState === ws.OPEN) ws.close(1001, 'Server shutting down');
-      await new Promise<void>((resolve) => channelWss.close(() => resolve()));
+      // Sockets never admitted (a /trpc socket still without a valid token, a channel mid-check) go too.
+      for (const ws of [...channelWss.clients, ...trpcWss.clients]) if (ws.readyState === ws.OPEN) ws.close(1001, 'Server shutting down');
+      await Promise.all([new Promise<void>((resolve) => channelWss.close(() => resolve())), new Promise<void>((resolve) => trpcWss.close(() => resolve()))]);
       for (const ws of closing) ws.terminate();
-      trpcHandler.broadcastReconnectNotification();
-      for (const client of trpcWss.clients) client.terminate();
-      await new Promise<void>((resolve) => trpcWss.close(() => resolve()));
     },
   };
 };

@@ -99,6 +99,13 @@ describe('/trpc', () => {
     await stillServing();
   });
 
+  it('closes malformed connection params with 1008, after an error the client can read', async () => {
+    const outcome = await rawWebSocket(server.url, path, { early: [clientFrame(OPCODE.text, '{not json')] });
+    expect(outcome.code).toBe(WS_CLOSE.policy);
+    expect(JSON.parse(outcome.texts[0]!)).toMatchObject({ id: null, error: { json: { data: { domainCode: 'VALIDATION_ERROR' } } } });
+    await stillServing();
+  });
+
   it('serves calls written with the upgrade, before the connection params were read', async () => {
     const subscribe = clientFrame(OPCODE.text, JSON.stringify({ id: 1, method: 'subscription', params: { path: 'events.orders', input: {} } }));
     const outcome = await rawWebSocket(server.url, path, {
