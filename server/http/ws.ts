@@ -8,7 +8,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_CLOSE, WS_PATHS } from '../../contracts/events.ts';
-import { startLiveFeed, startOrderFeed, type Feeds } from '../events/feeds.ts';
+import { createFeeds } from '../events/feeds.ts';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
 import { createChannels, type TChannel } from './ws-channels.ts';
@@ -32,13 +32,10 @@ export interface WebSocketChannels {
 }
 
 export const attachWebSocketChannels = (server: Server, router: AppRouter, services: Services): WebSocketChannels => {
-  const { config, logger, events, keys, orders, bots } = services;
+  const { config, logger } = services;
   const log = logger.child({ area: 'ws' });
   const connections = createConnections(services);
-  const feeds: Feeds = {
-    orders: (options) => startOrderFeed({ ...options, events, keys }),
-    live: (options) => startLiveFeed({ ...options, events, orders, bots }),
-  };
+  const feeds = createFeeds({ events: services.events, keys: services.keys, orders: services.orders, bots: services.bots });
   const channels = createChannels({ services, connections, feeds });
   const channelWss = new WebSocketServer({ noServer: true, maxPayload: MAX_CHANNEL_FRAME_BYTES, perMessageDeflate: false });
   // /trpc's socket takes what its HTTP transport takes.

@@ -2,10 +2,11 @@
 // channel's code, and the typed client's subscription ends with the domain error) after
 // logout-all, a password change, a deactivation, the token's expiry and a halt; the per-user
 // socket cap, the per-socket subscription cap, the send bound, the time to show a token, the
-// batch cap and the payload limit.
+// batch cap and the payload limit; and one user's live subscriptions share one read of the
+// watched symbols per order event.
 import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
 import superjson from 'superjson';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { errorCodeOf } from '../../client/index.ts';
 import { WS_CLOSE } from '../../contracts/events.ts';
@@ -56,6 +57,8 @@ const trader = async (on: TestServer, prefix: string) => {
   expect(res.status, res.text).toBe(201);
   return user;
 };
+const buy = (user: FactoryUser, clientOrderId: string) =>
+  server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: clientOrderId } });
 
 /** tRPC's own WebSocket client, as typed clients use it, noting the codes its sockets were closed with. */
 const typedClient = (on: TestServer, token: string) => {
@@ -288,5 +291,44 @@ describe('bounds', () => {
     const text = await res.text();
     expect(text).toContain('METHOD_NOT_ALLOWED');
     expect(text).not.toContain('hello');
+  });
+});
+
+describe('shared per-user feed', () => {
+  it("costs one read of the watched symbols per order event, however many events.live subscriptions the user holds, and each still gets its ticks", async () => {
+    const user = await trader(server, 'tws_shared');
+    const client = typedClient(server, user.tokens.access_token);
+    const lives = Array.from({ length: MAX_SUBSCRIPTIONS }, () => follow(client, 'live'));
+    // Each subscribed to the live channel, and (once for all of them) to the user's order events.
+    await until(() => server.services.events.subscriptionsOf(user.user.id), (count) => count >= 1 + MAX_SUBSCRIPTIONS);
+    let orderEvents = 0;
+    const stopCounting = await server.services.events.subscribe({ userId: user.user.id, channel: 'orders', listener: () => (orderEvents += 1) });
+    const reads = vi.spyOn(server.services.orders, 'watchedSymbols');
+    try {
+      expect((await buy(user, 'tws-shared-1')).status).toBe(201);
+      await until(() => lives.every((live) => live.frames.some((frame) => frame.type === 'trade')), Boolean);
+      await until(() => orderEvents, (count) => count >= 3);
+      // Each order event reaches every listener of the user at once: had every subscription read
+      // for itself, the reads would be here already, one per subscription and event.
+      expect(reads.mock.calls.length).toBeGreaterThan(0);
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(orderEvents);
+      // Every subscription follows what the user now holds: a price of it reaches each (a price
+      // set before the last read ended may pass unseen, so each round sets another).
+      let price = 50_000;
+      await waitFor(
+        async () => {
+          price += 1;
+          const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price } });
+          expect(res.status, res.text).toBe(200);
+          return lives.every((live) => live.frames.some((frame) => frame.type === 'tick' && frame.symbol === 'BTC/USDT'));
+        },
+        Boolean,
+      );
+    } finally {
+      reads.mockRestore();
+      stopCounting();
+      await client.close();
+    }
+    await until(() => server.services.events.subscriptionsOf(user.user.id), (count) => count === 0);
   });
 });
