@@ -106,11 +106,13 @@ export type TReportStatusFrame = z.infer<typeof ZReportStatusFrame>;
 export const ZLiveFrame = z.discriminatedUnion('type', [ZSignalFrame, ZTradeFrame, ZBotStatusFrame, ZTickFrame, ZReportStatusFrame]);
 export type TLiveFrame = z.infer<typeof ZLiveFrame>;
 
-/** The close codes of both channels. */
+/** The close codes of the WebSocket endpoints (both channels and /trpc). */
 export const WS_CLOSE = {
   normal: 1000,
   /** More connections for the user than WS_MAX_CONNECTIONS_PER_USER. */
   policy: 1008,
+  /** A client frame over the endpoint's limit (4 KiB on the channels, BODY_LIMIT_BYTES on /trpc). */
+  tooBig: 1009,
   internal: 1011,
   /** The service is halted, or the client reads too slowly for its send buffer. */
   tryAgainLater: 1013,

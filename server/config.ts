@@ -92,7 +92,7 @@ const ZEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKERS_IN_PROCESS: flag(true),
   BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),
-  /** Calls one tRPC batch may hold; a longer batch is refused whole (422), before any call runs. */
+  /** Calls one tRPC batch may hold, over HTTP and WebSocket; a longer batch is refused whole (422), before any call runs. */
   TRPC_MAX_BATCH_SIZE: int(50, 1, 1_000),
   CORS_ORIGINS: list(),
   TRUST_PROXY: trustProxySetting(),
@@ -206,6 +206,10 @@ const ZEnv = z.object({
   WS_MAX_CONNECTIONS_PER_USER: int(5, 1, 1_000),
   /** Bytes a connection may have waiting to be sent; a reader that falls further behind is closed with 1013. */
   WS_SEND_BUFFER_BYTES: int(1_048_576, 1_024, 1_073_741_824),
+  /** Subscriptions one /trpc WebSocket may hold at once; one more is refused (429). */
+  WS_MAX_SUBSCRIPTIONS_PER_SOCKET: int(20, 1, 1_000),
+  /** Seconds a /trpc WebSocket has to show a valid token in its connection params; then it is closed (4001). */
+  WS_AUTH_TIMEOUT_SEC: int(10, 1, 600),
   /** Hours an event stays in the outbox (how far back last_event_id can resume). */
   EVENTS_RETENTION_HOURS: int(72, 1, 8_760),
 

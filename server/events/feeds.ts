@@ -2,7 +2,7 @@
 // frames to `send`: the WebSocket channels send each straight to the socket, and the tRPC
 // subscriptions (events.orders, events.live) read them as an async iterable (feedIterable).
 // Each subscribes first (with any backfill), then sends what comes first, then streams until the
-// returned stop is called.
+// returned stop is called. What the live feeds of one user read to follow ticks is shared.
 import type { THelloFrame, TLiveFrame, TOrderEventFrame, TTickFrame } from '../../contracts/events.ts';
 import type { Bots } from '../bot/bot.ts';
 import type { ExchangeKeys } from '../keys/keys.ts';
@@ -48,60 +48,160 @@ export const startOrderFeed = async ({ events, keys, user, afterId, send }: Feed
   return stop;
 };
 
+/** What the live feed reads to know which ticks a user follows. */
+export interface WatchedSources {
+  orders: Pick<Orders, 'watchedSymbols'>;
+  bots?: Pick<Bots, 'watchedSymbols'> | undefined;
+}
+
+/** The per-user feeds of one instance, shared by the WebSocket channels and the tRPC subscriptions. */
+export interface Feeds {
+  /** A hello naming the asset classes the user can trade, then the user's order events. */
+  orders(options: Omit<FeedOptions<THelloFrame | TOrderEventFrame>, 'events'>): Promise<StopFeed>;
+  /**
+   * The user's trades, its bot's signals and status, its reports' progress, and the ticks of the
+   * instruments it follows: held, with working orders, or traded by its running bot.
+   */
+  live(options: Omit<FeedOptions<TLiveFrame>, 'events'>): Promise<StopFeed>;
+}
+
 /**
- * The user's trades, its bot's signals and status, and the ticks of the instruments it follows:
- * held, with working orders (read again after each order event), or traded by its running bot
- * (read again at each bot_status).
+ * What one user follows, kept once per user in this instance however many live feeds the user
+ * has open: one subscription to its order events, one read of the watched symbols after each
+ * (never two at once: events that come during a read cost one more read after it), and one tick
+ * listener whose matches go to every feed of the user.
  */
-export const startLiveFeed = async ({
-  events,
-  orders,
-  bots,
-  user,
-  afterId,
-  send,
-}: FeedOptions<TLiveFrame> & { orders: Pick<Orders, 'watchedSymbols'>; bots?: Pick<Bots, 'watchedSymbols'> | undefined }): Promise<StopFeed> => {
-  let watched = new Set<string>();
-  /** What the user holds or has working orders in, and what its running bot trades. */
-  const readWatched = async () => {
-    const [ordered, traded] = await Promise.all([orders.watchedSymbols({ user }), bots?.watchedSymbols({ user }) ?? new Set<string>()]);
-    return new Set([...ordered, ...traded]);
+interface Watcher {
+  feeds: number;
+  watched: Set<string>;
+  /** The feeds' tick senders. */
+  ticks: Set<(frame: TTickFrame) => void>;
+  /** Subscribed, read once and listening to ticks; rejects when any of it failed. */
+  ready: Promise<void>;
+  /** The newest bot_status this watcher has read again for (every feed of the user sees each). */
+  botStatusId: number;
+  refresh: () => void;
+  stop: () => void;
+}
+
+export const createFeeds = ({ events, keys, orders, bots }: { events: EventBus; keys: Pick<ExchangeKeys, 'assetClassesOf'> } & WatchedSources): Feeds => {
+  const watchers = new Map<number, Watcher>();
+
+  const openWatcher = (user: { id: number }): Watcher => {
+    const stops: StopFeed[] = [];
+    let stopped = false;
+    const hold = (stop: StopFeed) => {
+      if (stopped) stop();
+      else stops.push(stop);
+    };
+    /** What the user holds or has working orders in, and what its running bot trades. */
+    const read = async () => {
+      const [ordered, traded] = await Promise.all([orders.watchedSymbols({ user }), bots?.watchedSymbols({ user }) ?? new Set<string>()]);
+      return new Set([...ordered, ...traded]);
+    };
+    let reading = false;
+    let again = false;
+    /** Reads until no order event came during the last read; only the first read's failure is thrown. */
+    const readWhileAsked = async (first: boolean) => {
+      reading = true;
+      try {
+        do {
+          again = false;
+          try {
+            watcher.watched = await read();
+          } catch (error) {
+            if (first) throw error;
+            // keep the last known set; the next order event tries again
+          }
+          first = false;
+        } while (again && !stopped);
+      } finally {
+        reading = false;
+      }
+    };
+    const watcher: Watcher = {
+      feeds: 0,
+      watched: new Set(),
+      ticks: new Set(),
+      ready: Promise.resolve(),
+      botStatusId: 0,
+      refresh: () => {
+        if (reading) again = true;
+        else void readWhileAsked(false);
+      },
+      stop: () => {
+        stopped = true;
+        for (const stop of stops.splice(0)) stop();
+      },
+    };
+    watcher.ready = (async () => {
+      hold(await events.subscribe({ userId: user.id, channel: 'orders', listener: watcher.refresh }));
+      await readWhileAsked(true);
+      hold(
+        events.onTick((tick) => {
+          if (!watcher.watched.has(`${tick.assetClass}:${tick.symbol}`)) return;
+          const frame: TTickFrame = { type: 'tick', symbol: tick.symbol, asset_class: tick.assetClass, last: Number(tick.price), ts: tick.at };
+          for (const send of watcher.ticks) send(frame);
+        }),
+      );
+    })();
+    // A watcher that failed to start is dropped at once: the next feed of the user starts afresh.
+    watcher.ready.catch(() => {
+      if (watchers.get(user.id) === watcher) watchers.delete(user.id);
+      watcher.stop();
+    });
+    return watcher;
   };
-  const refresh = () => {
-    readWatched().then(
-      (next) => (watched = next),
-      () => undefined, // keep the last known set; the next order event tries again
-    );
+
+  const acquire = (user: { id: number }): Watcher => {
+    let watcher = watchers.get(user.id);
+    if (!watcher) watchers.set(user.id, (watcher = openWatcher(user)));
+    watcher.feeds += 1;
+    return watcher;
   };
-  const stops: StopFeed[] = [];
-  const stopAll = () => {
-    for (const stop of stops.splice(0)) stop();
+
+  const release = (user: { id: number }, watcher: Watcher) => {
+    watcher.feeds -= 1;
+    if (watcher.feeds > 0) return;
+    if (watchers.get(user.id) === watcher) watchers.delete(user.id);
+    watcher.stop();
   };
-  try {
-    stops.push(await events.subscribe({ userId: user.id, channel: 'orders', listener: refresh }));
-    watched = await readWatched();
-    stops.push(
-      events.onTick((tick) => {
-        if (!watched.has(`${tick.assetClass}:${tick.symbol}`)) return;
-        const frame: TTickFrame = { type: 'tick', symbol: tick.symbol, asset_class: tick.assetClass, last: Number(tick.price), ts: tick.at };
-        send(frame);
-      }),
-    );
-    stops.push(
-      await events.subscribe({
-        userId: user.id,
-        channel: 'live',
-        afterId,
-        listener: (event) => {
-          // The bot started or stopped: the symbols it trades join or leave the ticks.
-          if (event.frame.type === 'bot_status') refresh();
-          send(withEventId(event) as TLiveFrame);
-        },
-      }),
-    );
-  } catch (error) {
-    stopAll();
-    throw error;
-  }
-  return stopAll;
+
+  return {
+    orders: (options) => startOrderFeed({ ...options, events, keys }),
+    live: async ({ user, afterId, send }) => {
+      const watcher = acquire(user);
+      const sendTick = (frame: TTickFrame) => send(frame);
+      let stopLive: StopFeed | undefined;
+      let stopped = false;
+      const stop = () => {
+        if (stopped) return;
+        stopped = true;
+        stopLive?.();
+        watcher.ticks.delete(sendTick);
+        release(user, watcher);
+      };
+      try {
+        await watcher.ready;
+        watcher.ticks.add(sendTick);
+        stopLive = await events.subscribe({
+          userId: user.id,
+          channel: 'live',
+          afterId,
+          listener: (event) => {
+            // The bot started or stopped: the symbols it trades join or leave the ticks (read once for all the user's feeds).
+            if (event.frame.type === 'bot_status' && event.id > watcher.botStatusId) {
+              watcher.botStatusId = event.id;
+              watcher.refresh();
+            }
+            send(withEventId(event) as TLiveFrame);
+          },
+        });
+      } catch (error) {
+        stop();
+        throw error;
+      }
+      return stop;
+    },
+  };
 };

@@ -2,6 +2,7 @@
 // asking (the bearer credential, resolved by the guard), from where, and a request-scoped logger.
 // REST, /trpc and the WebSocket channels each build it from the facts of their request.
 import type { RequestOrigin } from '../audit/log.ts';
+import type { Feeds } from '../events/feeds.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Areas, Services } from '../services.ts';
 
@@ -25,6 +26,16 @@ export interface RequestState extends RequestFacts {
   startedAt: bigint;
 }
 
+/**
+ * The WebSocket a call came on (/trpc's), which subscriptions need: the instance's per-user feeds
+ * they read, and the socket's bound on how many it holds at once.
+ */
+export interface SocketScope {
+  feeds: Feeds;
+  /** Takes one of the socket's subscription slots until `signal` aborts or the release is called; throws past the cap. */
+  holdSubscription(signal: AbortSignal | undefined): () => void;
+}
+
 export interface Context extends Areas {
   origin: RequestOrigin;
   authorization: string | undefined;
@@ -35,6 +46,8 @@ export interface Context extends Areas {
    */
   log(): Logger;
   http: HttpResponseState;
+  /** Set on /trpc's WebSocket only: subscriptions are served there and nowhere else. */
+  socket?: SocketScope | undefined;
 }
 
 export const newResponseState = (): HttpResponseState => ({ status: undefined, headers: {}, route: undefined, userId: undefined });
