@@ -155,10 +155,13 @@ export const findAuditedOrder = async (db: Queryable, { userId, brokerOrderId, a
 
 /**
  * Whether the audit log holds the order's placement by this user: one probe of
- * audit_events_order_idx per order row, whatever the user's history.
+ * audit_events_order_idx per order row read, whatever the user's history. `offset 0` keeps the
+ * check a probe: Postgres turns a plain `exists` into a semi-join, and for a user with a short
+ * history it then prefers to read the whole trail (or the whole log) and hash it, a plan that
+ * costs more with every order until it is replanned.
  */
 const auditedBy = (userId: number) =>
-  sql`exists (select 1 from ${auditEvents} where ${auditEvents.subjectUserId} = ${userId} and ${auditEvents.data}->>'client_order_id' = ${orders.clientOrderId} and ${auditEvents.action} = 'order.placed')`;
+  sql`exists (select 1 from ${auditEvents} where ${auditEvents.subjectUserId} = ${userId} and ${auditEvents.data}->>'client_order_id' = ${orders.clientOrderId} and ${auditEvents.action} = 'order.placed' offset 0)`;
 
 /**
  * `status in (...)` with the statuses written into the statement rather than bound: the partial
