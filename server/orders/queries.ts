@@ -1,6 +1,6 @@
 // SQL of the order service: orders and fills, live flags, locks, rate counters and day-start
 // equity snapshots. The only module that knows these tables.
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderStatus } from '../../contracts/orders.ts';
@@ -153,22 +153,51 @@ export const findAuditedOrder = async (db: Queryable, { userId, brokerOrderId, a
       .where(and(eq(orders.userId, userId), eq(orders.brokerOrderId, brokerOrderId), eq(orders.assetClass, assetClass), auditedBy(userId)))
   )[0];
 
+/**
+ * Whether the audit log holds the order's placement by this user: one probe of
+ * audit_events_order_idx per order row read, whatever the user's history. `offset 0` keeps the
+ * check a probe: Postgres turns a plain `exists` into a semi-join, and for a user with a short
+ * history it then prefers to read the whole trail (or the whole log) and hash it, a plan that
+ * costs more with every order until it is replanned.
+ */
 const auditedBy = (userId: number) =>
-  sql`exists (select 1 from ${auditEvents} where ${auditEvents.subjectUserId} = ${userId} and ${auditEvents.action} = 'order.placed' and ${auditEvents.data}->>'client_order_id' = ${orders.clientOrderId})`;
+  sql`exists (select 1 from ${auditEvents} where ${auditEvents.subjectUserId} = ${userId} and ${auditEvents.data}->>'client_order_id' = ${orders.clientOrderId} and ${auditEvents.action} = 'order.placed' offset 0)`;
 
+/**
+ * `status in (...)` with the statuses written into the statement rather than bound: the partial
+ * indexes over statuses (orders_working_idx, orders_ended_idx) serve a statement only when the
+ * planner sees the list, and a prepared statement's generic plan sees no values.
+ */
+const statusIn = (statuses: readonly TOrderStatus[]) => {
+  if (statuses.length === 0) return sql`false`;
+  for (const status of statuses) if (!orders.status.enumValues.includes(status)) throw new Error(`not an order status: ${status}`);
+  return sql`${orders.status} in (${sql.raw(statuses.map((status) => `'${status}'`).join(', '))})`;
+};
+
+const UNFINISHED: readonly TOrderStatus[] = ['pending', 'accepted', 'open', 'partially_filled'];
+
+/**
+ * A page of the user's orders that the audit log shows this user placed, newest first, and their
+ * total. The page reads its rows (and the offset's) in list order by index, each with one audit
+ * probe; the total is counted only when the page does not tell it (a full page, or an empty one
+ * past the first), and reads the rows it counts: those of the status filter's own index for the
+ * working and ended statuses, the user's orders of the asset class otherwise.
+ */
 export const listAuditedOrders = async (
   db: Queryable,
-  { userId, assetClass, statuses, live, page, size }: { userId: number; assetClass: TAssetClass; statuses?: TOrderStatus[]; live?: boolean; page: number; size: number },
+  { userId, assetClass, statuses, live, page, size }: { userId: number; assetClass: TAssetClass; statuses?: readonly TOrderStatus[]; live?: boolean; page: number; size: number },
 ): Promise<{ rows: OrderRow[]; total: number }> => {
   const where = and(
     eq(orders.userId, userId),
     eq(orders.assetClass, assetClass),
-    statuses === undefined ? undefined : inArray(orders.status, statuses),
+    statuses === undefined ? undefined : statusIn(statuses),
     live === undefined ? undefined : eq(orders.live, live),
     sql`${orders.brokerOrderId} is not null`,
     auditedBy(userId),
   );
-  const rows = await db.select().from(orders).where(where).orderBy(desc(orders.submittedAt), desc(orders.clientOrderId)).limit(size).offset((page - 1) * size);
+  const offset = (page - 1) * size;
+  const rows = await db.select().from(orders).where(where).orderBy(desc(orders.submittedAt), desc(orders.clientOrderId)).limit(size).offset(offset);
+  if ((rows.length > 0 && rows.length < size) || (rows.length === 0 && offset === 0)) return { rows, total: offset + rows.length };
   const [total] = await db.select({ n: count() }).from(orders).where(where);
   return { rows, total: total?.n ?? 0 };
 };
@@ -199,7 +228,7 @@ export const listUnfinishedOrders = (db: Queryable, account?: { userId: number; 
     .from(orders)
     .where(
       and(
-        inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled']),
+        statusIn(UNFINISHED),
         account ? and(eq(orders.userId, account.userId), eq(orders.assetClass, account.assetClass), eq(orders.live, account.mode === 'live')) : undefined,
       ),
     );
@@ -219,7 +248,7 @@ export const listWorkingSymbols = (db: Queryable, { userId }: { userId: number }
   db
     .selectDistinct({ assetClass: orders.assetClass, symbol: orders.symbol })
     .from(orders)
-    .where(and(eq(orders.userId, userId), inArray(orders.status, ['pending', 'accepted', 'open', 'partially_filled'])));
+    .where(and(eq(orders.userId, userId), statusIn(UNFINISHED)));
 
 /** Records one broker execution; false when it was already recorded (a duplicate delivery). */
 export const insertFill = async (db: Queryable, values: typeof orderFills.$inferInsert): Promise<boolean> =>

@@ -29,7 +29,9 @@ const ordersOf = ({ userId, assetClass, mode }: AccountKey) =>
   and(eq(simOrders.userId, userId), eq(simOrders.assetClass, assetClass), eq(simOrders.mode, mode));
 const positionsOf = ({ userId, assetClass, mode }: AccountKey) =>
   and(eq(simPositions.userId, userId), eq(simPositions.assetClass, assetClass), eq(simPositions.mode, mode));
-const isActive = () => inArray(simOrders.status, [...ACTIVE_STATUSES]);
+// Written into the statement, not bound: the partial indexes over working orders serve a
+// statement only when the planner sees the list, and a prepared statement's generic plan sees no values.
+const isActive = () => sql`${simOrders.status} in (${sql.raw(ACTIVE_STATUSES.map((status) => `'${status}'`).join(', '))})`;
 
 /** A json value as either driver hands it over (postgres.js under drizzle: text; PGlite: parsed). */
 const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));

@@ -59,6 +59,9 @@ export const simOrders = pgTable(
     uniqueIndex('sim_orders_client_id_key').on(t.userId, t.assetClass, t.mode, t.clientOrderId),
     index('sim_orders_resting_idx').on(t.assetClass, t.symbol).where(sql`${t.status} in ('accepted', 'open', 'partially_filled')`),
     index('sim_orders_expiry_idx').on(t.expiresAt).where(sql`${t.status} in ('accepted', 'open', 'partially_filled')`),
+    // An account's working orders (its snapshot, a sell's check of what is already for sale):
+    // entries only while an order rests, none for a market order filled as it is written.
+    index('sim_orders_account_working_idx').on(t.userId, t.assetClass, t.mode, t.symbol).where(sql`${t.status} in ('accepted', 'open', 'partially_filled')`),
   ],
 );
 

@@ -1,0 +1,5 @@
+DROP INDEX "orders_pending_idx";--> statement-breakpoint
+CREATE INDEX "audit_events_order_idx" ON "audit_events" USING btree ("subject_user_id",("data"->>'client_order_id'),"action") WHERE ("audit_events"."data"->>'client_order_id') is not null;--> statement-breakpoint
+CREATE INDEX "sim_orders_account_working_idx" ON "sim_orders" USING btree ("user_id","asset_class","mode","symbol") WHERE "sim_orders"."status" in ('accepted', 'open', 'partially_filled');--> statement-breakpoint
+CREATE INDEX "orders_working_idx" ON "orders" USING btree ("user_id","asset_class","submitted_at") WHERE "orders"."status" in ('pending', 'accepted', 'open', 'partially_filled');--> statement-breakpoint
+CREATE INDEX "orders_ended_idx" ON "orders" USING btree ("user_id","asset_class","submitted_at") WHERE "orders"."status" in ('canceled', 'expired', 'rejected');
