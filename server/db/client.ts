@@ -8,6 +8,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
 import type { Sql as PostgresSql } from 'postgres';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './errors.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -153,6 +154,14 @@ export class TransactionRolledBack extends Error {
 export const statementsSent = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
 /**
+ * The driver's own failure of a transaction's connection (no connection to reserve, BEGIN or
+ * COMMIT lost with it), marked as the database's: drizzle wraps only the body's statements.
+ */
+const asDatabaseError = (error: unknown): never => {
+  throw isDatabaseUnavailable(error, { fromDatabase: true }) ? new DatabaseUnavailableError(error) : error;
+};
+
+/**
  * A transaction whose BEGIN travels with its first statement, and whose COMMIT travels with its
  * last. postgres.js's own `begin` waits for BEGIN's answer before it runs the body, and the
  * body usually waits for its last statement before COMMIT goes out: two round trips that carry
@@ -167,7 +176,7 @@ export const statementsSent = (): Promise<void> => new Promise((resolve) => proc
  * TransactionRolledBack. A statement begun after that is refused rather than run outside.
  */
 const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T | Promise<T>): Promise<T> => {
-  const connection = await pool.reserve();
+  const connection = await pool.reserve().catch(asDatabaseError);
   let ended = false;
   const refuseAfterEnd = () => {
     if (ended) throw new Error('a statement was sent after its transaction ended');
@@ -190,8 +199,8 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
     const result = await body(guarded);
     await statementsSent();
     ended = true;
-    await begun;
-    const committed = await connection`commit`;
+    await begun.catch(asDatabaseError);
+    const committed = await connection`commit`.catch(asDatabaseError);
     if (committed.command !== 'COMMIT') throw new TransactionRolledBack();
     return result;
   } catch (error) {
