@@ -1,9 +1,10 @@
 // The server as a child process while its PostgreSQL goes away (DESIGN §8, faults): backends
-// terminated under an order load, and a database that is not there yet at start-up. The process
-// must stay up, answer 503 SERVICE_UNAVAILABLE (or 502 BROKER_UNAVAILABLE) meanwhile, never 500,
-// and lose or double no order.
+// terminated under an order load, where the process must stay up, answer 503 SERVICE_UNAVAILABLE
+// (or 502 BROKER_UNAVAILABLE) meanwhile, never 500, and lose or double no order; and a database
+// that is not there at start-up, which start-up waits for (DB_CONNECT_TIMEOUT_SEC) saying why.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect as connectSocket, createServer, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -228,6 +229,63 @@ describe.skipIf(!process.env.DATABASE_URL)('PostgreSQL backends terminated while
       await child.closed;
       await books.end();
       await admin.end();
+      await database.drop();
+    }
+  });
+});
+
+/** A loopback port nothing listens on (taken, then given back). */
+const freePort = async (): Promise<number> => {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+};
+
+describe('a database that cannot be reached at start-up', TIMEOUT, () => {
+  const waiting = 'the database cannot be reached yet; start-up waits for it';
+
+  it('is waited for up to DB_CONNECT_TIMEOUT_SEC, saying why, then start-up exits non-zero naming the setting', async () => {
+    const port = await freePort();
+    const child = startChild({ DATABASE_URL: `postgres://app:s3cret-password@127.0.0.1:${port}/trading`, DB_CONNECT_TIMEOUT_SEC: '2' });
+    const code = await child.closed;
+    expect(code, child.stderr).not.toBe(0);
+    expect(child.stderr).toContain('the database could not be reached within DB_CONNECT_TIMEOUT_SEC (2 s); last error: connect ECONNREFUSED 127.0.0.1:');
+    const waits = logLines(child).filter((line) => line.msg === waiting);
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits[0]).toMatchObject({ level: 'warn', attempt: 1, reason: expect.stringContaining('ECONNREFUSED') as string });
+    expect(child.stdout + child.stderr).not.toContain('s3cret-password');
+  });
+
+  it.skipIf(!process.env.DATABASE_URL)('lets start-up finish once PostgreSQL comes up', async () => {
+    const database = await createTestDatabase();
+    const real = new URL(database.url);
+    // PostgreSQL "comes up" when a proxy to it starts listening on the port the server was given.
+    const port = await freePort();
+    const url = new URL(database.url);
+    url.host = `127.0.0.1:${port}`;
+    const child = startChild({ DATABASE_URL: url.toString(), DB_CONNECT_TIMEOUT_SEC: '120', AUTH_SECRET_KEY: 'db-reach-secret-key-0123456789abcdef', ENCRYPTION_SALT: 'db-reach-salt-0123456789' });
+    let proxy: TcpServer | undefined;
+    try {
+      await logged(child, waiting);
+      proxy = createServer((client) => {
+        const upstream = connectSocket(Number(real.port || 5432), real.hostname);
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+      });
+      await new Promise<void>((resolve) => proxy!.listen(port, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${String((await logged(child, 'listening')).port)}`;
+      const health = await call(base, 'GET', '/health');
+      expect(health.status, health.text).toBe(200);
+      expect(health.body).toMatchObject({ status: 'ok', db: 'ok' });
+      process.kill(child.proc.pid!, 'SIGTERM');
+      expect(await child.closed).toBe(0);
+    } finally {
+      if (child.exit === undefined) process.kill(child.proc.pid!, 'SIGKILL');
+      await child.closed;
+      proxy?.close();
       await database.drop();
     }
   });
