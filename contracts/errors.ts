@@ -15,6 +15,7 @@ export const ZAppErrorCode = z.enum([
   'HEADERS_TOO_LARGE',
   'INTERNAL_ERROR',
   'SERVICE_HALTED',
+  'SERVICE_UNAVAILABLE',
   'RATE_LIMIT_EXCEEDED',
   'RATE_LIMIT_LIVE_DAILY',
   'BROKER_NOT_CONFIGURED',
@@ -92,6 +93,7 @@ export const statusOf = (code: TAppErrorCode): number => {
     case 'DELIVERY_FAILED':
       return 502;
     case 'SERVICE_HALTED':
+    case 'SERVICE_UNAVAILABLE':
     case 'FEATURE_DISABLED':
       return 503;
   }

@@ -13,7 +13,7 @@ import { createThrottle, throttleLimits } from './auth/throttle.ts';
 import { createTokenSigner } from './auth/tokens.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { ConfigError, type Config } from './config.ts';
-import { openDatabase, type DatabaseHandle } from './db/client.ts';
+import { openDatabase, untilReachable, type DatabaseHandle, type ReachOptions } from './db/client.ts';
 import { AppError } from './errors.ts';
 import { startChangeFeed } from './events/changes.ts';
 import { createEventBus } from './events/bus.ts';
@@ -73,11 +73,14 @@ export interface AppOptions {
   takeBrokerEvents?: boolean;
 }
 
-/** Opens the database and applies migrations: what every entry point needs first. */
-export const openMigratedDatabase = async (config: Config): Promise<DatabaseHandle> => {
+/**
+ * Opens the database and applies migrations: what every entry point needs first. A database that
+ * cannot be reached yet is waited for, up to DB_CONNECT_TIMEOUT_SEC, saying why in the log.
+ */
+export const openMigratedDatabase = async (config: Config, wait: Partial<Omit<ReachOptions, 'timeoutSec'>> = {}): Promise<DatabaseHandle> => {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir, poolSize: config.DB_POOL_SIZE });
   try {
-    await database.migrate();
+    await untilReachable(() => database.migrate(), { ...wait, logger: wait.logger ?? createLogger(config.LOG_LEVEL), timeoutSec: config.DB_CONNECT_TIMEOUT_SEC });
     return database;
   } catch (error) {
     await database.close();
@@ -266,7 +269,7 @@ const listen = (server: Server, port: number, host: string) =>
 export const startApp = async (config: Config, options: AppOptions = {}): Promise<RunningApp> => {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   for (const warning of config.warnings) logger.warn(warning);
-  const database = await openMigratedDatabase(config);
+  const database = await openMigratedDatabase(config, { logger });
   let services: Services;
   try {
     services = await createServices(config, logger, database, options);

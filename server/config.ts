@@ -89,6 +89,8 @@ const ZEnv = z.object({
   DATA_DIR: text('./data'),
   DATABASE_URL: text(),
   DB_POOL_SIZE: int(10, 1, 200),
+  /** How long start-up waits for a database that cannot be reached yet (0: not at all). */
+  DB_CONNECT_TIMEOUT_SEC: int(60, 0, 3600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKERS_IN_PROCESS: flag(true),
   BODY_LIMIT_BYTES: int(1_048_576, 1024, 64 * 1_048_576),

@@ -1,7 +1,7 @@
 // What the three entry points (server, worker, CLI) share: how a failure ends the process, and
 // how a shutdown signal stops it once.
 import { ConfigError } from './config.ts';
-import { DataDirLockedError } from './db/client.ts';
+import { DatabaseNotReachedError, DataDirLockedError } from './db/client.ts';
 
 /** A command refused what it was given: its message is all the operator needs, no stack. */
 export class CommandError extends Error {}
@@ -15,7 +15,7 @@ export const fail = (message: string): never => {
 /** The line an operator reads when start-up or a command fails. */
 const describe = (error: unknown): string => {
   if (error instanceof ConfigError) return `configuration error: ${error.message}`;
-  if (error instanceof DataDirLockedError || error instanceof CommandError) return error.message;
+  if (error instanceof DataDirLockedError || error instanceof DatabaseNotReachedError || error instanceof CommandError) return error.message;
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 };
 

@@ -7,6 +7,7 @@ const DEFAULT_MESSAGES: Partial<Record<TAppErrorCode, string>> = {
   FORBIDDEN: 'Not allowed',
   NOT_FOUND: 'Not found',
   SERVICE_HALTED: 'The service is halted by an operator',
+  SERVICE_UNAVAILABLE: 'The database cannot be reached; try again shortly',
   INTERNAL_ERROR: 'Internal server error',
   VALIDATION_ERROR: 'Request validation failed',
 };

@@ -8,6 +8,8 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
 import type { Sql as PostgresSql } from 'postgres';
+import type { Logger } from '../observability/logger.ts';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './errors.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -153,6 +155,14 @@ export class TransactionRolledBack extends Error {
 export const statementsSent = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
 /**
+ * The driver's own failure of a transaction's connection (no connection to reserve, BEGIN or
+ * COMMIT lost with it), marked as the database's: drizzle wraps only the body's statements.
+ */
+const asDatabaseError = (error: unknown): never => {
+  throw isDatabaseUnavailable(error, { fromDatabase: true }) ? new DatabaseUnavailableError(error) : error;
+};
+
+/**
  * A transaction whose BEGIN travels with its first statement, and whose COMMIT travels with its
  * last. postgres.js's own `begin` waits for BEGIN's answer before it runs the body, and the
  * body usually waits for its last statement before COMMIT goes out: two round trips that carry
@@ -167,7 +177,7 @@ export const statementsSent = (): Promise<void> => new Promise((resolve) => proc
  * TransactionRolledBack. A statement begun after that is refused rather than run outside.
  */
 const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T | Promise<T>): Promise<T> => {
-  const connection = await pool.reserve();
+  const connection = await pool.reserve().catch(asDatabaseError);
   let ended = false;
   const refuseAfterEnd = () => {
     if (ended) throw new Error('a statement was sent after its transaction ended');
@@ -190,8 +200,8 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
     const result = await body(guarded);
     await statementsSent();
     ended = true;
-    await begun;
-    const committed = await connection`commit`;
+    await begun.catch(asDatabaseError);
+    const committed = await connection`commit`.catch(asDatabaseError);
     if (committed.command !== 'COMMIT') throw new TransactionRolledBack();
     return result;
   } catch (error) {
@@ -244,8 +254,9 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
     db,
     kind: 'postgres',
     migrate: async () => {
-      // A single dedicated connection holds the session-level advisory lock for the whole run.
-      const lockClient = postgres(databaseUrl, { max: 1, onnotice: () => undefined });
+      // A single dedicated connection holds the session-level advisory lock for the whole run. Its
+      // connect is bounded (start-up tries again while DB_CONNECT_TIMEOUT_SEC lasts).
+      const lockClient = postgres(databaseUrl, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
       try {
         await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
         await migrate(drizzle({ client: lockClient }), { migrationsFolder: MIGRATIONS_FOLDER });
@@ -274,6 +285,68 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
 
 export const openDatabase = (options: DatabaseOptions): Promise<DatabaseHandle> =>
   options.databaseUrl ? openPostgres(options) : openPglite(options.dataDir);
+
+/** Start-up gave up on a database it could not reach within DB_CONNECT_TIMEOUT_SEC. */
+export class DatabaseNotReachedError extends Error {
+  override readonly name = 'DatabaseNotReachedError';
+  constructor(timeoutSec: number, reason: string) {
+    super(`the database could not be reached within DB_CONNECT_TIMEOUT_SEC (${timeoutSec} s); last error: ${reason}`);
+  }
+}
+
+export interface ReachOptions {
+  /** DB_CONNECT_TIMEOUT_SEC: how long to keep trying; 0 tries once. */
+  timeoutSec: number;
+  logger: Pick<Logger, 'warn'>;
+  sleep?: (ms: number) => Promise<void>;
+  /** Milliseconds of a monotonic clock. */
+  now?: () => number;
+}
+
+/** The first wait, doubled after every failure up to the longest. */
+const FIRST_WAIT_MS = 250;
+const LONGEST_WAIT_MS = 5000;
+
+/**
+ * Why the database cannot be reached, for a log line and an operator: the innermost error's code
+ * and message. Driver messages name the host and port only; a URL's credentials, should one ever
+ * appear, are cut out.
+ */
+const reasonOf = (error: unknown): string => {
+  let inner: unknown = error;
+  for (;;) {
+    const next: unknown = inner instanceof AggregateError ? inner.errors[0] : inner instanceof Error ? inner.cause : undefined;
+    if (!(next instanceof Error)) break;
+    inner = next;
+  }
+  const { code, message } = inner instanceof Error ? (inner as Error & { code?: unknown }) : { code: undefined, message: String(inner) };
+  const text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+  return text.replace(/\/\/[^/@\s]*@/g, '//');
+};
+
+/**
+ * Runs `attempt` (the first connect and migrate) until the database answers: a failure that says
+ * the database cannot be reached (refused, not resolvable, starting up, too many clients) is
+ * logged with its reason and tried again after a wait that doubles up to 5 s, for at most
+ * `timeoutSec`; then DatabaseNotReachedError. Any other failure (a wrong password, a missing
+ * database) is thrown at once: waiting would not change it.
+ */
+export const untilReachable = async <T>(attempt: () => Promise<T>, { timeoutSec, logger, sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)), now = () => performance.now() }: ReachOptions): Promise<T> => {
+  const deadline = now() + timeoutSec * 1000;
+  for (let attempts = 1; ; attempts++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error, { fromDatabase: true })) throw error;
+      const reason = reasonOf(error);
+      const left = deadline - now();
+      if (left <= 0) throw new DatabaseNotReachedError(timeoutSec, reason);
+      const retryInMs = Math.ceil(Math.min(FIRST_WAIT_MS * 2 ** Math.min(attempts - 1, 10), LONGEST_WAIT_MS, left));
+      logger.warn({ attempt: attempts, retryInMs, reason, giveUpInSec: Math.ceil(left / 1000) }, 'the database cannot be reached yet; start-up waits for it');
+      await sleep(retryInMs);
+    }
+  }
+};
 
 /**
  * Makes the database's transactions lean: drizzle builds each transaction as a database of its

@@ -31,7 +31,7 @@ const REASONS: Record<number, string> = {
   429: 'Too many requests (see Retry-After)',
   500: 'Internal error',
   502: 'Upstream broker unavailable',
-  503: 'Service halted or feature disabled',
+  503: 'Service halted, feature disabled, or the database unreachable (see Retry-After)',
 };
 
 const BEARER = [{ bearerAuth: [] }];
@@ -59,7 +59,8 @@ export const operationIdOf = (procedure: string): string =>
 
 const errorCodesOf = (route: RestRoute): TAppErrorCode[] => {
   const { meta } = route;
-  const codes: TAppErrorCode[] = ['VALIDATION_ERROR', 'INTERNAL_ERROR', ...(meta.errors ?? [])];
+  // Any route may find the database gone (503 SERVICE_UNAVAILABLE).
+  const codes: TAppErrorCode[] = ['VALIDATION_ERROR', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', ...(meta.errors ?? [])];
   if (meta.openapi.protect) codes.push('UNAUTHORIZED');
   if (route.procedure.startsWith('admin.')) codes.push('FORBIDDEN');
   if (!meta.haltExempt) codes.push('SERVICE_HALTED');

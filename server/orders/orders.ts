@@ -26,6 +26,7 @@ import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError,
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { OrderInsert } from './queries.ts';
 import { AppError } from '../errors.ts';
@@ -545,6 +546,15 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
           },
         });
       } catch (error) {
+        if (isDatabaseUnavailable(error)) {
+          // The database failed, not the broker: the placement's one transaction committed whole
+          // (its COMMIT went out before the connection broke) or not at all. Committed, it is this
+          // order's answer; else nothing of the order stands, and the caller's retry with the same
+          // client order id places it (503, or 503 again while the database stays away).
+          if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return asReplay(attempt, clientOrderId, hash);
+          await releaseClaims(attempt);
+          throw error;
+        }
         // Nothing committed, the intent neither: it is written now, and the failure marks it below.
         placementFailure = { error };
         written = undefined;

@@ -6,6 +6,7 @@ import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/
 import type { DefaultErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import { ZodError } from 'zod';
 import { statusOf, type TAppErrorCode, type TFieldError } from '../../contracts/errors.ts';
+import { DATABASE_RETRY_AFTER_SEC, isDatabaseUnavailable } from '../db/errors.ts';
 import { AppError } from '../errors.ts';
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -77,7 +78,8 @@ export interface DomainErrorData {
  * code parsing something, and that is a server bug (500, logged by the transport).
  */
 export const describeError = (error: TRPCError): DomainErrorData & { message: string } => {
-  const cause = error.cause;
+  // Not a bug but the database's absence: the same request may succeed once it is back.
+  const cause = isDatabaseUnavailable(error.cause) ? new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSec: DATABASE_RETRY_AFTER_SEC }) : error.cause;
   if (cause instanceof AppError) {
     return {
       domainCode: cause.code,

@@ -1,0 +1,224 @@
+// postgres.js 3.4.9 with the repository's patch (patches/postgres+3.4.9.patch, applied by
+// patch-package on install): what a connection whose backend goes away leaves behind. Each case
+// failed on the unpatched driver: a crash from a timer, a promise that never settles, a statement
+// run on the wrong session, or an unhandled rejection. Backends are terminated by pid, only ours.
+import { createServer, connect as connectSocket, type Server, type Socket } from 'node:net';
+import postgres, { type Sql } from 'postgres';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait.ts';
+
+/** What escaped every caller: thrown from a timer, or a rejection nobody handled. */
+const escaped: unknown[] = [];
+const record = (error: unknown) => escaped.push(error);
+
+/** How long a query may take to settle before it counts as never answering (a bound, not a measure). */
+const DEADLINE_MS = 10_000;
+const NO_ANSWER = 'no answer';
+
+/** The code a query settles with ('ok' when it succeeds), or NO_ANSWER past the deadline. */
+const outcome = (query: PromiseLike<unknown>): Promise<string> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    Promise.resolve(query).then(
+      () => 'ok',
+      (error: unknown) => String((error as { code?: unknown }).code ?? error),
+    ),
+    new Promise<string>((resolve) => (timer = setTimeout(resolve, DEADLINE_MS, NO_ANSWER))),
+  ]).finally(() => clearTimeout(timer));
+};
+
+/** Lets whatever the driver scheduled for the next turns of the event loop run (a write, a crash). */
+const turns = async () => {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe.skipIf(!process.env.DATABASE_URL)('postgres.js when a connection goes away', () => {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://localhost');
+  const clients: Sql[] = [];
+  const servers: Server[] = [];
+  const open = (options: postgres.Options<Record<string, never>> = {}): Sql => {
+    const sql = postgres(url.toString(), { onnotice: () => undefined, max: 1, ...options });
+    clients.push(sql);
+    return sql;
+  };
+  let admin: Sql;
+  const pidOf = async (sql: Sql | postgres.TransactionSql) => (await sql<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
+  const terminate = async (pid: number) => {
+    await admin`select pg_terminate_backend(${pid})`;
+  };
+
+  beforeAll(() => {
+    admin = open();
+    process.on('uncaughtException', record);
+    process.on('unhandledRejection', record);
+  });
+  afterEach(async () => {
+    await turns();
+    expect(escaped.splice(0).map(String)).toEqual([]);
+  });
+  afterAll(async () => {
+    process.off('uncaughtException', record);
+    process.off('unhandledRejection', record);
+    await Promise.all(clients.map((sql) => sql.end({ timeout: 1 })));
+    for (const server of servers) server.close();
+  });
+
+  /**
+   * A TCP proxy to the database whose first connection sees `fault` called with each chunk the
+   * client sends; later connections pass through untouched.
+   */
+  const proxy = async (fault: (chunk: Buffer, client: Socket, server: Socket) => boolean): Promise<number> => {
+    let first = true;
+    const server = createServer((client) => {
+      const upstream = connectSocket(Number(url.port || 5432), url.hostname);
+      const faulty = first;
+      first = false;
+      client.on('data', (chunk: Buffer) => {
+        if (!faulty || !fault(chunk, client, upstream)) upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+        a.on('error', () => b.destroy());
+        a.on('close', () => b.destroy());
+      }
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as { port: number }).port;
+  };
+  /** A message of the wire protocol: its type, its length, its body. */
+  const message = (type: string, body: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(body.length + 4);
+    return Buffer.concat([Buffer.from(type), length, body]);
+  };
+  const errorResponse = (severity: string, code: string, text: string) =>
+    message('E', Buffer.concat([...[['S', severity], ['V', severity], ['C', code], ['M', text]].map(([field, value]) => Buffer.from(`${field}${value}\0`)), Buffer.from('\0')]));
+  /** The driver's query for array types, sent first on every new connection (fetch_types). */
+  const isTypesQuery = (chunk: Buffer) => chunk.includes('pg_catalog.pg_type');
+  const viaProxy = (port: number) => open({ host: '127.0.0.1', port, username: url.username || 'postgres', database: url.pathname.slice(1) || 'postgres' });
+
+  it('a reserved connection whose backend was terminated refuses its next statements instead of crashing the process (porsager/postgres#1208)', async () => {
+    const sql = open({ max: 2 });
+    const reserved = await sql.reserve();
+    await terminate(await pidOf(reserved));
+    // The first statement may still be written before the close is seen; the second comes after it.
+    await outcome(reserved`select 1`);
+    expect(await outcome(reserved`select 1`)).toBe('CONNECTION_CLOSED');
+    await turns();
+    expect(escaped.map(String)).toEqual([]);
+    reserved.release();
+    expect(await outcome(sql`select 1`)).toBe('ok');
+  });
+
+  it("a reserved connection's statements never reach the session the pool opens next on that connection", async () => {
+    const sql = open();
+    const reserved = await sql.reserve();
+    const pid = await pidOf(reserved);
+    // Waits for the only connection; once its backend is gone the pool reconnects it for this query.
+    const queued = pidOf(sql);
+    await terminate(pid);
+    const next = await queued;
+    expect(next).not.toBe(pid);
+    expect(await outcome(reserved`select 1`)).toBe('CONNECTION_CLOSED');
+    reserved.release();
+    expect(await pidOf(sql)).toBe(next);
+  });
+
+  it('a reserve waiting for the connection is served when that connection is terminated, not stranded (porsager/postgres#1195)', async () => {
+    const sql = open();
+    const first = await sql.reserve();
+    const waiting = sql.reserve();
+    await terminate(await pidOf(first));
+    expect(await outcome(waiting.then((second) => second`select 1`))).toBe('ok');
+  });
+
+  it('statements sent between a socket error and its close fail with the connection instead of never answering', async () => {
+    let socket: Socket | undefined;
+    const sql = open({ socket: () => (socket = connectSocket(Number(url.port || 5432), url.hostname)) } as postgres.Options<Record<string, never>>);
+    const reserved = await sql.reserve();
+    await reserved`select 1`;
+    let late: Promise<string> | undefined;
+    // A transaction's ROLLBACK, sent the moment its statement fails with the socket's error.
+    const inFlight = outcome(
+      reserved`select pg_sleep(30)`.catch((error: unknown) => {
+        late = outcome(reserved`rollback`);
+        throw error;
+      }),
+    );
+    await admin`select 1`;
+    socket!.destroy(Object.assign(new Error('connection reset by peer'), { code: 'ECONNRESET' }));
+    expect(await inFlight).toBe('ECONNRESET');
+    expect(await late).toBe('CONNECTION_CLOSED');
+  });
+
+  it('a write still pending when the socket closes does not stall the next session', async () => {
+    let socket: Socket | undefined;
+    const sql = open({ socket: () => (socket = connectSocket(Number(url.port || 5432), url.hostname)) } as postgres.Options<Record<string, never>>);
+    expect(await outcome(sql`select 1`)).toBe('ok');
+    // A statement written from a check-phase callback waits for the next turn's immediate; the socket
+    // closes in this turn's close phase, before that immediate runs.
+    const lost = await new Promise<string>((resolve) =>
+      setImmediate(() => {
+        const query = outcome(sql`select 2`);
+        process.nextTick(() => {
+          socket!.destroy();
+          resolve(query);
+        });
+      }),
+    );
+    expect(lost).toBe('CONNECTION_CLOSED');
+    expect(await outcome(sql`select 3`)).toBe('ok');
+  });
+
+  it('a session terminated while the driver reads its types at start-up: the next session answers, nothing escapes (porsager/postgres#1223)', async () => {
+    const port = await proxy((chunk, client, server) => {
+      if (!isTypesQuery(chunk)) return false;
+      client.end(errorResponse('FATAL', '57P01', 'terminating connection due to administrator command'));
+      server.destroy();
+      return true;
+    });
+    const sql = viaProxy(port);
+    expect(await outcome(sql`select 1`)).toBe('ok');
+    expect(await outcome(sql`select 1`)).toBe('ok');
+  });
+
+  it("a failure of the driver's own types query reaches the waiting query and escapes nowhere (porsager/postgres#1192)", async () => {
+    const port = await proxy((chunk, client) => {
+      if (!isTypesQuery(chunk)) return false;
+      client.write(Buffer.concat([errorResponse('ERROR', '57014', 'canceling statement due to statement timeout'), message('Z', Buffer.from('I'))]));
+      return true;
+    });
+    const sql = viaProxy(port);
+    expect(await outcome(sql`select 1`)).toBe('57014');
+    expect(await outcome(sql`select 1`)).toBe('ok');
+  });
+
+  it("a transaction's statements after its connection closed are refused, not run outside it on the pool's next session", async () => {
+    const sql = open();
+    let late: string | undefined;
+    const transaction = outcome(
+      sql.begin(async (tx) => {
+        const pid = await pidOf(tx);
+        const queued = pidOf(sql);
+        await terminate(pid);
+        await queued;
+        late = await outcome(tx`select 1`);
+      }),
+    );
+    expect(await transaction).toBe('CONNECTION_CLOSED');
+    expect(await waitFor(() => Promise.resolve(late), (answer) => answer !== undefined, 2 * DEADLINE_MS)).toBe('CONNECTION_CLOSED');
+  });
+
+  it('releasing a reserved connection whose backend was terminated leaves the pool working (porsager/postgres#1199)', async () => {
+    const sql = open();
+    const reserved = await sql.reserve();
+    const pid = await pidOf(reserved);
+    const sleeping = outcome(reserved`select pg_sleep(30)`);
+    await terminate(pid);
+    // Closed, or reset when the terminated backend's socket had more to say.
+    expect(['CONNECTION_CLOSED', 'ECONNRESET']).toContain(await sleeping);
+    reserved.release();
+    expect(await outcome(sql`select 1`)).toBe('ok');
+  });
+});
