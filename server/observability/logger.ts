@@ -51,7 +51,12 @@ const LOG_FLUSH_MS = 200;
 /** An asynchronous, batching destination for `dest` (a file descriptor or a path). */
 export const logDestination = (dest: number | string) => {
   const destination = pino.destination({ dest, sync: false, minLength: LOG_BATCH_BYTES });
-  const timer = setInterval(() => destination.flush(), LOG_FLUSH_MS);
+  const timer = setInterval(() => {
+    // A closing stream is destroyed before it emits 'close' (it syncs and closes the file in
+    // between), and a flush then throws from this timer, where nothing can catch it: the end
+    // writes what is left by itself.
+    if (!(destination as { destroyed?: boolean }).destroyed) destination.flush();
+  }, LOG_FLUSH_MS);
   // The timer never keeps a process alive, and stops before the destination does.
   timer.unref();
   destination.once('close', () => clearInterval(timer));

@@ -1,8 +1,11 @@
 // Logged errors never carry a failed query's parameters; redaction lets only the confirm token's
 // own key through.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
-import { describe, expect, it } from 'vitest';
-import { serializeError } from '../../server/observability/logger.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { logDestination, serializeError } from '../../server/observability/logger.ts';
 import { capturedLogger } from '../support/logs.ts';
 
 describe('serializeError', () => {
@@ -33,5 +36,25 @@ describe('redaction', () => {
     const [line] = logs.lines;
     expect(line).toMatchObject({ live_confirm_token: 'lct_visible', token: '[redacted]', data: { token: '[redacted]' } });
     expect(logs.text()).not.toContain('hidden-');
+  });
+});
+
+describe('logDestination', () => {
+  it('does not flush from its timer once the file is closing (the flush would throw where nothing catches it)', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const dir = mkdtempSync(path.join(tmpdir(), 'ts-log-'));
+    try {
+      const destination = logDestination(path.join(dir, 'service.log'));
+      await new Promise<void>((resolve) => destination.once('ready', () => resolve()));
+      const closed = new Promise<void>((resolve) => destination.once('close', () => resolve()));
+      // Nothing is buffered, so the end closes at once: destroyed now, 'close' only after the
+      // file's sync and close. The timer's tick falls in between.
+      destination.end();
+      expect(() => vi.advanceTimersByTime(1_000)).not.toThrow();
+      await closed;
+    } finally {
+      vi.useRealTimers();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
