@@ -152,6 +152,26 @@ describe.skipIf(!process.env.DATABASE_URL)('postgres.js when a connection goes a
     expect(await late).toBe('CONNECTION_CLOSED');
   });
 
+  it('a reserved connection released between its socket error and its close leaves the pool working (the close comes a turn later)', async () => {
+    let socket: Socket | undefined;
+    const sql = open({ socket: () => (socket = connectSocket(Number(url.port || 5432), url.hostname)) } as postgres.Options<Record<string, never>>);
+    const reserved = await sql.reserve();
+    await reserved`select 1`;
+    let next: Promise<string> | undefined;
+    // Released the moment its statement fails with the socket's error, before the socket's close.
+    const inFlight = outcome(
+      reserved`select pg_sleep(30)`.catch((error: unknown) => {
+        reserved.release();
+        next = outcome(sql`select 1`);
+        throw error;
+      }),
+    );
+    await admin`select 1`;
+    socket!.destroy(Object.assign(new Error('connection reset by peer'), { code: 'ECONNRESET' }));
+    expect(await inFlight).toBe('ECONNRESET');
+    expect(await next).toBe('ok');
+  });
+
   it('a write still pending when the socket closes does not stall the next session', async () => {
     let socket: Socket | undefined;
     const sql = open({ socket: () => (socket = connectSocket(Number(url.port || 5432), url.hostname)) } as postgres.Options<Record<string, never>>);
