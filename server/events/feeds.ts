@@ -80,9 +80,14 @@ interface Watcher {
   ready: Promise<void>;
   /** The newest bot_status this watcher has read again for (every feed of the user sees each). */
   botStatusId: number;
-  refresh: () => void;
+  /** Reads the watched symbols again; an order event's own instrument is watched at once. */
+  refresh: (event?: BusEvent) => void;
   stop: () => void;
 }
+
+/** `asset_class:symbol` of an order event's instrument, as the watched set keys it. */
+const watchedKeyOf = ({ frame }: BusEvent): string | undefined =>
+  frame.type === 'order_event' && typeof frame.asset_class === 'string' && typeof frame.symbol === 'string' ? `${frame.asset_class}:${frame.symbol}` : undefined;
 
 export const createFeeds = ({ events, keys, orders, bots }: { events: EventBus; keys: Pick<ExchangeKeys, 'assetClassesOf'> } & WatchedSources): Feeds => {
   const watchers = new Map<number, Watcher>();
@@ -101,14 +106,19 @@ export const createFeeds = ({ events, keys, orders, bots }: { events: EventBus; 
     };
     let reading = false;
     let again = false;
+    /** Symbols order events named while a read was under way: the read may have missed them. */
+    let namedDuringRead = new Set<string>();
     /** Reads until no order event came during the last read; only the first read's failure is thrown. */
     const readWhileAsked = async (first: boolean) => {
       reading = true;
       try {
         do {
           again = false;
+          namedDuringRead = new Set();
           try {
-            watcher.watched = await read();
+            const followed = await read();
+            for (const key of namedDuringRead) followed.add(key);
+            watcher.watched = followed;
           } catch (error) {
             if (first) throw error;
             // keep the last known set; the next order event tries again
@@ -125,7 +135,15 @@ export const createFeeds = ({ events, keys, orders, bots }: { events: EventBus; 
       ticks: new Set(),
       ready: Promise.resolve(),
       botStatusId: 0,
-      refresh: () => {
+      refresh: (event) => {
+        // The event's instrument is followed at once, before the event reaches any socket: a
+        // client that sees its fill and then the price move gets the tick, even while the read
+        // that settles what the user follows (a sell may end a holding) is still under way.
+        const key = event ? watchedKeyOf(event) : undefined;
+        if (key) {
+          watcher.watched.add(key);
+          if (reading) namedDuringRead.add(key);
+        }
         if (reading) again = true;
         else void readWhileAsked(false);
       },
