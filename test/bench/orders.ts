@@ -78,14 +78,23 @@ const CENSUS_MAX_SECONDS = 30;
 const DRAIN_MAX_MS = 30_000;
 const ORDER = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.0001, order_type: 'market' } as const;
 
+/** What varies from order to order besides its client_order_id. */
+interface OrderShape {
+  symbol: string;
+  qty: number;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The load generator (the child process side).
 
 interface LoadTarget {
   name: string;
   url: string;
-  headers: Record<string, string>;
-  /** client_order_id = `${idPrefix}-${n}`, n counting up per target for the life of the child. */
+  /** A user's headers per user (ours: its bearer token; the floor: its x-user-id): closed-loop worker w and open-loop order i send as user w, i mod the count. */
+  users: Record<string, string>[];
+  /** The n-th order of the target is shapes[n mod their count]. */
+  shapes: OrderShape[];
+  /** client_order_id = `${idPrefix}-${n}`, n counting up per prefix for the life of the child. */
   idPrefix: string;
 }
 
@@ -103,6 +112,8 @@ interface SliceResult {
   okInWindow: number;
   /** Every 2xx answer, stragglers after a closed loop's deadline included (each is an order on disk). */
   okTotal: number;
+  /** okTotal per user (the index into the target's users). */
+  okByUser: number[];
   /** Latencies of 2xx answers counted in the window, and of timeouts as the time waited, ms (open loop: from the scheduled send time). */
   latenciesMs: number[];
   statusCodes: Record<string, number>;
@@ -136,13 +147,13 @@ const runGenerator = () => {
   };
 
   const nextBody = (target: LoadTarget) => {
-    const n = (sequence.get(target.name) ?? 0) + 1;
-    sequence.set(target.name, n);
-    return JSON.stringify({ ...ORDER, client_order_id: `${target.idPrefix}-${n}` });
+    const n = (sequence.get(target.idPrefix) ?? 0) + 1;
+    sequence.set(target.idPrefix, n);
+    return JSON.stringify({ ...ORDER, ...target.shapes[n % target.shapes.length], client_order_id: `${target.idPrefix}-${n}` });
   };
 
   type Outcome = { status: number; timeout?: boolean };
-  const post = (target: LoadTarget, body: string): Promise<Outcome> =>
+  const post = (target: LoadTarget, user: number, body: string): Promise<Outcome> =>
     new Promise((resolve) => {
       const url = new URL(target.url);
       let settled = false;
@@ -159,7 +170,7 @@ const runGenerator = () => {
           port: url.port,
           path: url.pathname,
           method: 'POST',
-          headers: { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+          headers: { ...target.users[user], 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
         },
         (res) => {
           res.resume();
@@ -175,12 +186,13 @@ const runGenerator = () => {
       req.end(body);
     });
 
-  const newResult = (name: string): SliceResult => ({
-    name,
+  const newResult = (target: LoadTarget): SliceResult => ({
+    name: target.name,
     windowSec: 0,
     sent: 0,
     okInWindow: 0,
     okTotal: 0,
+    okByUser: target.users.map(() => 0),
     latenciesMs: [],
     statusCodes: {},
     errors: 0,
@@ -192,10 +204,10 @@ const runGenerator = () => {
   });
   let lastEnd = 0;
 
-  /** Sends one order; `counts(end)` says whether its answer falls in the window. */
-  const one = async (command: LoadCommand, result: SliceResult, startedAt: number, counts: (end: number) => boolean) => {
+  /** Sends one order as `user`; `counts(end)` says whether its answer falls in the window. */
+  const one = async (command: LoadCommand, user: number, result: SliceResult, startedAt: number, counts: (end: number) => boolean) => {
     result.sent++;
-    const outcome = await post(command.target, nextBody(command.target));
+    const outcome = await post(command.target, user, nextBody(command.target));
     const end = performance.now();
     lastEnd = Math.max(lastEnd, end);
     if (outcome.status === 0) {
@@ -210,6 +222,7 @@ const runGenerator = () => {
     result.statusCodes[outcome.status] = (result.statusCodes[outcome.status] ?? 0) + 1;
     if (outcome.status < 200 || outcome.status > 299) return;
     result.okTotal++;
+    result.okByUser[user]!++;
     if (counts(end)) {
       result.okInWindow++;
       result.latenciesMs.push(end - startedAt);
@@ -217,14 +230,16 @@ const runGenerator = () => {
   };
 
   const closed = async (command: Extract<LoadCommand, { op: 'closed' | 'count' }>): Promise<SliceResult> => {
-    const result = newResult(command.target.name);
+    const result = newResult(command.target);
     const t0 = performance.now();
     const deadline = t0 + (command.op === 'closed' ? command.seconds : command.maxSeconds) * 1000;
     let budget = command.op === 'count' ? command.count : Number.POSITIVE_INFINITY;
-    const worker = async () => {
+    // Worker w sends as user w mod the count: with as many workers as users, one order in flight per user.
+    const worker = async (_: unknown, w: number) => {
+      const user = w % command.target.users.length;
       while (performance.now() < deadline && budget > 0) {
         budget--;
-        await one(command, result, performance.now(), (end) => end <= deadline);
+        await one(command, user, result, performance.now(), (end) => end <= deadline);
       }
     };
     await Promise.all(Array.from({ length: command.connections }, worker));
@@ -234,7 +249,7 @@ const runGenerator = () => {
   };
 
   const open = async (command: Extract<LoadCommand, { op: 'open' }>): Promise<SliceResult> => {
-    const result = newResult(command.target.name);
+    const result = newResult(command.target);
     const total = Math.max(1, Math.round(command.rate * command.seconds));
     const intervalMs = 1000 / command.rate;
     const lags: number[] = [];
@@ -248,7 +263,7 @@ const runGenerator = () => {
         while (next < total && t0 + next * intervalMs <= now) {
           const scheduled = t0 + next * intervalMs;
           lags.push(now - scheduled);
-          const sending = one(command, result, scheduled, () => true).finally(() => inflight.delete(sending));
+          const sending = one(command, next % command.target.users.length, result, scheduled, () => true).finally(() => inflight.delete(sending));
           inflight.add(sending);
           next++;
         }
@@ -687,8 +702,8 @@ const main = async () => {
   console.log(`both answer 201: ours ${oursCheck.text.length} bytes (status accepted, filled after the answer), floor ${floorCheck.text.length} bytes (status filled)`);
 
   const targets = {
-    floor: { name: 'floor', url: `${floor.url}${ROUTE}`, headers: {}, idPrefix: `bo${tag}-floor` } satisfies LoadTarget,
-    ours: { name: 'ours', url: `${app.url}${ROUTE}`, headers: { authorization: `Bearer ${token}` }, idPrefix: `bo${tag}-ours` } satisfies LoadTarget,
+    floor: { name: 'floor', url: `${floor.url}${ROUTE}`, users: [{}], shapes: [ORDER], idPrefix: `bo${tag}-floor` } satisfies LoadTarget,
+    ours: { name: 'ours', url: `${app.url}${ROUTE}`, users: [{ authorization: `Bearer ${token}` }], shapes: [ORDER], idPrefix: `bo${tag}-ours` } satisfies LoadTarget,
   };
   type TargetName = keyof typeof targets;
   const okTotals: Record<TargetName, number> = { floor: 1, ours: 1 }; // the check orders
