@@ -51,9 +51,9 @@
 // BENCH_ORDERS_WARMUP (census orders per target, default 400, at most 30 s). DATABASE_URL is required (an admin
 // URL: a fresh database is created and dropped); without it the bench says so and exits 0.
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -308,9 +308,69 @@ let loadChild: ChildProcess | undefined;
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
-/** The generator child: one command at a time, each bounded in time. */
-const startGenerator = () => {
-  const child = spawn(process.execPath, [THIS_FILE, '--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+// ---------------------------------------------------------------------------------------------
+// Pinning: the server side on one core, the generator on another (Postgres is not ours to pin).
+
+interface Pinning {
+  /** The CPU every thread of this process (both servers) may run on, and the generator's; both unset when unpinned. */
+  server?: number;
+  generator?: number;
+  /** Why the run is unpinned. */
+  why?: string;
+}
+
+/** The CPUs a task may run on, as /proc/<task>/status lists them ("0-1", "0,2"), or undefined where /proc does not say. */
+const allowedCpusOf = (task: string): string | undefined => {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${task}/status`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+};
+
+/** A kernel CPU list ("0-3,6") as CPU numbers. */
+const cpuNumbers = (list: string): number[] =>
+  list.split(',').flatMap((part) => {
+    const [first, last = first] = part.split('-').map(Number);
+    return first === undefined || last === undefined ? [] : Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+
+/**
+ * Pins every thread of this process to its first allowed CPU with taskset (threads started later
+ * inherit it from the thread that starts them), leaving the second for the generator.
+ */
+const pinServer = (): Pinning => {
+  if (process.env.BENCH_ORDERS_PIN === '0') return { why: 'BENCH_ORDERS_PIN=0' };
+  if (spawnSync('sh', ['-c', 'command -v taskset'], { stdio: 'ignore' }).status !== 0) return { why: 'taskset (util-linux) is not on PATH' };
+  const allowed = allowedCpusOf('self');
+  const [server, generator] = allowed === undefined ? [] : cpuNumbers(allowed);
+  if (server === undefined || generator === undefined) return { why: `this process may run on CPUs ${allowed ?? '(unknown)'}, not two` };
+  const pinned = spawnSync('taskset', ['-a', '-c', '-p', String(server), String(process.pid)], { encoding: 'utf8' });
+  if (pinned.status !== 0) return { why: `taskset failed: ${(pinned.stderr || String(pinned.error ?? '')).trim()}` };
+  return { server, generator };
+};
+
+/** This process's threads, counted by the CPUs each may run on ("0" => 12): pinning checked, not assumed. */
+const threadCpus = (): Map<string, number> => {
+  const counts = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    // not Linux: nothing to count
+  }
+  for (const task of tasks) {
+    const list = allowedCpusOf(`self/task/${task}`) ?? '?';
+    counts.set(list, (counts.get(list) ?? 0) + 1);
+  }
+  return counts;
+};
+
+/** The generator child, on `cpu` when given: one command at a time, each bounded in time. */
+const startGenerator = (cpu: number | undefined) => {
+  const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
+  // taskset execs node, so the child's pid is the generator's own.
+  const child = cpu === undefined ? spawn(process.execPath, [THIS_FILE, '--load'], { stdio }) : spawn('taskset', ['-c', String(cpu), process.execPath, THIS_FILE, '--load'], { stdio });
   loadChild = child;
   let exited = false;
   child.once('exit', () => {
@@ -360,7 +420,9 @@ const startGenerator = () => {
       });
       child.disconnect();
     });
-  return { run, stop };
+  /** The CPUs the generator may run on, as /proc lists them. */
+  const cpus = () => (child.pid === undefined ? undefined : allowedCpusOf(String(child.pid)));
+  return { run, stop, cpus };
 };
 
 type StatementKind = 'select' | 'locking select' | 'insert' | 'update' | 'delete' | 'begin' | 'commit' | 'rollback' | 'other';
@@ -630,6 +692,8 @@ const main = async () => {
     import('drizzle-orm'),
   ]);
 
+  // Pinned before anything starts, so every thread the servers start inherits the CPU.
+  const pinning = pinServer();
   const loadBefore = loadavg();
   // The socket observer goes in before the first connection to Postgres, so it sees every Parse.
   const counter = pgMessageCounter(Number(new URL(adminUrl).port || 5432));
@@ -708,7 +772,7 @@ const main = async () => {
   type TargetName = keyof typeof targets;
   const okTotals: Record<TargetName, number> = { floor: 1, ours: 1 }; // the check orders
 
-  const generator = startGenerator();
+  const generator = startGenerator(pinning.generator);
   cleanups.push({ what: 'load generator', run: () => generator.stop() });
   const run = async (command: LoadCommand) => {
     const result = await generator.run(command);
@@ -862,6 +926,7 @@ const main = async () => {
            (select count(*)::int from bench_audit) as audits, (select qty::text from bench_positions where user_id = ${FLOOR_USER_ID}) as position`;
 
   // Close the service first so every log line is flushed, then count them.
+  const generatorCpus = generator.cpus();
   await generator.stop();
   await app.close();
   await closeLog();
@@ -895,6 +960,12 @@ const main = async () => {
   console.log(`POST ${ROUTE}: ours (five gates, simulator) vs the durable-order floor, same process, same Postgres, same load`);
   console.log(`  node ${process.version}, ${cpus().length} CPUs; Postgres ${pgSettings?.version}: synchronous_commit=${pgSettings?.synchronous_commit}, fsync=${pgSettings?.fsync}, wal_sync_method=${pgSettings?.wal_sync_method}, commit_delay=${pgSettings?.commit_delay}`);
   console.log(`  both pools ${POOL_SIZE} connections; ours: NODE_ENV=test, LOG_LEVEL=info to a file, RATE_LIMIT_ORDERS_PER_MIN=${RATE_LIMIT_PER_MIN} (the setting's maximum), SIM_TICK_INTERVAL_MS=0`);
+  const threads = [...threadCpus()].map(([list, n]) => `${n} on CPU ${list}`).join(', ');
+  console.log(
+    pinning.server === undefined
+      ? `  UNPINNED (${pinning.why}): this process (${threads} threads), the generator and Postgres share all CPUs`
+      : `  pinned with taskset: this process, both servers (threads: ${threads}), on CPU ${pinning.server}; the generator on CPU ${generatorCpus ?? '?'}; Postgres, a system service, unpinned`,
+  );
   console.log(`  one user, one symbol (BTC/USDT market buys of ${ORDER.qty}), a new client_order_id per request; generator: a child process (node:http, keep-alive)`);
   console.log(`  load average before/after: ${loadBefore.map((v) => v.toFixed(2)).join(' ')} / ${loadAfter.map((v) => v.toFixed(2)).join(' ')} (other work on the machine disturbs the figures)`);
   console.log('');
