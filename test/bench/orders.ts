@@ -476,8 +476,16 @@ const pgMessageCounter = (pgPort: number) => {
     bound: StatementKind;
     inTx: boolean;
     txWrote: boolean;
+    /** Whether a typed message was written yet: before it, the connection's untyped opening. */
+    typed: boolean;
   }
   const states = new WeakMap<net.Socket, SocketState>();
+  /**
+   * A connection opens with messages that have no type byte, a length and then one of these codes:
+   * the StartupMessage (protocol 3.0), or an SSLRequest, GSSENCRequest or CancelRequest before it.
+   * Skipped: a connection opened during a census used to make all its counts unreliable ('?').
+   */
+  const OPENING_CODES = new Set([196_608, 80_877_103, 80_877_104, 80_877_102]);
   const cstring = (buffer: Buffer, at: number): [string, number] => {
     const end = buffer.indexOf(0, at);
     if (end < 0) throw new Error('unterminated string');
@@ -509,13 +517,27 @@ const pgMessageCounter = (pgPort: number) => {
     const written = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let state = states.get(socket);
     if (!state) {
-      state = { partial: undefined, statements: new Map(), bound: 'other', inTx: false, txWrote: false };
+      state = { partial: undefined, statements: new Map(), bound: 'other', inTx: false, txWrote: false, typed: false };
       states.set(socket, state);
     }
     const buffer = state.partial ? Buffer.concat([state.partial, written]) : written;
     state.partial = undefined;
     let at = 0;
     while (at + 5 <= buffer.length) {
+      if (!state.typed) {
+        if (at + 8 > buffer.length) break;
+        if (OPENING_CODES.has(buffer.readInt32BE(at + 4))) {
+          const opening = buffer.readInt32BE(at);
+          if (opening < 8) {
+            counts.unreliable = true;
+            return;
+          }
+          if (at + opening > buffer.length) break;
+          at += opening;
+          continue;
+        }
+        state.typed = true;
+      }
       const type = String.fromCharCode(buffer[at]!);
       const length = buffer.readInt32BE(at + 1);
       if (!KNOWN.has(type) || length < 4) {
