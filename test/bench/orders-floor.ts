@@ -3,12 +3,16 @@
 // disk: the order row (unique client order id), an audit row, the fill, a second audit row and
 // the position upsert. No auth, no gates, no broker, no logging, no metrics: what durability alone
 // costs on this Postgres. Its tables are its own (bench_*), created here in the bench's database.
+// The user is whoever the request's `x-user-id` header names (where ours reads a bearer token), so
+// many users each upsert a position row of their own, as ours' accounts do.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import postgres from 'postgres';
 
-/** The floor's one user: a constant, it has no users table. */
+/** The user of a request without `x-user-id`: the floor has no users table. */
 export const FLOOR_USER_ID = 1;
+/** The header naming the user an order is for: its value is a positive integer. */
+export const FLOOR_USER_HEADER = 'x-user-id';
 /** The price every floor order fills at: it reads no quotes. */
 const PRICE = '50000';
 /** 0.1 %: a fee is computed and stored, as the simulator does. */
@@ -57,6 +61,7 @@ export interface OrdersFloor {
 }
 
 interface FloorOrder {
+  userId: number;
   symbol: string;
   side: 'buy' | 'sell';
   qty: number;
@@ -75,8 +80,16 @@ const readBody = (req: IncomingMessage, limit: number): Promise<string> =>
     req.once('error', reject);
   });
 
+/** The user a request names, FLOOR_USER_ID when it names none, undefined when the header is not a user id. */
+const userOf = (req: IncomingMessage): number | undefined => {
+  const header = req.headers[FLOOR_USER_HEADER];
+  if (header === undefined) return FLOOR_USER_ID;
+  const userId = typeof header === 'string' && /^[1-9][0-9]*$/.test(header) ? Number(header) : undefined;
+  return userId !== undefined && Number.isSafeInteger(userId) ? userId : undefined;
+};
+
 /** The same request shape as ours, checked only as far as the SQL needs. */
-const parseOrder = (text: string): FloorOrder | undefined => {
+const parseOrder = (text: string, userId: number): FloorOrder | undefined => {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -86,7 +99,7 @@ const parseOrder = (text: string): FloorOrder | undefined => {
   if (typeof body !== 'object' || body === null) return undefined;
   const { symbol, side, qty, client_order_id: clientOrderId } = body as Record<string, unknown>;
   if (typeof symbol !== 'string' || (side !== 'buy' && side !== 'sell') || typeof qty !== 'number' || !(qty > 0) || typeof clientOrderId !== 'string' || clientOrderId === '') return undefined;
-  return { symbol, side, qty, clientOrderId };
+  return { userId, symbol, side, qty, clientOrderId };
 };
 
 const send = (res: ServerResponse, status: number, payload: unknown) => {
@@ -112,14 +125,14 @@ export const startOrdersFloor = async ({ databaseUrl, poolSize, route }: { datab
       const fee = String(order.qty * Number(PRICE) * FEE_RATE);
       const [row] = await tx<{ submitted_at: Date }[]>`
         insert into bench_orders (user_id, client_order_id, symbol, side, qty, status, filled_qty, avg_fill_price)
-        values (${FLOOR_USER_ID}, ${order.clientOrderId}, ${order.symbol}, ${order.side}, ${qty}, 'filled', ${qty}, ${PRICE})
+        values (${order.userId}, ${order.clientOrderId}, ${order.symbol}, ${order.side}, ${qty}, 'filled', ${qty}, ${PRICE})
         returning submitted_at`;
-      await tx`insert into bench_audit (user_id, action, data) values (${FLOOR_USER_ID}, 'order.placed', ${tx.json({ client_order_id: order.clientOrderId, symbol: order.symbol, side: order.side, qty })})`;
-      await tx`insert into bench_fills (user_id, client_order_id, qty, price, fee) values (${FLOOR_USER_ID}, ${order.clientOrderId}, ${qty}, ${PRICE}, ${fee})`;
-      await tx`insert into bench_audit (user_id, action, data) values (${FLOOR_USER_ID}, 'order.fill', ${tx.json({ client_order_id: order.clientOrderId, qty, price: PRICE, fee })})`;
+      await tx`insert into bench_audit (user_id, action, data) values (${order.userId}, 'order.placed', ${tx.json({ client_order_id: order.clientOrderId, symbol: order.symbol, side: order.side, qty })})`;
+      await tx`insert into bench_fills (user_id, client_order_id, qty, price, fee) values (${order.userId}, ${order.clientOrderId}, ${qty}, ${PRICE}, ${fee})`;
+      await tx`insert into bench_audit (user_id, action, data) values (${order.userId}, 'order.fill', ${tx.json({ client_order_id: order.clientOrderId, qty, price: PRICE, fee })})`;
       const signed = order.side === 'buy' ? qty : `-${qty}`;
       await tx`
-        insert into bench_positions (user_id, symbol, qty) values (${FLOOR_USER_ID}, ${order.symbol}, ${signed})
+        insert into bench_positions (user_id, symbol, qty) values (${order.userId}, ${order.symbol}, ${signed})
         on conflict (user_id, symbol) do update set qty = bench_positions.qty + excluded.qty`;
       return row!;
     });
@@ -131,7 +144,9 @@ export const startOrdersFloor = async ({ databaseUrl, poolSize, route }: { datab
       return;
     }
     void (async () => {
-      const order = parseOrder(await readBody(req, 65_536));
+      const text = await readBody(req, 65_536);
+      const userId = userOf(req);
+      const order = userId === undefined ? undefined : parseOrder(text, userId);
       if (!order) {
         send(res, 400, { code: 'VALIDATION_ERROR' });
         return;

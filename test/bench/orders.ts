@@ -4,9 +4,24 @@
 // the same run (test/bench/orders-floor.ts: a bare node:http handler that does, per order, in one
 // transaction, the order row, an audit row, the fill, a second audit row and the position upsert).
 //
-// The goals: with 32 concurrent clients each waiting for its answer, ours >= 0.4
-// of the floor's orders/s; at a fixed offered rate of 20 % of the floor's throughput, sent on
-// schedule whatever the answers, ours' p99 within 10 ms of the floor's p99 at the same rate.
+// The goals: with 32 users, each a client waiting for its answer, ours >= 0.4 of the floor's
+// orders/s; at a fixed offered rate of 20 % of the floor's throughput, sent on schedule whatever
+// the answers, ours' p99 within 10 ms of the floor's p99 at the same rate.
+//
+// Two phases, each measured in full for both targets; the first is the headline:
+// - Many users (BENCH_ORDERS_USERS, default BENCH_ORDERS_CONNECTIONS): the load the service exists
+//   for. Each user is made as a client makes one (register, log in, a crypto key: benchTrader),
+//   and each closed-loop client sends as its own user, so every user has one order in flight; the
+//   open loop deals its orders to the users in turn. The floor gets the same users (their ids in
+//   an x-user-id header, where ours reads the bearer token) and upserts each user's own position
+//   row, so neither target has one hot row. Symbols: BENCH_ORDERS_SYMBOLS of BTC, ETH, SOL and BNB
+//   against USDT (default all four), shared by all users as on a real venue; user u's k-th order is
+//   on symbol (u + k) mod their count, so each user trades each in turn and ours' simulator
+//   matches several symbols at once. Each quantity is about 5 USDT at the price the bench sets.
+//   Both targets get the very same requests.
+// - One user: BENCH_ORDERS_CONNECTIONS clients all sending as one user on BTC/USDT, as this bench
+//   measured before. There the floor's orders all wait on one position row while ours commits an
+//   account's orders together, which flatters ours: the figure is kept beside the headline.
 //
 // Fairness, as in run.ts:
 // - Both servers live in this process (same Node, flags, heap); only one is under load at a time.
@@ -14,6 +29,12 @@
 //   generation, so scavenges come half as often), which both servers then share.
 //   Each has a pool of DB_POOL_SIZE connections to the same fresh database on the same Postgres,
 //   and the floor's commits are as durable as ours (the server's own synchronous_commit / fsync).
+// - Pinned: where taskset (util-linux) is on PATH, every thread of this process, so both servers,
+//   is pinned to the first CPU it may run on (threads started later inherit it) and the generator
+//   to the second, so a server gets one core as in production and never takes the generator's.
+//   Postgres runs as a system service, not ours to pin: its backends run on either core. The
+//   report says which CPUs each had (read back from /proc), or that the run was unpinned and why
+//   (no taskset, fewer than two CPUs, or BENCH_ORDERS_PIN=0).
 // - The load generator is this file run as a child process (`--load`): on 2 cores an in-process
 //   generator would share the servers' event loop. It is a small node:http client rather than
 //   autocannon, because autocannon cannot do either half of what is asked: every request needs a
@@ -31,29 +52,38 @@
 // - A request the generator gives up on (REQUEST_TIMEOUT_MS) counts in the latencies as the time
 //   it waited, not as a missing sample; the server still finishes it, and the drain waits for that
 //   too (the bench wraps the order service's place() to count placements under way).
-// - Before the measured slices each target gets a warm-up of BENCH_ORDERS_WARMUP orders that also
-//   serves as its census, per order: the statements sent to Postgres by kind, the round trips and
-//   the durable commits (write transactions), read off the frontend protocol on this process's
-//   Postgres sockets (an observer on net.Socket#write, installed for the whole run because a
-//   statement is parsed once per connection, counting only during the census; it costs each
-//   write well under a microsecond); all transactions, rows and backend time (pg_stat_database),
-//   WAL bytes and fsyncs (pg_stat_wal, cluster-wide), table scans (pg_stat_user_tables), and the
-//   CPU of the server process, of this database's backends (/proc) and of the generator.
+// - Each phase starts with a warm-up of BENCH_ORDERS_WARMUP orders per target (at least two per
+//   user and symbol: a user's first order on a symbol makes rows that later ones only update).
+//   The many-user phase then counts a census of as many orders, per order: the statements sent
+//   to Postgres by kind, the round trips and the durable commits (write transactions), read off
+//   the frontend protocol on this process's Postgres sockets (an observer on net.Socket#write,
+//   installed for the whole run because a statement is parsed once per connection, counting only
+//   during the census; it costs each write well under a microsecond); all transactions, rows and
+//   backend time (pg_stat_database), WAL bytes and fsyncs (pg_stat_wal, cluster-wide), table
+//   scans (pg_stat_user_tables), and the CPU of the server process (what the redesign must
+//   lower, printed in the headline beside the floor's), of this database's backends (/proc) and
+//   of the generator.
 // - Each open-loop slice also records this process's own stalls (the longest event-loop delay and
 //   V8's GC pauses), so that a tail made by the service can be told from one the machine made.
+// - Correctness, per user of each phase: every order of ours answered 201, and every 201 of
+//   either target on disk once (ours: one order, filled, one fill; the floor: one order, one
+//   fill, two audit rows, and the user's positions summing to its orders).
 //
 // Ours runs with RATE_LIMIT_ORDERS_PER_MIN=1000000, the setting's maximum (server/config.ts refuses
 // more), far above the ~60 000 a minute reached here: the rate-limit gate runs and always passes.
 //
-// Settings: BENCH_ORDERS_SECONDS (closed loop, measured per target, default 10),
-// BENCH_ORDERS_RATE_SECONDS (open loop, per target, default 10), BENCH_ORDERS_CONNECTIONS
-// (default 32, the goal's), BENCH_ORDERS_ROUNDS (slices per target and phase, default 2),
-// BENCH_ORDERS_WARMUP (census orders per target, default 400, at most 30 s). DATABASE_URL is required (an admin
-// URL: a fresh database is created and dropped); without it the bench says so and exits 0.
+// Settings: BENCH_ORDERS_SECONDS (closed loop, measured per target and phase, default 10),
+// BENCH_ORDERS_RATE_SECONDS (open loop, per target and phase, default 10), BENCH_ORDERS_USERS
+// (the many-user phase's users and clients, default BENCH_ORDERS_CONNECTIONS),
+// BENCH_ORDERS_CONNECTIONS (clients of the one user, default 32, the goal's), BENCH_ORDERS_SYMBOLS
+// (1 to 4, default 4), BENCH_ORDERS_ROUNDS (slices per target and loop, default 2),
+// BENCH_ORDERS_WARMUP (warm-up and census orders per target, default 400, each at most 30 s),
+// BENCH_ORDERS_PIN (0: unpinned). The defaults take about two minutes. DATABASE_URL is required (an
+// admin URL: a fresh database is created and dropped); without it the bench says so and exits 0.
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -77,6 +107,22 @@ const CENSUS_MAX_SECONDS = 30;
 /** A bound on waiting for ours to finish its deferred work after a slice. */
 const DRAIN_MAX_MS = 30_000;
 const ORDER = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.0001, order_type: 'market' } as const;
+/**
+ * The many-user phase's symbols, shared by all its users: each quantity about 5 USDT at the price
+ * the bench sets, in whole lots of the pair (server/instruments/universe.ts).
+ */
+const SYMBOLS = [
+  { symbol: 'BTC/USDT', qty: 0.0001, price: '50000' },
+  { symbol: 'ETH/USDT', qty: 0.002, price: '2500' },
+  { symbol: 'SOL/USDT', qty: 0.04, price: '125' },
+  { symbol: 'BNB/USDT', qty: 0.006, price: '800' },
+] as const;
+
+/** What varies from order to order besides its client_order_id. */
+interface OrderShape {
+  symbol: string;
+  qty: number;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The load generator (the child process side).
@@ -84,8 +130,11 @@ const ORDER = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.0
 interface LoadTarget {
   name: string;
   url: string;
-  headers: Record<string, string>;
-  /** client_order_id = `${idPrefix}-${n}`, n counting up per target for the life of the child. */
+  /** A user's headers per user (ours: its bearer token; the floor: its x-user-id): closed-loop worker w and open-loop order i send as user w, i mod the count. */
+  users: Record<string, string>[];
+  /** User u's k-th order is shapes[(u + k) mod their count]: each user trades each in turn, and every one is traded by all. */
+  shapes: OrderShape[];
+  /** client_order_id = `${idPrefix}-${n}`, n counting up per prefix for the life of the child. */
   idPrefix: string;
 }
 
@@ -103,6 +152,8 @@ interface SliceResult {
   okInWindow: number;
   /** Every 2xx answer, stragglers after a closed loop's deadline included (each is an order on disk). */
   okTotal: number;
+  /** okTotal per user (the index into the target's users). */
+  okByUser: number[];
   /** Latencies of 2xx answers counted in the window, and of timeouts as the time waited, ms (open loop: from the scheduled send time). */
   latenciesMs: number[];
   statusCodes: Record<string, number>;
@@ -125,6 +176,8 @@ const cpuMsNow = () => {
 const runGenerator = () => {
   const agents = new Map<string, http.Agent>();
   const sequence = new Map<string, number>();
+  /** Orders sent so far per user, by idPrefix. */
+  const sentByUser = new Map<string, number[]>();
   const agentFor = (url: string) => {
     let agent = agents.get(url);
     if (!agent) {
@@ -135,14 +188,17 @@ const runGenerator = () => {
     return agent;
   };
 
-  const nextBody = (target: LoadTarget) => {
-    const n = (sequence.get(target.name) ?? 0) + 1;
-    sequence.set(target.name, n);
-    return JSON.stringify({ ...ORDER, client_order_id: `${target.idPrefix}-${n}` });
+  const nextBody = (target: LoadTarget, user: number) => {
+    const n = (sequence.get(target.idPrefix) ?? 0) + 1;
+    sequence.set(target.idPrefix, n);
+    const sent = sentByUser.get(target.idPrefix) ?? target.users.map(() => 0);
+    sentByUser.set(target.idPrefix, sent);
+    const shape = target.shapes[(user + sent[user]!++) % target.shapes.length];
+    return JSON.stringify({ ...ORDER, ...shape, client_order_id: `${target.idPrefix}-${n}` });
   };
 
   type Outcome = { status: number; timeout?: boolean };
-  const post = (target: LoadTarget, body: string): Promise<Outcome> =>
+  const post = (target: LoadTarget, user: number, body: string): Promise<Outcome> =>
     new Promise((resolve) => {
       const url = new URL(target.url);
       let settled = false;
@@ -159,7 +215,7 @@ const runGenerator = () => {
           port: url.port,
           path: url.pathname,
           method: 'POST',
-          headers: { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+          headers: { ...target.users[user], 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
         },
         (res) => {
           res.resume();
@@ -175,12 +231,13 @@ const runGenerator = () => {
       req.end(body);
     });
 
-  const newResult = (name: string): SliceResult => ({
-    name,
+  const newResult = (target: LoadTarget): SliceResult => ({
+    name: target.name,
     windowSec: 0,
     sent: 0,
     okInWindow: 0,
     okTotal: 0,
+    okByUser: target.users.map(() => 0),
     latenciesMs: [],
     statusCodes: {},
     errors: 0,
@@ -192,10 +249,10 @@ const runGenerator = () => {
   });
   let lastEnd = 0;
 
-  /** Sends one order; `counts(end)` says whether its answer falls in the window. */
-  const one = async (command: LoadCommand, result: SliceResult, startedAt: number, counts: (end: number) => boolean) => {
+  /** Sends one order as `user`; `counts(end)` says whether its answer falls in the window. */
+  const one = async (command: LoadCommand, user: number, result: SliceResult, startedAt: number, counts: (end: number) => boolean) => {
     result.sent++;
-    const outcome = await post(command.target, nextBody(command.target));
+    const outcome = await post(command.target, user, nextBody(command.target, user));
     const end = performance.now();
     lastEnd = Math.max(lastEnd, end);
     if (outcome.status === 0) {
@@ -210,6 +267,7 @@ const runGenerator = () => {
     result.statusCodes[outcome.status] = (result.statusCodes[outcome.status] ?? 0) + 1;
     if (outcome.status < 200 || outcome.status > 299) return;
     result.okTotal++;
+    result.okByUser[user]!++;
     if (counts(end)) {
       result.okInWindow++;
       result.latenciesMs.push(end - startedAt);
@@ -217,14 +275,16 @@ const runGenerator = () => {
   };
 
   const closed = async (command: Extract<LoadCommand, { op: 'closed' | 'count' }>): Promise<SliceResult> => {
-    const result = newResult(command.target.name);
+    const result = newResult(command.target);
     const t0 = performance.now();
     const deadline = t0 + (command.op === 'closed' ? command.seconds : command.maxSeconds) * 1000;
     let budget = command.op === 'count' ? command.count : Number.POSITIVE_INFINITY;
-    const worker = async () => {
+    // Worker w sends as user w mod the count: with as many workers as users, one order in flight per user.
+    const worker = async (_: unknown, w: number) => {
+      const user = w % command.target.users.length;
       while (performance.now() < deadline && budget > 0) {
         budget--;
-        await one(command, result, performance.now(), (end) => end <= deadline);
+        await one(command, user, result, performance.now(), (end) => end <= deadline);
       }
     };
     await Promise.all(Array.from({ length: command.connections }, worker));
@@ -234,7 +294,7 @@ const runGenerator = () => {
   };
 
   const open = async (command: Extract<LoadCommand, { op: 'open' }>): Promise<SliceResult> => {
-    const result = newResult(command.target.name);
+    const result = newResult(command.target);
     const total = Math.max(1, Math.round(command.rate * command.seconds));
     const intervalMs = 1000 / command.rate;
     const lags: number[] = [];
@@ -248,7 +308,7 @@ const runGenerator = () => {
         while (next < total && t0 + next * intervalMs <= now) {
           const scheduled = t0 + next * intervalMs;
           lags.push(now - scheduled);
-          const sending = one(command, result, scheduled, () => true).finally(() => inflight.delete(sending));
+          const sending = one(command, next % command.target.users.length, result, scheduled, () => true).finally(() => inflight.delete(sending));
           inflight.add(sending);
           next++;
         }
@@ -293,9 +353,69 @@ let loadChild: ChildProcess | undefined;
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
-/** The generator child: one command at a time, each bounded in time. */
-const startGenerator = () => {
-  const child = spawn(process.execPath, [THIS_FILE, '--load'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+// ---------------------------------------------------------------------------------------------
+// Pinning: the server side on one core, the generator on another (Postgres is not ours to pin).
+
+interface Pinning {
+  /** The CPU every thread of this process (both servers) may run on, and the generator's; both unset when unpinned. */
+  server?: number;
+  generator?: number;
+  /** Why the run is unpinned. */
+  why?: string;
+}
+
+/** The CPUs a task may run on, as /proc/<task>/status lists them ("0-1", "0,2"), or undefined where /proc does not say. */
+const allowedCpusOf = (task: string): string | undefined => {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`/proc/${task}/status`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+};
+
+/** A kernel CPU list ("0-3,6") as CPU numbers. */
+const cpuNumbers = (list: string): number[] =>
+  list.split(',').flatMap((part) => {
+    const [first, last = first] = part.split('-').map(Number);
+    return first === undefined || last === undefined ? [] : Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+
+/**
+ * Pins every thread of this process to its first allowed CPU with taskset (threads started later
+ * inherit it from the thread that starts them), leaving the second for the generator.
+ */
+const pinServer = (): Pinning => {
+  if (process.env.BENCH_ORDERS_PIN === '0') return { why: 'BENCH_ORDERS_PIN=0' };
+  if (spawnSync('sh', ['-c', 'command -v taskset'], { stdio: 'ignore' }).status !== 0) return { why: 'taskset (util-linux) is not on PATH' };
+  const allowed = allowedCpusOf('self');
+  const [server, generator] = allowed === undefined ? [] : cpuNumbers(allowed);
+  if (server === undefined || generator === undefined) return { why: `this process may run on CPUs ${allowed ?? '(unknown)'}, not two` };
+  const pinned = spawnSync('taskset', ['-a', '-c', '-p', String(server), String(process.pid)], { encoding: 'utf8' });
+  if (pinned.status !== 0) return { why: `taskset failed: ${(pinned.stderr || String(pinned.error ?? '')).trim()}` };
+  return { server, generator };
+};
+
+/** This process's threads, counted by the CPUs each may run on ("0" => 12): pinning checked, not assumed. */
+const threadCpus = (): Map<string, number> => {
+  const counts = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    // not Linux: nothing to count
+  }
+  for (const task of tasks) {
+    const list = allowedCpusOf(`self/task/${task}`) ?? '?';
+    counts.set(list, (counts.get(list) ?? 0) + 1);
+  }
+  return counts;
+};
+
+/** The generator child, on `cpu` when given: one command at a time, each bounded in time. */
+const startGenerator = (cpu: number | undefined) => {
+  const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
+  // taskset execs node, so the child's pid is the generator's own.
+  const child = cpu === undefined ? spawn(process.execPath, [THIS_FILE, '--load'], { stdio }) : spawn('taskset', ['-c', String(cpu), process.execPath, THIS_FILE, '--load'], { stdio });
   loadChild = child;
   let exited = false;
   child.once('exit', () => {
@@ -345,7 +465,9 @@ const startGenerator = () => {
       });
       child.disconnect();
     });
-  return { run, stop };
+  /** The CPUs the generator may run on, as /proc lists them. */
+  const cpus = () => (child.pid === undefined ? undefined : allowedCpusOf(String(child.pid)));
+  return { run, stop, cpus };
 };
 
 type StatementKind = 'select' | 'locking select' | 'insert' | 'update' | 'delete' | 'begin' | 'commit' | 'rollback' | 'other';
@@ -399,8 +521,16 @@ const pgMessageCounter = (pgPort: number) => {
     bound: StatementKind;
     inTx: boolean;
     txWrote: boolean;
+    /** Whether a typed message was written yet: before it, the connection's untyped opening. */
+    typed: boolean;
   }
   const states = new WeakMap<net.Socket, SocketState>();
+  /**
+   * A connection opens with messages that have no type byte, a length and then one of these codes:
+   * the StartupMessage (protocol 3.0), or an SSLRequest, GSSENCRequest or CancelRequest before it.
+   * Skipped: a connection opened during a census used to make all its counts unreliable ('?').
+   */
+  const OPENING_CODES = new Set([196_608, 80_877_103, 80_877_104, 80_877_102]);
   const cstring = (buffer: Buffer, at: number): [string, number] => {
     const end = buffer.indexOf(0, at);
     if (end < 0) throw new Error('unterminated string');
@@ -432,13 +562,27 @@ const pgMessageCounter = (pgPort: number) => {
     const written = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let state = states.get(socket);
     if (!state) {
-      state = { partial: undefined, statements: new Map(), bound: 'other', inTx: false, txWrote: false };
+      state = { partial: undefined, statements: new Map(), bound: 'other', inTx: false, txWrote: false, typed: false };
       states.set(socket, state);
     }
     const buffer = state.partial ? Buffer.concat([state.partial, written]) : written;
     state.partial = undefined;
     let at = 0;
     while (at + 5 <= buffer.length) {
+      if (!state.typed) {
+        if (at + 8 > buffer.length) break;
+        if (OPENING_CODES.has(buffer.readInt32BE(at + 4))) {
+          const opening = buffer.readInt32BE(at);
+          if (opening < 8) {
+            counts.unreliable = true;
+            return;
+          }
+          if (at + opening > buffer.length) break;
+          at += opening;
+          continue;
+        }
+        state.typed = true;
+      }
       const type = String.fromCharCode(buffer[at]!);
       const length = buffer.readInt32BE(at + 1);
       if (!KNOWN.has(type) || length < 4) {
@@ -572,9 +716,10 @@ interface PhaseSummary {
   sendLagMaxMs: number;
   elu: number[];
   drainMs: number[];
+  stalls: Stalls[];
 }
 
-const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs: number[]): PhaseSummary => {
+const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs: number[], stalls: Stalls[]): PhaseSummary => {
   const statusCodes: Record<string, number> = {};
   for (const slice of slices) for (const [code, n] of Object.entries(slice.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
   return {
@@ -591,30 +736,255 @@ const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs
     sendLagMaxMs: Math.max(0, ...slices.map((s) => s.sendLagMaxMs)),
     elu,
     drainMs,
+    stalls,
   };
 };
 
 const non2xxOf = (s: PhaseSummary) => Object.entries(s.statusCodes).reduce((sum, [code, n]) => (code.startsWith('2') ? sum : sum + n), 0);
 
+type TargetName = 'floor' | 'ours';
+
+/** One phase's load, the same for both targets. */
+interface Phase {
+  /** 'many': the headline, a user per client; 'one': every client the same user. */
+  key: 'many' | 'one';
+  title: string;
+  /** Ours' users; the floor's x-user-id is the same id. */
+  users: { id: number; token: string }[];
+  /** Closed-loop clients, and the census's or warm-up's. */
+  connections: number;
+  shapes: OrderShape[];
+}
+
+/** Per user of a phase, what is on disk against the 201s it was answered. */
+interface OnDisk {
+  ok: boolean;
+  line: string;
+  warn: string | undefined;
+}
+
+interface PhaseResult {
+  phase: Phase;
+  /** The many-user phase's census (the one-user phase has a warm-up instead). */
+  census: Record<TargetName, Census> | undefined;
+  closedLoop: Record<TargetName, PhaseSummary>;
+  openLoop: Record<TargetName, PhaseSummary>;
+  /** The open loop's offered rate, orders/s. */
+  rate: number;
+  /** 201s per user (the index into phase.users), the check orders included. */
+  answered: Record<TargetName, number[]>;
+  onDisk: OnDisk;
+}
+
+const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
+const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+const pct = (value: number) => `${fixed(value * 100)} %`;
+const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+/** The figures a phase is judged by. */
+const figuresOf = (r: PhaseResult) => {
+  const floorRps = r.closedLoop.floor.okInWindow / r.closedLoop.floor.windowSec;
+  const oursRps = r.closedLoop.ours.okInWindow / r.closedLoop.ours.windowSec;
+  const p99Floor = percentile(r.openLoop.floor.latenciesMs, 99);
+  const p99Ours = percentile(r.openLoop.ours.latenciesMs, 99);
+  const oursAllOk = non2xxOf(r.closedLoop.ours) + non2xxOf(r.openLoop.ours) + r.closedLoop.ours.errors + r.openLoop.ours.errors === 0;
+  return { floorRps, oursRps, ratio: floorRps > 0 ? oursRps / floorRps : 0, p99Floor, p99Ours, p99Delta: p99Ours - p99Floor, oursAllOk };
+};
+
+/** Server CPU per order in a census, ms (user + kernel). */
+const serverCpuPerOrder = (c: Census) => (c.serverCpuMs.user + c.serverCpuMs.system) / Math.max(1, c.orders);
+
+const signed = (value: number, digits: number) => `${value >= 0 ? '+' : ''}${fixed(value, digits)}`;
+
+/** One phase's tables, warnings and verdicts. */
+const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: number; rounds: number }) => {
+  const { closedLoop, openLoop, rate, phase } = r;
+  const f = figuresOf(r);
+  const widths = [24, 9, 9, 8, 8, 8, 8, 8, 7];
+  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join(' ');
+  const header = row(['target', 'req/s', 'requests', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors']);
+  /** req/s: 2xx answers over the window (closed loop), or over the time to the last answer (open loop). */
+  const line = (label: string, s: PhaseSummary, seconds: number) => {
+    const l = s.latenciesMs;
+    return row([label, fixed(s.okInWindow / seconds), String(s.okInWindow), fixed(percentile(l, 50), 1), fixed(percentile(l, 90), 1), fixed(percentile(l, 99), 1), fixed(l.at(-1) ?? Number.NaN, 1), String(non2xxOf(s)), String(s.errors)]);
+  };
+  const ms = (values: number[]) => values.map((v) => `${fixed(v)} ms`).join(', ');
+  const stallsLine = (s: PhaseSummary) =>
+    `${s.name} loop delay max ${fixed(Math.max(0, ...s.stalls.map((t) => t.loopDelayMaxMs)), 1)} ms, GC ${sumOf(s.stalls.map((t) => t.gcCount))} pauses ` +
+    `(${fixed(sumOf(s.stalls.map((t) => t.gcTotalMs)))} ms in all, longest ${fixed(Math.max(0, ...s.stalls.map((t) => t.gcMaxMs)), 1)} ms)`;
+  const drainTotalMs = sumOf(closedLoop.ours.drainMs);
+  const oursSustained = closedLoop.ours.okInWindow / (closedLoop.ours.windowSec + drainTotalMs / 1000);
+
+  console.log('');
+  console.log(`== ${phase.title}`);
+  console.log(`Closed loop: ${phase.connections} concurrent clients, each waiting for its answer; ${settings.seconds} s per target in ${settings.rounds} alternating slices`);
+  console.log(header);
+  console.log(line('floor (bare, 1 tx)', closedLoop.floor, closedLoop.floor.windowSec));
+  console.log(line('ours (5 gates + sim)', closedLoop.ours, closedLoop.ours.windowSec));
+  console.log(`  event loop busy: floor ${closedLoop.floor.elu.map(pct).join(', ')}; ours ${closedLoop.ours.elu.map(pct).join(', ')}`);
+  console.log(`  ours answers at acceptance, its fills follow: ours was quiet again ${ms(closedLoop.ours.drainMs)} after its slices; counting that time, ${fixed(oursSustained)} orders/s`);
+  console.log('');
+  console.log(`Open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's closed-loop figure) on schedule, latency from the scheduled send; ${settings.rateSeconds} s per target`);
+  console.log(header);
+  console.log(line('floor (bare, 1 tx)', openLoop.floor, openLoop.floor.spanSec));
+  console.log(line('ours (5 gates + sim)', openLoop.ours, openLoop.ours.spanSec));
+  console.log(
+    `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
+      `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
+  );
+  console.log(`  this process during the slices: ${stallsLine(openLoop.floor)}; ${stallsLine(openLoop.ours)}`);
+  for (const s of [openLoop.floor, openLoop.ours]) {
+    if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
+    if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
+    if (s.sendLagP99Ms > 5) console.log(`  WARN  the generator sent ${s.name === 'ours' ? "ours'" : "the floor's"} orders up to ${fixed(s.sendLagP99Ms, 1)} ms late (p99): it was short of CPU, and those ms are in the latencies`);
+  }
+  console.log('');
+  const at = phase.key === 'many' ? `${phase.users.length} users` : `${phase.connections} clients of one user`;
+  const goalNote = phase.connections === GOAL_CONNECTIONS ? '' : ` [the goal is stated at ${GOAL_CONNECTIONS}]`;
+  console.log(`${verdict(f.ratio >= GOAL_RATIO)}  throughput: ours ${fixed(f.oursRps)} / floor ${fixed(f.floorRps)} orders/s = ${fixed(f.ratio, 3)} of the floor (goal >= ${GOAL_RATIO}) at ${at}${goalNote}`);
+  console.log(`${verdict(f.p99Delta <= GOAL_P99_DELTA_MS)}  latency at ${rate} orders/s: ours p99 ${fixed(f.p99Ours, 1)} ms - floor p99 ${fixed(f.p99Floor, 1)} ms = ${signed(f.p99Delta, 1)} ms (goal <= ${GOAL_P99_DELTA_MS} ms)`);
+  console.log(
+    `${verdict(f.oursAllOk)}  responses: ours ${JSON.stringify(closedLoop.ours.statusCodes)} closed, ${JSON.stringify(openLoop.ours.statusCodes)} open, ${closedLoop.ours.errors + openLoop.ours.errors} errors; ` +
+      `floor ${non2xxOf(closedLoop.floor) + non2xxOf(openLoop.floor)} non-2xx, ${closedLoop.floor.errors + openLoop.floor.errors} errors`,
+  );
+  console.log(`${verdict(r.onDisk.ok)}  on disk: ${r.onDisk.line}`);
+  if (r.onDisk.warn) console.log(`  WARN  ${r.onDisk.warn}`);
+};
+
+/** The census of the many-user phase: where an order's time goes, per order. */
+const printCensus = (r: PhaseResult, settings: { warmup: number }) => {
+  const { floor: censusFloor, ours: censusOurs } = r.census!;
+  const { floorRps, oursRps } = figuresOf(r);
+  console.log('');
+  console.log(`Where the time goes, per order: the census of "${r.phase.title}" (${settings.warmup} orders per target at ${r.phase.connections} clients, after the warm-up and before the measured runs; ours' fills drained inside it)`);
+  const censusWidths = [54, 10, 10];
+  const crow = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(censusWidths[0]!) : cell.padStart(censusWidths[i]!))).join(' ');
+  const per = (c: Census, value: number | undefined, digits = 2) => (value === undefined ? '-' : fixed(value / Math.max(1, c.orders), digits));
+  const both = (label: string, f: (c: Census) => string) => console.log(crow([label, f(censusFloor), f(censusOurs)]));
+  const counted = (f: (c: Census) => string) => (c: Census) => (c.pg.unreliable ? '?' : f(c));
+  const statementsOf = (c: Census) => STATEMENT_KINDS.reduce((sum, k) => sum + c.pg.byKind[k], 0);
+  console.log(crow(['', 'floor', 'ours']));
+  both('orders answered 2xx / not', (c) => `${c.orders} / ${c.nonOk}`);
+  both('census rate, orders/s (counters on)', (c) => fixed(c.orders / c.wallSec));
+  both('statements sent to Postgres (counted on the sockets)', counted((c) => per(c, statementsOf(c), 1)));
+  for (const kind of STATEMENT_KINDS) {
+    if (censusFloor.pg.byKind[kind] + censusOurs.pg.byKind[kind] > 0) both(`  ${kind}`, counted((c) => per(c, c.pg.byKind[kind], 1)));
+  }
+  both('round trips waited for (Sync / simple Query)', counted((c) => per(c, c.pg.syncs, 1)));
+  both('transactions with a write or row lock (commits to flush, at most)', counted((c) => per(c, c.pg.writeCommits, 2)));
+  both('transaction ids assigned (cluster-wide)', (c) => per(c, c.xids, 2));
+  both('transactions committed, any (pg_stat_database)', (c) => per(c, c.stats.xact_commit, 1));
+  both('transactions rolled back', (c) => per(c, c.stats.xact_rollback, 2));
+  both('WAL bytes (cluster-wide)', (c) => per(c, c.stats.wal_bytes, 0));
+  both('WAL fsyncs (cluster-wide)', (c) => per(c, c.stats.wal_sync, 2));
+  both('Postgres backends executing (incl. lock waits), ms', (c) => per(c, c.stats.active_ms, 1));
+  both('Postgres backends idle in transaction, ms', (c) => per(c, c.stats.idle_in_tx_ms, 1));
+  both("CPU of this database's backends, ms", (c) => per(c, c.pgCpuMs, 2));
+  both('CPU of the server process (user + kernel), ms', (c) => `${per(c, c.serverCpuMs.user, 2)} + ${per(c, c.serverCpuMs.system, 2)}`);
+  both('CPU of the load generator, ms', (c) => per(c, c.generatorCpuMs, 2));
+  const perOrder = (c: Census, value: number) => value / Math.max(1, c.orders);
+  const oursCommits = perOrder(censusOurs, censusOurs.pg.writeCommits);
+  const floorCommits = perOrder(censusFloor, censusFloor.pg.writeCommits);
+  const oursCpu = serverCpuPerOrder(censusOurs);
+  const floorCpu = serverCpuPerOrder(censusFloor);
+  const commitRate = floorRps * floorCommits;
+  console.log('');
+  console.log(
+    `  commits: ours makes up to ${fixed(oursCommits, 2)} durable commits per order, the floor ${fixed(floorCommits, 2)}. At the floor's commit rate (${fixed(commitRate)}/s) ` +
+      `that alone would cap ours near ${fixed(commitRate / Math.max(oursCommits, 1e-9))} orders/s (${fixed(floorCommits / Math.max(oursCommits, 1e-9), 2)} of the floor).`,
+  );
+  console.log(
+    `  server CPU: ours spends ${fixed(oursCpu, 2)} ms of the Node process's CPU per order (floor ${fixed(floorCpu, 2)} ms): on one event loop that caps it near ${fixed(1000 / Math.max(oursCpu, 1e-9))} orders/s. ` +
+      `Its loop was ${pct(mean(r.closedLoop.ours.elu))} busy in the closed loop (floor ${pct(mean(r.closedLoop.floor.elu))}).`,
+  );
+  const allCpu = (c: Census) => perOrder(c, c.serverCpuMs.user + c.serverCpuMs.system + (c.pgCpuMs ?? 0) + c.generatorCpuMs);
+  const cores = cpus().length;
+  console.log(
+    `  machine: an order costs ${fixed(allCpu(censusOurs), 1)} ms of CPU in all for ours (server, Postgres backends, generator), ${fixed(allCpu(censusFloor), 1)} ms for the floor; ` +
+      `${cores} cores cap ours near ${fixed((cores * 1000) / Math.max(allCpu(censusOurs), 1e-9))} orders/s and the floor near ${fixed((cores * 1000) / Math.max(allCpu(censusFloor), 1e-9))}` +
+      (censusOurs.pgCpuMs === undefined ? ' (Postgres backends not visible in /proc: left out)' : ''),
+  );
+  const caps = [
+    { what: "durable commits at the floor's commit rate", cap: commitRate / Math.max(oursCommits, 1e-9) },
+    { what: "the server's CPU on one event loop", cap: 1000 / Math.max(oursCpu, 1e-9) },
+    { what: `all CPU on ${cores} cores`, cap: (cores * 1000) / Math.max(allCpu(censusOurs), 1e-9) },
+  ].sort((a, b) => a.cap - b.cap);
+  console.log(`  => the tightest of these bounds on ours is ${caps[0]!.what} (~${fixed(caps[0]!.cap)} orders/s); measured closed loop: ${fixed(oursRps)} orders/s`);
+  if (censusOurs.pg.unreliable || censusFloor.pg.unreliable) console.log('  (counts marked ? could not be read from the sockets reliably)');
+  console.log('');
+  console.log('Tables per order: index scans, sequential scans (rows they read), rows inserted, updated (of which HOT), deleted');
+  for (const c of [censusFloor, censusOurs]) {
+    const busiest = [...c.tables].sort(([, a], [, b]) => b.idx_scan + b.seq_tup_read + b.n_tup_ins + b.n_tup_upd - (a.idx_scan + a.seq_tup_read + a.n_tup_ins + a.n_tup_upd));
+    for (const [relname, t] of busiest) {
+      const cells = [
+        `idx ${per(c, t.idx_scan, 1)}`,
+        `seq ${per(c, t.seq_scan, 1)} (${per(c, t.seq_tup_read, 0)} rows)`,
+        `ins ${per(c, t.n_tup_ins, 1)}`,
+        `upd ${per(c, t.n_tup_upd, 1)} (${per(c, t.n_tup_hot_upd, 1)})`,
+        `del ${per(c, t.n_tup_del, 1)}`,
+      ];
+      console.log(`  ${c.name.padEnd(6)}${relname.padEnd(26)}${cells.map((cell) => cell.padEnd(18)).join('')}`);
+    }
+  }
+};
+
+/** The headline: the many-user phase's verdicts, ours' server CPU per order beside the floor's, and the one-user figures beside them. */
+const printHeadline = (many: PhaseResult, one: PhaseResult, pinning: Pinning) => {
+  const m = figuresOf(many);
+  const o = figuresOf(one);
+  const where = pinning.server === undefined ? `UNPINNED (${pinning.why})` : `this process on CPU ${pinning.server}, the generator on CPU ${pinning.generator}`;
+  const goalNote = many.phase.users.length === GOAL_CONNECTIONS ? '' : ` [the goal is stated at ${GOAL_CONNECTIONS}]`;
+  console.log('');
+  console.log(`Headline: ${many.phase.users.length} users, one order in flight each; ${where}`);
+  console.log(`${verdict(m.ratio >= GOAL_RATIO)}  throughput: ours ${fixed(m.oursRps)} / floor ${fixed(m.floorRps)} orders/s = ${fixed(m.ratio, 3)} of the floor (goal >= ${GOAL_RATIO})${goalNote}`);
+  console.log(
+    `${verdict(m.p99Delta <= GOAL_P99_DELTA_MS)}  latency at ${many.rate} orders/s (${OPEN_RATE_FRACTION * 100} % of the floor's): ours p99 ${fixed(m.p99Ours, 1)} ms - floor p99 ${fixed(m.p99Floor, 1)} ms = ${signed(m.p99Delta, 1)} ms (goal <= ${GOAL_P99_DELTA_MS} ms)`,
+  );
+  if (many.census) {
+    const oursCpu = serverCpuPerOrder(many.census.ours);
+    const floorCpu = serverCpuPerOrder(many.census.floor);
+    console.log(`      server CPU per order (census): ours ${fixed(oursCpu, 2)} ms, floor ${fixed(floorCpu, 2)} ms (${fixed(oursCpu / Math.max(floorCpu, 1e-9), 1)} x the floor's)`);
+  }
+  const allOk = m.oursAllOk && o.oursAllOk && many.onDisk.ok && one.onDisk.ok;
+  console.log(`${verdict(allOk)}  every order of ours answered 201, and every 201 of both once on disk, for every user of both phases (details below)`);
+  console.log(
+    `      beside it, ${one.phase.connections} clients of one user on one symbol: ours ${fixed(o.oursRps)} / floor ${fixed(o.floorRps)} orders/s = ${fixed(o.ratio, 3)}; ` +
+      `p99 at ${one.rate} orders/s ours ${fixed(o.p99Ours, 1)} ms, floor ${fixed(o.p99Floor, 1)} ms (${signed(o.p99Delta, 1)} ms)`,
+  );
+};
+
+/** Runs `work` over `items`, `width` at a time. */
+const inBatches = async <T, R>(items: T[], width: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> => {
+  const results: R[] = [];
+  for (let at = 0; at < items.length; at += width) results.push(...(await Promise.all(items.slice(at, at + width).map((item, i) => work(item, at + i)))));
+  return results;
+};
+
 const main = async () => {
   const adminUrl = postgresAdminUrl('orders', 'the durable-order floor and the statement census are PostgreSQL');
   if (!adminUrl) return;
+  const connections = positiveInt('BENCH_ORDERS_CONNECTIONS', GOAL_CONNECTIONS);
   const settings = {
     seconds: positiveInt('BENCH_ORDERS_SECONDS', 10),
     rateSeconds: positiveInt('BENCH_ORDERS_RATE_SECONDS', 10),
-    connections: positiveInt('BENCH_ORDERS_CONNECTIONS', GOAL_CONNECTIONS),
+    connections,
+    users: positiveInt('BENCH_ORDERS_USERS', connections),
+    symbols: positiveInt('BENCH_ORDERS_SYMBOLS', SYMBOLS.length),
     rounds: positiveInt('BENCH_ORDERS_ROUNDS', 2),
     warmup: positiveInt('BENCH_ORDERS_WARMUP', 400),
   };
+  if (settings.symbols > SYMBOLS.length) throw new Error(`BENCH_ORDERS_SYMBOLS must be at most ${SYMBOLS.length}, got ${settings.symbols}`);
 
   // The service and its helpers are loaded here, not at the top: the generator child needs none of them.
-  const [{ startBenchService, benchTrader, postJson }, { startOrdersFloor, FLOOR_USER_ID }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
+  const [{ startBenchService, benchTrader, postJson }, { startOrdersFloor, FLOOR_USER_HEADER }, { default: postgresJs }, { sql: drizzleSql }] = await Promise.all([
     import('./service.ts'),
     import('./orders-floor.ts'),
     import('postgres'),
     import('drizzle-orm'),
   ]);
 
+  // Pinned before anything starts, so every thread the servers start inherits the CPU.
+  const pinning = pinServer();
   const loadBefore = loadavg();
   // The socket observer goes in before the first connection to Postgres, so it sees every Parse.
   const counter = pgMessageCounter(Number(new URL(adminUrl).port || 5432));
@@ -643,11 +1013,17 @@ const main = async () => {
   });
   console.log(`service up on ${app.url} (Postgres ${pgSettings?.version}, fresh database, pool ${POOL_SIZE})`);
 
-  // One user, as a client makes it: register, log in, register a crypto key; a price for BTC/USDT.
-  const { userId, token } = await benchTrader(app, 'bench_orders');
+  // The users, as a client makes each: register, log in, register a crypto key. One for the
+  // one-user phase, then one per client of the many-user phase; and a price for every symbol.
+  const oneUser = await benchTrader(app, 'bench_orders');
+  const manyUsers = await inBatches(Array.from({ length: settings.users }), 4, (_, i) => benchTrader(app, `bench_orders_u${i}`));
+  const symbols = SYMBOLS.slice(0, settings.symbols);
+  for (const { symbol, price } of symbols) await app.services.simulator.setPrice({ assetClass: 'crypto', symbol, price });
+  console.log(`${settings.users + 1} users registered and logged in, each with a crypto key; prices set for ${symbols.map((s) => s.symbol).join(', ')}`);
 
   const floor: OrdersFloor = await startOrdersFloor({ databaseUrl, poolSize: POOL_SIZE, route: ROUTE });
   cleanups.push({ what: 'floor server', run: () => floor.close() });
+  const floorHeaders = (userId: number) => ({ [FLOOR_USER_HEADER]: String(userId) });
 
   // Placements under way in ours, counted around the order service's place(): a request the
   // generator gave up on still runs to its end, and no slice may start before ours is quiet.
@@ -677,31 +1053,52 @@ const main = async () => {
 
   // One order each, checked by hand: both answer 201 with the order.
   const tag = randomBytes(3).toString('hex');
-  const oursCheck = await postJson(`${app.url}${ROUTE}`, { ...ORDER, client_order_id: `check-${tag}-ours` }, token);
+  const oursCheck = await postJson(`${app.url}${ROUTE}`, { ...ORDER, client_order_id: `check-${tag}-ours` }, oneUser.token);
   if (oursCheck.status !== 201 || oursCheck.json?.status !== 'accepted') throw new Error(`ours did not accept the check order: ${oursCheck.status} ${oursCheck.text}`);
-  const floorCheck = await postJson(`${floor.url}${ROUTE}`, { ...ORDER, client_order_id: `check-${tag}-floor` });
-  if (floorCheck.status !== 201 || floorCheck.json?.status !== 'filled') throw new Error(`the floor did not take the check order: ${floorCheck.status} ${floorCheck.text}`);
+  const floorCheckResponse = await fetch(`${floor.url}${ROUTE}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...floorHeaders(oneUser.userId) },
+    body: JSON.stringify({ ...ORDER, client_order_id: `check-${tag}-floor` }),
+  });
+  const floorCheck = { status: floorCheckResponse.status, text: await floorCheckResponse.text() };
+  if (floorCheck.status !== 201 || (JSON.parse(floorCheck.text) as { status?: unknown }).status !== 'filled') throw new Error(`the floor did not take the check order: ${floorCheck.status} ${floorCheck.text}`);
   await drainOurs();
-  const [checkRow] = await observer<{ status: string }[]>`select status from orders where user_id = ${userId} and client_order_id = ${`check-${tag}-ours`}`;
+  const [checkRow] = await observer<{ status: string }[]>`select status from orders where user_id = ${oneUser.userId} and client_order_id = ${`check-${tag}-ours`}`;
   if (checkRow?.status !== 'filled') throw new Error(`ours' check order is ${checkRow?.status ?? 'missing'} after the drain, not filled`);
   console.log(`both answer 201: ours ${oursCheck.text.length} bytes (status accepted, filled after the answer), floor ${floorCheck.text.length} bytes (status filled)`);
 
-  const targets = {
-    floor: { name: 'floor', url: `${floor.url}${ROUTE}`, headers: {}, idPrefix: `bo${tag}-floor` } satisfies LoadTarget,
-    ours: { name: 'ours', url: `${app.url}${ROUTE}`, headers: { authorization: `Bearer ${token}` }, idPrefix: `bo${tag}-ours` } satisfies LoadTarget,
+  const manyPhase: Phase = {
+    key: 'many',
+    title: `${settings.users} users, one order in flight each, orders in turn over ${symbols.length} symbols shared by all`,
+    users: manyUsers.map((u) => ({ id: u.userId, token: u.token })),
+    connections: settings.users,
+    shapes: symbols.map(({ symbol, qty }) => ({ symbol, qty })),
   };
-  type TargetName = keyof typeof targets;
-  const okTotals: Record<TargetName, number> = { floor: 1, ours: 1 }; // the check orders
+  const onePhase: Phase = {
+    key: 'one',
+    title: `one user, ${settings.connections} clients, one symbol (${ORDER.symbol} market buys of ${ORDER.qty})`,
+    users: [{ id: oneUser.userId, token: oneUser.token }],
+    connections: settings.connections,
+    shapes: [{ symbol: ORDER.symbol, qty: ORDER.qty }],
+  };
+  const targetsOf = (phase: Phase): Record<TargetName, LoadTarget> => ({
+    floor: { name: 'floor', url: `${floor.url}${ROUTE}`, users: phase.users.map((u) => floorHeaders(u.id)), shapes: phase.shapes, idPrefix: `bo${tag}-${phase.key}-floor` },
+    ours: { name: 'ours', url: `${app.url}${ROUTE}`, users: phase.users.map((u) => ({ authorization: `Bearer ${u.token}` })), shapes: phase.shapes, idPrefix: `bo${tag}-${phase.key}-ours` },
+  });
 
-  const generator = startGenerator();
+  const generator = startGenerator(pinning.generator);
   cleanups.push({ what: 'load generator', run: () => generator.stop() });
+  /** 201s per user, by the target's idPrefix (a phase and target each): what the disk must hold. */
+  const answered = new Map<string, number[]>();
   const run = async (command: LoadCommand) => {
     const result = await generator.run(command);
-    okTotals[command.target.name as TargetName] += result.okTotal;
+    const tally = answered.get(command.target.idPrefix) ?? command.target.users.map(() => 0);
+    result.okByUser.forEach((n, user) => (tally[user]! += n));
+    answered.set(command.target.idPrefix, tally);
     return result;
   };
 
-  // --- Census (also the warm-up): what one order costs each target, counted. ---------------
+  // --- Census: what one order costs each target, counted. ------------------------------------
   /** Backends flush their statistics at most once a second: wait, then give each pooled connection a statement. */
   const flushStats = async () => {
     await sleep(1100);
@@ -730,7 +1127,8 @@ const main = async () => {
   const nextXid = async () => Number((await observer<{ xid: string }[]>`select pg_snapshot_xmax(pg_current_snapshot())::text as xid`)[0]!.xid);
   const backendPids = async () => (await observer<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`).map((row) => row.pid);
 
-  const census = async (name: TargetName): Promise<Census> => {
+  /** The warm-up's orders, sent with the counters on. */
+  const census = async (name: TargetName, warmUp: LoadCommand): Promise<Census> => {
     await flushStats();
     const pidsBefore = await backendPids();
     const before = { stats: await cumulative(), tables: await tableStats(), cpu: process.cpuUsage(), pg: processCpuMs(pidsBefore) };
@@ -740,7 +1138,7 @@ const main = async () => {
     let result: SliceResult;
     let counts: PgCounts;
     try {
-      result = await run({ op: 'count', target: targets[name], connections: settings.connections, count: settings.warmup, maxSeconds: CENSUS_MAX_SECONDS });
+      result = await run(warmUp);
       if (name === 'ours') await drainOurs();
     } finally {
       counts = counter.stop();
@@ -778,18 +1176,13 @@ const main = async () => {
     };
   };
 
-  console.log(`census and warm-up: ${settings.warmup} orders per target at ${settings.connections} concurrent clients, counters on (not measured) ...`);
-  const censusFloor = await census('floor');
-  const censusOurs = await census('ours');
-
-  // --- Closed loop: throughput at N concurrent clients, alternating slices. ------------------
+  // --- Measured slices, alternating between the targets. ------------------------------------
   /**
-   * This process's own stalls during a slice (both servers live in it): the longest event-loop
-   * delay, and the GC pauses (V8's, reported by perf_hooks). They tell a tail made here from one
-   * the machine made.
+   * Records this process's own stalls during a slice (both servers live in it): the longest
+   * event-loop delay, and the GC pauses (V8's, reported by perf_hooks). They tell a tail made here
+   * from one the machine made.
    */
-  const stallsOf: Record<TargetName, Stalls[]> = { floor: [], ours: [] };
-  const slice = async (name: TargetName, command: LoadCommand, slices: Record<TargetName, SliceResult[]>, elu: Record<TargetName, number[]>, drains: Record<TargetName, number[]>) => {
+  const slice = async (command: LoadCommand) => {
     const eluBefore = performance.eventLoopUtilization();
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     const gcPauses: number[] = [];
@@ -799,54 +1192,125 @@ const main = async () => {
     const result = await run(command);
     gcObserver.disconnect();
     loopDelay.disable();
-    elu[name].push(performance.eventLoopUtilization(eluBefore).utilization);
-    stallsOf[name].push({ loopDelayMaxMs: loopDelay.max / 1e6, gcCount: gcPauses.length, gcTotalMs: gcPauses.reduce((sum, d) => sum + d, 0), gcMaxMs: Math.max(0, ...gcPauses) });
-    slices[name].push(result);
-    if (name === 'ours') drains.ours.push(await drainOurs());
+    const stalls: Stalls = { loopDelayMaxMs: loopDelay.max / 1e6, gcCount: gcPauses.length, gcTotalMs: sumOf(gcPauses), gcMaxMs: Math.max(0, ...gcPauses) };
+    return { result, elu: performance.eventLoopUtilization(eluBefore).utilization, stalls, drainMs: command.target.name === 'ours' ? await drainOurs() : 0 };
   };
-  /** The stalls of the slices since `from`, for one line of the report. */
-  const stallsLine = (name: TargetName, from: number) => {
-    const taken = stallsOf[name].slice(from);
-    return `${name} loop delay max ${fixed(Math.max(0, ...taken.map((t) => t.loopDelayMaxMs)), 1)} ms, GC ${taken.reduce((sum, t) => sum + t.gcCount, 0)} pauses (${fixed(
-      taken.reduce((sum, t) => sum + t.gcTotalMs, 0),
-      0,
-    )} ms in all, longest ${fixed(Math.max(0, ...taken.map((t) => t.gcMaxMs)), 1)} ms)`;
-  };
-  const alternate = async (make: (name: TargetName) => LoadCommand) => {
-    const slices: Record<TargetName, SliceResult[]> = { floor: [], ours: [] };
-    const elu: Record<TargetName, number[]> = { floor: [], ours: [] };
-    const drains: Record<TargetName, number[]> = { floor: [], ours: [] };
+  const alternate = async (make: (name: TargetName) => LoadCommand): Promise<Record<TargetName, PhaseSummary>> => {
+    const taken: Record<TargetName, Awaited<ReturnType<typeof slice>>[]> = { floor: [], ours: [] };
     for (let round = 0; round < settings.rounds; round++) {
       const order: TargetName[] = round % 2 === 0 ? ['floor', 'ours'] : ['ours', 'floor'];
-      for (const name of order) await slice(name, make(name), slices, elu, drains);
+      for (const name of order) taken[name].push(await slice(make(name)));
     }
-    return { floor: mergeSlices('floor', slices.floor, elu.floor, drains.floor), ours: mergeSlices('ours', slices.ours, elu.ours, drains.ours) };
+    const summary = (name: TargetName) =>
+      mergeSlices(
+        name,
+        taken[name].map((t) => t.result),
+        taken[name].map((t) => t.elu),
+        name === 'ours' ? taken[name].map((t) => t.drainMs) : [],
+        taken[name].map((t) => t.stalls),
+      );
+    return { floor: summary('floor'), ours: summary('ours') };
   };
 
-  console.log(`closed loop: ${settings.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
-  const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: settings.connections, seconds: settings.seconds / settings.rounds }));
-  const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
-  const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
+  /**
+   * A phase: a warm-up (every user's first orders on each symbol make rows that later orders only
+   * update), the census (many users), the closed loop, then the open loop at a fifth of the floor's rate.
+   */
+  const measure = async (phase: Phase): Promise<Omit<PhaseResult, 'answered' | 'onDisk'>> => {
+    const targets = targetsOf(phase);
+    const batch = (name: TargetName, count: number): LoadCommand => ({ op: 'count', target: targets[name], connections: phase.connections, count, maxSeconds: CENSUS_MAX_SECONDS });
+    const warmUpCount = Math.max(settings.warmup, 2 * phase.users.length * phase.shapes.length);
+    console.log(`${phase.title}: warm-up, ${warmUpCount} orders per target (not measured) ...`);
+    for (const name of ['floor', 'ours'] as const) await run(batch(name, warmUpCount));
+    await drainOurs();
+    let censuses: Record<TargetName, Census> | undefined;
+    if (phase.key === 'many') {
+      console.log(`  census: ${settings.warmup} orders per target, counters on (not measured) ...`);
+      censuses = { floor: await census('floor', batch('floor', settings.warmup)), ours: await census('ours', batch('ours', settings.warmup)) };
+    }
+    console.log(`  closed loop: ${phase.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
+    const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: phase.connections, seconds: settings.seconds / settings.rounds }));
+    const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
+    const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
+    console.log(`  open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
+    const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
+    return { phase, census: censuses, closedLoop, openLoop, rate };
+  };
 
-  // --- Open loop: latency at a fixed offered rate, sent on schedule. ------------------------
-  console.log(`open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
-  const openFrom = { floor: stallsOf.floor.length, ours: stallsOf.ours.length };
-  const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
+  // The check orders are the one user's.
+  for (const target of Object.values(targetsOf(onePhase))) answered.set(target.idPrefix, [1]);
+  // The headline's phase first.
+  const measured = [await measure(manyPhase), await measure(onePhase)];
   const loadAfter = loadavg();
 
-  // --- Integrity: every 201 is an order on disk, and every order of ours is filled. ----------
+  // --- Integrity: per user, every 201 is an order on disk, once, and every order of ours is filled. --
   await drainOurs();
-  const oursRows = await observer<{ status: string; n: number }[]>`select status, count(*)::int as n from orders where user_id = ${userId} group by status order by status`;
-  const [oursFills] = await observer<{ n: number; reconciling: number; doubled: number; reconciled: number }[]>`
-    select count(*)::int as n, (count(*) filter (where execution_id like 'reconcile:%'))::int as reconciling,
-           (select count(*)::int from (select 1 from order_fills where user_id = ${userId} group by client_order_id having count(*) > 1) d) as doubled,
-           (select count(*)::int from audit_events where subject_user_id = ${userId} and action = 'order.reconciled') as reconciled
-    from order_fills where user_id = ${userId}`;
-  const [floorRows] = await observer<{ orders: number; fills: number; audits: number; position: string }[]>`
-    select (select count(*)::int from bench_orders where user_id = ${FLOOR_USER_ID}) as orders, (select count(*)::int from bench_fills) as fills,
-           (select count(*)::int from bench_audit) as audits, (select qty::text from bench_positions where user_id = ${FLOOR_USER_ID}) as position`;
+  const oursByUser = new Map(
+    (
+      await observer<{ user_id: number; orders: number; filled: number; fills: number; filled_orders: number; reconciling: number; reconciled: number }[]>`
+        with o as (select user_id, count(*) as orders, count(*) filter (where status = 'filled') as filled from orders group by user_id),
+             f as (select user_id, count(*) as fills, count(distinct client_order_id) as filled_orders, count(*) filter (where execution_id like 'reconcile:%') as reconciling from order_fills group by user_id),
+             r as (select subject_user_id as user_id, count(*) as reconciled from audit_events where action = 'order.reconciled' group by subject_user_id)
+        select o.user_id::int as user_id, o.orders::int as orders, o.filled::int as filled, coalesce(f.fills, 0)::int as fills, coalesce(f.filled_orders, 0)::int as filled_orders,
+               coalesce(f.reconciling, 0)::int as reconciling, coalesce(r.reconciled, 0)::int as reconciled
+        from o left join f using (user_id) left join r using (user_id)`
+    ).map((row) => [row.user_id, row]),
+  );
+  const floorByUser = new Map(
+    (
+      await observer<{ user_id: number; orders: number; fills: number; audits: number; position_ok: boolean; position: string | null }[]>`
+        with o as (select user_id, count(*) as orders, sum(qty) as qty from bench_orders group by user_id),
+             f as (select user_id, count(*) as fills from bench_fills group by user_id),
+             a as (select user_id, count(*) as audits from bench_audit group by user_id),
+             p as (select user_id, sum(qty) as qty from bench_positions group by user_id)
+        select o.user_id::int as user_id, o.orders::int as orders, coalesce(f.fills, 0)::int as fills, coalesce(a.audits, 0)::int as audits,
+               p.qty is not distinct from o.qty as position_ok, p.qty::text as position
+        from o left join f using (user_id) left join a using (user_id) left join p using (user_id)`
+    ).map((row) => [row.user_id, row]),
+  );
+  const onDiskOf = (phase: Phase, got: Record<TargetName, number[]>): OnDisk => {
+    const oursWrong: string[] = [];
+    const floorWrong: string[] = [];
+    let reconciled = 0;
+    let reconciling = 0;
+    phase.users.forEach((user, i) => {
+      const want = { ours: got.ours[i] ?? 0, floor: got.floor[i] ?? 0 };
+      const ours = oursByUser.get(user.id) ?? { orders: 0, filled: 0, fills: 0, filled_orders: 0, reconciling: 0, reconciled: 0 };
+      const fl = floorByUser.get(user.id) ?? { orders: 0, fills: 0, audits: 0, position_ok: true, position: null };
+      reconciled += ours.reconciled;
+      reconciling += ours.reconciling;
+      if (ours.orders !== want.ours || ours.filled !== want.ours || ours.fills !== want.ours || ours.filled_orders !== want.ours) {
+        oursWrong.push(`user ${user.id}: ${want.ours} answers 201 -> ${ours.orders} orders, ${ours.filled} filled, ${ours.fills} fills of ${ours.filled_orders} orders`);
+      }
+      if (fl.orders !== want.floor || fl.fills !== want.floor || fl.audits !== 2 * want.floor || !fl.position_ok) {
+        floorWrong.push(`user ${user.id}: ${want.floor} answers 201 -> ${fl.orders} orders, ${fl.fills} fills, ${fl.audits} audit rows, position ${fl.position} ${fl.position_ok ? '=' : '!='} the orders' sum`);
+      }
+    });
+    const total = (name: TargetName) => sumOf(got[name]);
+    const oursSum = (key: 'orders' | 'filled' | 'fills') => sumOf(phase.users.map((u) => oursByUser.get(u.id)?.[key] ?? 0));
+    const floorSum = (key: 'orders' | 'fills' | 'audits') => sumOf(phase.users.map((u) => floorByUser.get(u.id)?.[key] ?? 0));
+    const wrongLine = (name: string, wrong: string[]) => (wrong.length === 0 ? '' : `; ${name} WRONG for ${wrong.length} users, e.g. ${wrong.slice(0, 3).join('; ')}`);
+    return {
+      ok: oursWrong.length === 0 && floorWrong.length === 0,
+      line:
+        `checked per user (${phase.users.length}): ` +
+        `ours ${total('ours')} answers 201 -> ${oursSum('orders')} orders (${oursSum('filled')} filled), ${oursSum('fills')} fills; ` +
+        `floor ${total('floor')} answers 201 -> ${floorSum('orders')} orders, ${floorSum('fills')} fills, ${floorSum('audits')} audit rows, each user's positions summed against its orders` +
+        wrongLine('ours', oursWrong) +
+        wrongLine('floor', floorWrong),
+      // The once-a-minute reconcile job (server/jobs) ran during the load: what it did to orders in flight.
+      warn: reconciled + reconciling > 0 ? `ours' reconciler audited ${reconciled} orders as reconciled while they were in flight; ${reconciling} reconciling fills` : undefined,
+    };
+  };
+  const results: PhaseResult[] = measured.map((m) => {
+    const targets = targetsOf(m.phase);
+    const got = { floor: answered.get(targets.floor.idPrefix) ?? [], ours: answered.get(targets.ours.idPrefix) ?? [] };
+    return { ...m, answered: got, onDisk: onDiskOf(m.phase, got) };
+  });
+  const [many, one] = results as [PhaseResult, PhaseResult];
 
   // Close the service first so every log line is flushed, then count them.
+  const generatorCpus = generator.cpus();
   await generator.stop();
   await app.close();
   await closeLog();
@@ -855,152 +1319,28 @@ const main = async () => {
   const errorLines = logText.split('"level":"error"').length - 1;
 
   // --- Report. --------------------------------------------------------------------------------
-  const widths = [24, 9, 9, 8, 8, 8, 8, 8, 7];
-  const row = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[i]!))).join(' ');
-  const header = row(['target', 'req/s', 'requests', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx', 'errors']);
-  /** req/s: 2xx answers over the window (closed loop), or over the time to the last answer (open loop). */
-  const line = (label: string, s: PhaseSummary, seconds: number) => {
-    const l = s.latenciesMs;
-    return row([label, fixed(s.okInWindow / seconds), String(s.okInWindow), fixed(percentile(l, 50), 1), fixed(percentile(l, 90), 1), fixed(percentile(l, 99), 1), fixed(l.at(-1) ?? Number.NaN, 1), String(non2xxOf(s)), String(s.errors)]);
-  };
-  const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
-  const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
-  const pct = (value: number) => `${fixed(value * 100)} %`;
-  const ms = (values: number[]) => values.map((v) => `${fixed(v)} ms`).join(', ');
-
-  const oursRps = closedLoop.ours.okInWindow / closedLoop.ours.windowSec;
-  const ratio = floorRps > 0 ? oursRps / floorRps : 0;
-  const drainTotalMs = closedLoop.ours.drainMs.reduce((a, b) => a + b, 0);
-  const oursSustained = closedLoop.ours.okInWindow / (closedLoop.ours.windowSec + drainTotalMs / 1000);
-  const p99Floor = percentile(openLoop.floor.latenciesMs, 99);
-  const p99Ours = percentile(openLoop.ours.latenciesMs, 99);
-  const p99Delta = p99Ours - p99Floor;
-
+  const threads = [...threadCpus()].map(([list, n]) => `${n} on CPU ${list}`).join(', ');
   console.log('');
   console.log(`POST ${ROUTE}: ours (five gates, simulator) vs the durable-order floor, same process, same Postgres, same load`);
   console.log(`  node ${process.version}, ${cpus().length} CPUs; Postgres ${pgSettings?.version}: synchronous_commit=${pgSettings?.synchronous_commit}, fsync=${pgSettings?.fsync}, wal_sync_method=${pgSettings?.wal_sync_method}, commit_delay=${pgSettings?.commit_delay}`);
   console.log(`  both pools ${POOL_SIZE} connections; ours: NODE_ENV=test, LOG_LEVEL=info to a file, RATE_LIMIT_ORDERS_PER_MIN=${RATE_LIMIT_PER_MIN} (the setting's maximum), SIM_TICK_INTERVAL_MS=0`);
-  console.log(`  one user, one symbol (BTC/USDT market buys of ${ORDER.qty}), a new client_order_id per request; generator: a child process (node:http, keep-alive)`);
+  console.log(
+    pinning.server === undefined
+      ? `  UNPINNED (${pinning.why}): this process (threads: ${threads}), the generator and Postgres share all CPUs`
+      : `  pinned with taskset: this process, both servers (threads: ${threads}), on CPU ${pinning.server}; the generator on CPU ${generatorCpus ?? '?'}; Postgres, a system service, unpinned`,
+  );
+  console.log(
+    `  many users: ${settings.users} users, a closed-loop client each, the open loop's orders dealt to them in turn; every order a market buy of the next of ${symbols.map((s) => `${s.symbol} ${s.qty}`).join(', ')} (about 5 USDT), ` +
+      `so each symbol is shared by all; the floor gets the same users (x-user-id) and upserts each user's own position rows`,
+  );
+  console.log(`  one user: ${settings.connections} clients of one user, one symbol; a new client_order_id per request; generator: a child process (node:http, keep-alive)`);
   console.log(`  load average before/after: ${loadBefore.map((v) => v.toFixed(2)).join(' ')} / ${loadAfter.map((v) => v.toFixed(2)).join(' ')} (other work on the machine disturbs the figures)`);
-  console.log('');
-  console.log(`Closed loop: ${settings.connections} concurrent clients, each waiting for its answer; ${settings.seconds} s per target in ${settings.rounds} alternating slices`);
-  console.log(header);
-  console.log(line('floor (bare, 1 tx)', closedLoop.floor, closedLoop.floor.windowSec));
-  console.log(line('ours (5 gates + sim)', closedLoop.ours, closedLoop.ours.windowSec));
-  console.log(`  event loop busy: floor ${closedLoop.floor.elu.map(pct).join(', ')}; ours ${closedLoop.ours.elu.map(pct).join(', ')}`);
-  console.log(`  ours answers at acceptance, its fills follow: ours was quiet again ${ms(closedLoop.ours.drainMs)} after its slices; counting that time, ${fixed(oursSustained)} orders/s`);
-  console.log('');
-  console.log(`Open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's closed-loop figure) on schedule, latency from the scheduled send; ${settings.rateSeconds} s per target`);
-  console.log(header);
-  console.log(line('floor (bare, 1 tx)', openLoop.floor, openLoop.floor.spanSec));
-  console.log(line('ours (5 gates + sim)', openLoop.ours, openLoop.ours.spanSec));
-  console.log(
-    `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
-      `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
-  );
-  console.log(`  this process during the slices: ${stallsLine('floor', openFrom.floor)}; ${stallsLine('ours', openFrom.ours)}`);
-  for (const s of [openLoop.floor, openLoop.ours]) {
-    if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
-    if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
-    if (s.sendLagP99Ms > 5) console.log(`  WARN  the generator sent ${s.name === 'ours' ? "ours'" : "the floor's"} orders up to ${fixed(s.sendLagP99Ms, 1)} ms late (p99): it was short of CPU, and those ms are in the latencies`);
-  }
-  console.log('');
-  const oursTotalOrders = oursRows.reduce((sum, r) => sum + r.n, 0);
-  const oursFilled = oursRows.find((r) => r.status === 'filled')?.n ?? 0;
-  const integrityOk =
-    oursTotalOrders === okTotals.ours && oursFilled === okTotals.ours && oursFills?.n === okTotals.ours && floorRows?.orders === okTotals.floor && floorRows.fills === okTotals.floor && floorRows.audits === 2 * okTotals.floor;
-  const oursAllOk = non2xxOf(closedLoop.ours) + non2xxOf(openLoop.ours) + closedLoop.ours.errors + openLoop.ours.errors === 0;
-  const goalNote = settings.connections === GOAL_CONNECTIONS ? '' : ` [the goal is stated at ${GOAL_CONNECTIONS}]`;
-  console.log(`${verdict(ratio >= GOAL_RATIO)}  throughput: ours ${fixed(oursRps)} / floor ${fixed(floorRps)} orders/s = ${fixed(ratio, 3)} of the floor (goal >= ${GOAL_RATIO}) at ${settings.connections} clients${goalNote}`);
-  console.log(`${verdict(p99Delta <= GOAL_P99_DELTA_MS)}  latency at ${rate} orders/s: ours p99 ${fixed(p99Ours, 1)} ms - floor p99 ${fixed(p99Floor, 1)} ms = ${p99Delta >= 0 ? '+' : ''}${fixed(p99Delta, 1)} ms (goal <= ${GOAL_P99_DELTA_MS} ms)`);
-  console.log(
-    `${verdict(oursAllOk)}  responses: ours ${JSON.stringify(closedLoop.ours.statusCodes)} closed, ${JSON.stringify(openLoop.ours.statusCodes)} open, ${closedLoop.ours.errors + openLoop.ours.errors} errors; ` +
-      `floor ${non2xxOf(closedLoop.floor) + non2xxOf(openLoop.floor)} non-2xx, ${closedLoop.floor.errors + openLoop.floor.errors} errors`,
-  );
-  console.log(
-    `${verdict(integrityOk)}  on disk: ours ${okTotals.ours} answers 201 -> ${oursTotalOrders} orders (${oursRows.map((r) => `${r.n} ${r.status}`).join(', ')}), ${oursFills?.n} fills; ` +
-      `floor ${okTotals.floor} answers 201 -> ${floorRows?.orders} orders, ${floorRows?.fills} fills, ${floorRows?.audits} audit rows, position ${floorRows?.position}`,
-  );
-  if (oursFills && (oursFills.reconciled > 0 || oursFills.doubled > 0)) {
-    // The once-a-minute reconcile job (server/jobs) ran during the load: what it did to orders in flight.
-    console.log(
-      `  WARN  ours' reconciler audited ${oursFills.reconciled} orders as reconciled while they were in flight; ` +
-        `${oursFills.reconciling} reconciling fills, ${oursFills.doubled} orders with more than one fill`,
-    );
-  }
-  console.log(`  ours' log: ${requestLines} request lines, ${errorLines} error lines`);
 
-  console.log('');
-  console.log(`Where the time goes, per order: the census (${settings.warmup} orders per target at ${settings.connections} clients before the measured runs; ours' fills drained inside it)`);
-  const censusWidths = [54, 10, 10];
-  const crow = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(censusWidths[0]!) : cell.padStart(censusWidths[i]!))).join(' ');
-  const per = (c: Census, value: number | undefined, digits = 2) => (value === undefined ? '-' : fixed(value / Math.max(1, c.orders), digits));
-  const both = (label: string, f: (c: Census) => string) => console.log(crow([label, f(censusFloor), f(censusOurs)]));
-  const counted = (f: (c: Census) => string) => (c: Census) => (c.pg.unreliable ? '?' : f(c));
-  const statementsOf = (c: Census) => STATEMENT_KINDS.reduce((sum, k) => sum + c.pg.byKind[k], 0);
-  console.log(crow(['', 'floor', 'ours']));
-  both('orders answered 2xx / not', (c) => `${c.orders} / ${c.nonOk}`);
-  both('census rate, orders/s (counters on)', (c) => fixed(c.orders / c.wallSec));
-  both('statements sent to Postgres (counted on the sockets)', counted((c) => per(c, statementsOf(c), 1)));
-  for (const kind of STATEMENT_KINDS) {
-    if (censusFloor.pg.byKind[kind] + censusOurs.pg.byKind[kind] > 0) both(`  ${kind}`, counted((c) => per(c, c.pg.byKind[kind], 1)));
-  }
-  both('round trips waited for (Sync / simple Query)', counted((c) => per(c, c.pg.syncs, 1)));
-  both('transactions with a write or row lock (commits to flush, at most)', counted((c) => per(c, c.pg.writeCommits, 2)));
-  both('transaction ids assigned (cluster-wide)', (c) => per(c, c.xids, 2));
-  both('transactions committed, any (pg_stat_database)', (c) => per(c, c.stats.xact_commit, 1));
-  both('transactions rolled back', (c) => per(c, c.stats.xact_rollback, 2));
-  both('WAL bytes (cluster-wide)', (c) => per(c, c.stats.wal_bytes, 0));
-  both('WAL fsyncs (cluster-wide)', (c) => per(c, c.stats.wal_sync, 2));
-  both('Postgres backends executing (incl. lock waits), ms', (c) => per(c, c.stats.active_ms, 1));
-  both('Postgres backends idle in transaction, ms', (c) => per(c, c.stats.idle_in_tx_ms, 1));
-  both('CPU of this database\'s backends, ms', (c) => per(c, c.pgCpuMs, 2));
-  both('CPU of the server process (user + kernel), ms', (c) => `${per(c, c.serverCpuMs.user, 2)} + ${per(c, c.serverCpuMs.system, 2)}`);
-  both('CPU of the load generator, ms', (c) => per(c, c.generatorCpuMs, 2));
-  const perOrder = (c: Census, value: number) => value / Math.max(1, c.orders);
-  const oursCommits = perOrder(censusOurs, censusOurs.pg.writeCommits);
-  const floorCommits = perOrder(censusFloor, censusFloor.pg.writeCommits);
-  const oursCpu = perOrder(censusOurs, censusOurs.serverCpuMs.user + censusOurs.serverCpuMs.system);
-  const floorCpu = perOrder(censusFloor, censusFloor.serverCpuMs.user + censusFloor.serverCpuMs.system);
-  const commitRate = floorRps * floorCommits;
-  console.log('');
-  console.log(
-    `  commits: ours makes up to ${fixed(oursCommits, 2)} durable commits per order, the floor ${fixed(floorCommits, 2)}. At the floor's commit rate (${fixed(commitRate)}/s) ` +
-      `that alone would cap ours near ${fixed(commitRate / Math.max(oursCommits, 1e-9))} orders/s (${fixed(floorCommits / Math.max(oursCommits, 1e-9), 2)} of the floor).`,
-  );
-  console.log(
-    `  server CPU: ours spends ${fixed(oursCpu, 2)} ms of the Node process's CPU per order (floor ${fixed(floorCpu, 2)} ms): on one event loop that caps it near ${fixed(1000 / Math.max(oursCpu, 1e-9))} orders/s. ` +
-      `Its loop was ${pct(mean(closedLoop.ours.elu))} busy in the closed loop (floor ${pct(mean(closedLoop.floor.elu))}).`,
-  );
-  const allCpu = (c: Census) => perOrder(c, c.serverCpuMs.user + c.serverCpuMs.system + (c.pgCpuMs ?? 0) + c.generatorCpuMs);
-  const cores = cpus().length;
-  console.log(
-    `  machine: an order costs ${fixed(allCpu(censusOurs), 1)} ms of CPU in all for ours (server, Postgres backends, generator), ${fixed(allCpu(censusFloor), 1)} ms for the floor; ` +
-      `${cores} cores cap ours near ${fixed((cores * 1000) / Math.max(allCpu(censusOurs), 1e-9))} orders/s and the floor near ${fixed((cores * 1000) / Math.max(allCpu(censusFloor), 1e-9))}` +
-      (censusOurs.pgCpuMs === undefined ? ' (Postgres backends not visible in /proc: left out)' : ''),
-  );
-  const caps = [
-    { what: 'durable commits at the floor\'s commit rate', cap: commitRate / Math.max(oursCommits, 1e-9) },
-    { what: 'the server\'s CPU on one event loop', cap: 1000 / Math.max(oursCpu, 1e-9) },
-    { what: `all CPU on ${cores} cores`, cap: (cores * 1000) / Math.max(allCpu(censusOurs), 1e-9) },
-  ].sort((a, b) => a.cap - b.cap);
-  console.log(`  => the tightest of these bounds on ours is ${caps[0]!.what} (~${fixed(caps[0]!.cap)} orders/s); measured closed loop: ${fixed(oursRps)} orders/s`);
-  if (censusOurs.pg.unreliable || censusFloor.pg.unreliable) console.log('  (counts marked ? could not be read from the sockets reliably)');
-  console.log('');
-  console.log('Tables per order: index scans, sequential scans (rows they read), rows inserted, updated (of which HOT), deleted');
-  for (const c of [censusFloor, censusOurs]) {
-    const busiest = [...c.tables].sort(([, a], [, b]) => b.idx_scan + b.seq_tup_read + b.n_tup_ins + b.n_tup_upd - (a.idx_scan + a.seq_tup_read + a.n_tup_ins + a.n_tup_upd));
-    for (const [relname, t] of busiest) {
-      const cells = [
-        `idx ${per(c, t.idx_scan, 1)}`,
-        `seq ${per(c, t.seq_scan, 1)} (${per(c, t.seq_tup_read, 0)} rows)`,
-        `ins ${per(c, t.n_tup_ins, 1)}`,
-        `upd ${per(c, t.n_tup_upd, 1)} (${per(c, t.n_tup_hot_upd, 1)})`,
-        `del ${per(c, t.n_tup_del, 1)}`,
-      ];
-      console.log(`  ${c.name.padEnd(6)}${relname.padEnd(26)}${cells.map((cell) => cell.padEnd(18)).join('')}`);
-    }
-  }
+  printHeadline(many, one, pinning);
+  printPhase(many, settings);
+  printPhase(one, settings);
+  console.log(`  ours' log (both phases): ${requestLines} request lines, ${errorLines} error lines`);
+  printCensus(many, settings);
 };
 
 if (process.argv[2] === '--load') {
