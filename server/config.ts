@@ -210,6 +210,11 @@ const ZEnv = z.object({
   WS_SEND_BUFFER_BYTES: int(1_048_576, 1_024, 1_073_741_824),
   /** Subscriptions one /trpc WebSocket may hold at once; one more is refused (429). */
   WS_MAX_SUBSCRIPTIONS_PER_SOCKET: int(20, 1, 1_000),
+  /**
+   * Frames one /trpc subscription may hold for a reader that has not taken them, beyond those of
+   * its start (its backfill and hello); a reader further behind is closed with 1013.
+   */
+  WS_MAX_QUEUED_FRAMES: int(1_000, 1, 100_000),
   /** Seconds a /trpc WebSocket has to show a valid token in its connection params; then it is closed (4001). */
   WS_AUTH_TIMEOUT_SEC: int(10, 1, 600),
   /** Hours an event stays in the outbox (how far back last_event_id can resume). */

@@ -5,6 +5,7 @@
 // report's status, and each agent's end, is announced on /ws/live (`report_status`) from the
 // transaction that writes it.
 import { randomUUID } from 'node:crypto';
+import { Decimal } from 'decimal.js';
 import type { PgBoss } from 'pg-boss';
 import type { TAnalyzeRequest, TAnalyzeResponse, TReport, TReportDetail, TReportList, TReportListQuery, TReportStatus, TTraceList } from '../../contracts/analysis.ts';
 import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
@@ -23,20 +24,23 @@ import type { IntelSource } from './agents/intel.ts';
 import { dashboardOf } from './dashboard.ts';
 import { plannedAgentSteps, runAgents, type RunOutcome } from './orchestrator.ts';
 import {
+  addSpend,
   clearTraces,
   countQueued,
   deleteReport,
   findReport,
   finishReport,
+  globalSpentOn,
   insertQueueRow,
   insertReport,
   insertTrace,
   listReports,
   setQueueJob,
-  spentSince,
   startReport,
   takeRateToken,
   tracesOf,
+  userSpentOn,
+  utcDayOf,
   type AnalysisReportRow,
 } from './queries.ts';
 import type { AnalysisInput, LlmClient, TAgentName } from './types.ts';
@@ -191,9 +195,13 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
     const at = clock.now();
     const token = await takeRateToken(db, { userId, capacity: config.RATE_LIMIT_ANALYSES_PER_MIN, at });
     if (!token.taken) throw new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ANALYSES_PER_MIN} analyses a minute`, { retryAfterSec: token.retryAfterSec });
-    const spent = await spentSince(db, { userId, since: new Date(`${at.toISOString().slice(0, 10)}T00:00:00.000Z`) });
-    if (spent.user >= settings.daily_budget_usd) throw new AppError('LLM_BUDGET_EXCEEDED', `Your daily LLM budget of ${config.LLM_DAILY_BUDGET_USD} USD is used up; it resets at 00:00 UTC`);
-    if (spent.global >= settings.global_daily_budget_usd) throw new AppError('LLM_BUDGET_EXCEEDED', 'The service-wide daily LLM budget is used up; it resets at 00:00 UTC');
+    const day = utcDayOf(at);
+    if (new Decimal(await userSpentOn(db, { userId, day })).gte(config.LLM_DAILY_BUDGET_USD)) {
+      throw new AppError('LLM_BUDGET_EXCEEDED', `Your daily LLM budget of ${config.LLM_DAILY_BUDGET_USD} USD is used up; it resets at 00:00 UTC`);
+    }
+    if (new Decimal(await globalSpentOn(db, { day })).gte(config.LLM_GLOBAL_DAILY_BUDGET_USD)) {
+      throw new AppError('LLM_BUDGET_EXCEEDED', 'The service-wide daily LLM budget is used up; it resets at 00:00 UTC');
+    }
     return { instrument, at };
   };
 
@@ -262,6 +270,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
         model,
         completedAt: clock.now(),
       });
+      // What the run cost counts on the day it was requested, even when the report was deleted while it ran.
+      if (outcome.costUsd > 0) await addSpend(tx, { userId: row.userId, day: utcDayOf(row.requestedAt), costUsd: String(outcome.costUsd) });
       // A report deleted while it ran has no status left to announce.
       if (recorded) await announce(tx, row, status, { agent: null, done: progress.done });
     });

@@ -1,10 +1,10 @@
-// SQL of the analysis area: reports, their traces, the analysis queue, the spend that the daily
-// budgets read, and the token bucket of the analysis rate limit. The only module that knows these
+// SQL of the analysis area: reports, their traces, the analysis queue, the spend per user and day
+// that the daily budgets read, and the token bucket of the analysis rate limit. The only module that knows these
 // tables.
 import { and, asc, count, desc, eq, gte, inArray, lte, sql, sum } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { analysisQueue, analysisRateBuckets, analysisReports, analysisTraces, type AnalysisReportRow, type AnalysisTraceRow } from '../db/schema/index.ts';
+import { analysisQueue, analysisRateBuckets, analysisReports, analysisSpend, analysisTraces, type AnalysisReportRow, type AnalysisTraceRow } from '../db/schema/index.ts';
 
 export type { AnalysisReportRow, AnalysisTraceRow };
 export type ReportInsert = typeof analysisReports.$inferInsert;
@@ -104,17 +104,27 @@ export const deleteReport = async (db: Queryable, key: { userId: number; reportI
   return { deleted: true, jobIds: queued.flatMap((row) => (row.jobId ? [row.jobId] : [])) };
 };
 
-/** What reports requested since `since` cost, the user's and everyone's (the daily budgets). */
-export const spentSince = async (db: Queryable, { userId, since }: { userId: number; since: Date }): Promise<{ user: number; global: number }> => {
-  const [row] = await db
-    .select({
-      user: sum(sql`case when ${analysisReports.userId} = ${userId} then ${analysisReports.costUsd} else 0 end`),
-      global: sum(analysisReports.costUsd),
-    })
-    .from(analysisReports)
-    .where(gte(analysisReports.requestedAt, since));
-  return { user: Number(row?.user ?? 0), global: Number(row?.global ?? 0) };
+/** The UTC day an instant falls on, as the spend rows are keyed. */
+export const utcDayOf = (at: Date): string => at.toISOString().slice(0, 10);
+
+/**
+ * Adds what a run cost (a decimal string) to its user's spend on `day`: one upsert, whose row lock
+ * serialises the runs of a user that end together. Nothing ever takes from it.
+ */
+export const addSpend = async (db: Queryable, { userId, day, costUsd }: { userId: number; day: string; costUsd: string }): Promise<void> => {
+  await db
+    .insert(analysisSpend)
+    .values({ userId, day, spentUsd: costUsd })
+    .onConflictDoUpdate({ target: [analysisSpend.userId, analysisSpend.day], set: { spentUsd: sql`${analysisSpend.spentUsd} + excluded.spent_usd` } });
 };
+
+/** What the user's reports requested on `day` cost, as a decimal string: one row. */
+export const userSpentOn = async (db: Queryable, { userId, day }: { userId: number; day: string }): Promise<string> =>
+  (await db.select({ spent: analysisSpend.spentUsd }).from(analysisSpend).where(and(eq(analysisSpend.userId, userId), eq(analysisSpend.day, day))))[0]?.spent ?? '0';
+
+/** What everyone's reports requested on `day` cost, as a decimal string: a row per user who spent that day. */
+export const globalSpentOn = async (db: Queryable, { day }: { day: string }): Promise<string> =>
+  (await db.select({ spent: sum(analysisSpend.spentUsd) }).from(analysisSpend).where(eq(analysisSpend.day, day)))[0]?.spent ?? '0';
 
 /**
  * Takes one token from the user's bucket (capacity `capacity`, refilled at `capacity` a minute);

@@ -3,16 +3,28 @@
 // or when the iteration ends.
 import type { StopFeed } from './feeds.ts';
 
-/** Frames queued for a consumer that has not taken them yet; beyond this it is too slow. */
-export const MAX_QUEUED_FRAMES = 1_000;
-
-/** The reader fell more than MAX_QUEUED_FRAMES behind: the subscription ends with this error. */
+/** The reader fell more than its bound of frames behind: the iteration ends with this error. */
 export class SlowConsumerError extends Error {
   override readonly name = 'SlowConsumerError';
 }
 
-export async function* feedIterable<TFrame>(start: (send: (frame: TFrame) => void) => Promise<StopFeed>, signal?: AbortSignal): AsyncGenerator<TFrame> {
+export interface FeedIterableOptions {
+  /**
+   * Frames that may wait for the reader beyond those the feed sent while it started (a backfill
+   * of at most BACKFILL_LIMIT, a hello, what came while the backfill was read): a reader further
+   * behind ends the iteration with SlowConsumerError.
+   */
+  maxQueued: number;
+  signal?: AbortSignal | undefined;
+}
+
+export async function* feedIterable<TFrame>(start: (send: (frame: TFrame) => void) => Promise<StopFeed>, { maxQueued, signal }: FeedIterableOptions): AsyncGenerator<TFrame> {
   const queue: TFrame[] = [];
+  // The frames of the start are held whole, however many: the feed bounds them, and a bound
+  // below a full backfill would end every resume after a long absence, again at each retry.
+  let starting = true;
+  /** Frames of the start still queued: they do not count against the bound. */
+  let backlog = 0;
   let overflowed = false;
   let wake: (() => void) | undefined;
   const nudge = () => {
@@ -21,18 +33,20 @@ export async function* feedIterable<TFrame>(start: (send: (frame: TFrame) => voi
     resolve?.();
   };
   const stop = await start((frame) => {
-    if (queue.length >= MAX_QUEUED_FRAMES) overflowed = true;
+    if (!starting && queue.length - backlog >= maxQueued) overflowed = true;
     else queue.push(frame);
     nudge();
   });
+  starting = false;
+  backlog = queue.length;
   signal?.addEventListener('abort', nudge);
   try {
     while (!signal?.aborted) {
       // Memory never grows without bound: a consumer this far behind is dropped.
-      if (overflowed) throw new SlowConsumerError(`more than ${MAX_QUEUED_FRAMES} frames waited for the reader`);
-      const next = queue.shift();
-      if (next !== undefined) {
-        yield next;
+      if (overflowed) throw new SlowConsumerError(`more than ${maxQueued} frames waited for the reader`);
+      if (queue.length > 0) {
+        backlog = Math.max(0, backlog - 1);
+        yield queue.shift()!;
         continue;
       }
       await new Promise<void>((resolve) => (wake = resolve));

@@ -19,8 +19,10 @@ export interface Connection {
   readonly kind: TSocketKind;
   readonly userId: number;
   readonly ws: WebSocket;
-  /** Sends text unless the reader is so far behind that its buffer would pass the bound: then it is ended (1013). */
+  /** Sends text unless the reader is so far behind that its buffer would pass the bound: then it is ended as too slow. */
   send(text: string): void;
+  /** Ends a reader that fell too far behind (1013 with `reason`), logged once at warn with what it fell behind by. */
+  tooSlow(reason: string, detail: Record<string, number | string>): void;
   /** Closes with a code (once); the onEnd hooks run first. */
   end(code: number, reason: string): void;
   /** Runs once when the connection ends, however it ends (by either side, or dropped). */
@@ -99,11 +101,15 @@ export const createConnections = (services: Services): Connections => {
       send: (text) => {
         if (entry.ended) return;
         if (ws.bufferedAmount + Buffer.byteLength(text) > config.WS_SEND_BUFFER_BYTES) {
-          log.warn({ userId, kind, buffered: ws.bufferedAmount }, 'closing a WebSocket that reads too slowly');
-          entry.end(WS_CLOSE.tryAgainLater, 'Send buffer full');
+          entry.tooSlow('Send buffer full', { buffered: ws.bufferedAmount });
           return;
         }
         ws.send(text);
+      },
+      tooSlow: (reason, detail) => {
+        if (entry.ended) return;
+        log.warn({ userId, kind, reason, ...detail }, 'closing a WebSocket that reads too slowly');
+        entry.end(WS_CLOSE.tryAgainLater, reason);
       },
       end: (code, reason) => {
         if (!finish(entry)) return;

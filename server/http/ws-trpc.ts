@@ -3,8 +3,9 @@
 // channel connection (./ws-connections.ts: the per-user cap, heartbeat, token expiry,
 // revocation, deactivation, halt, send bound); a socket that has not shown a valid token within
 // WS_AUTH_TIMEOUT_SEC is closed (4001), its calls meanwhile answered UNAUTHORIZED by the guard.
-// Each socket holds at most WS_MAX_SUBSCRIPTIONS_PER_SOCKET subscriptions and takes batches of
-// at most TRPC_MAX_BATCH_SIZE calls.
+// Each socket holds at most WS_MAX_SUBSCRIPTIONS_PER_SOCKET subscriptions, each at most
+// WS_MAX_QUEUED_FRAMES behind its reader (beyond, the socket is closed as by a full send buffer,
+// 1013), and takes batches of at most TRPC_MAX_BATCH_SIZE calls.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
@@ -22,6 +23,9 @@ import type { Connection, Connections } from './ws-connections.ts';
 
 /** Where typed clients open tRPC's WebSocket protocol. */
 export const TRPC_WS_PATH = '/trpc';
+
+/** The close reason of a socket one of whose subscriptions fell more than WS_MAX_QUEUED_FRAMES behind. */
+const SUBSCRIPTION_BEHIND = 'Subscription queue full';
 
 interface Close {
   code: number;
@@ -104,6 +108,12 @@ export const createTrpcSockets = ({ router, services, connections, feeds, wss }:
 
   const scopeOf = (socket: TrpcSocket): SocketScope => ({
     feeds,
+    maxQueuedFrames: config.WS_MAX_QUEUED_FRAMES,
+    tooSlow: () => {
+      // Subscriptions are authenticated, so their socket was admitted; the close is the same either way.
+      if (socket.connection) socket.connection.tooSlow(SUBSCRIPTION_BEHIND, { maxQueuedFrames: config.WS_MAX_QUEUED_FRAMES });
+      else socket.close(WS_CLOSE.tryAgainLater, SUBSCRIPTION_BEHIND);
+    },
     holdSubscription: (signal) => {
       if (socket.subscriptions >= config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET) {
         throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${config.WS_MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket`);

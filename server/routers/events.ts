@@ -6,7 +6,7 @@ import { tracked } from '@trpc/server';
 import { ZEventsInput, type THelloFrame, type TLiveFrame, type TOrderEventFrame } from '../../contracts/events.ts';
 import { AppError } from '../errors.ts';
 import type { StopFeed } from '../events/feeds.ts';
-import { feedIterable } from '../events/stream.ts';
+import { feedIterable, SlowConsumerError } from '../events/stream.ts';
 import type { Context, SocketScope } from '../trpc/context.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -26,10 +26,17 @@ const socketOf = (ctx: Context): SocketScope => {
   return ctx.socket;
 };
 
-/** Frames that give the socket's slot back when they end (the slot also goes when the signal aborts). */
-async function* holding<T>(release: () => void, frames: AsyncGenerator<T>) {
+/**
+ * Frames that give the socket's slot back when they end (the slot also goes when the signal
+ * aborts). A reader that fell too far behind them closes its socket (1013), as a full send buffer
+ * does: the client reconnects and resumes, where an error would end its subscription.
+ */
+async function* holding<T>(socket: SocketScope, release: () => void, frames: AsyncGenerator<T>) {
   try {
     yield* frames;
+  } catch (error) {
+    if (!(error instanceof SlowConsumerError)) throw error;
+    socket.tooSlow();
   } finally {
     release();
   }
@@ -39,7 +46,7 @@ async function* holding<T>(release: () => void, frames: AsyncGenerator<T>) {
 const subscription = <T extends { type: string }>(ctx: Context, signal: AbortSignal | undefined, start: (feeds: SocketScope['feeds'], send: (frame: T) => void) => Promise<StopFeed>) => {
   const socket = socketOf(ctx);
   const release = socket.holdSubscription(signal);
-  return holding(release, withTracking(feedIterable<T>((send) => start(socket.feeds, send), signal)));
+  return holding(socket, release, withTracking(feedIterable<T>((send) => start(socket.feeds, send), { maxQueued: socket.maxQueuedFrames, signal })));
 };
 
 export const eventsRouter = router({

@@ -28,12 +28,17 @@ export interface RequestState extends RequestFacts {
 
 /**
  * The WebSocket a call came on (/trpc's), which subscriptions need: the instance's per-user feeds
- * they read, and the socket's bound on how many it holds at once.
+ * they read, the socket's bounds on how many it holds at once and how far each may fall behind,
+ * and its end when one does.
  */
 export interface SocketScope {
   feeds: Feeds;
   /** Takes one of the socket's subscription slots until `signal` aborts or the release is called; throws past the cap. */
   holdSubscription(signal: AbortSignal | undefined): () => void;
+  /** Frames a subscription may hold for its reader beyond those of its start (WS_MAX_QUEUED_FRAMES). */
+  maxQueuedFrames: number;
+  /** A subscription fell further behind: the socket is closed as a slow reader's (1013), and logged once. */
+  tooSlow(): void;
 }
 
 export interface Context extends Areas {

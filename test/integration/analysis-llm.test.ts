@@ -1,7 +1,9 @@
 // Analysis on a real LLM wire format, against a local fake provider on 127.0.0.1: valid answers,
 // an invalid one asked again, a 429 retried, a call that never answers, the token cap, usage and
-// cost recorded, the daily budget, and Anthropic's Messages API beside OpenAI's chat completions.
+// cost recorded, the daily budgets (what deleting a report does not give back, the reset at 00:00
+// UTC), and Anthropic's Messages API beside OpenAI's chat completions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userSpentOn } from '../../server/analysis/queries.ts';
 import { manualClock } from '../../server/clock.ts';
 import { upsertBars } from '../../server/marketdata/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -152,6 +154,72 @@ describe('analysis on an OpenAI-compatible endpoint', () => {
     expect(stopped.status).toBe('failed');
     expect(stopped.error_message).toContain('token cap (LLM_MAX_TOKENS_PER_REPORT)');
     expect(stopped.tokens_input + stopped.tokens_output).toBe(140);
+  });
+});
+
+const remove = (user: FactoryUser, id: string, on = server) => on.http('DELETE', `/api/equity/reports/${id}`, { token: user.tokens.access_token });
+
+describe('the daily budgets', () => {
+  it("keep what a deleted report cost: the user's budget stays used up (429 LLM_BUDGET_EXCEEDED)", async () => {
+    useScript((_agent, _ask, request) => ({ json: validFor(request) }));
+    const user = await newUser(server, { prefix: 'llm_budget_del' });
+    const first = await quick(user);
+    expect(first.body.status, first.text).toBe('done');
+    const over = await quick(user);
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ code: 'LLM_BUDGET_EXCEEDED', message: expect.stringContaining('Your daily LLM budget') });
+    expect((await remove(user, first.body.report_id)).status).toBe(204);
+    const again = await quick(user);
+    expect(again.status, again.text).toBe(429);
+    expect(again.body.code).toBe('LLM_BUDGET_EXCEEDED');
+  });
+
+  it('keep what a report cost when it was deleted while it ran', async () => {
+    // The technical agent answers (4.5e-6 USD), the decision hangs until the call's deadline.
+    useScript((agent, _ask, request) => (agent === 'decision' ? 'hang' : { json: validFor(request) }));
+    const user = await newUser(server, { prefix: 'llm_budget_running' });
+    const before = fake.requests.length;
+    const queued = await server.http('POST', '/api/equity/analyze', { token: user.tokens.access_token, body: { symbol: 'AAPL', mode: 'quick' } });
+    expect(queued.status, queued.text).toBe(202);
+    await waitFor(
+      () => Promise.resolve(fake.requests.slice(before)),
+      (sent) => sent.some((request) => agentOf(request) === 'decision'),
+      30_000,
+    );
+    expect((await remove(user, queued.body.report_id)).status).toBe(204);
+    const day = clock.now().toISOString().slice(0, 10);
+    expect(await waitFor(() => userSpentOn(server.services.db, { userId: user.user.id, day }), (spent) => spent !== '0', 30_000)).toBe('0.0000045');
+  });
+
+  it('keep the service-wide budget used up when the reports that spent it are deleted, until 00:00 UTC', async () => {
+    useScript((_agent, _ask, request) => ({ json: validFor(request) }));
+    const late = manualClock('2026-03-10T23:59:00Z');
+    // One quick report (9e-6 USD) uses up the service's day; each user's own budget is far off.
+    const shared = await startTestServer({ ...settings('openai'), LLM_DAILY_BUDGET_USD: '1', LLM_GLOBAL_DAILY_BUDGET_USD: '0.000008' }, undefined, { clock: late });
+    try {
+      await upsertBars(shared.services.db, { assetClass: 'us_equity', symbol: 'AAPL', bars, source: 'test', at: late.now() });
+      const spender = await newUser(shared, { prefix: 'llm_global_a' });
+      const other = await newUser(shared, { prefix: 'llm_global_b' });
+      const spent = await quick(spender, shared);
+      expect(spent.body.status, spent.text).toBe('done');
+      const refused = async (user: FactoryUser) => {
+        const res = await quick(user, shared);
+        expect(res.status, res.text).toBe(429);
+        expect(res.body).toMatchObject({ code: 'LLM_BUDGET_EXCEEDED', message: expect.stringContaining('service-wide') });
+      };
+      await refused(other);
+      expect((await remove(spender, spent.body.report_id, shared)).status).toBe(204);
+      await refused(other);
+      await refused(spender);
+      late.set('2026-03-10T23:59:59.999Z');
+      await refused(other);
+      late.set('2026-03-11T00:00:00.000Z');
+      const next = await quick(other, shared);
+      expect(next.status, next.text).toBe(202);
+      expect(next.body.status).toBe('done');
+    } finally {
+      await shared.stop();
+    }
   });
 });
 

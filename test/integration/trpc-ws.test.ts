@@ -2,17 +2,22 @@
 // channel's code, and the typed client's subscription ends with the domain error) after
 // logout-all, a password change, a deactivation, the token's expiry and a halt; the per-user
 // socket cap, the per-socket subscription cap, the send bound, the time to show a token, the
-// batch cap and the payload limit; and one user's live subscriptions share one read of the
-// watched symbols per order event.
+// batch cap and the payload limit; a subscription that falls WS_MAX_QUEUED_FRAMES behind closes
+// its socket as a full send buffer does, while a resume's whole backfill is taken; and one user's
+// live subscriptions share one read of the watched symbols per order event.
 import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
+import { asc, eq } from 'drizzle-orm';
 import superjson from 'superjson';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { errorCodeOf } from '../../client/index.ts';
 import { WS_CLOSE } from '../../contracts/events.ts';
 import { manualClock } from '../../server/clock.ts';
+import { outboxEvents } from '../../server/db/schema/index.ts';
+import { BACKFILL_LIMIT } from '../../server/events/bus.ts';
 import type { AppRouter } from '../../server/routers/index.ts';
 import { FACTORY_PASSWORD, newUser, type FactoryUser } from '../support/factories.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 import { wsUrl } from '../support/ws.ts';
@@ -103,6 +108,20 @@ const rawTrpc = (on: TestServer, query = '?connectionParams=1') => {
   return { ws, messages, closed, opened, sendJson: (value: unknown) => ws.send(JSON.stringify(value)) };
 };
 const connectionParams = (token: string) => ({ method: 'connectionParams', data: { token } });
+const subscribeOrders = (id: number, input: Record<string, unknown> = {}) => ({ id, method: 'subscription', params: { path: 'events.orders', input: { json: input } } });
+/** The socket stops reading: its kernel buffers fill, then the server's send buffer. */
+const readingOf = (socket: ReturnType<typeof rawTrpc>) => (socket.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+
+/**
+ * `count` order events of the user, written in one transaction and read here at once: the bus
+ * hands them to the user's subscriptions in one turn, before any reader can take one.
+ */
+const publish = async (on: TestServer, userId: number, count: number) => {
+  const frame = { type: 'order_event', event_type: 'open' };
+  const at = on.services.clock.now();
+  await on.services.db.transaction((tx) => on.services.events.append(tx, Array.from({ length: count }, () => ({ userId, channel: 'orders' as const, frame, at }))));
+  await on.services.events.poll();
+};
 
 describe('a subscription ends with the right to it', () => {
   const endsWith = async (user: FactoryUser, act: () => Promise<void>, code: number, domainCode: string) => {
@@ -225,8 +244,7 @@ describe('bounds', () => {
     socket.sendJson(connectionParams(user.tokens.access_token));
     socket.sendJson({ id: 1, method: 'subscription', params: { path: 'events.orders', input: { json: {} } } });
     await until(() => socket.messages.length, (n) => n >= 2);
-    // The client stops reading: its kernel buffers fill, then the server's send buffer.
-    (socket.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    readingOf(socket).pause();
     // Large frames, few at a time: the send buffer fills long before the subscription's queue (1,000 frames).
     const frame = { type: 'order_event', event_type: 'open', padding: 'x'.repeat(60_000) };
     for (let round = 0; round < 40 && server.channels.connectionsOf(user.user.id) > 0; round++) {
@@ -291,6 +309,88 @@ describe('bounds', () => {
     const text = await res.text();
     expect(text).toContain('METHOD_NOT_ALLOWED');
     expect(text).not.toContain('hello');
+  });
+});
+
+describe('a subscription that falls behind its reader', () => {
+  const MAX_QUEUED = 50;
+  const SLOW = 'closing a WebSocket that reads too slowly';
+  const logs = capturedLogger('warn');
+  let queued: TestServer;
+  beforeAll(async () => {
+    queued = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_MAX_QUEUED_FRAMES: String(MAX_QUEUED) }, undefined, { logger: logs.logger });
+  });
+  afterAll(() => queued?.stop());
+
+  it('closes its socket with 1013 (Subscription queue full), logged once; other users keep receiving and the process stays up', async () => {
+    const slow = await newUser(queued, { prefix: 'tws_behind' });
+    const other = await newUser(queued, { prefix: 'tws_behind_other' });
+    const watcher = typedClient(queued, other.tokens.access_token);
+    const others = follow(watcher, 'orders');
+    const socket = rawTrpc(queued);
+    await socket.opened;
+    socket.sendJson(connectionParams(slow.tokens.access_token));
+    // Two subscriptions of the socket fall behind together: one close, one log line.
+    socket.sendJson(subscribeOrders(1));
+    socket.sendJson(subscribeOrders(2));
+    await until(() => socket.messages.filter((message) => message.result?.data?.json?.type === 'hello').length, (n) => n === 2);
+    await until(() => others.frames.length, (n) => n >= 1);
+    readingOf(socket).pause();
+    await publish(queued, slow.user.id, 4 * MAX_QUEUED);
+    await until(() => logs.lines.filter((line) => line.msg === SLOW).length, (n) => n >= 1);
+    readingOf(socket).resume();
+    expect(await socket.closed).toEqual({ code: WS_CLOSE.tryAgainLater, reason: 'Subscription queue full' });
+    // Closed, not answered with an error (which would end a typed client's subscription).
+    expect(socket.messages.filter((message) => message.error !== undefined)).toEqual([]);
+    await until(() => queued.services.events.subscriptionsOf(slow.user.id), (count) => count === 0);
+    const warned = logs.lines.filter((line) => line.msg === SLOW);
+    expect(warned).toEqual([expect.objectContaining({ level: 'warn', userId: slow.user.id, kind: 'trpc', reason: 'Subscription queue full', maxQueuedFrames: MAX_QUEUED })]);
+    expect(logs.text()).not.toContain(slow.tokens.access_token);
+    const closedWith = await queued.services.metrics.registry.getSingleMetricAsString('ws_closed_total');
+    expect(closedWith).toMatch(/ws_closed_total\{channel="trpc",code="1013"\} 1\b/);
+
+    await publish(queued, other.user.id, 1);
+    await until(() => others.frames.filter((frame) => frame.type === 'order_event').length, (n) => n === 1);
+    expect(others.error).toBeUndefined();
+    expect(watcher.closes).toEqual([]);
+    expect((await queued.http('GET', '/health')).status).toBe(200);
+    await watcher.close();
+  });
+
+  it("a typed client sees it as a full send buffer: the socket closes with 1013, the client comes back and its subscription goes on", async () => {
+    const user = await newUser(queued, { prefix: 'tws_behind_typed' });
+    const client = typedClient(queued, user.tokens.access_token);
+    const orders = follow(client, 'orders');
+    await until(() => orders.frames.length, (n) => n >= 1);
+    await publish(queued, user.user.id, 4 * MAX_QUEUED);
+    await until(() => client.closes, (closes) => closes.includes(WS_CLOSE.tryAgainLater));
+    // Subscribed again on a new socket (its hello again), then served as before.
+    await until(() => orders.frames.filter((frame) => frame.type === 'hello').length, (n) => n === 2);
+    await publish(queued, user.user.id, 1);
+    await until(() => orders.frames.filter((frame) => frame.type === 'order_event').length, (n) => n === 1);
+    expect(orders.error).toBeUndefined();
+    await client.close();
+  });
+});
+
+describe('a resume after a long absence', () => {
+  it('takes the hello and a whole backfill (BACKFILL_LIMIT events) at once, however far the bound of a subscription', async () => {
+    const user = await newUser(server, { prefix: 'tws_resume' });
+    await publish(server, user.user.id, BACKFILL_LIMIT + 10);
+    const [first] = await server.services.db.select({ id: outboxEvents.id }).from(outboxEvents).where(eq(outboxEvents.userId, user.user.id)).orderBy(asc(outboxEvents.id)).limit(1);
+    const socket = rawTrpc(server);
+    await socket.opened;
+    socket.sendJson(connectionParams(user.tokens.access_token));
+    socket.sendJson(subscribeOrders(1, { lastEventId: String(first!.id) }));
+    const data = () => socket.messages.filter((message) => message.result?.type === 'data');
+    await until(data, (frames) => frames.length === 1 + BACKFILL_LIMIT);
+    expect(data()[0]).toMatchObject({ result: { data: { json: { type: 'hello' } } } });
+    expect(socket.messages.filter((message) => message.error !== undefined)).toEqual([]);
+    // Still subscribed: the next event follows the backfill on the same socket.
+    await publish(server, user.user.id, 1);
+    await until(data, (frames) => frames.length === 2 + BACKFILL_LIMIT);
+    expect(server.channels.connectionsOf(user.user.id)).toBe(1);
+    socket.ws.close();
   });
 });
 

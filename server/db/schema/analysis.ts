@@ -1,8 +1,10 @@
 // LLM analysis: reports (one run of the agents on one symbol), their traces (one row per agent
-// step), the analysis queue (one row per queued report, beside its pg-boss job) and each user's
-// token bucket of the analysis rate limit.
+// step), the analysis queue (one row per queued report, beside its pg-boss job), what each user's
+// reports cost per UTC day (the daily budgets) and each user's token bucket of the analysis rate
+// limit.
 import { boolean, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
 import { tsColumn } from './columns.ts';
+import { decimal } from './instruments.ts';
 
 export const analysisReports = pgTable(
   'analysis_reports',
@@ -75,6 +77,22 @@ export const analysisQueue = pgTable(
     createdAt: tsColumn('created_at').notNull(),
   },
   (t) => [index('analysis_queue_report_idx').on(t.userId, t.reportId)],
+);
+
+/**
+ * Per user and UTC day of request: what the user's reports cost, added to in the transaction that
+ * records a run's cost and never taken from (deleting a report gives nothing back). The daily
+ * budgets read the user's row, and the day's rows of everyone: as many as users who spent that
+ * day, however many reports they ran.
+ */
+export const analysisSpend = pgTable(
+  'analysis_spend',
+  {
+    userId: integer('user_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    spentUsd: decimal('spent_usd').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day] }), index('analysis_spend_day_idx').on(t.day)],
 );
 
 /** Per user: the token bucket of the analysis rate limit (tokens left as of `updated_at`). */
