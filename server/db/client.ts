@@ -150,7 +150,9 @@ export class TransactionRolledBack extends Error {
  * Resolves once every statement begun so far has reached its connection. Statements get there
  * through promise jobs alone, and a tick callback runs only after every pending promise job: a
  * transaction body that returns with statements still unanswered awaits this first, so that its
- * COMMIT cannot overtake them (on either driver).
+ * COMMIT cannot overtake them (on either driver). That drizzle and the drivers take a statement
+ * that far in promise jobs alone is their internal (contract test in
+ * test/integration/db-internals.test.ts).
  */
 export const statementsSent = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
@@ -182,6 +184,8 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
   const refuseAfterEnd = () => {
     if (ended) throw new Error('a statement was sent after its transaction ended');
   };
+  // drizzle reads `unsafe` from its transaction's client at every statement, its internal (contract
+  // test in test/integration/db-internals.test.ts): the refusal sits on that read.
   const guarded = new Proxy(connection, {
     apply(target, thisArg, args: unknown[]) {
       refuseAfterEnd();
@@ -193,7 +197,8 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
     },
   });
   const begun = connection`begin`;
-  // Attaching a handler sends the query (postgres.js queries are lazy); its failure is awaited below.
+  // Attaching a handler sends the query (postgres.js queries are lazy; contract test in
+  // test/integration/db-internals.test.ts); its failure is awaited below.
   begun.catch(() => undefined);
   let reusable = true;
   try {
@@ -202,6 +207,8 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
     ended = true;
     await begun.catch(asDatabaseError);
     const committed = await connection`commit`.catch(asDatabaseError);
+    // postgres.js gives the command tag, ROLLBACK for a failed transaction's COMMIT (contract test in
+    // test/integration/db-internals.test.ts).
     if (committed.command !== 'COMMIT') throw new TransactionRolledBack();
     return result;
   } catch (error) {
@@ -222,7 +229,9 @@ const beginPipelined = async <T>(pool: PostgresSql, body: (tx: PostgresSql) => T
  * two round trips (Parse and Describe, then Bind and Execute once the parameter types are back),
  * which Postgres parses and plans each time. Prepared, a statement is parsed once per connection
  * and each later run is one round trip. Connections are recycled (postgres.js's max_lifetime),
- * which bounds how many statements each one keeps.
+ * which bounds how many statements each one keeps. It relies on drizzle's internals: every
+ * statement goes out as client.unsafe(text, params, options) and every transaction as
+ * client.begin(body) (contract test in test/integration/db-internals.test.ts).
  */
 const preparing = (sql: PostgresSql): PostgresSql =>
   new Proxy(sql, {
@@ -353,6 +362,8 @@ export const untilReachable = async <T>(attempt: () => Promise<T>, { timeoutSec,
  * own, with a relational query builder for every table of the schema, which cost the order path
  * more CPU than its transaction's statements. The session reads its schema only to build
  * transactions, so without one they are built bare; `db.query` itself, built already, stays.
+ * The session and its schema are drizzle's internals (contract test in
+ * test/integration/db-internals.test.ts).
  */
 const withLeanTransactions = <D extends Db>(db: D): D => {
   const { session } = db as unknown as { session: { schema: unknown } };
@@ -367,7 +378,8 @@ export const notify = async (db: Queryable, channel: string, payload: string): P
 
 /**
  * Runs a statement written in SQL and returns its rows, whichever driver answers (postgres.js
- * resolves to the rows, PGlite to a result that holds them).
+ * resolves to the rows, PGlite to a result that holds them: drizzle hands on the driver's own
+ * answer, contract test in test/integration/db-internals.test.ts).
  */
 export const rowsOf = async <T>(db: Queryable, query: SQL): Promise<T[]> => {
   const result: unknown = await db.execute(query);

@@ -3,7 +3,8 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 
 /**
  * Postgres' unique_violation (SQLSTATE 23505), of the named constraint when one is given; drizzle
- * wraps the driver's error in `cause`, and the drivers name the constraint differently.
+ * wraps the driver's error in `cause`, and the drivers name the constraint differently (contract
+ * test in test/integration/db-internals.test.ts).
  */
 export const isUniqueViolation = (error: unknown, constraint?: string): boolean => {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
@@ -29,7 +30,8 @@ export class DatabaseUnavailableError extends Error {
 
 /**
  * The driver's own codes for a connection that is gone or never came (postgres.js): closed under
- * a query, ended or destroyed by our own shutdown, or not opened in time.
+ * a query, ended or destroyed by our own shutdown, or not opened in time (contract test in
+ * test/integration/db-internals.test.ts).
  */
 const DRIVER_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
 /**
@@ -59,7 +61,8 @@ const isSocketFailure = (error: Error): boolean => {
 /**
  * True when the error says the database cannot be reached, rather than that a statement was
  * wrong: the request may succeed as it is once a connection is back (503 SERVICE_UNAVAILABLE).
- * Looks through drizzle's wrapping (`cause`). `fromDatabase`: the caller knows the error came from
+ * Looks through drizzle's wrapping (`cause`; contract test in
+ * test/integration/db-internals.test.ts). `fromDatabase`: the caller knows the error came from
  * the database (start-up's connect and migrate), so a bare socket failure counts too.
  */
 export const isDatabaseUnavailable = (error: unknown, { fromDatabase = false } = {}): boolean => {

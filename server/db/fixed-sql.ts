@@ -58,6 +58,9 @@ export class FixedSQL extends SQL {
     );
   }
 
+  // drizzle calls this on a statement it runs, and gives a placeholder back among the params as
+  // itself: its internals, which keep the text (contract test in
+  // test/integration/db-internals.test.ts).
   override toQuery(config: BuildQueryConfig): QueryWithTypings {
     let text = texts.get(this.key);
     if (text === undefined) {
@@ -75,7 +78,8 @@ export class FixedSQL extends SQL {
 // drizzle reads `queryChunks` when a fixed statement is nested in a plain `sql` fragment: there
 // it is given the chunks of the statement built the ordinary way. (An accessor on the prototype,
 // set here because TypeScript's SQL declares the field as a plain property; SQL's constructor
-// assigns it, which the setter takes and ignores.)
+// assigns it, which the setter takes and ignores.) Both are drizzle's internals: contract test in
+// test/integration/db-internals.test.ts.
 Object.defineProperty(FixedSQL.prototype, 'queryChunks', {
   get(this: FixedSQL) {
     return this.plain((value) => value).queryChunks;
