@@ -14,7 +14,7 @@ export const listAuditRecords = async (
   const where: SQL | undefined = and(
     subjectUserId === undefined ? undefined : eq(auditEvents.subjectUserId, subjectUserId),
     actionPrefix ? like(auditEvents.action, likePrefix(actionPrefix)) : undefined,
-    // Every order record carries its client order id in its data (server/orders/orders.ts).
+    // Every order record carries its client order id in its data (auditRecordOf in server/orders/records.ts).
     clientOrderId === undefined ? undefined : sql`${auditEvents.data}->>'client_order_id' = ${clientOrderId}`,
   );
   const [rows, [counted]] = await Promise.all([

@@ -7,13 +7,13 @@ import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { utcDateOf } from './risk/day-start.ts';
-import { claimRate, findLock, type RateClaim } from './queries.ts';
+import { claimRate, findLock, releaseRate, type RateClaim } from './queries.ts';
 import type { DayStartEquity } from './risk/day-start-cache.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
@@ -112,6 +112,11 @@ export const minuteLimitError = (windowStartedAt: Date, at: Date, config: Config
   new AppError('RATE_LIMIT_EXCEEDED', `More than ${config.RATE_LIMIT_ORDERS_PER_MIN} orders a minute`, {
     retryAfterSec: Math.max(1, Math.ceil((windowStartedAt.getTime() + MINUTE_MS - at.getTime()) / 1000)),
   });
+
+/** Gives back the rate units the attempt claimed (it ends without an accepted order). */
+export const releaseClaims = async (db: Queryable, attempt: OrderAttempt) => {
+  for (const scope of attempt.claimed) await releaseRate(db, { userId: attempt.userId, scope });
+};
 
 /** Claims the attempt's unit of the per-minute limit now; 429 when none is left. */
 const claimMinute = async (attempt: OrderAttempt, deps: GateDeps) => {

@@ -1,0 +1,138 @@
+// The placement's last step: records what the broker answered (its acceptance with the events
+// that came with it, its refusal, or a failure whose outcome is unknown) and answers the caller.
+import type { TBrokerEvent } from '../../contracts/brokers.ts';
+import type { TOrderEvent, TOrderResponse } from '../../contracts/orders.ts';
+import type { Alerts } from '../alerts/index.ts';
+import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Db, Queryable } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { releaseClaims } from './gates.ts';
+import type { OrderAudit } from './order-audit.ts';
+import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
+import type { OrderPublisher } from './publisher.ts';
+import { markFirstLiveOrder, recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
+import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED, unconfirmedError } from './records.ts';
+import type { CountGate, PreparedPlacement } from './placement.ts';
+
+/** An acceptance as written: the accepted row (the creation answer) and the events to announce. */
+export interface WrittenAcceptance {
+  row: OrderRow;
+  frames: TOrderEvent[];
+}
+
+export interface AnswerRecorderDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  alerts: Alerts;
+  audit: OrderAudit;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  underWay: PlacementsUnderWay;
+  countGate: CountGate;
+}
+
+export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publisher, underWay, countGate }: AnswerRecorderDeps) => {
+  /**
+   * Writes a paper order's acceptance with the given broker events in one statement, in `q` (the
+   * broker's own transaction where it offers one). Undefined, with nothing written, when the order
+   * is no longer pending.
+   */
+  const writeAcceptance = async (q: Queryable, intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[]): Promise<WrittenAcceptance | undefined> => {
+    const answer = acceptanceRecordsOf(intent, accepted, events, clock.now());
+    return (await recordAnswer(q, intent, answer.change, answer.records)) ? { row: answer.acceptedRow, frames: answer.frames } : undefined;
+  };
+
+  /**
+   * Writes a paper order's acceptance together with the broker events that came before it (the
+   * intake kept them aside). Undefined (nothing written, the events left to the intake) when the
+   * order is no longer pending.
+   */
+  const writeAcceptanceWithEarlyEvents = async (intent: OrderRow, accepted: BrokerOrder): Promise<WrittenAcceptance | undefined> => {
+    const key = placementKey(intent.userId, intent.clientOrderId);
+    const taken = underWay.takeEarly(key);
+    const written = await writeAcceptance(db, intent, accepted, taken).catch((error: unknown) => {
+      underWay.giveBack(key, taken);
+      throw error;
+    });
+    if (!written) underWay.giveBack(key, taken);
+    return written;
+  };
+
+  /**
+   * Records the broker's acceptance, unless it was written with the broker's own transaction
+   * (`written`), and answers the order as the broker accepted it. A live order's acceptance is a
+   * transaction of its own that marks the user's first live order, which alerts the operators.
+   */
+  const recordAccepted = async ({ user, request, attempt }: PreparedPlacement, intent: OrderRow, accepted: BrokerOrder, written: WrittenAcceptance | undefined): Promise<TOrderResponse> => {
+    const recorded = written ?? (intent.live ? undefined : await writeAcceptanceWithEarlyEvents(intent, accepted));
+    if (recorded) {
+      publisher.announce(recorded.frames);
+      return acceptedResponse(recorded.row, accepted);
+    }
+    const { assetClass } = intent;
+    const { row, firstLive, frames } = await db.transaction(async (tx) => {
+      const { row: acceptedRow, event: acceptedEvent } = acceptedRowOf(intent, accepted, clock.now());
+      if (!intent.live) {
+        // Sent together: one round trip for the update, its audit record and its event.
+        const [updated, , appended] = await Promise.all([
+          recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt }),
+          audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status }),
+          publisher.appendEvents(tx, acceptedRow, [acceptedEvent]),
+        ]);
+        return { row: updated!, firstLive: false, frames: appended };
+      }
+      const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt });
+      const first = await markFirstLiveOrder(tx, { userId: user.id, assetClass, at: intent.submittedAt });
+      await audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
+      return { row: updated!, firstLive: first, frames: await publisher.appendEvents(tx, acceptedRow, [acceptedEvent]) };
+    });
+    publisher.announce(frames);
+    if (firstLive) {
+      alerts.critical({ kind: 'first_live_order', title: `First live ${assetClass} order of user ${user.id}`, text: `User ${user.id} placed its first live ${assetClass} order: ${request.side} ${attempt.qty} ${intent.symbol}`, data: { user_id: user.id, asset_class: assetClass, client_order_id: intent.clientOrderId } });
+    }
+    return acceptedResponse(row, accepted);
+  };
+
+  /**
+   * Records a placement that failed at the broker and throws its answer. A failure that may have
+   * reached the broker (`outcomeUnknown`) leaves the order pending for the reconciler; any other
+   * marks it rejected and gives back its rate units.
+   */
+  const recordFailed = async ({ attempt }: PreparedPlacement, intent: OrderRow, error: unknown, outcomeUnknown: boolean): Promise<never> => {
+    const { assetClass, clientOrderId } = intent;
+    if (outcomeUnknown) {
+      // The request may have reached the broker (a timeout, a connection broken after sending, a
+      // 5xx): the order stays pending, and the reconciler (every minute) asks the broker for it by
+      // its client order id, links what it finds, and settles it as not at the broker otherwise.
+      // Its rate units stay counted: it may be an order.
+      const detail = error instanceof Error ? error.message : String(error);
+      await db.transaction(async (tx) => {
+        const updated = await updateOrder(tx, intent, { reason: UNCONFIRMED, updatedAt: clock.now() });
+        await audit(tx, updated!, 'order.unconfirmed', { gate: 'broker', code: 'BROKER_UNAVAILABLE', reason: detail, decision: 'pending until reconciled with the broker' });
+      });
+      countGate(assetClass, 'broker', 'failed');
+      logger.warn({ err: error, clientOrderId }, 'broker call failed with its outcome unknown; the order stays pending for reconciliation');
+      throw unconfirmedError();
+    }
+    await releaseClaims(db, attempt);
+    const refused = error instanceof BrokerRejectedError;
+    const reason = refused ? error.message : 'broker_unavailable';
+    const frames = await db.transaction(async (tx) => {
+      const updated = await updateOrder(tx, intent, { status: 'rejected', reason, brokerOrderId: localBrokerId(clientOrderId), updatedAt: clock.now() });
+      await audit(tx, updated!, 'order.rejected', { gate: 'broker', code: refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE', reason: refused ? reason : String(error instanceof Error ? error.message : error) });
+      return publisher.appendEvents(tx, updated!, [orderEventOf(updated!, 'rejected', { reason }, clock.now())]);
+    });
+    countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
+    publisher.announce(frames);
+    if (refused) throw new AppError('BROKER_REJECTED', `The broker refused the order: ${reason}`);
+    logger.warn({ err: error, clientOrderId }, 'broker call failed');
+    throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
+  };
+
+  return { writeAcceptance, recordAccepted, recordFailed };
+};
+
+export type AnswerRecorder = ReturnType<typeof createAnswerRecorder>;

@@ -1,0 +1,120 @@
+// What a user (or the service itself) asks of a working order or position through its broker:
+// cancel, replace, cancel every working order, close a position.
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import { STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
+import type { RequestOrigin } from '../audit/log.ts';
+import { checkLot, ExactDecimal } from '../brokers/fills.ts';
+import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import type { Instruments } from '../instruments/instruments.ts';
+import { BROKER_TIMEOUT_MS, viaBroker, withTimeout, type BrokerOfAccount } from './broker-calls.ts';
+import type { OrderAudit } from './order-audit.ts';
+import type { PlaceOptions } from './placement.ts';
+import { listAuditedOrders, updateOrder } from './queries.ts';
+import { findOwnOrder } from './reads.ts';
+import { TERMINAL, toOrderResponse } from './records.ts';
+
+export interface CommandsDeps {
+  db: Db;
+  clock: Clock;
+  instruments: Instruments;
+  forUser: BrokerOfAccount;
+  audit: OrderAudit;
+  /** The placement, for a position's closing sell. */
+  place: (opts: PlaceOptions) => Promise<TOrderResponse>;
+}
+
+export const createCommands = ({ db, clock, instruments, forUser, audit, place }: CommandsDeps) => {
+  /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */
+  const cancel = async ({ user, brokerOrderId, assetClass, origin, by }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin?: RequestOrigin; by?: string }): Promise<void> => {
+    const row = await findOwnOrder(db, { user, brokerOrderId, assetClass });
+    if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
+    const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
+    await audit(db, row, 'order.cancel_requested', by ? { by } : {}, origin);
+    try {
+      await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw new AppError('ORDER_NOT_CANCELABLE', `The broker refused the cancel: ${error.message}`);
+      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not canceled');
+    }
+  };
+
+  /**
+   * Replaces the qty, limit or stop of a working order at its broker, then records the order as
+   * replaced (with the broker's id, which a real broker may change) and its audit record at once.
+   */
+  const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
+    if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    const qty = change.qty === undefined ? undefined : new ExactDecimal(change.qty).toFixed();
+    const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
+    if (qty !== undefined && instrument) {
+      const lot = checkLot(new ExactDecimal(qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
+      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
+    }
+    const broker = await forUser({ userId: user.id, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+    let replaced: BrokerOrder;
+    try {
+      replaced = await withTimeout(
+        broker.replaceOrder({
+          brokerOrderId: change.broker_order_id,
+          qty,
+          limitPrice: change.limit_price === undefined ? undefined : String(change.limit_price),
+          stopPrice: change.stop_price === undefined ? undefined : String(change.stop_price),
+        }),
+        BROKER_TIMEOUT_MS,
+      );
+    } catch (error) {
+      if (error instanceof BrokerRejectedError) throw new AppError('BROKER_REJECTED', `The broker refused the replace: ${error.message}`);
+      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not replaced');
+    }
+    const updated = await db.transaction(async (tx) => {
+      const next = await updateOrder(tx, row, {
+        brokerOrderId: replaced.brokerOrderId,
+        qty: replaced.qty,
+        limitPrice: row.orderType === 'stop_limit' ? row.limitPrice : replaced.limitPrice,
+        stopPrice: replaced.stopPrice,
+        updatedAt: clock.now(),
+      });
+      await audit(tx, next!, 'order.replace_requested', { qty, limit_price: change.limit_price ?? null, stop_price: change.stop_price ?? null, previous_broker_order_id: row.brokerOrderId }, origin);
+      return next!;
+    });
+    return toOrderResponse(updated);
+  };
+
+  /** Cancels every working order of the user in an asset class (and mode, when given); reports what happened. */
+  const cancelAll = async ({ user, assetClass, mode, origin }: { user: { id: number }; assetClass: TAssetClass; mode?: TTradingMode; origin: RequestOrigin }) => {
+    const working = await listAuditedOrders(db, { userId: user.id, assetClass, statuses: STATUSES_OF_FILTER.open, live: mode === undefined ? undefined : mode === 'live', page: 1, size: 1000 });
+    const canceled: string[] = [];
+    const failed: { broker_order_id: string; reason: string }[] = [];
+    for (const row of working.rows) {
+      try {
+        await cancel({ user, brokerOrderId: row.brokerOrderId!, assetClass, origin });
+        canceled.push(row.brokerOrderId!);
+      } catch (error) {
+        failed.push({ broker_order_id: row.brokerOrderId!, reason: error instanceof Error ? error.message : 'failed' });
+      }
+    }
+    return { canceled, failed };
+  };
+
+  /** Closes a position at market: a sell of the whole held quantity through the same gates. */
+  const closePosition = async ({ user, assetClass, symbol, mode, origin }: { user: { id: number }; assetClass: TAssetClass; symbol: string; mode: TTradingMode; origin: RequestOrigin }): Promise<TOrderResponse> => {
+    const noPosition = () => new AppError('NOT_FOUND', `No ${assetClass} position in ${symbol.slice(0, 32)}`);
+    const instrument = await instruments.resolve({ symbol, assetClass });
+    if (!instrument) throw noPosition();
+    const broker = await forUser({ userId: user.id, assetClass, mode });
+    const held = (await viaBroker(() => broker.positions())).find((position) => position.symbol === instrument.symbol);
+    if (!held || new ExactDecimal(held.qty).isZero()) throw noPosition();
+    return place({
+      user,
+      request: { asset_class: assetClass, symbol: instrument.symbol, side: 'sell', qty: Number(held.qty), order_type: 'market', time_in_force: 'day', live_mode: mode === 'live' },
+      origin,
+    });
+  };
+
+  return { cancel, replace, cancelAll, closePosition };
+};

@@ -1,0 +1,48 @@
+// The answer a duplicate placement gets (a request whose client order id is already used): the
+// order as it stands once its first copy has the broker's answer, or the refusal it ended with.
+import type { TOrderResponse } from '../../contracts/orders.ts';
+import type { Db } from '../db/client.ts';
+import { AppError } from '../errors.ts';
+import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
+import { findOrderByClientId, releaseRate } from './queries.ts';
+import { toOrderResponse, UNCONFIRMED, unconfirmedError } from './records.ts';
+
+/** How long a duplicate waits for the first copy's answer. */
+const REPLAY_WAIT_MS = 15_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const createDuplicates = ({ db }: { db: Db }) => {
+  /** The answer a replay of an order gets: its current state, or the refusal it ended with. */
+  const answerDuplicate = async (userId: number, clientOrderId: string, hash: string): Promise<TOrderResponse> => {
+    // A wait bound in real time, not a rule of the domain: the injected clock may stand still.
+    const deadline = performance.now() + REPLAY_WAIT_MS;
+    let row = await findOrderByClientId(db, { userId, clientOrderId });
+    if (row && row.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'This client_order_id was used for a different order');
+    // A copy that arrives while the first is still with the broker waits for its answer; one whose
+    // placement failed with its outcome unknown has no answer to wait for until it is reconciled.
+    while (row?.status === 'pending' && row.reason !== UNCONFIRMED && performance.now() < deadline) {
+      await sleep(20);
+      row = await findOrderByClientId(db, { userId, clientOrderId });
+    }
+    if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
+    if (row.status === 'pending' && row.reason === UNCONFIRMED) throw unconfirmedError();
+    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
+    if (row.status === 'rejected') throw new AppError('BROKER_REJECTED', `The broker refused the order: ${row.reason ?? 'rejected'}`);
+    return toOrderResponse(row);
+  };
+
+  /**
+   * A copy of a request that raced its original past the first lookup is a replay after all:
+   * it answers as one and does not count toward the per-minute limit.
+   */
+  const answerRacedDuplicate = async (attempt: OrderAttempt, clientOrderId: string, hash: string) => {
+    await releaseClaims(db, attempt);
+    if (attempt.countedThisMinute) await releaseRate(db, { userId: attempt.userId, scope: MINUTE_SCOPE });
+    return answerDuplicate(attempt.userId, clientOrderId, hash);
+  };
+
+  return { answerDuplicate, answerRacedDuplicate };
+};
+
+export type Duplicates = ReturnType<typeof createDuplicates>;

@@ -1,0 +1,244 @@
+// Placement of an order, top to bottom: prepare the attempt → answer a duplicate → the first four
+// gates → the intent → submit it to the broker → record the broker's answer. Idempotent by client
+// order id: a copy of a request under way in this process waits for it and answers the same.
+import { createHash, randomUUID } from 'node:crypto';
+import type { TOrderResponse, TPlaceOrderRequest } from '../../contracts/orders.ts';
+import { normaliseSymbol } from '../../contracts/symbols.ts';
+import type { RequestOrigin } from '../audit/log.ts';
+import type { Alerts } from '../alerts/index.ts';
+import { checkLot, ExactDecimal } from '../brokers/fills.ts';
+import type { Broker, BrokerOrderRequest } from '../brokers/types.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db, Queryable } from '../db/client.ts';
+import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
+import { AppError } from '../errors.ts';
+import type { Instruments } from '../instruments/instruments.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { BrokerOfAccount } from './broker-calls.ts';
+import { createAnswerRecorder } from './broker-answer.ts';
+import { createDuplicates } from './duplicates.ts';
+import { GateRefusal, minuteClaimOf, minuteLimitError, releaseClaims, runGates, type OrderAttempt, type TGateName } from './gates.ts';
+import type { OrderAudit } from './order-audit.ts';
+import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
+import type { OrderPublisher } from './publisher.ts';
+import { findOrderByClientId, insertIntentRecorded, rateWindowStart, readPreflight, type IntentOutcome } from './queries.ts';
+import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
+import { emergencyLockError } from './risk.ts';
+import { createDayStartEquity } from './risk/day-start-cache.ts';
+import { createSubmission } from './submission.ts';
+
+export interface PlaceOptions {
+  user: { id: number };
+  request: TPlaceOrderRequest;
+  /** The request's origin; absent when the service places it itself (a liquidation). */
+  origin?: RequestOrigin;
+  /** A kill-switch liquidation (a sell only): passes the flag and rate gates and the lock. */
+  liquidation?: boolean;
+}
+
+/** An attempt as prepared: what the steps after the preparation share. */
+export interface PreparedPlacement {
+  user: { id: number };
+  request: TPlaceOrderRequest;
+  origin?: RequestOrigin;
+  clientOrderId: string;
+  /** The symbol in its registered form. */
+  symbol: string;
+  instrument: InstrumentRow | undefined;
+  /** The SHA-256 of the normalised request: a replay must match it. */
+  hash: string;
+  attempt: OrderAttempt;
+  /** A live order's preflight found the id used: the placement answers as a replay. */
+  taken: boolean;
+}
+
+/** An order's intent, ready to be written before its broker is called. */
+export interface Intent {
+  row: OrderRow;
+  broker: Broker;
+  brokerRequest: BrokerOrderRequest;
+  /** The intent in one statement, with its audit record and `placed` event, its rate unit and the lock check. */
+  write: (q: Queryable) => Promise<IntentOutcome>;
+  /**
+   * What a committed intent statement means for the placement: undefined when the intent stands
+   * (the order goes to the broker), else the answer (a full window's 429, a running lock's 422,
+   * or a copy's replay).
+   */
+  answerUnlessStands: (outcome: IntentOutcome) => Promise<TOrderResponse | undefined>;
+}
+
+export type CountGate = (assetClass: OrderAttempt['assetClass'], gate: TGateName, outcome: 'passed' | 'refused' | 'failed') => void;
+
+export interface PlacementDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  alerts: Alerts;
+  instruments: Instruments;
+  forUser: BrokerOfAccount;
+  liveSuspended: () => boolean;
+  audit: OrderAudit;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  underWay: PlacementsUnderWay;
+}
+
+export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay }: PlacementDeps) => {
+  const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
+  const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
+  const duplicates = createDuplicates({ db });
+  const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
+  const submit = createSubmission({ db, underWay, duplicates, writeAcceptance: answers.writeAcceptance });
+
+  /**
+   * Places an order, or answers as a replay. A copy that arrives while its original is still
+   * being placed in this process waits for it and answers the same (or its refusal), so copies
+   * never run the gates (nor count toward the rate limit) beside it.
+   */
+  const place = async (opts: PlaceOptions): Promise<TOrderResponse> => {
+    const clientOrderId = opts.request.client_order_id ?? randomUUID().replaceAll('-', '');
+    const key = placementKey(opts.user.id, clientOrderId);
+    const original = underWay.running(key);
+    if (original) {
+      const failure = await original.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (failure && !(await findOrderByClientId(db, { userId: opts.user.id, clientOrderId }))) throw failure;
+    }
+    return underWay.track(key, placeOnce({ ...opts, clientOrderId }));
+  };
+
+  const placeOnce = async (opts: PlaceOptions & { clientOrderId: string }): Promise<TOrderResponse> => {
+    const prepared = await prepare(opts);
+    if (prepared.taken) return duplicates.answerDuplicate(prepared.user.id, prepared.clientOrderId, prepared.hash);
+    const racedAnswer = await passGates(prepared);
+    if (racedAnswer) return racedAnswer;
+    const intent = intentOf(prepared);
+    const submitted = await submit(prepared, intent);
+    if (submitted.kind === 'answered') return submitted.response;
+    if (submitted.kind === 'failed') return answers.recordFailed(prepared, intent.row, submitted.error, submitted.outcomeUnknown);
+    countGate(prepared.attempt.assetClass, 'broker', 'passed');
+    return answers.recordAccepted(prepared, intent.row, submitted.order, submitted.written);
+  };
+
+  /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
+  const prepare = async ({ user, request, origin, clientOrderId, liquidation }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
+    const assetClass = request.asset_class;
+    const mode = request.live_mode ? 'live' : 'paper';
+    const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
+    const symbol = instrument?.symbol ?? (normaliseSymbol(request.symbol, assetClass) as { symbol?: string }).symbol ?? request.symbol.toUpperCase();
+    if (instrument) {
+      const lot = checkLot(new ExactDecimal(request.qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
+      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
+    }
+    const hash = createHash('sha256').update(JSON.stringify(normalisedRequest(request, symbol))).digest('hex');
+    // A paper account's books are read beside the preflight rather than after it: the risk gate
+    // needs them, and the read is local. A refusal before that gate leaves them unused; a failure
+    // of the read is the risk gate's to report, as when it reads them itself.
+    const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
+    snapshot?.catch(() => undefined);
+    // A live order reads, before its gates, whether its id is taken, the account's lock and the
+    // user's live flag. A paper order reads none of them (one statement less on the hot path): it
+    // needs no live flag, the statement that writes its intent checks the lock and the id, and a
+    // copy that reaches the gates answers as a replay wherever it stops.
+    const preflight = mode === 'live' ? await readPreflight(db, { userId: user.id, clientOrderId, assetClass }) : undefined;
+    const attempt: OrderAttempt = {
+      userId: user.id,
+      assetClass,
+      mode,
+      side: request.side,
+      qty: new ExactDecimal(request.qty).toFixed(),
+      orderType: request.order_type,
+      limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
+      stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
+      bracket: request.bracket ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss) } : null,
+      instrument,
+      liveEnabled: preflight?.liveEnabled ?? false,
+      lockedUntil: preflight ? preflight.lockedUntil : undefined,
+      snapshot,
+      claimed: [],
+      liquidation: liquidation === true && request.side === 'sell',
+    };
+    return { user, request, origin, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
+  };
+
+  /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
+  const refuse = async ({ user, clientOrderId, symbol, origin, attempt }: PreparedPlacement, refusal: GateRefusal): Promise<never> => {
+    const identity = { userId: user.id, clientOrderId, assetClass: attempt.assetClass, broker: 'simulator', live: attempt.mode === 'live', brokerOrderId: null };
+    await releaseClaims(db, attempt);
+    await audit(db, identity, 'order.refused', { gate: refusal.gate, code: refusal.error.code, reason: refusal.error.message, symbol }, origin);
+    countGate(attempt.assetClass, refusal.gate, 'refused');
+    throw refusal.error;
+  };
+
+  /**
+   * The first four gates. A refusal is audited and thrown, unless a copy of the request made the
+   * order meanwhile: then the answer is that copy's replay.
+   */
+  const passGates = async (prepared: PreparedPlacement): Promise<TOrderResponse | undefined> => {
+    const { user, clientOrderId, hash, attempt } = prepared;
+    try {
+      await runGates(attempt, gateDeps);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof GateRefusal)) throw error;
+      if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+      return refuse(prepared, error);
+    }
+  };
+
+  const intentOf = (prepared: PreparedPlacement): Intent => {
+    const { user, request, origin, clientOrderId, symbol, hash, attempt } = prepared;
+    const broker = attempt.broker!;
+    const at = clock.now();
+    const metadata: Record<string, unknown> = {
+      ...(attempt.liquidation ? { liquidation: true } : {}),
+      ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
+      ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
+    };
+    // The intent and its audit record, before the broker is called: a crash after this point is
+    // found by the reconciler, never lost.
+    const row = intentRowOf({ userId: user.id, clientOrderId, request, live: attempt.mode === 'live', symbol, broker: broker.name, qty: attempt.qty, limitPrice: attempt.limitPrice, stopPrice: attempt.stopPrice, metadata, requestHash: hash, at });
+    // The intent in one statement, with the minute's rate unit when it is still to be claimed and
+    // the emergency lock when it was not read before the gates: a full window or a running lock
+    // writes nothing, and nor does a copy that won the race for the id.
+    const claim = attempt.minuteClaimDeferred ? minuteClaimOf(attempt, gateDeps) : undefined;
+    const placedFrames = [orderEventOf(row, 'placed', { request: normalisedRequest(request, symbol) }, clock.now())];
+    const write = (q: Queryable) =>
+      insertIntentRecorded(q, row, {
+        audit: [auditRecordOf(row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, clock.now(), origin)],
+        events: outboxRowsOf(row, placedFrames, clock.now()),
+        claim,
+        // A lock not read before the gates is checked here (a liquidation passes it).
+        lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
+      });
+    const answerUnlessStands = async ({ claimed, placed, lockedUntil }: IntentOutcome): Promise<TOrderResponse | undefined> => {
+      if (claim && claimed) attempt.countedThisMinute = true;
+      const windowFull = claim && !claimed ? claim : undefined;
+      // Refused at the last moment, unless it is a copy of an order made meanwhile: a replay.
+      if ((windowFull || lockedUntil) && (await findOrderByClientId(db, { userId: user.id, clientOrderId }))) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+      // The rate limit's answer comes before the risk gate's, as the gates run.
+      if (windowFull) {
+        const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: windowFull.scope, at: windowFull.at });
+        return refuse(prepared, new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, windowFull.at, config)));
+      }
+      if (lockedUntil) {
+        // The risk gate's first rule, checked with the write: its refusal, as the gate gives it.
+        attempt.lockedUntil = lockedUntil;
+        return refuse(prepared, new GateRefusal('risk', emergencyLockError(lockedUntil)));
+      }
+      // A copy of this request won the race for the id: answer as its replay.
+      if (!placed) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+      countGate(attempt.assetClass, 'risk', 'passed');
+      publisher.announce(placedFrames);
+      return undefined;
+    };
+    return { row, broker, brokerRequest: brokerRequestOf(row, request), write, answerUnlessStands };
+  };
+
+  return { place };
+};

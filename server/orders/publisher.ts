@@ -1,0 +1,56 @@
+// The order events of the service: written to the outbox in the transaction of the change they
+// report, then announced after its commit, which wakes the outbox's readers and tells this
+// process's listeners (the events area carries them further).
+import type { TBrokerEvent } from '../../contracts/brokers.ts';
+import type { TOrderEvent } from '../../contracts/orders.ts';
+import type { Clock } from '../clock.ts';
+import type { Queryable } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
+import type { EventBus } from '../events/bus.ts';
+import type { Logger } from '../observability/logger.ts';
+import { outboxRowsOf } from './records.ts';
+
+export interface PublisherDeps {
+  events: EventBus;
+  clock: Clock;
+  logger: Logger;
+}
+
+export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
+  const listeners = new Set<(event: TOrderEvent) => void>();
+  /** Publishes after commit, to listeners in this process (the events area carries them further). */
+  const publish = (event: TOrderEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        logger.error({ err: error }, 'order event listener failed');
+      }
+    }
+  };
+
+  /**
+   * Writes order events (and a fill's trade) to the outbox in the caller's transaction, so each is
+   * delivered if and only if the change it reports commits; returns them for `announce` after.
+   */
+  const appendEvents = async (tx: Queryable, row: OrderRow, frames: TOrderEvent[], fill?: NonNullable<TBrokerEvent['fill']>): Promise<TOrderEvent[]> => {
+    await events.append(tx, outboxRowsOf(row, frames, clock.now(), fill));
+    return frames;
+  };
+
+  /** After the commit that wrote them to the outbox: wakes its readers and tells this process's listeners. */
+  const announce = (frames: TOrderEvent[]) => {
+    if (frames.length === 0) return;
+    events.wake();
+    for (const frame of frames) publish(frame);
+  };
+
+  const onEvent = (listener: (event: TOrderEvent) => void) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  };
+
+  return { appendEvents, announce, onEvent };
+};
+
+export type OrderPublisher = ReturnType<typeof createPublisher>;
