@@ -1,5 +1,5 @@
 // SQL of the order service: orders and fills, live flags, locks, rate counters and day-start
-// equity snapshots. The only module that knows these tables.
+// equity snapshots, and the order list's kept counts. The only module that knows these tables.
 import { and, desc, eq, sql, type SQLWrapper } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
