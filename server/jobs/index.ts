@@ -8,12 +8,16 @@ import { pruneEvents } from '../events/queries.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
 import { LIQUIDATE_QUEUE } from '../live/kill-switch.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import { foldTallies } from '../db/tallies.ts';
+import { orderTally } from '../orders/queries.ts';
+import { auditTally } from '../audit/queries.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
 export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
 export const RECONCILE_ORDERS = 'orders-reconcile';
 export const PRUNE_EVENTS = 'events-prune';
 export const KILL_SWITCH_SWEEP = 'kill-switch-sweep';
+export const FOLD_COUNTS = 'counts-fold';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
 const PRUNE_EVENTS_CRON = '41 * * * *';
@@ -67,6 +71,14 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const result = await killSwitch.sweep();
       if (result.warned + result.locked > 0) logger.warn({ job: KILL_SWITCH_SWEEP, ...result }, 'job done');
     });
+    // The kept counts' changes folded into their summaries, so that a total reads a minute of
+    // changes at most; any instance may claim it (the fold takes turns under its own lock).
+    await boss.createQueue(FOLD_COUNTS);
+    await boss.schedule(FOLD_COUNTS, '* * * * *');
+    await boss.work(FOLD_COUNTS, async () => {
+      const folded = await foldTallies(db, [orderTally, auditTally]);
+      if (folded > 0) logger.debug({ job: FOLD_COUNTS, folded }, 'job done');
+    });
     // Liquidations that waited for a closed market's open.
     await boss.createQueue(LIQUIDATE_QUEUE);
     await boss.work<{ userId: number; assetClass: TAssetClass }>(LIQUIDATE_QUEUE, async ([job]) => {
@@ -82,7 +94,7 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator', 'bots'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, FOLD_COUNTS, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator', 'bots'] }, 'workers started');
   return {
     boss,
     stop: async () => {

@@ -1,6 +1,6 @@
 // SQL of the order service: orders and fills, live flags, locks, rate counters and day-start
-// equity snapshots. The only module that knows these tables.
-import { and, count, desc, eq, sql } from 'drizzle-orm';
+// equity snapshots, and the order list's kept counts. The only module that knows these tables.
+import { and, desc, eq, sql, type SQLWrapper } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderStatus } from '../../contracts/orders.ts';
@@ -8,7 +8,8 @@ import { auditInsertSql, type AuditRecord } from '../audit/log.ts';
 import { rowsOf, type Queryable } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
 import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
-import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
+import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderCountChanges, orderCounts, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
+import { tallyTotal, type Tally } from '../db/tallies.ts';
 
 export type OrderInsert = typeof orders.$inferInsert;
 
@@ -136,7 +137,7 @@ export const readPreflight = async (db: Queryable, { userId, clientOrderId, asse
   return { taken: row?.taken === true, lockedUntil: row?.locked_until_ms == null ? null : new Date(row.locked_until_ms), liveEnabled: row?.live_enabled === true };
 };
 
-export const findOrderByClientId = async (db: Queryable, { userId, clientOrderId, forUpdate = false }: { userId: number; clientOrderId: string; forUpdate?: boolean }) => {
+export const findOrderByClientId = async (db: Queryable, { userId, clientOrderId, forUpdate = false }: { userId: number; clientOrderId: string; forUpdate?: boolean }): Promise<OrderRow | undefined> => {
   const query = db.select().from(orders).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)));
   return (await (forUpdate ? query.for('update') : query))[0];
 };
@@ -168,20 +169,35 @@ const auditedBy = (userId: number) =>
  * indexes over statuses (orders_working_idx, orders_ended_idx) serve a statement only when the
  * planner sees the list, and a prepared statement's generic plan sees no values.
  */
-const statusIn = (statuses: readonly TOrderStatus[]) => {
+const statusIn = (statuses: readonly TOrderStatus[], column: SQLWrapper = orders.status) => {
   if (statuses.length === 0) return sql`false`;
   for (const status of statuses) if (!orders.status.enumValues.includes(status)) throw new Error(`not an order status: ${status}`);
-  return sql`${orders.status} in (${sql.raw(statuses.map((status) => `'${status}'`).join(', '))})`;
+  return sql`${column} in (${sql.raw(statuses.map((status) => `'${status}'`).join(', '))})`;
 };
 
 const UNFINISHED: readonly TOrderStatus[] = ['pending', 'accepted', 'open', 'partially_filled'];
 
+/** The orders the list shows, counted per user, asset class, mode and status (migration 0015). */
+export const orderTally: Tally = { summary: orderCounts, changes: orderCountChanges, key: ['user_id', 'asset_class', 'live', 'status'] };
+
+/** How many orders the list shows under these filters: the user's kept counts, whatever its history. */
+export const countListedOrders = (db: Queryable, { userId, assetClass, statuses, live }: { userId: number; assetClass: TAssetClass; statuses?: readonly TOrderStatus[]; live?: boolean }) =>
+  tallyTotal(
+    db,
+    orderTally,
+    and(
+      sql`user_id = ${userId}`,
+      sql`asset_class = ${assetClass}`,
+      statuses === undefined ? undefined : statusIn(statuses, sql`status`),
+      live === undefined ? undefined : sql`live = ${live}`,
+    ) ?? sql`true`,
+  );
+
 /**
  * A page of the user's orders that the audit log shows this user placed, newest first, and their
  * total. The page reads its rows (and the offset's) in list order by index, each with one audit
- * probe; the total is counted only when the page does not tell it (a full page, or an empty one
- * past the first), and reads the rows it counts: those of the status filter's own index for the
- * working and ended statuses, the user's orders of the asset class otherwise.
+ * probe; the total is the page's when the page tells it (a page not full, or an empty first page),
+ * else the kept count's.
  */
 export const listAuditedOrders = async (
   db: Queryable,
@@ -198,8 +214,7 @@ export const listAuditedOrders = async (
   const offset = (page - 1) * size;
   const rows = await db.select().from(orders).where(where).orderBy(desc(orders.submittedAt), desc(orders.clientOrderId)).limit(size).offset(offset);
   if ((rows.length > 0 && rows.length < size) || (rows.length === 0 && offset === 0)) return { rows, total: offset + rows.length };
-  const [total] = await db.select({ n: count() }).from(orders).where(where);
-  return { rows, total: total?.n ?? 0 };
+  return { rows, total: await countListedOrders(db, { userId, assetClass, statuses, live }) };
 };
 
 export const updateOrder = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, change: Partial<OrderInsert>): Promise<OrderRow | undefined> =>

@@ -1,4 +1,5 @@
-// The append-only audit log: who did what, to whom, from where.
+// The append-only audit log: who did what, to whom, from where; and its records counted per
+// action, kept by a trigger (migration 0016_kept_counts.sql).
 import { sql } from 'drizzle-orm';
 import { bigint, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { createdAt } from './columns.ts';
@@ -25,3 +26,13 @@ export const auditEvents = pgTable(
       .where(sql`(${t.data}->>'client_order_id') is not null`),
   ],
 );
+
+/** Audit records per action, as folded from audit_count_changes by the counts job (server/db/tallies.ts). */
+export const auditCounts = pgTable('audit_counts', { action: text('action').primaryKey(), n: bigint('n', { mode: 'number' }).notNull() });
+
+/** What the trigger on audit_events appends per statement and action (records written, or minus those removed); removed as folded. */
+export const auditCountChanges = pgTable('audit_count_changes', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  action: text('action').notNull(),
+  n: integer('n').notNull(),
+});

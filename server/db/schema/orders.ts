@@ -1,12 +1,14 @@
 // The order service's own records: orders (the intent is written before the broker is called),
 // their fills (one row per broker execution), and the per-user state the gates read: live flags,
-// emergency locks, rate counters and the day-start equity snapshots.
+// emergency locks, rate counters and the day-start equity snapshots; and the order list's totals,
+// kept by triggers (migration 0016_kept_counts.sql).
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, date, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, tsColumn } from './columns.ts';
 import { decimal } from './instruments.ts';
 
 const assetClass = () => text('asset_class', { enum: ['crypto', 'us_equity', 'kr_equity'] }).notNull();
+const ORDER_STATUSES = ['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired'] as const;
 
 export const orders = pgTable(
   'orders',
@@ -28,7 +30,7 @@ export const orders = pgTable(
     avgFillPrice: decimal('avg_fill_price'),
     limitPrice: decimal('limit_price'),
     stopPrice: decimal('stop_price'),
-    status: text('status', { enum: ['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired'] }).notNull(),
+    status: text('status', { enum: ORDER_STATUSES }).notNull(),
     bracket: jsonb('bracket').$type<{ take_profit: number; stop_loss: number; stop_loss_limit: number | null } | null>(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     /** The normalised request, to tell a replay from a different request under the same id. */
@@ -37,6 +39,13 @@ export const orders = pgTable(
     reason: text('reason'),
     submittedAt: tsColumn('submitted_at').notNull(),
     updatedAt: tsColumn('updated_at').notNull(),
+    /**
+     * Whether the order list shows the order (a broker id, and its placement by this user in the
+     * audit log), as counted in order_counts. Set by the database's triggers, never by the service:
+     * kept on the row so that each change of it is counted once, however the writes that make it
+     * are ordered.
+     */
+    listed: boolean('listed').notNull().default(false),
   },
   (t) => [
     primaryKey({ columns: [t.userId, t.clientOrderId] }),
@@ -120,4 +129,31 @@ export const equitySnapshots = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.mode, t.day] })],
 );
 
-export type OrderRow = typeof orders.$inferSelect;
+/** An order as the service reads and writes it (`listed` belongs to the triggers). */
+export type OrderRow = Omit<typeof orders.$inferSelect, 'listed'>;
+
+/** The key the order list's total is counted by: the list's filters are a user, an asset class, statuses and a mode. */
+const orderCountKey = () => ({
+  userId: integer('user_id').notNull(),
+  assetClass: assetClass(),
+  live: boolean('live').notNull(),
+  status: text('status', { enum: ORDER_STATUSES }).notNull(),
+});
+
+/** Listed orders per key, as folded from order_count_changes by the counts job (server/db/tallies.ts). */
+export const orderCounts = pgTable(
+  'order_counts',
+  { ...orderCountKey(), n: bigint('n', { mode: 'number' }).notNull() },
+  (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.live, t.status] })],
+);
+
+/**
+ * What the triggers on orders and audit_events append when an order starts or stops being
+ * listed under a key (+1, -1): never updated, so writers of one user's orders never wait on each
+ * other for a counter; removed as they are folded into order_counts.
+ */
+export const orderCountChanges = pgTable(
+  'order_count_changes',
+  { ...orderCountKey(), id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(), n: integer('n').notNull() },
+  (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.id] })],
+);
