@@ -7,7 +7,7 @@ import { tallyTotal, type Tally } from '../db/tallies.ts';
 /** `%` and `_` are LIKE's wildcards: a prefix matches them literally. */
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 
-/** Every user's records, counted per action (migration 0015). */
+/** Every user's records, counted per action (migration 0016). */
 export const auditTally: Tally = { summary: auditCounts, changes: auditCountChanges, key: ['action'] };
 
 /**

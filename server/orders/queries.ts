@@ -177,7 +177,7 @@ const statusIn = (statuses: readonly TOrderStatus[], column: SQLWrapper = orders
 
 const UNFINISHED: readonly TOrderStatus[] = ['pending', 'accepted', 'open', 'partially_filled'];
 
-/** The orders the list shows, counted per user, asset class, mode and status (migration 0015). */
+/** The orders the list shows, counted per user, asset class, mode and status (migration 0016). */
 export const orderTally: Tally = { summary: orderCounts, changes: orderCountChanges, key: ['user_id', 'asset_class', 'live', 'status'] };
 
 /** How many orders the list shows under these filters: the user's kept counts, whatever its history. */
