@@ -34,14 +34,16 @@ import { unknownCcxtExchangeIds } from './brokers/ccxt/index.ts';
 import { createRealAdapters } from './brokers/real/adapters.ts';
 import { createBrokerIngestion } from './brokers/real/ingestion.ts';
 import { createRealEquities } from './brokers/real/equities.ts';
-import type { TBrokerEvent } from './brokers/types.ts';
+import type { TBrokerEvent, TTradingMode } from './brokers/types.ts';
 import { createKeyCredentialsReader } from './keys/credentials.ts';
 import { createBarsFetch } from './marketdata/fetch.ts';
 import { parseAllowList, DEFAULT_BASE_URLS } from './keys/allowlist.ts';
 import { createKeyCipher } from './keys/crypto.ts';
 import { cryptoExchangesOf } from './keys/exchanges.ts';
 import { createExchangeKeys } from './keys/keys.ts';
+import { inBooksSubmission } from './orders/in-books-submission.ts';
 import { createOrders } from './orders/orders.ts';
+import { remoteSubmission } from './orders/remote-submission.ts';
 import { alertChannelsFromConfig, createAlerts } from './alerts/index.ts';
 import { createHalt } from './system/halt.ts';
 import { createUsers } from './users/users.ts';
@@ -160,7 +162,13 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const backtests = createBacktests({ db, clock, config, instruments, pool: backtestPool, poolSize: config.BACKTEST_WORKERS });
     const alerts = createAlerts({ logger, clock, ...alertChannelsFromConfig(config) });
     const suspension = await createLiveSuspension({ db, clock, changes, logger, safetyReloadMs: options.cacheSafetyReloadMs ?? CACHE_SAFETY_RELOAD_MS });
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, liveSuspended: () => suspension.isSuspended() });
+    // A paper order of a simulated account goes into the simulator's books, which share our
+    // database (one transaction for the intent, the order and our record of it); every other order
+    // (real mode, live orders) commits its intent and then calls its broker.
+    const inBooks = inBooksSubmission(simulator);
+    const remote = remoteSubmission();
+    const submissionFor = ({ mode }: { mode: TTradingMode }) => (!real && mode === 'paper' ? inBooks : remote);
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended() });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config) });
     const smtp = alertChannelsFromConfig(config).smtp;

@@ -3,7 +3,6 @@
 import type { TBar } from '../marketdata/bars.ts';
 import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import type { Tx } from '../db/client.ts';
 
 export type { TBrokerEvent, TBrokerOrderStatus, TTradingMode };
 
@@ -78,21 +77,6 @@ export interface BrokerAnswer {
   events: readonly TBrokerEvent[];
 }
 
-/** The caller's part of a placement in the broker's transaction (Broker.placeOrderRecorded). */
-export interface RecordedSteps<T> {
-  /** Runs first; false withdraws the placement (the broker takes nothing). */
-  intent?: (tx: Tx) => Promise<boolean>;
-  record: (tx: Tx, answer: BrokerAnswer) => Promise<T>;
-}
-
-/** What committed of a placement made with Broker.placeOrderRecorded. */
-export type RecordedPlacement<T> =
-  | { outcome: 'taken'; order: BrokerOrder; recorded: T }
-  /** The intent step answered false: nothing of the broker's was written. */
-  | { outcome: 'withdrawn' }
-  /** The broker refused the order: the intent committed, the broker took nothing. */
-  | { outcome: 'refused'; error: BrokerRejectedError };
-
 /**
  * What we meant to place, as the order's intent records it: a broker that keeps no client order id
  * (KIS) finds an order whose placement answer was lost by these, among its orders of that day.
@@ -125,20 +109,6 @@ export interface Broker {
   readonly mode: TTradingMode;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
-  /**
-   * Only a broker whose books live in this service's database (the simulator) has it: placeOrder
-   * in the broker's own transaction, with the caller's steps in it. `intent` runs first (the
-   * caller's record that it means to place the order); when it answers false the broker takes
-   * nothing. `record` then runs on the broker's answer and the events that came with it. So the
-   * intent, the broker's acceptance and the caller's record of it commit together, or none of them
-   * does: one commit, and no moment at which a crash could leave an order at the broker that we
-   * have no record of. The events are emitted after commit as usual. A remote broker cannot offer
-   * this, and callers fall back to writing the intent, then placeOrder.
-   *
-   * It answers what committed (a broker refusal commits the intent without an order); it throws
-   * only when nothing of the call committed, the intent included.
-   */
-  placeOrderRecorded?<T>(request: BrokerOrderRequest, steps: RecordedSteps<T>): Promise<RecordedPlacement<T>>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */
   cancelOrder(lookup: { brokerOrderId: string }): Promise<BrokerOrder>;
   /**

@@ -17,10 +17,11 @@ import { markFirstLiveOrder, recordAcceptance, recordAnswer, updateOrder } from 
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED, unconfirmedError } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
-/** An acceptance as written: the accepted row (the creation answer) and the events to announce. */
+/** An acceptance as written: the accepted row (the creation answer), the events to announce, and the broker events it recorded. */
 export interface WrittenAcceptance {
   row: OrderRow;
   frames: TOrderEvent[];
+  events: readonly TBrokerEvent[];
 }
 
 export interface AnswerRecorderDeps {
@@ -42,7 +43,7 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    */
   const writeAcceptance = async (q: Queryable, intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[]): Promise<WrittenAcceptance | undefined> => {
     const answer = acceptanceRecordsOf(intent, accepted, events, clock.now());
-    return (await recordAnswer(q, intent, answer.change, answer.records)) ? { row: answer.acceptedRow, frames: answer.frames } : undefined;
+    return (await recordAnswer(q, intent, answer.change, answer.records)) ? { row: answer.acceptedRow, frames: answer.frames, events } : undefined;
   };
 
   /**

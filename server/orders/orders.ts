@@ -23,6 +23,7 @@ import { createPublisher } from './publisher.ts';
 import { setLiveEnabled } from './queries.ts';
 import { createReads } from './reads.ts';
 import { createReconciler } from './reconcile.ts';
+import type { SubmissionFor } from './submission.ts';
 
 export { toOrderResponse } from './records.ts';
 export type { PlaceOptions } from './placement.ts';
@@ -37,18 +38,20 @@ export interface OrderDeps {
   forUser: BrokerOfAccount;
   alerts: Alerts;
   events: EventBus;
+  /** How an account's orders reach its broker: in the broker's books in our database, or remote. */
+  submissionFor: SubmissionFor;
   /** Whether an operator has suspended live orders (cached; never false by default in production wiring). */
   liveSuspended?: () => boolean;
 }
 
 export type Orders = ReturnType<typeof createOrders>;
 
-export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, liveSuspended = () => false }: OrderDeps) => {
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, submissionFor, liveSuspended = () => false }: OrderDeps) => {
   const audit = createOrderAudit(clock);
   const publisher = createPublisher({ events, clock, logger });
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
-  const { place } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay });
+  const { place } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay });

@@ -7,11 +7,10 @@ import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
 import { checkLot, ExactDecimal } from '../brokers/fills.ts';
-import type { Broker, BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
-import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
+import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -27,7 +26,7 @@ import { findOrderByClientId, insertIntentRecorded, rateWindowStart, readPreflig
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
 import { emergencyLockError } from './risk.ts';
 import { createDayStartEquity } from './risk/day-start-cache.ts';
-import { createSubmission } from './submission.ts';
+import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
 export interface PlaceOptions {
   user: { id: number };
@@ -54,21 +53,6 @@ export interface PreparedPlacement {
   taken: boolean;
 }
 
-/** An order's intent, ready to be written before its broker is called. */
-export interface Intent {
-  row: OrderRow;
-  broker: Broker;
-  brokerRequest: BrokerOrderRequest;
-  /** The intent in one statement, with its audit record and `placed` event, its rate unit and the lock check. */
-  write: (q: Queryable) => Promise<IntentOutcome>;
-  /**
-   * What a committed intent statement means for the placement: undefined when the intent stands
-   * (the order goes to the broker), else the answer (a full window's 429, a running lock's 422,
-   * or a copy's replay).
-   */
-  answerUnlessStands: (outcome: IntentOutcome) => Promise<TOrderResponse | undefined>;
-}
-
 export type CountGate = (assetClass: OrderAttempt['assetClass'], gate: TGateName, outcome: 'passed' | 'refused' | 'failed') => void;
 
 export interface PlacementDeps {
@@ -84,14 +68,15 @@ export interface PlacementDeps {
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
   underWay: PlacementsUnderWay;
+  /** How an account's orders are submitted (chosen by the composition root). */
+  submissionFor: SubmissionFor;
 }
 
-export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay }: PlacementDeps) => {
+export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor }: PlacementDeps) => {
   const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
   const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
   const duplicates = createDuplicates({ db });
   const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
-  const submit = createSubmission({ db, underWay, duplicates, writeAcceptance: answers.writeAcceptance });
 
   /**
    * Places an order, or answers as a replay. A copy that arrives while its original is still
@@ -117,12 +102,22 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     if (prepared.taken) return duplicates.answerDuplicate(prepared.user.id, prepared.clientOrderId, prepared.hash);
     const racedAnswer = await passGates(prepared);
     if (racedAnswer) return racedAnswer;
-    const intent = intentOf(prepared);
-    const submitted = await submit(prepared, intent);
-    if (submitted.kind === 'answered') return submitted.response;
-    if (submitted.kind === 'failed') return answers.recordFailed(prepared, intent.row, submitted.error, submitted.outcomeUnknown);
-    countGate(prepared.attempt.assetClass, 'broker', 'passed');
-    return answers.recordAccepted(prepared, intent.row, submitted.order, submitted.written);
+    const placing = placingOf(prepared);
+    // An unregistered symbol goes to no broker, whichever the account has.
+    const submission = prepared.instrument ? submissionFor(placing.account) : unregisteredSymbolSubmission;
+    const submitted = await submission.submit(placing);
+    switch (submitted.kind) {
+      case 'answered':
+        return submitted.response;
+      case 'lost':
+        return answerLostTransaction(prepared, submitted.error);
+      case 'failed':
+        return answers.recordFailed(prepared, placing.intent, submitted.error, submitted.outcomeUnknown);
+      case 'accepted':
+        if (submitted.written) underWay.forgetRecorded(placementKey(prepared.user.id, prepared.clientOrderId), submitted.written.events);
+        countGate(prepared.attempt.assetClass, 'broker', 'passed');
+        return answers.recordAccepted(prepared, placing.intent, submitted.order, submitted.written);
+    }
   };
 
   /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
@@ -191,7 +186,20 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     }
   };
 
-  const intentOf = (prepared: PreparedPlacement): Intent => {
+  /**
+   * The database failed, not the broker: the placement's one transaction committed whole (its
+   * COMMIT went out before the connection broke) or not at all. Committed, it is this order's
+   * answer; else nothing of the order stands, and the caller's retry with the same client order
+   * id places it (503, or 503 again while the database stays away).
+   */
+  const answerLostTransaction = async ({ user, clientOrderId, hash, attempt }: PreparedPlacement, error: unknown): Promise<TOrderResponse> => {
+    if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+    await releaseClaims(db, attempt);
+    throw error;
+  };
+
+  /** The placement as its submission carries it out: the intent, the broker request, and the records it writes. */
+  const placingOf = (prepared: PreparedPlacement): Placing => {
     const { user, request, origin, clientOrderId, symbol, hash, attempt } = prepared;
     const broker = attempt.broker!;
     const at = clock.now();
@@ -237,7 +245,16 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       publisher.announce(placedFrames);
       return undefined;
     };
-    return { row, broker, brokerRequest: brokerRequestOf(row, request), write, answerUnlessStands };
+    return {
+      account: { userId: user.id, assetClass: attempt.assetClass, mode: attempt.mode },
+      broker,
+      intent: row,
+      request: brokerRequestOf(row, request),
+      writeIntent: write,
+      commitIntent: () => write(db),
+      answerUnlessStands,
+      writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, accepted, events),
+    };
   };
 
   return { place };

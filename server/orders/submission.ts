@@ -1,18 +1,38 @@
-// The submit step of a placement: the order's intent committed and the order sent to its broker.
-// A paper order at a broker whose books share our database goes in the broker's own transaction
-// (in books); any other order commits its intent first and calls its broker after (remote).
-import type { TBrokerEvent } from '../../contracts/brokers.ts';
+// The submit step of a placement, as one seam: a Submission commits what the placement needs and
+// sends the order to its broker. Two implementations, chosen by the composition root for each
+// account: in books (in-books-submission.ts: the simulator's one transaction) and remote
+// (remote-submission.ts: the intent first, then the call). The placement never asks which.
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderResponse } from '../../contracts/orders.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type RecordedPlacement } from '../brokers/types.ts';
-import type { Db } from '../db/client.ts';
-import { isDatabaseUnavailable } from '../db/errors.ts';
-import { BROKER_TIMEOUT_MS, withTimeout } from './broker-calls.ts';
-import type { AnswerRecorder, WrittenAcceptance } from './broker-answer.ts';
-import type { Duplicates } from './duplicates.ts';
-import { releaseClaims } from './gates.ts';
-import type { Intent, PreparedPlacement } from './placement.ts';
-import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
-import { findOrderByClientId, type IntentOutcome } from './queries.ts';
+import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest, type TBrokerEvent } from '../brokers/types.ts';
+import type { Tx } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
+import type { WrittenAcceptance } from './broker-answer.ts';
+import type { IntentOutcome } from './queries.ts';
+
+/** A placement past its gates, as a submission carries it out. */
+export interface Placing {
+  account: { userId: number; assetClass: TAssetClass; mode: TTradingMode };
+  /** The account's broker (the remote submission calls it). */
+  broker: Broker;
+  /** The order's intent: its pending row. */
+  intent: OrderRow;
+  /** The order as its broker is asked to take it. */
+  request: BrokerOrderRequest;
+  /** The intent statement (the row, its audit record and `placed` event, its rate unit, the lock check) in the caller's transaction. */
+  writeIntent: (tx: Tx) => Promise<IntentOutcome>;
+  /** The intent statement committed on its own. */
+  commitIntent: () => Promise<IntentOutcome>;
+  /**
+   * What a committed intent statement means for the placement: undefined when the intent stands
+   * (the order goes to the broker), else the answer (a full window's 429, a running lock's 422,
+   * or a copy's replay).
+   */
+  answerUnlessStands: (outcome: IntentOutcome) => Promise<TOrderResponse | undefined>;
+  /** Records the broker's acceptance with the events that came with it, in the caller's transaction; undefined when the order is no longer pending. */
+  writeAcceptance: (tx: Tx, accepted: BrokerOrder, events: readonly TBrokerEvent[]) => Promise<WrittenAcceptance | undefined>;
+}
 
 /** What a submission committed and what the broker did. */
 export type Submitted =
@@ -21,75 +41,25 @@ export type Submitted =
   /** The broker took the order; `written` when its acceptance was recorded with it. */
   | { kind: 'accepted'; order: BrokerOrder; written?: WrittenAcceptance }
   /** The intent committed and the broker call failed; `outcomeUnknown` when it may have reached the broker. */
-  | { kind: 'failed'; error: unknown; outcomeUnknown: boolean };
+  | { kind: 'failed'; error: unknown; outcomeUnknown: boolean }
+  /** The database failed during the one transaction of intent and order: it committed whole or not at all. */
+  | { kind: 'lost'; error: unknown };
 
-export interface SubmissionDeps {
-  db: Db;
-  underWay: PlacementsUnderWay;
-  duplicates: Pick<Duplicates, 'answerRacedDuplicate'>;
-  writeAcceptance: AnswerRecorder['writeAcceptance'];
+export interface Submission {
+  /** Commits what the placement needs and answers what the broker did; throws only when nothing committed. */
+  submit(placing: Placing): Promise<Submitted>;
 }
 
-export const createSubmission = ({ db, underWay, duplicates, writeAcceptance }: SubmissionDeps) => {
-  /**
-   * A paper order at a broker whose books share our database: the intent, the broker's
-   * acceptance and our record of it (with the fill on arrival) commit together, or none of them
-   * does, so there is no moment at which the broker holds an order we have no record of. No timer
-   * here: one that fired while the transaction ran on would mark the order failed and then see it
-   * commit.
-   */
-  const submitInBooks = async ({ user, attempt, clientOrderId, hash }: PreparedPlacement, intent: Intent): Promise<Submitted> => {
-    let written: IntentOutcome | undefined;
-    let answered: readonly TBrokerEvent[] = [];
-    let placement: RecordedPlacement<WrittenAcceptance | undefined>;
-    try {
-      placement = await intent.broker.placeOrderRecorded!(intent.brokerRequest, {
-        intent: async (tx) => {
-          written = await intent.write(tx);
-          return written.claimed && written.placed;
-        },
-        record: (tx, answer) => {
-          answered = answer.events;
-          return writeAcceptance(tx, intent.row, answer.order, answer.events);
-        },
-      });
-    } catch (error) {
-      if (isDatabaseUnavailable(error)) {
-        // The database failed, not the broker: the placement's one transaction committed whole
-        // (its COMMIT went out before the connection broke) or not at all. Committed, it is this
-        // order's answer; else nothing of the order stands, and the caller's retry with the same
-        // client order id places it (503, or 503 again while the database stays away).
-        if (await findOrderByClientId(db, { userId: user.id, clientOrderId })) return { kind: 'answered', response: await duplicates.answerRacedDuplicate(attempt, clientOrderId, hash) };
-        await releaseClaims(db, attempt);
-        throw error;
-      }
-      // Nothing committed, the intent neither: it is written now, and the failure marks it after.
-      const response = await intent.answerUnlessStands(await intent.write(db));
-      if (response) return { kind: 'answered', response };
-      return { kind: 'failed', error, outcomeUnknown: false };
-    }
-    const response = await intent.answerUnlessStands(written ?? (await intent.write(db)));
-    if (response) return { kind: 'answered', response };
-    if (placement.outcome === 'refused') return { kind: 'failed', error: placement.error, outcomeUnknown: false };
-    // A withdrawn placement's intent did not stand: answerUnlessStands answered it above.
-    if (placement.outcome !== 'taken') return { kind: 'failed', error: new Error('a withdrawn placement reached the broker step'), outcomeUnknown: false };
-    if (placement.recorded) underWay.forgetRecorded(placementKey(user.id, clientOrderId), answered);
-    return { kind: 'accepted', order: placement.order, written: placement.recorded };
-  };
+/** The placement's Submission for an account (the composition root knows which books it has). */
+export type SubmissionFor = (account: Placing['account']) => Submission;
 
-  /** The intent commits first, and the broker is called after, with a deadline. */
-  const submitRemote = async ({ instrument }: PreparedPlacement, intent: Intent): Promise<Submitted> => {
-    const response = await intent.answerUnlessStands(await intent.write(db));
-    if (response) return { kind: 'answered', response };
-    if (!instrument) return { kind: 'failed', error: new BrokerRejectedError(`unknown symbol ${intent.row.symbol}`), outcomeUnknown: false };
-    try {
-      return { kind: 'accepted', order: await withTimeout(intent.broker.placeOrder(intent.brokerRequest), BROKER_TIMEOUT_MS) };
-    } catch (error) {
-      // Only a refusal, or a failure the broker says it never took, is known not to be an order.
-      return { kind: 'failed', error, outcomeUnknown: !(error instanceof BrokerRejectedError) && !(error instanceof BrokerUnavailableError && error.notTaken) };
-    }
-  };
+/** Commits the intent on its own; the placement's answer when it does not stand. */
+export const commitStandingIntent = async (placing: Placing): Promise<Submitted | undefined> => {
+  const response = await placing.answerUnlessStands(await placing.commitIntent());
+  return response ? { kind: 'answered', response } : undefined;
+};
 
-  return (prepared: PreparedPlacement, intent: Intent): Promise<Submitted> =>
-    intent.broker.placeOrderRecorded && !intent.row.live && prepared.instrument ? submitInBooks(prepared, intent) : submitRemote(prepared, intent);
+/** An order whose symbol is not registered goes to no broker: its intent commits, and is refused. */
+export const unregisteredSymbolSubmission: Submission = {
+  submit: async (placing) => (await commitStandingIntent(placing)) ?? { kind: 'failed', error: new BrokerRejectedError(`unknown symbol ${placing.intent.symbol}`), outcomeUnknown: false },
 };

@@ -29,8 +29,8 @@ const place = (user: FactoryUser, clientOrderId: string) =>
   server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: clientOrderId } });
 /** The connection error a placement sees when its connection breaks (what the driver gives, marked as the database's). */
 const connectionLost = () => new DatabaseUnavailableError(Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' }));
-/** The user's simulated crypto broker, as the order service reaches it. */
-const brokerOf = (user: FactoryUser) => server.services.brokers.forUser({ userId: user.user.id, assetClass: 'crypto', mode: 'paper' });
+/** The simulator, whose in-books placement the order service's paper orders go through. */
+const books = () => server.services.simulator;
 const rowsOf = async (user: FactoryUser, clientOrderId: string) => ({
   ours: await server.services.db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, clientOrderId))),
   theirs: await server.services.db.select().from(simOrders).where(and(eq(simOrders.userId, user.user.id), eq(simOrders.clientOrderId, clientOrderId))),
@@ -39,8 +39,7 @@ const rowsOf = async (user: FactoryUser, clientOrderId: string) => ({
 describe('a paper order whose placement loses the database', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After when nothing committed, writes nothing, and the retry places one order', async () => {
     const user = await trader('dbu_none');
-    const broker = await brokerOf(user);
-    vi.spyOn(broker, 'placeOrderRecorded').mockRejectedValueOnce(connectionLost());
+    vi.spyOn(books(), 'placeInBooks').mockRejectedValueOnce(connectionLost());
     const lost = await place(user, 'dbu-none-1');
     expect(lost.status, lost.text).toBe(503);
     expect(lost.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
@@ -56,10 +55,9 @@ describe('a paper order whose placement loses the database', () => {
 
   it('answers with the order when its transaction committed before the connection broke, and a retry replays it', async () => {
     const user = await trader('dbu_done');
-    const broker = await brokerOf(user);
-    const placeForReal = broker.placeOrderRecorded!.bind(broker);
-    vi.spyOn(broker, 'placeOrderRecorded').mockImplementationOnce(async (request, steps) => {
-      await placeForReal(request, steps);
+    const placeForReal = books().placeInBooks.bind(books());
+    vi.spyOn(books(), 'placeInBooks').mockImplementationOnce(async (account, request, steps) => {
+      await placeForReal(account, request, steps);
       throw connectionLost();
     });
     const answered = await place(user, 'dbu-done-1');

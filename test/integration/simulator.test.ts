@@ -650,7 +650,7 @@ describe('placements of one account that arrive together', () => {
   });
 });
 
-describe("the caller's steps in the placement's transaction (placeOrderRecorded)", () => {
+describe("the caller's steps in the placement's transaction (placeInBooks)", () => {
   /** A table of the test's own, standing for the caller's intent rows. */
   const intents = sql.raw('sim_test_intents');
   beforeAll(async () => {
@@ -663,6 +663,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
     await tx.execute(sql`insert into ${intents} (id) values (${id})`);
     return stands;
   };
+  const accountRef = (account: Account) => ({ userId: account.userId, assetClass: 'crypto' as const, mode: 'paper' as const });
   /** A buy of `qty` at 100 on a fresh instrument, in a fresh account. */
   const freshBuy = async (qty: string) => {
     const symbol = await newInstrument('crypto', { price: '100' });
@@ -671,7 +672,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
 
   it('commits the intent, the order and the record in one transaction', async () => {
     const { account, request } = await freshBuy('1');
-    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`taken-${request.clientOrderId}`, true), record: (_tx, answer) => Promise.resolve(answer.order.clientOrderId) });
+    const placed = await sim.placeInBooks(accountRef(account), request, { intent: writeIntent(`taken-${request.clientOrderId}`, true), record: (_tx, answer) => Promise.resolve(answer.order.clientOrderId) });
     expect(placed).toMatchObject({ outcome: 'taken', recorded: request.clientOrderId });
     const intent = await intentRow(`taken-${request.clientOrderId}`);
     expect(intent).toBeDefined();
@@ -681,7 +682,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
   it('an intent step that answers false withdraws the placement: the intent commits, the broker takes nothing', async () => {
     const { account, request } = await freshBuy('1');
     let recorded = false;
-    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`withdrawn-${request.clientOrderId}`, false), record: () => Promise.resolve((recorded = true)) });
+    const placed = await sim.placeInBooks(accountRef(account), request, { intent: writeIntent(`withdrawn-${request.clientOrderId}`, false), record: () => Promise.resolve((recorded = true)) });
     expect(placed).toEqual({ outcome: 'withdrawn' });
     expect(recorded).toBe(false);
     expect(await intentRow(`withdrawn-${request.clientOrderId}`)).toBeDefined();
@@ -690,7 +691,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
 
   it('a refusal answers `refused` with the intent committed and nothing of the broker written', async () => {
     const { account, request } = await freshBuy('5000');
-    const placed = await account.broker.placeOrderRecorded!(request, { intent: writeIntent(`refused-${request.clientOrderId}`, true), record: () => Promise.resolve('recorded') });
+    const placed = await sim.placeInBooks(accountRef(account), request, { intent: writeIntent(`refused-${request.clientOrderId}`, true), record: () => Promise.resolve('recorded') });
     expect(placed.outcome).toBe('refused');
     expect(placed.outcome === 'refused' && placed.error).toBeInstanceOf(BrokerRejectedError);
     expect(placed.outcome === 'refused' && placed.error.message).toMatch(/insufficient funds/);
@@ -700,7 +701,7 @@ describe("the caller's steps in the placement's transaction (placeOrderRecorded)
 
   it('throws when the transaction fails, and then nothing committed, the intent neither', async () => {
     const { account, request } = await freshBuy('1');
-    const failed = account.broker.placeOrderRecorded!(request, {
+    const failed = sim.placeInBooks(accountRef(account), request, {
       intent: writeIntent(`failed-${request.clientOrderId}`, true),
       record: (tx) => tx.execute(sql`select 1 / 0`),
     });

@@ -96,7 +96,7 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
     name: ALPACA_BROKER_NAME,
     assetClass: 'us_equity',
     mode: key.mode,
-    // No placeOrderRecorded: Alpaca's books cannot join our transaction.
+    // Alpaca's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       const order = await call<AlpacaOrder>('POST', '/v2/orders', { body: toAlpacaOrderRequest(request) });
       return fromAlpacaOrder(order, key, null, request.metadata);

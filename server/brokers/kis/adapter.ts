@@ -290,7 +290,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     name: KIS_BROKER_NAME,
     assetClass: 'kr_equity',
     mode: key.mode,
-    // No placeOrderRecorded: KIS's books cannot join our transaction.
+    // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       const { body, limitPrice } = toKisOrderCash(request, account);
       const reply = await http.request<KisOrderAnswer>({ call: request.side, method: 'POST', path: KIS_PATHS.orderCash, body });

@@ -1,16 +1,14 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
-import type { TAssetClass } from '../../../contracts/common.ts';
-import { BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type BrokerSnapshot, type OrderLookup, type RecordedPlacement, type RecordedSteps, type TBrokerEvent } from '../types.ts';
+import type { Broker, BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, BrokerSnapshot, OrderLookup, TBrokerEvent } from '../types.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
-/** What the simulator does for an account; the adapter adds the outage and the lazy opening. */
+/** What the simulator does for an account; the adapter asks it to be ready (no outage, the account open) before each call. */
 export interface AccountBackend {
-  isDown(assetClass: TAssetClass): boolean;
-  openAccount(key: AccountKey): Promise<void>;
+  /** Fails while the account's asset class is down (operator outage); opens the account on first use. */
+  ready(key: AccountKey): Promise<void>;
   place(key: AccountKey, request: BrokerOrderRequest): Promise<BrokerOrder>;
-  placeRecorded<T>(key: AccountKey, request: BrokerOrderRequest, steps: RecordedSteps<T>): Promise<RecordedPlacement<T>>;
   cancel(key: AccountKey, brokerOrderId: string): Promise<BrokerOrder>;
   replace(key: AccountKey, request: BrokerReplaceRequest): Promise<BrokerOrder>;
   getOrder(key: AccountKey, lookup: OrderLookup): Promise<BrokerOrder | undefined>;
@@ -23,15 +21,7 @@ export interface AccountBackend {
 }
 
 export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey): Broker => {
-  let opened: Promise<void> | undefined;
-  /** Fails while down; opens the account once per adapter (a failed opening is tried again). */
-  const ready = async () => {
-    if (backend.isDown(key.assetClass)) throw new BrokerUnavailableError(`the simulated ${key.assetClass} broker is down (operator outage)`, { notTaken: true });
-    await (opened ??= backend.openAccount(key).catch((error: unknown) => {
-      opened = undefined;
-      throw error;
-    }));
-  };
+  const ready = () => backend.ready(key);
   return {
     name: BROKER_NAME,
     assetClass: key.assetClass,
@@ -39,10 +29,6 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     placeOrder: async (request) => {
       await ready();
       return backend.place(key, request);
-    },
-    placeOrderRecorded: async (request, steps) => {
-      await ready();
-      return backend.placeRecorded(key, request, steps);
     },
     cancelOrder: async ({ brokerOrderId }) => {
       await ready();

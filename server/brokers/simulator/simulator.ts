@@ -7,7 +7,7 @@ import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import { statementsSent, type Db } from '../../db/client.ts';
+import { statementsSent, type Db, type Tx } from '../../db/client.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
@@ -16,7 +16,7 @@ import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../fills.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot, type RecordedPlacement, type RecordedSteps } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
 import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
@@ -98,10 +98,40 @@ export interface PriceUpdate {
   at: string;
 }
 
+/** The caller's part of a placement in the simulator's transaction (Simulator.placeInBooks). */
+export interface InBooksSteps<T> {
+  /** Runs first; false withdraws the placement (the broker takes nothing). */
+  intent?: (tx: Tx) => Promise<boolean>;
+  record: (tx: Tx, answer: BrokerAnswer) => Promise<T>;
+}
+
+/** What committed of a placement made with Simulator.placeInBooks. */
+export type InBooksPlacement<T> =
+  | { outcome: 'taken'; order: BrokerOrder; recorded: T }
+  /** The intent step answered false: nothing of the broker's was written. */
+  | { outcome: 'withdrawn' }
+  /** The broker refused the order: the intent committed, the broker took nothing. */
+  | { outcome: 'refused'; error: BrokerRejectedError };
+
 export interface Simulator {
   readonly instanceId: string;
   /** The Broker of one account; the account opens on its first call. */
   brokerFor(account: AccountRef): Broker;
+  /**
+   * A placement in the account's books with the caller's steps in the simulator's own
+   * transaction, since its books live in this service's database: `intent` runs first (the
+   * caller's record that it means to place the order); when it answers false the broker takes
+   * nothing. `record` then runs on the broker's answer and the events that came with it. So the
+   * intent, the broker's acceptance and the caller's record of it commit together, or none of them
+   * does: one commit, and no moment at which a crash could leave an order at the broker that we
+   * have no record of. The events are emitted after commit as usual. The order service's in-books
+   * submission places through it; no remote broker can offer this.
+   *
+   * It answers what committed (a broker refusal commits the intent without an order); it throws
+   * only when nothing of the call committed, the intent included. It fails as the account's Broker
+   * does while the asset class is down.
+   */
+  placeInBooks<T>(account: AccountRef, request: BrokerOrderRequest, steps: InBooksSteps<T>): Promise<InBooksPlacement<T>>;
   /** Opens the account with its starting cash; an existing account is kept as it is. */
   openAccount(account: AccountRef): Promise<void>;
   /** Resets the paper account: open orders canceled, positions removed, cash back to the starting amount. */
@@ -315,8 +345,8 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     instrument: InstrumentRow;
     at: Date;
     expiresAt: Date | null;
-    steps: RecordedSteps<unknown>;
-    resolve: (placed: RecordedPlacement<unknown>) => void;
+    steps: InBooksSteps<unknown>;
+    resolve: (placed: InBooksPlacement<unknown>) => void;
     reject: (error: unknown) => void;
   }
   /** Placements queued behind their account's transaction under way, by account; absent when none runs. */
@@ -335,7 +365,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
    */
   const placeTogether = async (key: AccountKey, batch: readonly QueuedPlacement[]): Promise<void> => {
     const taken: { placement: QueuedPlacement; answer: BrokerAnswer; unsettled: Promise<[unknown, void]> }[] = [];
-    const ended: { placement: QueuedPlacement; outcome: Exclude<RecordedPlacement<unknown>, { outcome: 'taken' }> }[] = [];
+    const ended: { placement: QueuedPlacement; outcome: Exclude<InBooksPlacement<unknown>, { outcome: 'taken' }> }[] = [];
     try {
       await db.transaction(async (tx) => {
         for (const placement of batch) {
@@ -408,11 +438,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
 
   /**
    * Takes the order on the books after the caller's intent step, and runs the caller's `record`
-   * of the answer, all in one transaction (Broker.placeOrderRecorded). The answer is the order as
+   * of the answer, all in one transaction (Simulator.placeInBooks). The answer is the order as
    * accepted; its first match (a marketable order's fill, a resting order's `open`), made in the
    * same transaction, arrives as events after commit. Throws only when nothing committed.
    */
-  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, steps: RecordedSteps<T>): Promise<RecordedPlacement<T>> => {
+  const placeAndRecord = async <T>(key: AccountKey, request: BrokerOrderRequest, steps: InBooksSteps<T>): Promise<InBooksPlacement<T>> => {
     const instrument = await findInstrument({ assetClass: key.assetClass, symbol: request.symbol });
     if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
     const at = clock.now();
@@ -432,9 +462,25 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     });
   };
 
+  /** Accounts this instance has opened (or is opening), by account: an account is never removed. */
+  const opened = new Map<string, Promise<void>>();
+  /** Fails while the asset class is down; opens the account once (a failed opening is tried again). */
+  const ready = async (key: AccountKey) => {
+    if (outages.isDown(key.assetClass)) throw down(key.assetClass);
+    const id = accountIdOf(key);
+    let opening = opened.get(id);
+    if (!opening) {
+      opening = openAccount(key).catch((error: unknown) => {
+        opened.delete(id);
+        throw error;
+      });
+      opened.set(id, opening);
+    }
+    await opening;
+  };
+
   const backend: AccountBackend = {
-    isDown: (assetClass) => outages.isDown(assetClass),
-    openAccount,
+    ready,
     place: async (key, request) => {
       const placed = await placeAndRecord(key, request, { record: () => Promise.resolve(undefined) });
       if (placed.outcome === 'refused') throw placed.error;
@@ -442,7 +488,6 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       if (placed.outcome !== 'taken') throw new Error('a placement without an intent step was withdrawn');
       return placed.order;
     },
-    placeRecorded: placeAndRecord,
     replace: async (key, request) => {
       // The order names its instrument (read here, outside the transaction, which reads the
       // order again under its lock: the symbol of an order never changes).
@@ -495,6 +540,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   return {
     instanceId,
     brokerFor: ({ userId, assetClass, mode }) => createSimulatedBroker(backend, { userId, assetClass, mode }),
+    placeInBooks: async ({ userId, assetClass, mode }, request, steps) => {
+      const key: AccountKey = { userId, assetClass, mode };
+      await ready(key);
+      return placeAndRecord(key, request, steps);
+    },
     openAccount: ({ userId, assetClass, mode }) => openAccount({ userId, assetClass, mode }),
     resetAccount: async ({ userId, assetClass }) => {
       if (outages.isDown(assetClass)) throw down(assetClass);
