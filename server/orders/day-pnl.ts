@@ -3,7 +3,7 @@
 // kill switch's lines, so a client can draw where the alert and the lock fall. Percentages are
 // fractions here, like every other `_pct` field of the interface (−0.04 is −4 %).
 import type { TAccountDayPnl } from '../../contracts/simulator.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { dailyPnlPct, LOCK_PCT, WARN_PCT } from './risk/day-start.ts';
 
 const ALERT_FRACTION = WARN_PCT.dividedBy(100).toNumber();

@@ -1,7 +1,7 @@
 // The five gates an order passes, in this order: flags → rate limit → broker configured → risk →
 // broker call. The first four are here, each a small named function that throws the AppError of
 // its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';

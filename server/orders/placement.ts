@@ -6,7 +6,8 @@ import type { TOrderResponse, TPlaceOrderRequest } from '../../contracts/orders.
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
-import { checkLot, ExactDecimal } from '../brokers/fills.ts';
+import { checkLot } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Broker, BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';

@@ -5,7 +5,7 @@ import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import { STATUSES_OF_FILTER, type TOrderListQuery, type TOrderResponse } from '../../contracts/orders.ts';
 import type { TAccountResponse } from '../../contracts/simulator.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';

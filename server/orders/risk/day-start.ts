@@ -1,7 +1,7 @@
 // The day-start equity snapshot of an account and the daily P&L % measured on it: the risk
 // manager's daily loss bound and the kill switch read the same snapshot through the same arithmetic.
 import { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../../brokers/fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 
 /** At or below this daily P&L %: the kill switch's critical alert. */
 export const WARN_PCT = new Decimal(-4);
