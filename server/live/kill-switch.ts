@@ -19,6 +19,7 @@ import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { marketSession } from '../markets/calendar.ts';
+import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Orders } from '../orders/orders.ts';
 import { listAuditedOrders, setLock } from '../orders/queries.ts';
@@ -70,7 +71,7 @@ const showPct = (pct: Decimal) => pct.toDecimalPlaces(2).toFixed(2);
 
 export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer, evaluationGapMs = EVALUATION_GAP_MS }: KillSwitchDeps) => {
   const log = logger.child({ area: 'kill_switch' });
-  const listeners = new Set<LockListener>();
+  const listeners = createListeners<Parameters<LockListener>>((error) => log.error({ err: error }, 'kill switch lock listener failed'));
 
   const notifyUser = async (userId: number, subject: string, text: string) => {
     if (!mailer) return;
@@ -167,13 +168,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     });
     if (!won) return false;
     events.wake();
-    for (const listener of listeners) {
-      try {
-        listener(userId, assetClass, lockedUntil);
-      } catch (error) {
-        log.error({ err: error }, 'kill switch lock listener failed');
-      }
-    }
+    listeners.publish(userId, assetClass, lockedUntil);
     const canceled = await cancelOpenOrders(userId, assetClass, config.KILL_SWITCH_LIQUIDATE);
     const liquidation = config.KILL_SWITCH_LIQUIDATE ? await liquidate({ userId, assetClass }).catch((error: unknown) => (log.error({ err: error, userId, assetClass }, 'kill switch liquidation failed'), undefined)) : undefined;
     alerts.critical({
@@ -299,9 +294,6 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
       while (pending.size > 0) await Promise.all([...pending.values()].map((entry) => entry.done));
     },
     /** Called on the instance that locked, after the lock commits (the bot stops on it). */
-    onLock: (listener: LockListener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    onLock: (listener: LockListener) => listeners.add(listener),
   };
 };
