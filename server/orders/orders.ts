@@ -8,6 +8,7 @@ import type { TAssetClass } from '../../contracts/common.ts';
 import type { Alerts } from '../alerts/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { setLiveEnabled } from '../controls/queries.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Instruments } from '../instruments/instruments.ts';
@@ -20,7 +21,6 @@ import { createOrderAudit } from './order-audit.ts';
 import { createPlacement } from './placement.ts';
 import { createPlacementsUnderWay } from './placements-under-way.ts';
 import { createPublisher } from './publisher.ts';
-import { setLiveEnabled } from './queries.ts';
 import { createReads } from './reads.ts';
 import { createReconciler } from './reconcile.ts';
 

@@ -11,6 +11,7 @@ import { ExactDecimal } from '../decimal.ts';
 import type { Broker, BrokerOrderRequest } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { createDayStartEquity } from '../controls/day-start-cache.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
@@ -27,7 +28,6 @@ import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, insertIntentRecorded, rateWindowStart, readPreflight, type IntentOutcome } from './queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
 import { emergencyLockError } from './risk.ts';
-import { createDayStartEquity } from './risk/day-start-cache.ts';
 import { createSubmission } from './submission.ts';
 
 export interface PlaceOptions {

@@ -34,7 +34,7 @@ export interface RealAccount {
 /**
  * Where an account's adapters find the order ids of ours that its broker cannot keep (KIS keeps
  * no client order id; an exchange may keep only a digest form of it). The order service's
- * records are the store (orders/broker-links.ts), handed in by the composition root, so the
+ * records are the store (its broker-links module), handed in by the composition root, so the
  * brokers area never reads the order service's tables.
  */
 export interface OrderLinkStores {
