@@ -42,6 +42,7 @@ import { createKeyCipher } from './keys/crypto.ts';
 import { cryptoExchangesOf } from './keys/exchanges.ts';
 import { createExchangeKeys } from './keys/keys.ts';
 import { inBooksSubmission } from './orders/in-books-submission.ts';
+import { orderLinkStores } from './orders/broker-links.ts';
 import { createOrders } from './orders/orders.ts';
 import { remoteSubmission } from './orders/remote-submission.ts';
 import { alertChannelsFromConfig, createAlerts } from './alerts/index.ts';
@@ -133,13 +134,15 @@ export const createServices = async (config: Config, logger: Logger, database: D
     });
     const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
     // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.
-    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, clock, config, logger, cipher }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
+    // The ids a real broker cannot keep for us are read back from the order service's records.
+    const orderLinks = orderLinkStores(db);
+    const real = config.BROKER_MODE === 'real' ? { adapters: createRealAdapters({ db, clock, config, logger, cipher, orderLinks }), keys: createKeyCredentialsReader({ db, cipher }) } : undefined;
     const brokers = createBrokers({ db, clock, simulator, instruments, changes, real });
     // Bars from a user's broker (`ohlcv fetch`), in either broker mode: the real adapters are built on first use outside real mode.
     let fetchAdapters = real?.adapters;
     const barsFetch = createBarsFetch({
       keys: real?.keys ?? createKeyCredentialsReader({ db, cipher }),
-      adapters: () => (fetchAdapters ??= createRealAdapters({ db, clock, config, logger, cipher })),
+      adapters: () => (fetchAdapters ??= createRealAdapters({ db, clock, config, logger, cipher, orderLinks })),
       instruments,
       marketData,
       clock,

@@ -174,6 +174,7 @@ const ZEnv = z.object({
   RISK_MARKET_HOURS: z.enum(['enforce', 'ignore']).default('enforce'),
   RISK_DEFAULT_STOP_PCT: percentSetting('5'),
   RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),
+  /** The risk gate's daily loss bound on new buys (checkDailyLoss, orders/risk.ts); not the kill switch's lines (controls/kill-switch-lines.ts). */
   RISK_DAILY_LOSS_LIMIT_PCT: percentSetting('5'),
   /** Live promotion's paper validation: days since the first paper order of the asset class. */
   RISK_PAPER_MIN_DAYS: int(90, 0, 36_500),

@@ -12,7 +12,6 @@ import type { FeeProfile } from '../brokers/fees.ts';
 import {
   computeFill,
   decimalOfScaled,
-  ExactDecimal,
   executionPrice,
   floorDiv,
   pow10,
@@ -26,6 +25,7 @@ import {
   type TTickGrid,
   type TTickSizeAt,
 } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { KRX_TICK_BANDS, krxTickSize } from '../instruments/ticks.ts';
 import { withRoom } from './column-growth.ts';
 

@@ -7,7 +7,7 @@
 import { MAX_TRADES } from '../../contracts/backtest.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { profileByName } from '../brokers/fees.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { runEngine, type EngineResult } from './engine.ts';
 import { spanMetrics, type BacktestMetrics } from './metrics.ts';
 import { findStrategy } from './strategies/index.ts';

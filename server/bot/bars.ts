@@ -3,7 +3,7 @@
 // arrays a strategy reads. Pure: no clock, no database.
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TBotTimeframe } from '../../contracts/bot.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
 import type { Bars } from '../backtest/types.ts';
 

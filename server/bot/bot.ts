@@ -12,6 +12,7 @@ import { resolveStrategy } from '../backtest/strategies/index.ts';
 import type { Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { controlsOf } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { BotRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
@@ -19,7 +20,6 @@ import type { EventBus } from '../events/bus.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { checkTradingFlags } from '../orders/gates.ts';
 import type { Orders } from '../orders/orders.ts';
-import { liveStateOf } from '../orders/queries.ts';
 import { findUserById } from '../users/queries.ts';
 import { endBotRun, findBot, listBotFills, listRunningBotsWithUsers, saveStartedBot } from './queries.ts';
 
@@ -83,7 +83,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     }
     // What every order of the bot would meet first, answered now rather than at its first signal.
     const mode: TTradingMode = request.live_mode ? 'live' : 'paper';
-    const { flags, locks } = await liveStateOf(db, { userId: user.id });
+    const { flags, locks } = await controlsOf(db, { userId: user.id });
     checkTradingFlags({ mode, assetClass, liveEnabled: flags.some((flag) => flag.assetClass === assetClass && flag.liveEnabled) }, config);
     const now = clock.now();
     const lock = locks.find((row) => row.assetClass === assetClass && row.lockedUntil > now);

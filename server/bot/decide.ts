@@ -2,7 +2,8 @@
 // indicators over the closed bars, read through look-back views whose newest value is the bar
 // that just closed (no later bar exists to read), and how much a buy spends. Pure.
 import type { Decimal } from 'decimal.js';
-import { ExactDecimal, FRACTIONAL_SHARE_DECIMALS } from '../brokers/fills.ts';
+import { FRACTIONAL_SHARE_DECIMALS } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Bars, BarView, Lookback, StrategyRun, TSignal } from '../backtest/types.ts';
 
 const lookbackOf = (values: Float64Array): Lookback => {

@@ -11,7 +11,7 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import { recordAudit } from '../audit/log.ts';
 import { findStrategy } from '../backtest/strategies/index.ts';
 import type { StrategyRun } from '../backtest/types.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { releaseLease, takeLease } from '../brokers/simulator/queries.ts';
 import type { Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';

@@ -1,17 +1,10 @@
 // The fill arithmetic in one place: execution price, notional, fee and cash of a fill, the
 // position it leaves behind, and the lot-size rule a quantity must keep.
 import { Decimal } from 'decimal.js';
+import { ExactDecimal } from '../decimal.ts';
 import type { FeeProfile } from './fees.ts';
 
 export type TOrderSide = 'buy' | 'sell';
-
-/**
- * The broker arithmetic runs on this constructor, whatever precision the rest of the process set
- * on the global one: 40 significant digits keep a product of a crypto quantity (8 places) and a
- * price exact, where decimal.js's default of 20 would round it. Its results are ordinary Decimal
- * instances (`instanceof Decimal` holds) that keep this precision in further arithmetic.
- */
-export const ExactDecimal = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN });
 
 const ZERO = new ExactDecimal(0);
 const ONE = new ExactDecimal(1);

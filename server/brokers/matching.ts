@@ -1,7 +1,8 @@
 // The simulated broker's matching rules as pure functions: when one order fills against one
 // price observation, the OCO children of a bracket, and the order status machine with its events.
 import { Decimal } from 'decimal.js';
-import { ExactDecimal, type TOrderSide } from './fills.ts';
+import { type TOrderSide } from './fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 
 /**
  * Order types as the broker layer sees them. stop_limit does not reach here: it is collapsed to

@@ -64,6 +64,14 @@ export interface BrokerAccount {
   asOf: Date;
 }
 
+/** One account's equity as its broker reports it, exact decimal text (what the kill switch judges). */
+export interface AccountEquity {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+  equity: string;
+}
+
 /** An account with its positions and working orders, read together (what the risk gate judges an order on). */
 export interface BrokerSnapshot {
   account: BrokerAccount;

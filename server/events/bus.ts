@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
+import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import { committedEnd, insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
 
@@ -211,7 +212,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     () => void poll(),
     () => void poll(),
   );
-  const tickListeners = new Set<(tick: PriceTick) => void>();
+  const tickListeners = createListeners<[PriceTick]>((error) => log.error({ err: error }, 'tick listener failed'));
   const unlistenTicks = await database.listen(TICKS_CHANNEL, (payload) => {
     let tick: PriceTick;
     try {
@@ -219,13 +220,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     } catch {
       return;
     }
-    for (const listener of tickListeners) {
-      try {
-        listener(tick);
-      } catch (error) {
-        log.error({ err: error }, 'tick listener failed');
-      }
-    }
+    tickListeners.publish(tick);
   });
   const safety = setInterval(() => void poll(), safetyPollMs);
   safety.unref();
@@ -303,10 +298,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     subscribe,
     subscriptionsOf: (userId) => subscribers.get(userId)?.size ?? 0,
     publishTick: (tick) => notify(db, TICKS_CHANNEL, JSON.stringify(tick)),
-    onTick: (listener) => {
-      tickListeners.add(listener);
-      return () => tickListeners.delete(listener);
-    },
+    onTick: (listener) => tickListeners.add(listener),
     poll,
     close: async () => {
       closed = true;

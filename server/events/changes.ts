@@ -4,6 +4,7 @@
 // change tells every cache to reload: notifications sent while it was down are gone.
 import type { DatabaseHandle, Queryable } from '../db/client.ts';
 import { notify } from '../db/client.ts';
+import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 
 export type Change = { kind: 'user'; id: number } | { kind: 'halt' } | { kind: 'live_suspend' } | { kind: 'sim_outage' } | { kind: 'broker_keys'; userId: number } | { kind: 'instruments' } | { kind: 'resync' };
@@ -19,17 +20,9 @@ export interface ChangeFeed {
 const CHANNEL = 'ts_changes';
 
 export const startChangeFeed = async (database: DatabaseHandle, logger: Logger): Promise<ChangeFeed> => {
-  const handlers = new Set<Handler>();
   // One handler that fails (or rejects) must not keep the change from the others.
-  const deliver = (change: Change) => {
-    for (const handler of handlers) {
-      try {
-        Promise.resolve(handler(change)).catch((error: unknown) => logger.error({ err: error, change }, 'change handler failed'));
-      } catch (error) {
-        logger.error({ err: error, change }, 'change handler failed');
-      }
-    }
-  };
+  const handlers = createListeners<[Change]>((error, change) => logger.error({ err: error, change }, 'change handler failed'));
+  const deliver = (change: Change) => handlers.publish(change);
   let connections = 0;
   const unlisten = await database.listen(
     CHANNEL,
@@ -52,10 +45,7 @@ export const startChangeFeed = async (database: DatabaseHandle, logger: Logger):
   );
   return {
     publish: (db, change) => notify(db, CHANNEL, JSON.stringify(change)),
-    subscribe: (handler) => {
-      handlers.add(handler);
-      return () => handlers.delete(handler);
-    },
+    subscribe: (handler) => handlers.add(handler),
     close: () => unlisten(),
   };
 };

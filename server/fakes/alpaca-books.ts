@@ -3,7 +3,8 @@
 // price crosses. Every change is reported as the trade update Alpaca would stream.
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
-import { applyFill, ExactDecimal, type Position } from '../brokers/fills.ts';
+import { applyFill, type Position } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { AlpacaAccount, AlpacaOrder, AlpacaOrderRequest, AlpacaPosition, AlpacaReplaceRequest, AlpacaTradeUpdate, TAlpacaOrderStatus, TAlpacaTradeEvent } from '../brokers/alpaca/wire.ts';
 
 /** A refusal as Alpaca answers it: the HTTP status and its `{code, message}` body. */

@@ -3,7 +3,7 @@
 // limit orders until the price crosses them. Commission is taken in the quote asset (as with a
 // fee paid from another balance) so a holding equals the sum of its fills.
 import type { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 
 /** A refusal as Binance answers it: {code, msg} on HTTP `status`. */
 export class FakeBinanceRefusal extends Error {

@@ -10,7 +10,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { FakeBinanceRefusal, type FakeBinanceBooks, type FakeBinanceOrderChange } from './binance-books.ts';
 
 export const FAKE_BINANCE_WS_API_PATH = '/ws-api/v3';

@@ -4,7 +4,7 @@
 // crosses. Order numbers start again each day, as KIS's do. Refusals carry KIS-style msg_cd and
 // msg1 (the codes are the fake's own where KIS's exact ones are not needed).
 import type { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { seoulDate } from '../brokers/kis/mapping.ts';
 import type { KisBalanceTotals, KisDailyChartRow, KisDailyOrderRow, KisHolding, KisOrderCashRequest, KisOrderOutput, KisReviseCancelRequest } from '../brokers/kis/wire.ts';
 

@@ -12,20 +12,21 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Alerts } from '../alerts/index.ts';
 import type { Mailer } from '../alerts/email.ts';
 import { recordAudit } from '../audit/log.ts';
-import type { Broker } from '../brokers/types.ts';
+import type { AccountEquity, Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { dailyPnlPct, utcDateOf } from '../controls/day-start.ts';
+import { LOCK_PCT, WARN_PCT } from '../controls/kill-switch-lines.ts';
+import { listActiveLocks, setLock, snapshotAndFindLosses, type LosingAccount } from '../controls/queries.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import { marketSession } from '../markets/calendar.ts';
+import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Orders } from '../orders/orders.ts';
-import { listAuditedOrders, setLock } from '../orders/queries.ts';
-import { dailyPnlPct, LOCK_PCT, utcDateOf, WARN_PCT } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
-import { recordCriticalAlert, snapshotAndFindLosses, type AccountEquity, type LosingAccount } from './kill-switch-queries.ts';
-import { listActiveLocks } from './queries.ts';
+import { recordCriticalAlert } from './kill-switch-queries.ts';
 
 export const LOCK_MS = 24 * 3_600_000;
 /** The pg-boss queue of liquidations that wait for a closed market's open. */
@@ -40,7 +41,7 @@ export interface KillSwitchDeps {
   logger: Logger;
   alerts: Alerts;
   events: EventBus;
-  orders: Pick<Orders, 'cancel' | 'place'>;
+  orders: Pick<Orders, 'cancel' | 'place' | 'list'>;
   forUser: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => Promise<Broker>;
   /** Every account's equity now (or one user's asset class): the broker's bulk read. */
   equities: (only?: { userId: number; assetClass: TAssetClass }) => Promise<AccountEquity[]>;
@@ -70,7 +71,7 @@ const showPct = (pct: Decimal) => pct.toDecimalPlaces(2).toFixed(2);
 
 export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer, evaluationGapMs = EVALUATION_GAP_MS }: KillSwitchDeps) => {
   const log = logger.child({ area: 'kill_switch' });
-  const listeners = new Set<LockListener>();
+  const listeners = createListeners<Parameters<LockListener>>((error) => log.error({ err: error }, 'kill switch lock listener failed'));
 
   const notifyUser = async (userId: number, subject: string, text: string) => {
     if (!mailer) return;
@@ -92,16 +93,17 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
 
   /** Cancels the user's working orders of the asset class, both modes; protective exits stay unless `all`. */
   const cancelOpenOrders = async (userId: number, assetClass: TAssetClass, all: boolean) => {
-    const working = await listAuditedOrders(db, { userId, assetClass, statuses: ['accepted', 'open', 'partially_filled'], page: 1, size: 1000 });
+    // Accepted, open or partially filled (the list's `open`), in both modes.
+    const working = await orders.list({ user: { id: userId }, query: { asset_class: assetClass, status: 'open', page: 1, size: 1000 } });
     let canceled = 0;
-    for (const row of working.rows) {
+    for (const order of working.items) {
       // A bracket's stop-loss and take-profit children protect the position: they stay unless it is sold.
-      if (!all && row.metadata.parent_client_order_id !== undefined) continue;
+      if (!all && order.metadata.parent_client_order_id !== undefined) continue;
       try {
-        await orders.cancel({ user: { id: userId }, brokerOrderId: row.brokerOrderId!, assetClass, by: 'kill_switch' });
+        await orders.cancel({ user: { id: userId }, brokerOrderId: order.broker_order_id, assetClass, by: 'kill_switch' });
         canceled++;
       } catch (error) {
-        log.warn({ err: error, userId, clientOrderId: row.clientOrderId }, 'kill switch could not cancel an order');
+        log.warn({ err: error, userId, clientOrderId: order.client_order_id }, 'kill switch could not cancel an order');
       }
     }
     return canceled;
@@ -167,13 +169,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     });
     if (!won) return false;
     events.wake();
-    for (const listener of listeners) {
-      try {
-        listener(userId, assetClass, lockedUntil);
-      } catch (error) {
-        log.error({ err: error }, 'kill switch lock listener failed');
-      }
-    }
+    listeners.publish(userId, assetClass, lockedUntil);
     const canceled = await cancelOpenOrders(userId, assetClass, config.KILL_SWITCH_LIQUIDATE);
     const liquidation = config.KILL_SWITCH_LIQUIDATE ? await liquidate({ userId, assetClass }).catch((error: unknown) => (log.error({ err: error, userId, assetClass }, 'kill switch liquidation failed'), undefined)) : undefined;
     alerts.critical({
@@ -299,9 +295,6 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
       while (pending.size > 0) await Promise.all([...pending.values()].map((entry) => entry.done));
     },
     /** Called on the instance that locked, after the lock commits (the bot stops on it). */
-    onLock: (listener: LockListener) => {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    onLock: (listener: LockListener) => listeners.add(listener),
   };
 };

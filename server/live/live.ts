@@ -12,14 +12,14 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
+import { utcDateOf } from '../controls/day-start.ts';
+import { clearLock, controlsOf, setLiveEnabled } from '../controls/queries.ts';
 import { liveScope } from '../orders/gates.ts';
-import { clearLock, liveStateOf, setLiveEnabled } from '../orders/queries.ts';
-import { utcDateOf } from '../orders/risk/day-start.ts';
 import { findUserById } from '../users/queries.ts';
 import { toAuthUser, toUserResponse } from '../users/users.ts';
 import type { Halt } from '../system/halt.ts';
 import { noRunningBots, readOverview, type TRunningBot } from './overview.ts';
-import { listCriticalAlerts } from './queries.ts';
+import { listCriticalAlerts, liveOrderCountersOf } from './queries.ts';
 import type { Promotion } from './promotion.ts';
 import type { LiveSuspension } from './suspension.ts';
 
@@ -47,7 +47,7 @@ export const createLive = ({ db, clock, config, promotion, suspension, halt, run
 
   /** Each asset class's live state, with the active lock's reason (shown to operators only). */
   const accountsOf = async (userId: number): Promise<TAdminUserDetail['live']> => {
-    const { flags, locks, counters } = await liveStateOf(db, { userId });
+    const [{ flags, locks }, counters] = await Promise.all([controlsOf(db, { userId }), liveOrderCountersOf(db, { userId })]);
     const now = clock.now();
     const midnight = new Date(`${utcDateOf(now)}T00:00:00.000Z`);
     const of = (assetClass: TAssetClass) => {

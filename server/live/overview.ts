@@ -4,8 +4,9 @@
 import type { TAdminOverview } from '../../contracts/admin.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
-import { utcDateOf } from '../orders/risk/day-start.ts';
-import { listActiveLocks, listLiveEnabled, listLiveOrderCounts, listRecentCriticalAlerts } from './queries.ts';
+import { utcDateOf } from '../controls/day-start.ts';
+import { listActiveLocks, listLiveEnabled } from '../controls/queries.ts';
+import { listLiveOrderCounts, listRecentCriticalAlerts } from './queries.ts';
 
 /** How many critical alerts the overview shows. */
 const RECENT_ALERTS = 50;

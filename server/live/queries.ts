@@ -1,10 +1,11 @@
 // SQL of live promotion: the paper record readiness reads, and the confirm tokens (issued with
-// the user's earlier active ones made inactive, consumed in one conditional update); and the
-// operator overview's reads.
-import { and, asc, count, desc, eq, gt, gte, isNull, like, min, sql } from 'drizzle-orm';
+// the user's earlier active ones made inactive, consumed in one conditional update); today's live
+// orders and the critical alerts the operator views read. The live flags and locks are the
+// controls' (controls/queries.ts).
+import { and, count, desc, eq, gt, gte, isNull, like, min, sql } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { criticalAlerts, emergencyLocks, liveConfirmTokens, liveFlags, orderRateCounters, orders, users } from '../db/schema/index.ts';
+import { criticalAlerts, liveConfirmTokens, orderRateCounters, orders, users } from '../db/schema/index.ts';
 
 /** The user's paper record in an asset class: its first paper order and how many filled. */
 export const paperRecordOf = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<{ firstAt: Date | null; filled: number }> => {
@@ -62,23 +63,12 @@ export const consumeToken = async (tx: Queryable, { userId, tokenHash, at }: { u
 
 const OVERVIEW_ROWS = 500;
 
-export const listLiveEnabled = (db: Queryable) =>
+/** A user's live-order counters (the daily limit's), every asset class. */
+export const liveOrderCountersOf = (db: Queryable, { userId }: { userId: number }) =>
   db
-    .select({ userId: liveFlags.userId, username: users.username, assetClass: liveFlags.assetClass, firstLiveOrderAt: liveFlags.firstLiveOrderAt })
-    .from(liveFlags)
-    .innerJoin(users, eq(users.id, liveFlags.userId))
-    .where(eq(liveFlags.liveEnabled, true))
-    .orderBy(asc(liveFlags.userId), asc(liveFlags.assetClass))
-    .limit(OVERVIEW_ROWS);
-
-export const listActiveLocks = (db: Queryable, { at }: { at: Date }) =>
-  db
-    .select({ userId: emergencyLocks.userId, username: users.username, assetClass: emergencyLocks.assetClass, lockedUntil: emergencyLocks.lockedUntil, reason: emergencyLocks.reason, lockedAt: emergencyLocks.createdAt })
-    .from(emergencyLocks)
-    .innerJoin(users, eq(users.id, emergencyLocks.userId))
-    .where(gt(emergencyLocks.lockedUntil, at))
-    .orderBy(asc(emergencyLocks.lockedUntil))
-    .limit(OVERVIEW_ROWS);
+    .select()
+    .from(orderRateCounters)
+    .where(and(eq(orderRateCounters.userId, userId), sql`${orderRateCounters.scope} like 'live:%'`));
 
 /** Today's live-order counters (the daily limit's), per user and asset class. */
 export const listLiveOrderCounts = async (db: Queryable, { since }: { since: Date }): Promise<{ userId: number; assetClass: TAssetClass; count: number }[]> => {

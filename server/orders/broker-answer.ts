@@ -5,6 +5,7 @@ import type { TOrderEvent, TOrderResponse } from '../../contracts/orders.ts';
 import type { Alerts } from '../alerts/index.ts';
 import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
+import { markFirstLiveOrder } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
@@ -13,7 +14,7 @@ import { releaseClaims } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { markFirstLiveOrder, recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
+import { recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED, unconfirmedError } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 

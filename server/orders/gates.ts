@@ -1,20 +1,21 @@
 // The five gates an order passes, in this order: flags → rate limit → broker configured → risk →
 // broker call. The first four are here, each a small named function that throws the AppError of
 // its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { utcDateOf } from '../controls/day-start.ts';
+import type { DayStartEquity } from '../controls/day-start-cache.ts';
+import { findLock } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
-import { utcDateOf } from './risk/day-start.ts';
-import { claimRate, findLock, releaseRate, type RateClaim } from './queries.ts';
-import type { DayStartEquity } from './risk/day-start-cache.ts';
+import { claimRate, releaseRate, type RateClaim } from './queries.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
 

@@ -3,7 +3,7 @@
 // first events held for its placement under way; a child the broker made (a bracket's leg) added.
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent } from '../../contracts/orders.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';

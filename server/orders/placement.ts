@@ -6,9 +6,11 @@ import type { TOrderResponse, TPlaceOrderRequest } from '../../contracts/orders.
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
-import { checkLot, ExactDecimal } from '../brokers/fills.ts';
+import { checkLot } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { createDayStartEquity } from '../controls/day-start-cache.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
@@ -25,7 +27,6 @@ import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, insertIntentRecorded, rateWindowStart, readPreflight, type IntentOutcome } from './queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
 import { emergencyLockError } from './risk.ts';
-import { createDayStartEquity } from './risk/day-start-cache.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
 export interface PlaceOptions {

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Queryable } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { EventBus } from '../events/bus.ts';
+import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import { outboxRowsOf } from './records.ts';
 
@@ -17,17 +18,8 @@ export interface PublisherDeps {
 }
 
 export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
-  const listeners = new Set<(event: TOrderEvent) => void>();
-  /** Publishes after commit, to listeners in this process (the events area carries them further). */
-  const publish = (event: TOrderEvent) => {
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        logger.error({ err: error }, 'order event listener failed');
-      }
-    }
-  };
+  /** Told after commit, in this process (the events area carries the events further). */
+  const listeners = createListeners<[TOrderEvent]>((error) => logger.error({ err: error }, 'order event listener failed'));
 
   /**
    * Writes order events (and a fill's trade) to the outbox in the caller's transaction, so each is
@@ -42,13 +34,10 @@ export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
   const announce = (frames: TOrderEvent[]) => {
     if (frames.length === 0) return;
     events.wake();
-    for (const frame of frames) publish(frame);
+    for (const frame of frames) listeners.publish(frame);
   };
 
-  const onEvent = (listener: (event: TOrderEvent) => void) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
+  const onEvent = (listener: (event: TOrderEvent) => void) => listeners.add(listener);
 
   return { appendEvents, announce, onEvent };
 };

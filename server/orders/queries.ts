@@ -1,14 +1,16 @@
-// SQL of the order service: orders and fills, live flags, locks, rate counters and day-start
-// equity snapshots, and the order list's kept counts. The only module that knows these tables.
+// SQL of the order service: orders and fills, the rate counters and the order list's kept counts.
+// The only module that knows these tables. The live flags, locks and day-start equity are the
+// controls' (controls/queries.ts): the statements here that read them take their fragments from there.
 import { and, desc, eq, sql, type SQLWrapper } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderStatus } from '../../contracts/orders.ts';
 import { auditInsertSql, type AuditRecord } from '../audit/log.ts';
+import { liveEnabledSql, lockedUntilMsSql, runningLockSql } from '../controls/queries.ts';
 import { rowsOf, type Queryable } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
 import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
-import { auditEvents, emergencyLocks, equitySnapshots, liveFlags, orderCountChanges, orderCounts, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
+import { auditEvents, orderCountChanges, orderCounts, orderFills, orderRateCounters, orders, type OrderRow } from '../db/schema/index.ts';
 import { tallyTotal, type Tally } from '../db/tallies.ts';
 
 export type OrderInsert = typeof orders.$inferInsert;
@@ -56,10 +58,7 @@ export const insertIntentRecorded = async (
   records: { audit: AuditRecord[]; events: OutboxInsert[]; claim?: RateClaim; lockCheck?: { at: Date } },
 ): Promise<IntentOutcome> => {
   const { claim, lockCheck } = records;
-  const lock = lockCheck
-    ? fixedSql`lock as (select (extract(epoch from locked_until) * 1000)::float8 as locked_until_ms from ${emergencyLocks}
-        where user_id = ${values.userId}::integer and asset_class = ${values.assetClass}::text and locked_until > ${lockCheck.at.toISOString()}::timestamptz),`
-    : fixedSql``;
+  const lock = lockCheck ? fixedSql`lock as (${runningLockSql({ userId: values.userId, assetClass: values.assetClass, at: lockCheck.at })}),` : fixedSql``;
   const where =
     claim && lockCheck
       ? fixedSql`where exists (select 1 from claim) and not exists (select 1 from lock)`
@@ -131,8 +130,8 @@ export const readPreflight = async (db: Queryable, { userId, clientOrderId, asse
     db,
     fixedSql`select
       exists (select 1 from ${orders} where user_id = ${userId} and client_order_id = ${clientOrderId}) as taken,
-      (select extract(epoch from locked_until) * 1000 from ${emergencyLocks} where user_id = ${userId} and asset_class = ${assetClass})::float8 as locked_until_ms,
-      (select live_enabled from ${liveFlags} where user_id = ${userId} and asset_class = ${assetClass}) as live_enabled`,
+      ${lockedUntilMsSql({ userId, assetClass })} as locked_until_ms,
+      ${liveEnabledSql({ userId, assetClass })} as live_enabled`,
   );
   return { taken: row?.taken === true, lockedUntil: row?.locked_until_ms == null ? null : new Date(row.locked_until_ms), liveEnabled: row?.live_enabled === true };
 };
@@ -272,34 +271,6 @@ export const insertFill = async (db: Queryable, values: typeof orderFills.$infer
 export const fillsOf = (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }) =>
   db.select().from(orderFills).where(and(eq(orderFills.userId, userId), eq(orderFills.clientOrderId, clientOrderId)));
 
-export const setLiveEnabled = async (db: Queryable, { userId, assetClass, enabled, at }: { userId: number; assetClass: TAssetClass; enabled: boolean; at: Date }): Promise<void> => {
-  await db
-    .insert(liveFlags)
-    .values({ userId, assetClass, liveEnabled: enabled, updatedAt: at })
-    .onConflictDoUpdate({ target: [liveFlags.userId, liveFlags.assetClass], set: { liveEnabled: enabled, updatedAt: at } });
-};
-
-/** Marks the first live order of the user and asset class; true only for the call that marked it. */
-export const markFirstLiveOrder = async (db: Queryable, { userId, assetClass, at }: { userId: number; assetClass: TAssetClass; at: Date }): Promise<boolean> =>
-  (
-    await db
-      .update(liveFlags)
-      .set({ firstLiveOrderAt: at, updatedAt: at })
-      .where(and(eq(liveFlags.userId, userId), eq(liveFlags.assetClass, assetClass), sql`${liveFlags.firstLiveOrderAt} is null`))
-      .returning({ userId: liveFlags.userId })
-  ).length > 0;
-
-export const findLock = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }) =>
-  (await db.select().from(emergencyLocks).where(and(eq(emergencyLocks.userId, userId), eq(emergencyLocks.assetClass, assetClass))))[0];
-
-export const setLock = async (db: Queryable, values: { userId: number; assetClass: TAssetClass; lockedUntil: Date; reason: string; at: Date }): Promise<void> => {
-  const { at, ...fields } = values;
-  await db
-    .insert(emergencyLocks)
-    .values({ ...fields, createdAt: at })
-    .onConflictDoUpdate({ target: [emergencyLocks.userId, emergencyLocks.assetClass], set: { lockedUntil: fields.lockedUntil, reason: fields.reason, createdAt: at } });
-};
-
 /**
  * Counts one unit on a rate counter unless it already holds `max` in its window, in one statement
  * under the row's lock (parallel requests are counted one after another). Returns whether it was
@@ -351,39 +322,3 @@ export const releaseRate = async (db: Queryable, { userId, scope }: { userId: nu
     .set({ count: sql`greatest(${orderRateCounters.count} - 1, 0)` })
     .where(and(eq(orderRateCounters.userId, userId), eq(orderRateCounters.scope, scope)));
 };
-
-/** The day-start equity of an account: taken at the first evaluation of the UTC day, kept after. */
-export const dayStartEquity = async (
-  db: Queryable,
-  { userId, assetClass, mode, day, equity, at }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; day: string; equity: string; at: Date },
-): Promise<string> => {
-  await db.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity, takenAt: at }).onConflictDoNothing();
-  const [row] = await db
-    .select({ equity: equitySnapshots.equity })
-    .from(equitySnapshots)
-    .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)));
-  return row?.equity ?? equity;
-};
-
-/** The account's day-start equity of a UTC day, when taken: a read that takes none. */
-export const findDayStartEquity = async (db: Queryable, { userId, assetClass, mode, day }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; day: string }): Promise<string | null> =>
-  (
-    await db
-      .select({ equity: equitySnapshots.equity })
-      .from(equitySnapshots)
-      .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)))
-  )[0]?.equity ?? null;
-
-/** A user's live flags, locks and live-order counters, every asset class, in one read each. */
-export const liveStateOf = async (db: Queryable, { userId }: { userId: number }) => {
-  const [flags, locks, counters] = await Promise.all([
-    db.select().from(liveFlags).where(eq(liveFlags.userId, userId)),
-    db.select().from(emergencyLocks).where(eq(emergencyLocks.userId, userId)),
-    db.select().from(orderRateCounters).where(and(eq(orderRateCounters.userId, userId), sql`${orderRateCounters.scope} like 'live:%'`)),
-  ]);
-  return { flags, locks, counters };
-};
-
-/** Ends the account's emergency lock; whether there was one. */
-export const clearLock = async (db: Queryable, { userId, assetClass }: { userId: number; assetClass: TAssetClass }): Promise<boolean> =>
-  (await db.delete(emergencyLocks).where(and(eq(emergencyLocks.userId, userId), eq(emergencyLocks.assetClass, assetClass))).returning({ userId: emergencyLocks.userId })).length > 0;

@@ -5,15 +5,16 @@ import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import { STATUSES_OF_FILTER, type TOrderListQuery, type TOrderResponse } from '../../contracts/orders.ts';
 import type { TAccountResponse } from '../../contracts/simulator.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
+import { dayPnlOf } from '../controls/day-pnl.ts';
+import { utcDateOf } from '../controls/day-start.ts';
+import { findDayStartEquity } from '../controls/queries.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import { viaBroker, type BrokerOfAccount } from './broker-calls.ts';
-import { dayPnlOf } from './day-pnl.ts';
-import { findAuditedOrder, findDayStartEquity, listAuditedOrders, listWorkingSymbols } from './queries.ts';
+import { findAuditedOrder, listAuditedOrders, listWorkingSymbols } from './queries.ts';
 import { toOrderResponse } from './records.ts';
-import { utcDateOf } from './risk/day-start.ts';
 
 /** The user's order by its broker id; 404 ORDER_NOT_FOUND when it is not the user's. */
 export const findOwnOrder = async (db: Db, { user, brokerOrderId, assetClass }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass }) => {

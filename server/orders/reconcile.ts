@@ -2,7 +2,7 @@
 // known outcome, by asking their broker.
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import { BrokerOrderAmbiguousError, type BrokerOrder } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';

@@ -6,7 +6,7 @@ import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
 import type { TOrderEvent, TOrderResponse, TOrderStatus, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import type { AuditRecord, RequestOrigin } from '../audit/log.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { BrokerOrder, BrokerOrderRequest } from '../brokers/types.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';

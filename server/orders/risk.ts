@@ -4,15 +4,14 @@ import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TAppErrorCode } from '../../contracts/errors.ts';
 import { defaultProfileFor } from '../brokers/fees.ts';
-import { computeFill, ExactDecimal, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
+import { computeFill, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
-import { dailyPnlPct } from './risk/day-start.ts';
+import { dailyPnlPct } from '../controls/day-start.ts';
 import { krxPriceLimits, offTickGrid, type PriceLimits } from './risk/krx-prices.ts';
-
-export { dailyPnlPct, dayStartSnapshot, type DayStartSnapshot } from './risk/day-start.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 
@@ -235,6 +234,12 @@ const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePc
   );
 };
 
+/**
+ * The daily loss bound (RISK_DAILY_LOSS_LIMIT_PCT, 5 by default): an operator's setting that refuses
+ * new buys at placement. It is not the kill switch's −4 %/−5 % lines (controls/kill-switch-lines.ts),
+ * which the interface fixes and which act on the account after fills (alert, lock, liquidation):
+ * both read the same day-start snapshot, and tuning this bound must not move the kill switch.
+ */
 const checkDailyLoss: Check = ({ side, account, dayStartEquity }, { dailyLossLimitPct }) => {
   if (side === 'sell') return undefined;
   const pnlPct = dailyPnlPct({ equity: account.equity, dayStartEquity: dayStartEquity ?? account.equity });

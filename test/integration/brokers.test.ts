@@ -1,7 +1,7 @@
 // The brokers area over HTTP: the paper-account reset, the operator's simulator controls (price,
 // outage), and a user's broker following its key (none, active, deactivated, deleted).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setLock } from '../../server/orders/queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

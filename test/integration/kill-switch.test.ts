@@ -11,7 +11,7 @@ import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startFakeWebhook, type FakeWebhook } from '../support/fake-webhook.ts';
 import { startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { LIQUIDATE_QUEUE } from '../../server/live/kill-switch.ts';
-import { setLock } from '../../server/orders/queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
 import { rowsOf } from '../../server/db/client.ts';
 import { waitFor } from '../support/wait.ts';
 import { connect, liveSubscribed, wsUrl } from '../support/ws.ts';

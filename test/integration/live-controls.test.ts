@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents } from '../../server/db/schema/index.ts';
 import { liveScope } from '../../server/orders/gates.ts';
-import { claimRate, setLock } from '../../server/orders/queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
+import { claimRate } from '../../server/orders/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

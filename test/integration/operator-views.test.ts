@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { recordCriticalAlert } from '../../server/live/kill-switch-queries.ts';
-import { setLock } from '../../server/orders/queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
-import { setLock } from '../../server/orders/queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { findStrategy } from '../../server/backtest/strategies/index.ts';
 import { runEngine } from '../../server/backtest/engine.ts';
 import { profileByName } from '../../server/brokers/fees.ts';
-import { ExactDecimal } from '../../server/brokers/fills.ts';
+import { ExactDecimal } from '../../server/decimal.ts';
 import { barStartOf, createBarBuilder, toBars, type BuiltBar } from '../../server/bot/bars.ts';
 import { buyQuantity, decideAtClose } from '../../server/bot/decide.ts';
 

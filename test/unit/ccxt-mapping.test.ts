@@ -7,7 +7,7 @@ import { ZClientOrderId } from '../../contracts/orders.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
 import { fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
-import { ExactDecimal } from '../../server/brokers/fills.ts';
+import { ExactDecimal } from '../../server/decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
 const BTC: CcxtMarketView = { id: 'BTCUSDT', symbol: 'BTC/USDT', base: 'BTC', quote: 'USDT', precision: { amount: 0.00001, price: 0.01 } };

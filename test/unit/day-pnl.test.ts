@@ -2,7 +2,7 @@
 // null until the day's snapshot, and the kill switch's lines; and the agent steps a mode plans.
 import { describe, expect, it } from 'vitest';
 import { plannedAgentSteps } from '../../server/analysis/orchestrator.ts';
-import { dayPnlOf } from '../../server/orders/day-pnl.ts';
+import { dayPnlOf } from '../../server/controls/day-pnl.ts';
 
 const LINES = { day_pnl_alert_pct: -0.04, day_pnl_lock_pct: -0.05 };
 

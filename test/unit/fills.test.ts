@@ -4,7 +4,6 @@ import { Decimal } from 'decimal.js';
 import { describe, expect, it } from 'vitest';
 import { defaultProfileFor } from '../../server/brokers/fees.ts';
 import {
-  ExactDecimal,
   FRACTIONAL_SHARE_DECIMALS,
   type Position,
   applyFill,
@@ -15,6 +14,7 @@ import {
   scaledFillModel,
   scaledOfNumber,
 } from '../../server/brokers/fills.ts';
+import { ExactDecimal } from '../../server/decimal.ts';
 import { seededRandom } from '../../server/brokers/simulator/prices.ts';
 import { KRX_TICK_BANDS, krxTickSize } from '../../server/instruments/ticks.ts';
 

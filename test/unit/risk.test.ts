@@ -11,11 +11,10 @@ import {
   type RiskVerdict,
   RISK_CHECK_ORDER,
   checkRisk,
-  dailyPnlPct,
-  dayStartSnapshot,
   riskRefusalError,
   riskSettingsFromConfig,
 } from '../../server/orders/risk.ts';
+import { dailyPnlPct, dayStartSnapshot } from '../../server/controls/day-start.ts';
 import { krxPriceLimits, offTickGrid } from '../../server/orders/risk/krx-prices.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);

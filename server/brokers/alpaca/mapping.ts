@@ -1,7 +1,7 @@
 // Between Alpaca's wire objects and the project's broker types: statuses, orders, positions,
 // the account and trade updates. Pure functions; decimal strings pass through untouched.
 import type { TBrokerEventType } from '../../../contracts/brokers.ts';
-import { ExactDecimal } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import type { BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../types.ts';
 import type { AlpacaAccount, AlpacaOrder, AlpacaOrderRequest, AlpacaPosition, AlpacaReplaceRequest, AlpacaTradeUpdate, TAlpacaOrderStatus, TAlpacaTradeEvent } from './wire.ts';
 

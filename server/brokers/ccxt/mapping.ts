@@ -3,7 +3,7 @@
 // statuses, the order request put on the market's precision, and ccxt's errors as refusals or
 // unavailability. Pure functions, apart from the ccxt error classes passed in.
 import type { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest, type TBrokerOrderStatus, type TTradingMode } from '../types.ts';
 
 /** Who the adapter's objects belong to. */

@@ -13,7 +13,7 @@
 // swept only every `sweepEvery` readings, or every reading once there are more watched symbols
 // than `maxSymbolReads` (where one sweep weighs less than the reads one by one).
 import type { Logger } from '../../observability/logger.ts';
-import { ExactDecimal } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { isWorking, type CcxtAccountKey } from './mapping.ts';
 import { pause } from '../pause.ts';

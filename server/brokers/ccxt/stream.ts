@@ -14,7 +14,7 @@ import type { Decimal } from 'decimal.js';
 import { retryDelayMs } from '../../alerts/backoff.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { StreamBackoff, StreamRetry } from '../alpaca/stream.ts';
-import { ExactDecimal } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { pause } from '../pause.ts';
 import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { fromCcxtOrder, isWorking, ZERO, type CcxtAccountKey, type CcxtMarketView } from './mapping.ts';

@@ -5,7 +5,7 @@
 import type { Decimal } from 'decimal.js';
 import { roundToKrxTick } from '../../instruments/ticks.ts';
 import type { TBar } from '../../marketdata/bars.ts';
-import { ExactDecimal } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type TBrokerEvent, type TBrokerOrderStatus, type TTradingMode } from '../types.ts';
 import { KIS_MSG, KIS_ORDER_DIVISIONS, type KisBalanceTotals, type KisDailyChartRow, type KisDailyOrderRow, type KisHolding, type KisOrderCashRequest } from './wire.ts';
 

@@ -4,7 +4,8 @@
 // a key must share: the request limiters (per key, and per host for KIS), whose budgets every
 // instance shares through Postgres, and, in this process, ccxt's pacing by request weight per
 // exchange host, the KIS order links, and the ccxt watched symbols and client order ids of each
-// account; and, with every instance, the KIS access tokens (kept in Postgres).
+// account (stores the composition root gives it: the order service's, which read its orders
+// table); and, with every instance, the KIS access tokens (kept in Postgres).
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
@@ -16,13 +17,11 @@ import type { KeyCipher } from '../../keys/crypto.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
-import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, type CcxtClientIdStore } from '../ccxt/index.ts';
+import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, type CcxtClientIdStore, type ClientOrderIdRule } from '../ccxt/index.ts';
 import { createKisBroker, KIS_HOST_REQUESTS_PER_SECOND, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import { budgetNames } from '../limits/names.ts';
 import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
 import type { Broker } from '../types.ts';
-import { createCcxtClientIdStore } from './ccxt-client-ids.ts';
-import { createKisLinkStore } from './kis-links.ts';
 import { createKisTokenStore } from './kis-tokens.ts';
 
 export interface RealAccount {
@@ -30,6 +29,17 @@ export interface RealAccount {
   assetClass: TAssetClass;
   mode: TTradingMode;
   credentials: KeyCredentials;
+}
+
+/**
+ * Where an account's adapters find the order ids of ours that its broker cannot keep (KIS keeps
+ * no client order id; an exchange may keep only a digest form of it). The order service's
+ * records are the store (its broker-links module), handed in by the composition root, so the
+ * brokers area never reads the order service's tables.
+ */
+export interface OrderLinkStores {
+  kis(account: { userId: number; mode: TTradingMode }): KisOrderLinkStore;
+  ccxt(account: { userId: number; mode: TTradingMode; rule: ClientOrderIdRule }): CcxtClientIdStore;
 }
 
 /** What an events consumer adds to an adapter: the reconnect hook (where it reconciles). */
@@ -56,7 +66,7 @@ const perKey = <A extends unknown[], T>(make: (...args: A) => T) => {
 
 export type RealAdapters = ReturnType<typeof createRealAdapters>;
 
-export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: Db; clock: Clock; config: Config; logger: Logger; cipher: KeyCipher }) => {
+export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLinks }: { db: Db; clock: Clock; config: Config; logger: Logger; cipher: KeyCipher; orderLinks: OrderLinkStores }) => {
   // Every budget is shared by the instances on this database; the database gets as long to answer
   // a take as a broker gets to answer a request.
   const shared = (nameOf: (keyId: string) => string) => sharedBudgetLimiters({ db, clock, logger: logger.child({ area: 'broker-budgets' }), answerTimeoutMs: config.BROKER_TIMEOUT_MS }, nameOf);
@@ -68,7 +78,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
   };
   const kisHostLimiters = createLimiterRegistry(perSecond(KIS_HOST_REQUESTS_PER_SECOND), shared(budgetNames.krHost));
   // KIS forgets our client order ids: each account's links, shared by its request and events adapters.
-  const kisLinks = perKey((userId: number, mode: TTradingMode): KisOrderLinkStore => createKisLinkStore({ db, userId, mode }));
+  const kisLinks = perKey((userId: number, mode: TTradingMode): KisOrderLinkStore => orderLinks.kis({ userId, mode }));
   // KIS issues about one token a minute per key: one token per key and domain for every instance.
   const kisTokens = createKisTokenStore({ db, cipher, clock });
   const cryptoExchanges = cryptoExchangesOf(config);
@@ -80,7 +90,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher }: { db: 
   const watchedSymbols = perKey((_userId: number, _mode: TTradingMode, _exchangeId: string) => new Set<string>());
   // Our client order ids behind the digest forms an exchange was sent: each account's, shared by its request and events adapters.
   const clientIdStores = perKey(
-    (userId: number, mode: TTradingMode, exchangeId: string): CcxtClientIdStore => createCcxtClientIdStore({ db, userId, mode, rule: clientOrderIdRuleOf(exchangeId) }),
+    (userId: number, mode: TTradingMode, exchangeId: string): CcxtClientIdStore => orderLinks.ccxt({ userId, mode, rule: clientOrderIdRuleOf(exchangeId) }),
   );
   const warn = logger.child({ area: 'brokers' });
 

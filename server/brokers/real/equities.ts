@@ -4,9 +4,8 @@
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { KeyCredentialsReader } from '../../keys/credentials.ts';
-import type { AccountEquity } from '../../live/kill-switch-queries.ts';
 import type { Logger } from '../../observability/logger.ts';
-import type { Broker } from '../types.ts';
+import type { AccountEquity, Broker } from '../types.ts';
 
 type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
 

@@ -10,7 +10,8 @@ import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
 import type { Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
-import { applyFill, checkLot, computeFill, ExactDecimal } from '../fills.ts';
+import { applyFill, checkLot, computeFill } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import {
   bracketChildren,
   evaluate,

@@ -5,7 +5,8 @@ import type { Queryable } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { lastClose } from '../../marketdata/queries.ts';
 import { krxTickSize } from '../../instruments/ticks.ts';
-import { ExactDecimal, type TTickSizeAt } from '../fills.ts';
+import { type TTickSizeAt } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { findPrice, type SimPriceRow } from './queries.ts';
 
 export type TPriceSource = 'admin' | 'tick' | 'close' | 'reference';

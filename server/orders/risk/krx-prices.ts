@@ -1,7 +1,8 @@
 // KRX order-price rules: the daily price limit of ±30 % around the base price (the previous
 // close) and the tick grid an order price must sit on. Pure; prices in KRW.
 import type { Decimal } from 'decimal.js';
-import { ExactDecimal, type TTickSizeAt } from '../../brokers/fills.ts';
+import { type TTickSizeAt } from '../../brokers/fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import { roundToTick } from '../../instruments/ticks.ts';
 
 export const KRX_DAILY_LIMIT_RATE = new ExactDecimal('0.3');

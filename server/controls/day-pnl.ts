@@ -3,8 +3,9 @@
 // kill switch's lines, so a client can draw where the alert and the lock fall. Percentages are
 // fractions here, like every other `_pct` field of the interface (−0.04 is −4 %).
 import type { TAccountDayPnl } from '../../contracts/simulator.ts';
-import { ExactDecimal } from '../brokers/fills.ts';
-import { dailyPnlPct, LOCK_PCT, WARN_PCT } from './risk/day-start.ts';
+import { ExactDecimal } from '../decimal.ts';
+import { dailyPnlPct } from './day-start.ts';
+import { LOCK_PCT, WARN_PCT } from './kill-switch-lines.ts';
 
 const ALERT_FRACTION = WARN_PCT.dividedBy(100).toNumber();
 const LOCK_FRACTION = LOCK_PCT.dividedBy(100).toNumber();

@@ -1,10 +1,10 @@
 // The day-start equity of each account, as stored in equity_snapshots, kept in memory once read:
 // a stored snapshot never changes during its day, so each account costs the database one write
 // and one read per UTC day and instance instead of two statements per order.
-import type { TTradingMode } from '../../../contracts/brokers.ts';
-import type { TAssetClass } from '../../../contracts/common.ts';
-import type { Db } from '../../db/client.ts';
-import { dayStartEquity } from '../queries.ts';
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { Db } from '../db/client.ts';
+import { dayStartEquity } from './queries.ts';
 
 export interface DayStartQuery {
   userId: number;

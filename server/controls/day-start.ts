@@ -1,12 +1,8 @@
 // The day-start equity snapshot of an account and the daily P&L % measured on it: the risk
-// manager's daily loss bound and the kill switch read the same snapshot through the same arithmetic.
-import { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../../brokers/fills.ts';
-
-/** At or below this daily P&L %: the kill switch's critical alert. */
-export const WARN_PCT = new Decimal(-4);
-/** At or below this daily P&L %: the kill switch's 24 h lock. */
-export const LOCK_PCT = new Decimal(-5);
+// manager's daily loss bound and the kill switch read the same snapshot through the same arithmetic
+// (their lines differ: see kill-switch-lines.ts).
+import type { Decimal } from 'decimal.js';
+import { ExactDecimal } from '../decimal.ts';
 
 /** An account's equity as it stood at its first evaluation of a UTC day ('YYYY-MM-DD'). */
 export interface DayStartSnapshot {
