@@ -9,7 +9,7 @@ import { sweepExpiredAuthRows } from './auth-sweep.ts';
 import { LIQUIDATE_QUEUE } from '../live/kill-switch.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { foldTallies } from '../db/tallies.ts';
-import { orderTally } from '../orders/queries.ts';
+import { orderTally } from '../orders/orders.ts';
 import { auditTally } from '../audit/queries.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';

@@ -26,6 +26,8 @@ import { createReconciler } from './reconcile.ts';
 import type { SubmissionFor } from './submission.ts';
 
 export { toOrderResponse } from './records.ts';
+/** The order list's kept count, for the job that folds its changes (server/jobs). */
+export { orderTally } from './queries.ts';
 export type { PlaceOptions } from './placement.ts';
 
 export interface OrderDeps {
