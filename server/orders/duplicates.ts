@@ -1,13 +1,14 @@
 // The answer a duplicate placement gets (a request whose client order id is already used): the
 // order as it stands once its first copy has the broker's answer, or the refusal it ended with.
 import type { TOrderResponse } from '../../contracts/orders.ts';
+import { refusedError, unavailableError, unconfirmedError } from '../brokers/errors.ts';
 import type { Db } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, releaseRate } from './queries.ts';
-import { toOrderResponse, UNCONFIRMED, unconfirmedError } from './records.ts';
+import { toOrderResponse, UNCONFIRMED } from './records.ts';
 
 /** How long a duplicate waits for the first copy's answer. */
 const REPLAY_WAIT_MS = 15_000;
@@ -72,8 +73,8 @@ export const createDuplicates = ({ db, publisher }: DuplicatesDeps) => {
     if (awaitsAnswer(row)) row = await untilAnswered(userId, clientOrderId, deadline);
     if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
     if (row.status === 'pending' && row.reason === UNCONFIRMED) throw unconfirmedError();
-    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
-    if (row.status === 'rejected') throw new AppError('BROKER_REJECTED', `The broker refused the order: ${row.reason ?? 'rejected'}`);
+    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw unavailableError('replay');
+    if (row.status === 'rejected') throw refusedError('replay', row.reason ?? 'rejected');
     return toOrderResponse(row);
   };
 
