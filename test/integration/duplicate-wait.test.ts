@@ -5,10 +5,13 @@
 // The original is held at the (fake) broker until the test lets it through.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ZPlaceOrderRequest } from '../../contracts/orders.ts';
 import type { Broker } from '../../server/brokers/types.ts';
 import type { Db } from '../../server/db/client.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { createOrders } from '../../server/orders/orders.ts';
 import type * as OrderQueries from '../../server/orders/queries.ts';
+import { remoteSubmission } from '../../server/orders/remote-submission.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, tempDir, type HttpResult, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -68,7 +71,7 @@ const someRoundTrips = async (server: TestServer) => {
  * Lets the held original through and checks both answers: the original accepted, the copy the
  * same order (one at the broker). Answers how often `db` read the order from the release on.
  */
-const releaseAndAnswer = async (run: { held: { release: () => void }; original: Promise<HttpResult>; duplicate: Promise<HttpResult>; alpaca: FakeAlpaca; keyId: string; db: Db; clientOrderId: string; }) => {
+const releaseAndAnswer = async (run: { held: { release: () => void }; original: Promise<Pick<HttpResult, 'status' | 'body' | 'text'>>; duplicate: Promise<HttpResult>; alpaca: FakeAlpaca; keyId: string; db: Db; clientOrderId: string; }) => {
   const { clientOrderId } = run;
   const readsWhileHeld = readsOf(run.db, clientOrderId);
   run.held.release();
@@ -83,12 +86,13 @@ const releaseAndAnswer = async (run: { held: { release: () => void }; original: 
   return readsOf(run.db, clientOrderId) - readsWhileHeld;
 };
 
-describe('a duplicate while its original is held at the broker, in the same instance', () => {
+describe('a duplicate while its original is held at the broker, on one instance', () => {
   const key = newKey();
+  const otherKey = newKey();
   let alpaca: FakeAlpaca;
   let server: TestServer;
   beforeAll(async () => {
-    alpaca = await startFakeAlpaca({ accounts: [{ ...key, cash: '100000' }], prices: { AAPL: '200' } });
+    alpaca = await startFakeAlpaca({ accounts: [key, otherKey].map((account) => ({ ...account, cash: '100000' })), prices: { AAPL: '200' } });
     server = await startTestServer(realEnv(alpaca));
   });
   afterAll(async () => {
@@ -96,7 +100,7 @@ describe('a duplicate while its original is held at the broker, in the same inst
     await alpaca?.close();
   });
 
-  it('answers the original’s result once the broker answers it, and reads nothing meanwhile', async () => {
+  it('placed by the same order service: answers the original’s result once the broker answers it, and reads nothing meanwhile', async () => {
     const user = await trader(server, alpaca, key);
     const held = await holdNextPlacement(server, user);
     const placeCalls = vi.spyOn(server.services.orders, 'place');
@@ -110,6 +114,25 @@ describe('a duplicate while its original is held at the broker, in the same inst
     // Once the original is answered, the copy runs as a replay: it reads the order once.
     expect(await releaseAndAnswer({ held, original, duplicate, alpaca, keyId: key.keyId, db: server.services.db, clientOrderId: 'dup-held-1' })).toBe(1);
     placeCalls.mockRestore();
+  });
+
+  it('placed by another order service on the database: waits for the order’s event through the event bus, and reads the order only when woken', async () => {
+    // Another instance's order service, as far as this one's can tell: its own placements under
+    // way, the same database and event bus (on PGlite the bus of the one process).
+    const { db, clock, config, logger, metrics, instruments, brokers, alerts, events } = server.services;
+    const elsewhere = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor: () => remoteSubmission() });
+    const user = await trader(server, alpaca, otherKey);
+    const held = await holdNextPlacement(server, user);
+    const original = elsewhere.place({ user: { id: user.user.id }, request: ZPlaceOrderRequest.parse(order('dup-service-1')) }).then((body) => ({ status: 201, body, text: JSON.stringify(body) }));
+    await held.reachedBroker();
+    const duplicate = place(server, user, 'dup-service-1');
+    await waitFor(() => Promise.resolve(events.subscriptionsOf(user.user.id)), (count) => count === 1);
+    const readsWhileHeld = readsOf(db, 'dup-service-1');
+    await someRoundTrips(server);
+    expect(readsOf(db, 'dup-service-1')).toBe(readsWhileHeld);
+    expect(await releaseAndAnswer({ held, original, duplicate, alpaca, keyId: otherKey.keyId, db, clientOrderId: 'dup-service-1' })).toBe(1);
+    expect(events.subscriptionsOf(user.user.id)).toBe(0);
+    await elsewhere.idle();
   });
 });
 
