@@ -9,9 +9,10 @@ import type { Db } from '../db/client.ts';
 import type { ChangeFeed } from '../events/changes.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
+import { brokerError } from './errors.ts';
 import { createBrokerRegistry, type RealBrokerParts } from './registry.ts';
 import type { Simulator } from './simulator/index.ts';
-import { BrokerUnavailableError, type BrokerAccount } from './types.ts';
+import type { BrokerAccount } from './types.ts';
 
 export const toAccountResponse = (assetClass: TAssetClass, account: BrokerAccount, metadata: Record<string, unknown> = {}): TAccountResponse => ({
   asset_class: assetClass,
@@ -43,8 +44,7 @@ export const createBrokers = ({ db, clock, simulator, instruments, changes, real
     try {
       reset = await simulator.resetAccount({ userId: user.id, assetClass });
     } catch (error) {
-      if (error instanceof BrokerUnavailableError) throw new AppError('BROKER_UNAVAILABLE', error.message);
-      throw error;
+      throw brokerError(error, 'reset') ?? error;
     }
     await recordAudit(db, { action: 'account.reset', actorUserId: user.id, subjectUserId: user.id, origin, data: { asset_class: assetClass, canceled_orders: reset.canceledOrders }, at: clock.now() });
     return toAccountResponse(assetClass, reset.account, { canceled_orders: reset.canceledOrders });

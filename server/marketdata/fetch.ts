@@ -5,7 +5,7 @@
 import type { TOhlcvImportResult } from '../../contracts/marketdata.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { RealAdapters } from '../brokers/real/adapters.ts';
-import { BrokerRejectedError, BrokerUnavailableError } from '../brokers/types.ts';
+import { brokerError } from '../brokers/errors.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
@@ -49,9 +49,7 @@ export const createBarsFetch = ({ keys, adapters, instruments, marketData, clock
     try {
       bars = await broker.dailyBars(instrument.symbol, from, to);
     } catch (error) {
-      if (error instanceof BrokerRejectedError) throw new AppError('BROKER_REJECTED', `The broker refused the bars: ${error.message}`);
-      if (error instanceof BrokerUnavailableError) throw new AppError('BROKER_UNAVAILABLE', `The broker could not serve the bars: ${error.message}`);
-      throw error;
+      throw brokerError(error, 'bars') ?? error;
     }
     if (bars.length === 0) throw new AppError('NOT_FOUND', `The broker has no daily bars of ${instrument.symbol} from ${from} to ${to}`);
     return marketData.importBars({ actor: null, input: { asset_class: instrument.assetClass, symbol: instrument.symbol, bars } });

@@ -3,19 +3,19 @@
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent, TOrderResponse } from '../../contracts/orders.ts';
 import type { Alerts } from '../alerts/index.ts';
+import { brokerError, unconfirmedError } from '../brokers/errors.ts';
 import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import { markFirstLiveOrder } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
-import { AppError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { releaseClaims } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
-import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED, unconfirmedError } from './records.ts';
+import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
 /** An acceptance as written: the accepted row (the creation answer), the events to announce, and the broker events it recorded. */
@@ -129,9 +129,8 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     });
     countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
     publisher.announce(frames);
-    if (refused) throw new AppError('BROKER_REJECTED', `The broker refused the order: ${reason}`);
-    logger.warn({ err: error, clientOrderId }, 'broker call failed');
-    throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not placed');
+    if (!refused) logger.warn({ err: error, clientOrderId }, 'broker call failed');
+    throw brokerError(error, 'place');
   };
 
   return { writeAcceptance, recordAccepted, recordFailed };

@@ -2,6 +2,7 @@
 // answered as 502 BROKER_UNAVAILABLE.
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import { brokerError } from '../brokers/errors.ts';
 import type { Broker } from '../brokers/types.ts';
 import { AppError } from '../errors.ts';
 
@@ -32,6 +33,6 @@ export const viaBroker = async <T>(call: () => Promise<T>): Promise<T> => {
     return await call();
   } catch (error) {
     if (error instanceof AppError) throw error;
-    throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
+    throw brokerError(error, 'call');
   }
 };

@@ -6,7 +6,8 @@ import { STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } fr
 import type { RequestOrigin } from '../audit/log.ts';
 import { checkLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
-import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
+import { brokerError } from '../brokers/errors.ts';
+import type { BrokerOrder } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
@@ -38,8 +39,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
     try {
       await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
     } catch (error) {
-      if (error instanceof BrokerRejectedError) throw new AppError('ORDER_NOT_CANCELABLE', `The broker refused the cancel: ${error.message}`);
-      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not canceled');
+      throw brokerError(error, 'cancel');
     }
   };
 
@@ -69,8 +69,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
         BROKER_TIMEOUT_MS,
       );
     } catch (error) {
-      if (error instanceof BrokerRejectedError) throw new AppError('BROKER_REJECTED', `The broker refused the replace: ${error.message}`);
-      throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached; the order was not replaced');
+      throw brokerError(error, 'replace');
     }
     const updated = await db.transaction(async (tx) => {
       const next = await updateOrder(tx, row, {

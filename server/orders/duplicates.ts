@@ -1,34 +1,80 @@
 // The answer a duplicate placement gets (a request whose client order id is already used): the
 // order as it stands once its first copy has the broker's answer, or the refusal it ended with.
 import type { TOrderResponse } from '../../contracts/orders.ts';
+import { refusedError, unavailableError, unconfirmedError } from '../brokers/errors.ts';
 import type { Db } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
+import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, releaseRate } from './queries.ts';
-import { toOrderResponse, UNCONFIRMED, unconfirmedError } from './records.ts';
+import { toOrderResponse, UNCONFIRMED } from './records.ts';
 
 /** How long a duplicate waits for the first copy's answer. */
 const REPLAY_WAIT_MS = 15_000;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export interface DuplicatesDeps {
+  db: Db;
+  /** The user's order events from every instance: the first copy's answer wakes its duplicates. */
+  publisher: Pick<OrderPublisher, 'followUser'>;
+}
 
-export const createDuplicates = ({ db }: { db: Db }) => {
+/**
+ * Still waiting for the broker's answer to its first copy. One whose placement failed with its
+ * outcome unknown has no answer to wait for until it is reconciled.
+ */
+const awaitsAnswer = (row: OrderRow | undefined) => row?.status === 'pending' && row.reason !== UNCONFIRMED;
+
+/** Resolves when `woken` does or after `ms`, whichever comes first, leaving no timer behind. */
+const wokenOrAfter = (woken: Promise<void>, ms: number) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void woken.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+export const createDuplicates = ({ db, publisher }: DuplicatesDeps) => {
+  /**
+   * The order once its first copy has the broker's answer, or as it stands at the deadline. The
+   * first copy may be placed by another instance: the event that takes the order off pending,
+   * committed there, reaches this one through the event bus and wakes a read of the row. Nothing
+   * is read between wake-ups (a copy in this process waits for the placement itself, in `place`).
+   */
+  const untilAnswered = async (userId: number, clientOrderId: string, deadline: number): Promise<OrderRow | undefined> => {
+    let wake: () => void = () => undefined;
+    const nextWake = () => new Promise<void>((resolve) => (wake = resolve));
+    let woken = nextWake();
+    const unsubscribe = await publisher.followUser(userId, (event) => {
+      if (event.client_order_id === clientOrderId && event.status !== 'pending') wake();
+    });
+    try {
+      for (;;) {
+        // Read after listening: an answer committed before is in the row, one after wakes this.
+        const row = await findOrderByClientId(db, { userId, clientOrderId });
+        const left = deadline - performance.now();
+        if (!awaitsAnswer(row) || left <= 0) return row;
+        await wokenOrAfter(woken, left);
+        woken = nextWake();
+      }
+    } finally {
+      unsubscribe();
+    }
+  };
+
   /** The answer a replay of an order gets: its current state, or the refusal it ended with. */
   const answerDuplicate = async (userId: number, clientOrderId: string, hash: string): Promise<TOrderResponse> => {
     // A wait bound in real time, not a rule of the domain: the injected clock may stand still.
     const deadline = performance.now() + REPLAY_WAIT_MS;
     let row = await findOrderByClientId(db, { userId, clientOrderId });
     if (row && row.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'This client_order_id was used for a different order');
-    // A copy that arrives while the first is still with the broker waits for its answer; one whose
-    // placement failed with its outcome unknown has no answer to wait for until it is reconciled.
-    while (row?.status === 'pending' && row.reason !== UNCONFIRMED && performance.now() < deadline) {
-      await sleep(20);
-      row = await findOrderByClientId(db, { userId, clientOrderId });
-    }
+    // A copy that arrives while the first is still with the broker waits for its answer.
+    if (awaitsAnswer(row)) row = await untilAnswered(userId, clientOrderId, deadline);
     if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
     if (row.status === 'pending' && row.reason === UNCONFIRMED) throw unconfirmedError();
-    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached');
-    if (row.status === 'rejected') throw new AppError('BROKER_REJECTED', `The broker refused the order: ${row.reason ?? 'rejected'}`);
+    if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw unavailableError('replay');
+    if (row.status === 'rejected') throw refusedError('replay', row.reason ?? 'rejected');
     return toOrderResponse(row);
   };
 

@@ -2,7 +2,8 @@
 // broker call. The first four are here, each a small named function that throws the AppError of
 // its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
 import { ExactDecimal } from '../decimal.ts';
-import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
+import { brokerError } from '../brokers/errors.ts';
+import type { Broker, BrokerSnapshot } from '../brokers/types.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
@@ -228,11 +229,10 @@ export class GateRefusal extends Error {
 
 const refusalOf = (gate: TGateName, error: unknown): GateRefusal | undefined => {
   if (error instanceof AppError) return new GateRefusal(gate, error);
-  // The risk gate reads the account through the broker: a broker that fails there fails the order.
-  if (error instanceof BrokerUnavailableError) return new GateRefusal(gate, new AppError('BROKER_UNAVAILABLE', 'The broker could not be reached'));
-  // A real broker may refuse the reads themselves (a key it no longer takes): its refusal, not a 500.
-  if (error instanceof BrokerRejectedError) return new GateRefusal(gate, new AppError('BROKER_REJECTED', `The broker refused: ${error.message}`));
-  return undefined;
+  // The risk gate reads the account through the broker: a broker that fails there fails the order,
+  // and a real broker may refuse the reads themselves (a key it no longer takes): its refusal, not a 500.
+  const answer = brokerError(error, 'read');
+  return answer && new GateRefusal(gate, answer);
 };
 
 /** Runs the first four gates in order; the first refusal ends the attempt. */

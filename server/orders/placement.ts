@@ -67,7 +67,7 @@ export interface PlacementDeps {
   forUser: BrokerOfAccount;
   liveSuspended: () => boolean;
   audit: OrderAudit;
-  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'followUser'>;
   underWay: PlacementsUnderWay;
   /** How an account's orders are submitted (chosen by the composition root). */
   submissionFor: SubmissionFor;
@@ -76,7 +76,7 @@ export interface PlacementDeps {
 export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor }: PlacementDeps) => {
   const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
   const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
-  const duplicates = createDuplicates({ db });
+  const duplicates = createDuplicates({ db, publisher });
   const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
 
   /**

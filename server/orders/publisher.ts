@@ -39,7 +39,15 @@ export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
 
   const onEvent = (listener: (event: TOrderEvent) => void) => listeners.add(listener);
 
-  return { appendEvents, announce, onEvent };
+  /**
+   * Calls `listener` with the user's order events as they commit on any instance (through the
+   * event bus: `onEvent` hears only this process's), from now on. Resolves, once listening, to the
+   * unsubscribe.
+   */
+  const followUser = (userId: number, listener: (event: TOrderEvent) => void): Promise<() => void> =>
+    events.subscribe({ userId, channel: 'orders', listener: ({ frame }) => listener(frame as TOrderEvent) });
+
+  return { appendEvents, announce, onEvent, followUser };
 };
 
 export type OrderPublisher = ReturnType<typeof createPublisher>;

@@ -9,7 +9,6 @@ import type { AuditRecord, RequestOrigin } from '../audit/log.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { BrokerOrder, BrokerOrderRequest } from '../brokers/types.ts';
 import type { OrderRow } from '../db/schema/index.ts';
-import { AppError } from '../errors.ts';
 import type { NewEvent } from '../events/bus.ts';
 import type { OrderInsert, OutboxInsert, recordAnswer } from './queries.ts';
 
@@ -20,8 +19,6 @@ const num = (value: string | null) => (value === null ? null : Number(value));
 export const AMBIGUOUS = 'ambiguous_at_broker';
 /** The reason of a pending order whose placement failed with its outcome unknown. */
 export const UNCONFIRMED = 'broker_unavailable';
-/** The answer to a placement (and to its copies) whose outcome at the broker is not known yet. */
-export const unconfirmedError = () => new AppError('BROKER_UNAVAILABLE', 'The broker did not answer: the order may have reached it, and stays pending until it is reconciled with the broker');
 /** A refused or failed order has no broker id: it gets one of its own so that it can be listed and read. */
 export const localBrokerId = (clientOrderId: string) => `rejected-${clientOrderId}`;
 
