@@ -15,8 +15,8 @@ import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
-import { checkRisk, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
-import { claimRate, releaseRate, type RateClaim } from './queries.ts';
+import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
+import { claimRate, rateWindowStart, releaseRate, type IntentOutcome, type RateClaim } from './queries.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
 
@@ -233,6 +233,51 @@ const refusalOf = (gate: TGateName, error: unknown): GateRefusal | undefined => 
   // and a real broker may refuse the reads themselves (a key it no longer takes): its refusal, not a 500.
   const answer = brokerError(error, 'read');
   return answer && new GateRefusal(gate, answer);
+};
+
+/**
+ * The gates' checks that a paper order's intent statement makes with its write, each declared
+ * by its gate: the minute's rate unit (the rate limit left it to the write) and the emergency
+ * lock (the risk gate's first rule, when it was not read before the gates; a liquidation passes
+ * it). A full window or a running lock then writes nothing.
+ */
+export interface DeferredChecks {
+  claim: RateClaim | undefined;
+  lockCheck: { at: Date } | undefined;
+}
+
+export const deferredChecksOf = (attempt: OrderAttempt, deps: Pick<GateDeps, 'clock' | 'config'>, at: Date): DeferredChecks => ({
+  claim: attempt.minuteClaimDeferred ? minuteClaimOf(attempt, deps) : undefined,
+  lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
+});
+
+/**
+ * What the intent statement's deferred checks decided, as their gates decide: undefined when
+ * they passed; else the refusing gate's refusal, the rate limit's before the risk gate's as the
+ * gates run. The refusal is made on demand: an attempt that turns out to be a copy of an order
+ * made meanwhile answers as its replay instead, and reads nothing for it.
+ */
+export const deferredRefusalOf = (
+  attempt: OrderAttempt,
+  checks: DeferredChecks,
+  { claimed, lockedUntil }: Pick<IntentOutcome, 'claimed' | 'lockedUntil'>,
+  { db, config }: Pick<GateDeps, 'db' | 'config'>,
+): (() => Promise<GateRefusal>) | undefined => {
+  const { claim } = checks;
+  if (claim && claimed) attempt.countedThisMinute = true;
+  if (claim && !claimed) {
+    return async () => {
+      const windowStartedAt = await rateWindowStart(db, { userId: attempt.userId, scope: claim.scope, at: claim.at });
+      return new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, claim.at, config));
+    };
+  }
+  if (lockedUntil) {
+    return () => {
+      attempt.lockedUntil = lockedUntil;
+      return Promise.resolve(new GateRefusal('risk', emergencyLockError(lockedUntil)));
+    };
+  }
+  return undefined;
 };
 
 /** Runs the first four gates in order; the first refusal ends the attempt. */

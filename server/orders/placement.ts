@@ -20,13 +20,12 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import { createAnswerRecorder } from './broker-answer.ts';
 import { createDuplicates } from './duplicates.ts';
-import { GateRefusal, minuteClaimOf, minuteLimitError, releaseClaims, runGates, type OrderAttempt, type TGateName } from './gates.ts';
+import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGates, type OrderAttempt, type TGateName } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, insertIntentRecorded, rateWindowStart, readPreflight, type IntentOutcome } from './queries.ts';
+import { findOrderByClientId, insertIntentRecorded, readPreflight, type IntentOutcome } from './queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
-import { emergencyLockError } from './risk.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
 export interface PlaceOptions {
@@ -212,36 +211,23 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     // The intent and its audit record, before the broker is called: a crash after this point is
     // found by the reconciler, never lost.
     const row = intentRowOf({ userId: user.id, clientOrderId, request, live: attempt.mode === 'live', symbol, broker: broker.name, qty: attempt.qty, limitPrice: attempt.limitPrice, stopPrice: attempt.stopPrice, metadata, requestHash: hash, at });
-    // The intent in one statement, with the minute's rate unit when it is still to be claimed and
-    // the emergency lock when it was not read before the gates: a full window or a running lock
-    // writes nothing, and nor does a copy that won the race for the id.
-    const claim = attempt.minuteClaimDeferred ? minuteClaimOf(attempt, gateDeps) : undefined;
+    // The intent in one statement, with the checks its gates left to the write: a full window or
+    // a running lock writes nothing, and nor does a copy that won the race for the id.
+    const checks = deferredChecksOf(attempt, gateDeps, at);
     const placedFrames = [orderEventOf(row, 'placed', { request: normalisedRequest(request, symbol) }, clock.now())];
     const write = (q: Queryable) =>
       insertIntentRecorded(q, row, {
         audit: [auditRecordOf(row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, clock.now(), origin)],
         events: outboxRowsOf(row, placedFrames, clock.now()),
-        claim,
-        // A lock not read before the gates is checked here (a liquidation passes it).
-        lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
+        ...checks,
       });
-    const answerUnlessStands = async ({ claimed, placed, lockedUntil }: IntentOutcome): Promise<TOrderResponse | undefined> => {
-      if (claim && claimed) attempt.countedThisMinute = true;
-      const windowFull = claim && !claimed ? claim : undefined;
+    const answerUnlessStands = async (outcome: IntentOutcome): Promise<TOrderResponse | undefined> => {
+      const refusal = deferredRefusalOf(attempt, checks, outcome, gateDeps);
       // Refused at the last moment, unless it is a copy of an order made meanwhile: a replay.
-      if ((windowFull || lockedUntil) && (await findOrderByClientId(db, { userId: user.id, clientOrderId }))) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
-      // The rate limit's answer comes before the risk gate's, as the gates run.
-      if (windowFull) {
-        const windowStartedAt = await rateWindowStart(db, { userId: user.id, scope: windowFull.scope, at: windowFull.at });
-        return refuse(prepared, new GateRefusal('rate_limit', minuteLimitError(windowStartedAt, windowFull.at, config)));
-      }
-      if (lockedUntil) {
-        // The risk gate's first rule, checked with the write: its refusal, as the gate gives it.
-        attempt.lockedUntil = lockedUntil;
-        return refuse(prepared, new GateRefusal('risk', emergencyLockError(lockedUntil)));
-      }
+      if (refusal && (await findOrderByClientId(db, { userId: user.id, clientOrderId }))) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+      if (refusal) return refuse(prepared, await refusal());
       // A copy of this request won the race for the id: answer as its replay.
-      if (!placed) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
+      if (!outcome.placed) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
       countGate(attempt.assetClass, 'risk', 'passed');
       publisher.announce(placedFrames);
       return undefined;
