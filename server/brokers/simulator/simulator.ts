@@ -579,12 +579,13 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     outages: () => outages.all(),
     priceOf: async ({ assetClass, symbol }) => (await quoteOf(db, await instrumentOf(assetClass, symbol))).price.toFixed(),
     accountEquities: async (only) => {
-      // A few dozen held symbols, each priced as a trade would be; then one statement for every account.
+      // A few dozen held symbols read with their stored prices, each priced as a trade would be;
+      // then one statement for every account.
       const held = await listHeldSymbols(db, only);
       const prices = await Promise.all(
-        held.map(async ({ assetClass, symbol }) => {
+        held.map(async ({ assetClass, symbol, price: stored }) => {
           const instrument = await findInstrument({ assetClass, symbol });
-          return instrument ? { asset_class: assetClass, symbol, price: (await quoteOf(db, instrument)).price.toFixed() } : undefined;
+          return instrument ? { asset_class: assetClass, symbol, price: (await quoteFrom(db, instrument, stored)).price.toFixed() } : undefined;
         }),
       );
       return listAccountEquities(db, { prices: prices.filter((price) => price !== undefined), only });
