@@ -122,7 +122,11 @@ interface Session {
    * and an update of the same row.
    */
   unsaved: Map<string, SimOrderRow>;
+  /** The fills of orders not written yet, in their order: the first one's statement writes the order too (saveOrder). */
+  heldFills: Map<string, FillWrite[]>;
 }
+
+type FillWrite = Parameters<typeof writeFill>[1];
 
 const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
   tx,
@@ -133,6 +137,7 @@ const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
   positions: new Map(),
   writes: [],
   unsaved: new Map(),
+  heldFills: new Map(),
 });
 
 /** Writes a change of an order, or keeps it in memory while the order itself is still to be written. */
@@ -148,6 +153,21 @@ const sendWrite = (session: Session, write: Promise<unknown>) => {
   // Marked handled here, so a session that ends early by another error leaves no unhandled rejection.
   write.catch(() => undefined);
   session.writes.push(write);
+};
+
+/**
+ * Writes an order taken in this session, in its latest state, with the fills it had meanwhile:
+ * the first fill's statement inserts the order too (one statement less per marketable order).
+ */
+const saveOrder = (session: Session, row: SimOrderRow) => {
+  const [first, ...later] = session.heldFills.get(row.id) ?? [];
+  session.heldFills.delete(row.id);
+  if (!first) {
+    sendWrite(session, insertOrder(session.tx, row));
+    return;
+  }
+  sendWrite(session, writeFill(session.tx, { ...first, insert: row }));
+  for (const fill of later) sendWrite(session, writeFill(session.tx, fill));
 };
 
 /** Every write of the session answered; the first failure thrown (the transaction then rolls back). */
@@ -353,11 +373,11 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
-  // Written once, in the state that match left it in; sent, not waited for. A duplicate client
-  // order id fails the statement and so the transaction, which then writes nothing.
+  // Written once, in the state that match left it in, with its fill; sent, not waited for. A
+  // duplicate client order id fails the statement and so the transaction, which then writes nothing.
   const final = session.unsaved.get(row.id)!;
   session.unsaved.delete(row.id);
-  sendWrite(session, insertOrder(tx, final));
+  saveOrder(session, final);
   // The caller may send statements of its own in the same transaction before `written` settles.
   return { row, events: session.events, written: settle(session) };
 };
@@ -618,10 +638,14 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
   session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
   const updated: SimOrderRow = { ...row, status: step.status as SimOrderRow['status'], filledQty: text(step.filledQty), avgFillPrice: text(avgFillPrice), updatedAt: at };
-  // An order not written yet takes this state when it is.
+  // An order not written yet takes this state when it is, and its fill is written with it.
   const orderWritten = !session.unsaved.has(row.id);
-  if (!orderWritten) session.unsaved.set(row.id, updated);
-  sendWrite(session, writeFill(tx, { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at }));
+  const write: FillWrite = { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at };
+  if (orderWritten) sendWrite(session, writeFill(tx, write));
+  else {
+    session.unsaved.set(row.id, updated);
+    session.heldFills.set(row.id, [...(session.heldFills.get(row.id) ?? []), write]);
+  }
   session.events.push(
     eventOf(updated, step.event, at, {
       fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },

@@ -169,16 +169,19 @@ export const CLIENT_ORDER_ID_KEY = 'sim_orders_client_id_key';
  */
 export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow> => {
   const row = simOrderRowOf(values);
+  await tx.execute(fixedSql`${insertOrderSql(row)}`);
+  return row;
+};
+
+/** The insert of one order row (insertOrder), as a statement or a data-modifying CTE. */
+const insertOrderSql = (row: SimOrderRow) => {
   const iso = (at: Date | null) => at?.toISOString() ?? null;
-  await tx.execute(
-    fixedSql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
+  return fixedSql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
         limit_price, stop_price, status, bracket, parent_id, oco_sibling_id, metadata, expires_at, created_at, updated_at)
       values (${row.userId}::integer, ${row.id}::text, ${row.clientOrderId}::text, ${row.assetClass}::text, ${row.mode}::text, ${row.symbol}::text, ${row.side}::text,
         ${row.orderType}::text, ${row.timeInForce}::text, ${row.qty}::numeric, ${row.filledQty}::numeric, ${row.avgFillPrice}::numeric, ${row.limitPrice}::numeric,
         ${row.stopPrice}::numeric, ${row.status}::text, ${row.bracket === null ? null : JSON.stringify(row.bracket)}::jsonb, ${row.parentId}::text, ${row.ocoSiblingId}::text,
-        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)`,
-  );
-  return row;
+        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)`;
 };
 
 export type OrderLookupKey = AccountKey & ({ brokerOrderId: string } | { clientOrderId: string });
@@ -261,13 +264,16 @@ export const listLiveSymbols = async (db: Queryable, assetClasses: readonly TAss
  * What one fill changes on the books, written in one statement: the fill row, the order's filled
  * quantity, average price and status (unless the order is still to be written, in that state),
  * the position the fill leaves (a closed one stays, at quantity 0, so its realised P&L is kept)
- * and the account's cash. Returns the fill's id.
+ * and the account's cash. An order still to be written may be given as `insert`, its row in its
+ * latest state: it is inserted by the same statement (a client order id used before fails it, as
+ * insertOrder's does). Returns the fill's id.
  */
 export const writeFill = async (
   tx: Tx,
   {
     order,
     orderWritten,
+    insert,
     fill,
     position,
     cash,
@@ -275,6 +281,7 @@ export const writeFill = async (
   }: {
     order: Pick<SimOrderRow, 'userId' | 'id' | 'assetClass' | 'mode' | 'symbol' | 'side' | 'status' | 'filledQty' | 'avgFillPrice'>;
     orderWritten: boolean;
+    insert?: SimOrderRow | undefined;
     fill: { qty: string; price: string; fee: string };
     position: { qty: string; avgEntryPrice: string; realizedPnl: string };
     cash: string;
@@ -285,7 +292,7 @@ export const writeFill = async (
   const when = at.toISOString();
   const [row] = await rowsOf<{ id: number | string }>(
     tx,
-    fixedSql`with fill as (
+    fixedSql`with ${insert ? fixedSql`placed as (${insertOrderSql(insert)}),` : fixedSql``} fill as (
         insert into ${simFills} (user_id, order_id, asset_class, mode, symbol, side, qty, price, fee, created_at)
         values (${userId}, ${order.id}, ${assetClass}, ${mode}, ${symbol}, ${order.side}, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${when}::timestamptz)
         returning id),
