@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TBrokerEventType } from '../../../contracts/brokers.ts';
 import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
-import type { Tx } from '../../db/client.ts';
+import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
 import { applyFill, checkLot, computeFill, ExactDecimal } from '../fills.ts';
@@ -111,12 +111,6 @@ interface Session {
   /** The positions read or written in this session, by symbol (null: none held); the lock keeps them current. */
   positions: Map<string, SimPositionRow | null>;
   /**
-   * Writes sent without waiting for their answer: the transaction's connection runs them in the
-   * order they were sent, and the next statement goes out in the same round trip. Each session
-   * is settled (every write answered, or the first failure thrown) before its transaction ends.
-   */
-  writes: Promise<unknown>[];
-  /**
    * Orders taken in this session and not written yet, in their latest state: a placement writes
    * its order once, in the state its first match leaves it in (filled, say), instead of an insert
    * and an update of the same row.
@@ -135,7 +129,6 @@ const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
   cash: d(account.cash),
   events: [],
   positions: new Map(),
-  writes: [],
   unsaved: new Map(),
   heldFills: new Map(),
 });
@@ -148,13 +141,6 @@ const changeOrder = async (session: Session, row: SimOrderRow, fields: Parameter
   return changed;
 };
 
-/** Sends a write without waiting for it; a failure surfaces when the session settles. */
-const sendWrite = (session: Session, write: Promise<unknown>) => {
-  // Marked handled here, so a session that ends early by another error leaves no unhandled rejection.
-  write.catch(() => undefined);
-  session.writes.push(write);
-};
-
 /**
  * Writes an order taken in this session, in its latest state, with the fills it had meanwhile:
  * the first fill's statement inserts the order too (one statement less per marketable order).
@@ -163,16 +149,11 @@ const saveOrder = (session: Session, row: SimOrderRow) => {
   const [first, ...later] = session.heldFills.get(row.id) ?? [];
   session.heldFills.delete(row.id);
   if (!first) {
-    sendWrite(session, insertOrder(session.tx, row));
+    defer(session.tx, insertOrder(session.tx, row));
     return;
   }
-  sendWrite(session, writeFill(session.tx, { ...first, insert: row }));
-  for (const fill of later) sendWrite(session, writeFill(session.tx, fill));
-};
-
-/** Every write of the session answered; the first failure thrown (the transaction then rolls back). */
-const settle = async (session: Session): Promise<void> => {
-  await Promise.all(session.writes);
+  defer(session.tx, writeFill(session.tx, { ...first, insert: row }));
+  for (const fill of later) defer(session.tx, writeFill(session.tx, fill));
 };
 
 const openSession = async (tx: Tx, key: AccountKey, at: Date): Promise<Session | undefined> => {
@@ -379,7 +360,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   session.unsaved.delete(row.id);
   saveOrder(session, final);
   // The caller may send statements of its own in the same transaction before `written` settles.
-  return { row, events: session.events, written: settle(session) };
+  return { row, events: session.events, written: settled(tx) };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -596,7 +577,7 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
     updatedAt: at,
   });
   session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated) }));
-  await settle(session);
+  await settled(session.tx);
   return { row: updated, events: session.events };
 };
 
@@ -641,7 +622,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   // An order not written yet takes this state when it is, and its fill is written with it.
   const orderWritten = !session.unsaved.has(row.id);
   const write: FillWrite = { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at };
-  if (orderWritten) sendWrite(session, writeFill(tx, write));
+  if (orderWritten) defer(tx, writeFill(tx, write));
   else {
     session.unsaved.set(row.id, updated);
     session.heldFills.set(row.id, [...(session.heldFills.get(row.id) ?? []), write]);
@@ -670,7 +651,7 @@ export const matchInBooks = async (
   const row = await lockOrder(tx, order);
   if (!row || !active(row)) return [];
   await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick));
-  await settle(session);
+  await settled(session.tx);
   return session.events;
 };
 
@@ -707,7 +688,7 @@ export const cancelInBooks = async (tx: Tx, { key, brokerOrderId, at }: { key: A
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be canceled`);
   const updated = await endOrder(session, row, { kind: 'cancel' }, { reason: null, withSibling: true, protect: true });
-  await settle(session);
+  await settled(session.tx);
   return { row: updated, events: session.events };
 };
 
@@ -717,7 +698,7 @@ export const expireInBooks = async (tx: Tx, { order, at }: { order: Pick<SimOrde
   const row = session && (await lockOrder(tx, order));
   if (!session || !row || !active(row) || !row.expiresAt || row.expiresAt > at) return [];
   await endOrder(session, row, { kind: 'expire' }, { reason: 'day order: the session closed', withSibling: false, protect: true });
-  await settle(session);
+  await settled(session.tx);
   return session.events;
 };
 
@@ -735,6 +716,6 @@ export const resetInBooks = async (
   await deletePositions(tx, key);
   session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
-  await settle(session);
+  await settled(session.tx);
   return { account, canceled: working.length, events: session.events };
 };
