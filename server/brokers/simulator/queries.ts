@@ -325,24 +325,12 @@ export const listFills = (db: Queryable, { userId, orderId }: { userId: number; 
 export const findPosition = async (db: Queryable, key: AccountKey & { symbol: string }): Promise<SimPositionRow | undefined> =>
   (await db.select().from(simPositions).where(and(positionsOf(key), eq(simPositions.symbol, key.symbol))))[0];
 
-/**
- * The symbols any account holds (quantity above zero), or one user's in one asset class, each
- * with its stored prices: one statement, where a read of the prices per symbol cost one each.
- */
-export const listHeldSymbols = async (
-  db: Queryable,
-  only?: { userId: number; assetClass: TAssetClass },
-): Promise<{ assetClass: TAssetClass; symbol: string; price: SimPriceRow | null }[]> => {
-  const rows = await rowsOf<{ asset_class: TAssetClass; symbol: string; price: unknown }>(
-    db,
-    fixedSql`select h.asset_class, h.symbol,
-        case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price
-      from (select distinct p.asset_class, p.symbol from ${simPositions} p
-        where p.qty > 0 ${only ? fixedSql`and p.user_id = ${only.userId} and p.asset_class = ${only.assetClass}` : fixedSql``}) h
-      left join ${simPrices} pr on pr.asset_class = h.asset_class and pr.symbol = h.symbol`,
-  );
-  return rows.map((row) => ({ assetClass: row.asset_class, symbol: row.symbol, price: priceOfJson(row.asset_class, row.symbol, fromJson<PriceJson | null>(row.price)) }));
-};
+/** A held symbol with its stored prices (null: none stored). */
+export interface HeldSymbol {
+  assetClass: TAssetClass;
+  symbol: string;
+  price: SimPriceRow | null;
+}
 
 /** One account's equity, as exact decimal text. */
 export interface AccountEquityRow {
@@ -352,26 +340,61 @@ export interface AccountEquityRow {
   equity: string;
 }
 
+type Only = { userId: number; assetClass: TAssetClass } | undefined;
+
+/**
+ * Every account's equity, cash plus each held quantity at its price from the `prices` CTE (a
+ * symbol without one at its entry price, as the positions read does), exact in numeric.
+ */
+const equitiesSql = (only: Only) =>
+  fixedSql`select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
+      from ${simAccounts} a
+      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
+      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+      ${only ? fixedSql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : fixedSql``}
+      group by a.user_id, a.asset_class, a.mode, a.cash`;
+
 /**
  * Every account's equity (cash plus each held quantity at its price) in one statement, exact in
  * numeric; `prices` are the held symbols' current prices (a symbol without one is valued at its
  * entry price, as the positions read does). `only` narrows it to one user's asset class.
  */
-export const listAccountEquities = async (
-  db: Queryable,
-  { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: { userId: number; assetClass: TAssetClass } },
-): Promise<AccountEquityRow[]> => {
+export const listAccountEquities = async (db: Queryable, { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: Only }): Promise<AccountEquityRow[]> => {
   const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }>(
     db,
     fixedSql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
-      select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
-      from ${simAccounts} a
-      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
-      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
-      ${only ? fixedSql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : fixedSql``}
-      group by a.user_id, a.asset_class, a.mode, a.cash`,
+      ${equitiesSql(only)}`,
   );
   return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity }));
+};
+
+/**
+ * In one statement: the symbols any account holds (quantity above zero), or one user's in one
+ * asset class, each with its stored prices; and every account's equity as listAccountEquities
+ * gives it with each held symbol at its stored price (an operator's, else the walk's tick, as the
+ * text a decimal prints: no trailing zeros). Those equities are the answer only where each held
+ * symbol is priced by its stored price: the caller checks that, and reads them again with its
+ * prices otherwise.
+ */
+export const listEquitiesAtStoredPrices = async (db: Queryable, only: Only): Promise<{ held: HeldSymbol[]; equities: AccountEquityRow[] }> => {
+  const [row] = await rowsOf<{ held: unknown; equities: unknown }>(
+    db,
+    fixedSql`with held as (select distinct p.asset_class, p.symbol from ${simPositions} p
+          where p.qty > 0 ${only ? fixedSql`and p.user_id = ${only.userId} and p.asset_class = ${only.assetClass}` : fixedSql``}),
+        stored as (select h.asset_class, h.symbol, pr.symbol as priced, pr.admin_price, pr.tick_price, pr.updated_at
+          from held h left join ${simPrices} pr on pr.asset_class = h.asset_class and pr.symbol = h.symbol),
+        prices as (select asset_class, symbol, trim_scale(coalesce(admin_price, tick_price)) as price from stored where coalesce(admin_price, tick_price) is not null),
+        equities as (${equitiesSql(only)})
+      select coalesce((select json_agg(json_build_object('asset_class', asset_class, 'symbol', symbol, 'price',
+            case when priced is null then null else json_build_object('admin_price', admin_price::text, 'tick_price', tick_price::text, 'updated_at', updated_at) end)) from stored), '[]'::json) as held,
+        coalesce((select json_agg(json_build_object('user_id', user_id, 'asset_class', asset_class, 'mode', mode, 'equity', equity)) from equities), '[]'::json) as equities`,
+  );
+  const held = fromJson<{ asset_class: TAssetClass; symbol: string; price: PriceJson | null }[]>(row!.held);
+  const equities = fromJson<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }[]>(row!.equities);
+  return {
+    held: held.map((h) => ({ assetClass: h.asset_class, symbol: h.symbol, price: priceOfJson(h.asset_class, h.symbol, h.price) })),
+    equities: equities.map((e) => ({ userId: e.user_id, assetClass: e.asset_class, mode: e.mode, equity: e.equity })),
+  };
 };
 
 /** The positions the account holds (quantity above zero), each with its symbol's stored prices. */
