@@ -156,6 +156,32 @@ export class TransactionRolledBack extends Error {
  */
 export const statementsSent = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve));
 
+/** The writes deferred on each transaction (`defer`) and not yet settled. */
+const deferredWrites = new WeakMap<Tx, Promise<unknown>[]>();
+
+/**
+ * Sends a write of the transaction without waiting for its answer: the transaction's connection
+ * runs its statements in the order they were sent, so whatever the body sends next goes out in
+ * the same round trip. Its failure is thrown by `settled(tx)`; unsettled, it still rolls the
+ * transaction back (on PostgreSQL, COMMIT answers ROLLBACK: see beginPipelined). A body that
+ * returns before its deferred writes are answered awaits statementsSent() first.
+ */
+export const defer = (tx: Tx, write: Promise<unknown>): void => {
+  // Marked handled here, so a body that ends early by another error leaves no unhandled rejection.
+  write.catch(() => undefined);
+  const writes = deferredWrites.get(tx);
+  if (writes) writes.push(write);
+  else deferredWrites.set(tx, [write]);
+};
+
+/** Every write deferred on the transaction since the last settling answered; the first failure thrown. */
+export const settled = async (tx: Tx): Promise<void> => {
+  const writes = deferredWrites.get(tx);
+  if (!writes) return;
+  deferredWrites.delete(tx);
+  await Promise.all(writes);
+};
+
 /**
  * The driver's own failure of a transaction's connection (no connection to reserve, BEGIN or
  * COMMIT lost with it), marked as the database's: drizzle wraps only the body's statements.

@@ -3,7 +3,7 @@
 // pool of one connection makes a connection left in a transaction, or never given back, show.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, rowsOf, statementsSent, TransactionRolledBack, type DatabaseHandle, type Tx } from '../../server/db/client.ts';
+import { defer, openDatabase, rowsOf, settled, statementsSent, TransactionRolledBack, type DatabaseHandle, type Tx } from '../../server/db/client.ts';
 import { createTestDatabase, tempDir } from '../support/server.ts';
 
 const UNIQUE_VIOLATION = '23505';
@@ -76,6 +76,30 @@ describe.skipIf(!process.env.DATABASE_URL)('transactions on PostgreSQL', () => {
     await sent;
     expect(await ids()).toEqual([1, 8, 9]);
     await database.db.execute(sql`delete from tx_probe where id in (8, 9)`);
+  });
+
+  it('defer: writes sent without waiting commit with the transaction; settled throws the first failure, once', async () => {
+    await database.db.transaction(async (tx: Tx) => {
+      defer(tx, rowsOf(tx, sql`insert into tx_probe values (11)`));
+      defer(tx, rowsOf(tx, sql`insert into tx_probe values (12)`));
+      await settled(tx);
+    });
+    expect(await ids()).toEqual([1, 11, 12]);
+    let settling: Promise<void> | undefined;
+    await expect(
+      database.db.transaction(async (tx: Tx) => {
+        defer(tx, rowsOf(tx, sql`insert into tx_probe values (13)`));
+        defer(tx, rowsOf(tx, sql`insert into tx_probe values (1)`));
+        settling = settled(tx);
+        settling.catch(() => undefined);
+        // Settled already: nothing deferred since.
+        await settled(tx);
+      }),
+    ).rejects.toBeInstanceOf(TransactionRolledBack);
+    await expect(settling).rejects.toMatchObject({ cause: { code: UNIQUE_VIOLATION } });
+    expect(await ids()).toEqual([1, 11, 12]);
+    expect(await idle()).toBe(true);
+    await database.db.execute(sql`delete from tx_probe where id in (11, 12)`);
   });
 
   it('refuses a statement begun after its transaction ended, rather than run it outside', async () => {

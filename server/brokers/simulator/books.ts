@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TBrokerEventType } from '../../../contracts/brokers.ts';
 import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
-import type { Tx } from '../../db/client.ts';
+import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
 import { applyFill, checkLot, computeFill } from '../fills.ts';
@@ -112,18 +112,16 @@ interface Session {
   /** The positions read or written in this session, by symbol (null: none held); the lock keeps them current. */
   positions: Map<string, SimPositionRow | null>;
   /**
-   * Writes sent without waiting for their answer: the transaction's connection runs them in the
-   * order they were sent, and the next statement goes out in the same round trip. Each session
-   * is settled (every write answered, or the first failure thrown) before its transaction ends.
-   */
-  writes: Promise<unknown>[];
-  /**
    * Orders taken in this session and not written yet, in their latest state: a placement writes
    * its order once, in the state its first match leaves it in (filled, say), instead of an insert
    * and an update of the same row.
    */
   unsaved: Map<string, SimOrderRow>;
+  /** The fills of orders not written yet, in their order: the first one's statement writes the order too (saveOrder). */
+  heldFills: Map<string, FillWrite[]>;
 }
+
+type FillWrite = Parameters<typeof writeFill>[1];
 
 const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
   tx,
@@ -132,8 +130,8 @@ const sessionOf = (tx: Tx, account: SimAccountRow, at: Date): Session => ({
   cash: d(account.cash),
   events: [],
   positions: new Map(),
-  writes: [],
   unsaved: new Map(),
+  heldFills: new Map(),
 });
 
 /** Writes a change of an order, or keeps it in memory while the order itself is still to be written. */
@@ -144,16 +142,19 @@ const changeOrder = async (session: Session, row: SimOrderRow, fields: Parameter
   return changed;
 };
 
-/** Sends a write without waiting for it; a failure surfaces when the session settles. */
-const sendWrite = (session: Session, write: Promise<unknown>) => {
-  // Marked handled here, so a session that ends early by another error leaves no unhandled rejection.
-  write.catch(() => undefined);
-  session.writes.push(write);
-};
-
-/** Every write of the session answered; the first failure thrown (the transaction then rolls back). */
-const settle = async (session: Session): Promise<void> => {
-  await Promise.all(session.writes);
+/**
+ * Writes an order taken in this session, in its latest state, with the fills it had meanwhile:
+ * the first fill's statement inserts the order too (one statement less per marketable order).
+ */
+const saveOrder = (session: Session, row: SimOrderRow) => {
+  const [first, ...later] = session.heldFills.get(row.id) ?? [];
+  session.heldFills.delete(row.id);
+  if (!first) {
+    defer(session.tx, insertOrder(session.tx, row));
+    return;
+  }
+  defer(session.tx, writeFill(session.tx, { ...first, insert: row }));
+  for (const fill of later) defer(session.tx, writeFill(session.tx, fill));
 };
 
 const openSession = async (tx: Tx, key: AccountKey, at: Date): Promise<Session | undefined> => {
@@ -354,13 +355,13 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
-  // Written once, in the state that match left it in; sent, not waited for. A duplicate client
-  // order id fails the statement and so the transaction, which then writes nothing.
+  // Written once, in the state that match left it in, with its fill; sent, not waited for. A
+  // duplicate client order id fails the statement and so the transaction, which then writes nothing.
   const final = session.unsaved.get(row.id)!;
   session.unsaved.delete(row.id);
-  sendWrite(session, insertOrder(tx, final));
+  saveOrder(session, final);
   // The caller may send statements of its own in the same transaction before `written` settles.
-  return { row, events: session.events, written: settle(session) };
+  return { row, events: session.events, written: settled(tx) };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -577,7 +578,7 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
     updatedAt: at,
   });
   session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated) }));
-  await settle(session);
+  await settled(session.tx);
   return { row: updated, events: session.events };
 };
 
@@ -619,10 +620,14 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   const saved = { qty: text(next.qty), avgEntryPrice: text(next.avgEntryPrice), realizedPnl: text(next.realizedPnl), at };
   session.positions.set(row.symbol, { ...key, symbol: row.symbol, qty: saved.qty, avgEntryPrice: saved.avgEntryPrice, realizedPnl: saved.realizedPnl, updatedAt: at });
   const updated: SimOrderRow = { ...row, status: step.status as SimOrderRow['status'], filledQty: text(step.filledQty), avgFillPrice: text(avgFillPrice), updatedAt: at };
-  // An order not written yet takes this state when it is.
+  // An order not written yet takes this state when it is, and its fill is written with it.
   const orderWritten = !session.unsaved.has(row.id);
-  if (!orderWritten) session.unsaved.set(row.id, updated);
-  sendWrite(session, writeFill(tx, { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at }));
+  const write: FillWrite = { order: updated, orderWritten, fill: { qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) }, position: saved, cash: text(session.cash), at };
+  if (orderWritten) defer(tx, writeFill(tx, write));
+  else {
+    session.unsaved.set(row.id, updated);
+    session.heldFills.set(row.id, [...(session.heldFills.get(row.id) ?? []), write]);
+  }
   session.events.push(
     eventOf(updated, step.event, at, {
       fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
@@ -647,7 +652,7 @@ export const matchInBooks = async (
   const row = await lockOrder(tx, order);
   if (!row || !active(row)) return [];
   await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick));
-  await settle(session);
+  await settled(session.tx);
   return session.events;
 };
 
@@ -684,7 +689,7 @@ export const cancelInBooks = async (tx: Tx, { key, brokerOrderId, at }: { key: A
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be canceled`);
   const updated = await endOrder(session, row, { kind: 'cancel' }, { reason: null, withSibling: true, protect: true });
-  await settle(session);
+  await settled(session.tx);
   return { row: updated, events: session.events };
 };
 
@@ -694,7 +699,7 @@ export const expireInBooks = async (tx: Tx, { order, at }: { order: Pick<SimOrde
   const row = session && (await lockOrder(tx, order));
   if (!session || !row || !active(row) || !row.expiresAt || row.expiresAt > at) return [];
   await endOrder(session, row, { kind: 'expire' }, { reason: 'day order: the session closed', withSibling: false, protect: true });
-  await settle(session);
+  await settled(session.tx);
   return session.events;
 };
 
@@ -712,6 +717,6 @@ export const resetInBooks = async (
   await deletePositions(tx, key);
   session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
-  await settle(session);
+  await settled(session.tx);
   return { account, canceled: working.length, events: session.events };
 };

@@ -169,16 +169,19 @@ export const CLIENT_ORDER_ID_KEY = 'sim_orders_client_id_key';
  */
 export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow> => {
   const row = simOrderRowOf(values);
+  await tx.execute(fixedSql`${insertOrderSql(row)}`);
+  return row;
+};
+
+/** The insert of one order row (insertOrder), as a statement or a data-modifying CTE. */
+const insertOrderSql = (row: SimOrderRow) => {
   const iso = (at: Date | null) => at?.toISOString() ?? null;
-  await tx.execute(
-    fixedSql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
+  return fixedSql`insert into ${simOrders} (user_id, id, client_order_id, asset_class, mode, symbol, side, order_type, time_in_force, qty, filled_qty, avg_fill_price,
         limit_price, stop_price, status, bracket, parent_id, oco_sibling_id, metadata, expires_at, created_at, updated_at)
       values (${row.userId}::integer, ${row.id}::text, ${row.clientOrderId}::text, ${row.assetClass}::text, ${row.mode}::text, ${row.symbol}::text, ${row.side}::text,
         ${row.orderType}::text, ${row.timeInForce}::text, ${row.qty}::numeric, ${row.filledQty}::numeric, ${row.avgFillPrice}::numeric, ${row.limitPrice}::numeric,
         ${row.stopPrice}::numeric, ${row.status}::text, ${row.bracket === null ? null : JSON.stringify(row.bracket)}::jsonb, ${row.parentId}::text, ${row.ocoSiblingId}::text,
-        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)`,
-  );
-  return row;
+        ${JSON.stringify(row.metadata)}::jsonb, ${iso(row.expiresAt)}::timestamptz, ${iso(row.createdAt)}::timestamptz, ${iso(row.updatedAt)}::timestamptz)`;
 };
 
 export type OrderLookupKey = AccountKey & ({ brokerOrderId: string } | { clientOrderId: string });
@@ -261,13 +264,16 @@ export const listLiveSymbols = async (db: Queryable, assetClasses: readonly TAss
  * What one fill changes on the books, written in one statement: the fill row, the order's filled
  * quantity, average price and status (unless the order is still to be written, in that state),
  * the position the fill leaves (a closed one stays, at quantity 0, so its realised P&L is kept)
- * and the account's cash. Returns the fill's id.
+ * and the account's cash. An order still to be written may be given as `insert`, its row in its
+ * latest state: it is inserted by the same statement (a client order id used before fails it, as
+ * insertOrder's does). Returns the fill's id.
  */
 export const writeFill = async (
   tx: Tx,
   {
     order,
     orderWritten,
+    insert,
     fill,
     position,
     cash,
@@ -275,6 +281,7 @@ export const writeFill = async (
   }: {
     order: Pick<SimOrderRow, 'userId' | 'id' | 'assetClass' | 'mode' | 'symbol' | 'side' | 'status' | 'filledQty' | 'avgFillPrice'>;
     orderWritten: boolean;
+    insert?: SimOrderRow | undefined;
     fill: { qty: string; price: string; fee: string };
     position: { qty: string; avgEntryPrice: string; realizedPnl: string };
     cash: string;
@@ -285,7 +292,7 @@ export const writeFill = async (
   const when = at.toISOString();
   const [row] = await rowsOf<{ id: number | string }>(
     tx,
-    fixedSql`with fill as (
+    fixedSql`with ${insert ? fixedSql`placed as (${insertOrderSql(insert)}),` : fixedSql``} fill as (
         insert into ${simFills} (user_id, order_id, asset_class, mode, symbol, side, qty, price, fee, created_at)
         values (${userId}, ${order.id}, ${assetClass}, ${mode}, ${symbol}, ${order.side}, ${fill.qty}::numeric, ${fill.price}::numeric, ${fill.fee}::numeric, ${when}::timestamptz)
         returning id),
@@ -318,12 +325,12 @@ export const listFills = (db: Queryable, { userId, orderId }: { userId: number; 
 export const findPosition = async (db: Queryable, key: AccountKey & { symbol: string }): Promise<SimPositionRow | undefined> =>
   (await db.select().from(simPositions).where(and(positionsOf(key), eq(simPositions.symbol, key.symbol))))[0];
 
-/** The symbols any account holds (quantity above zero), or one user's in one asset class. */
-export const listHeldSymbols = (db: Queryable, only?: { userId: number; assetClass: TAssetClass }): Promise<{ assetClass: TAssetClass; symbol: string }[]> =>
-  db
-    .selectDistinct({ assetClass: simPositions.assetClass, symbol: simPositions.symbol })
-    .from(simPositions)
-    .where(and(gt(simPositions.qty, '0'), only ? and(eq(simPositions.userId, only.userId), eq(simPositions.assetClass, only.assetClass)) : undefined));
+/** A held symbol with its stored prices (null: none stored). */
+export interface HeldSymbol {
+  assetClass: TAssetClass;
+  symbol: string;
+  price: SimPriceRow | null;
+}
 
 /** One account's equity, as exact decimal text. */
 export interface AccountEquityRow {
@@ -333,26 +340,61 @@ export interface AccountEquityRow {
   equity: string;
 }
 
+type Only = { userId: number; assetClass: TAssetClass } | undefined;
+
+/**
+ * Every account's equity, cash plus each held quantity at its price from the `prices` CTE (a
+ * symbol without one at its entry price, as the positions read does), exact in numeric.
+ */
+const equitiesSql = (only: Only) =>
+  fixedSql`select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
+      from ${simAccounts} a
+      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
+      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+      ${only ? fixedSql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : fixedSql``}
+      group by a.user_id, a.asset_class, a.mode, a.cash`;
+
 /**
  * Every account's equity (cash plus each held quantity at its price) in one statement, exact in
  * numeric; `prices` are the held symbols' current prices (a symbol without one is valued at its
  * entry price, as the positions read does). `only` narrows it to one user's asset class.
  */
-export const listAccountEquities = async (
-  db: Queryable,
-  { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: { userId: number; assetClass: TAssetClass } },
-): Promise<AccountEquityRow[]> => {
+export const listAccountEquities = async (db: Queryable, { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: Only }): Promise<AccountEquityRow[]> => {
   const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }>(
     db,
     fixedSql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
-      select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity
-      from ${simAccounts} a
-      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
-      left join prices pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
-      ${only ? fixedSql`where a.user_id = ${only.userId} and a.asset_class = ${only.assetClass}` : fixedSql``}
-      group by a.user_id, a.asset_class, a.mode, a.cash`,
+      ${equitiesSql(only)}`,
   );
   return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity }));
+};
+
+/**
+ * In one statement: the symbols any account holds (quantity above zero), or one user's in one
+ * asset class, each with its stored prices; and every account's equity as listAccountEquities
+ * gives it with each held symbol at its stored price (an operator's, else the walk's tick, as the
+ * text a decimal prints: no trailing zeros). Those equities are the answer only where each held
+ * symbol is priced by its stored price: the caller checks that, and reads them again with its
+ * prices otherwise.
+ */
+export const listEquitiesAtStoredPrices = async (db: Queryable, only: Only): Promise<{ held: HeldSymbol[]; equities: AccountEquityRow[] }> => {
+  const [row] = await rowsOf<{ held: unknown; equities: unknown }>(
+    db,
+    fixedSql`with held as (select distinct p.asset_class, p.symbol from ${simPositions} p
+          where p.qty > 0 ${only ? fixedSql`and p.user_id = ${only.userId} and p.asset_class = ${only.assetClass}` : fixedSql``}),
+        stored as (select h.asset_class, h.symbol, pr.symbol as priced, pr.admin_price, pr.tick_price, pr.updated_at
+          from held h left join ${simPrices} pr on pr.asset_class = h.asset_class and pr.symbol = h.symbol),
+        prices as (select asset_class, symbol, trim_scale(coalesce(admin_price, tick_price)) as price from stored where coalesce(admin_price, tick_price) is not null),
+        equities as (${equitiesSql(only)})
+      select coalesce((select json_agg(json_build_object('asset_class', asset_class, 'symbol', symbol, 'price',
+            case when priced is null then null else json_build_object('admin_price', admin_price::text, 'tick_price', tick_price::text, 'updated_at', updated_at) end)) from stored), '[]'::json) as held,
+        coalesce((select json_agg(json_build_object('user_id', user_id, 'asset_class', asset_class, 'mode', mode, 'equity', equity)) from equities), '[]'::json) as equities`,
+  );
+  const held = fromJson<{ asset_class: TAssetClass; symbol: string; price: PriceJson | null }[]>(row!.held);
+  const equities = fromJson<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string }[]>(row!.equities);
+  return {
+    held: held.map((h) => ({ assetClass: h.asset_class, symbol: h.symbol, price: priceOfJson(h.asset_class, h.symbol, h.price) })),
+    equities: equities.map((e) => ({ userId: e.user_id, assetClass: e.asset_class, mode: e.mode, equity: e.equity })),
+  };
 };
 
 /** The positions the account holds (quantity above zero), each with its symbol's stored prices. */

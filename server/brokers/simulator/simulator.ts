@@ -31,7 +31,7 @@ import {
   listAccountEquities,
   listActiveOrders,
   listExpiredOrders,
-  listHeldSymbols,
+  listEquitiesAtStoredPrices,
   listLiveSymbols,
   listPositionsWithPrices,
   lockAccountForSymbol,
@@ -579,15 +579,20 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     outages: () => outages.all(),
     priceOf: async ({ assetClass, symbol }) => (await quoteOf(db, await instrumentOf(assetClass, symbol))).price.toFixed(),
     accountEquities: async (only) => {
-      // A few dozen held symbols, each priced as a trade would be; then one statement for every account.
-      const held = await listHeldSymbols(db, only);
-      const prices = await Promise.all(
-        held.map(async ({ assetClass, symbol }) => {
+      // A few dozen held symbols read with their stored prices, each priced as a trade would be,
+      // and every account's equity at the stored prices, in one statement: the answer when every
+      // held symbol is registered and priced by its stored price (an operator's or the walk's),
+      // else the equities are read again at the prices found.
+      const stored = await listEquitiesAtStoredPrices(db, only);
+      const quotes = await Promise.all(
+        stored.held.map(async ({ assetClass, symbol, price }) => {
           const instrument = await findInstrument({ assetClass, symbol });
-          return instrument ? { asset_class: assetClass, symbol, price: (await quoteOf(db, instrument)).price.toFixed() } : undefined;
+          return instrument && { asset_class: assetClass, symbol, quote: await quoteFrom(db, instrument, price) };
         }),
       );
-      return listAccountEquities(db, { prices: prices.filter((price) => price !== undefined), only });
+      if (quotes.every((quoted) => quoted && (quoted.quote.source === 'admin' || quoted.quote.source === 'tick'))) return stored.equities;
+      const prices = quotes.filter((quoted) => quoted !== undefined).map(({ asset_class, symbol, quote }) => ({ asset_class, symbol, price: quote.price.toFixed() }));
+      return listAccountEquities(db, { prices, only });
     },
     tick,
     matchResting,
