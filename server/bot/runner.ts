@@ -12,7 +12,7 @@ import { recordAudit } from '../audit/log.ts';
 import { findStrategy } from '../backtest/strategies/index.ts';
 import type { StrategyRun } from '../backtest/types.ts';
 import { ExactDecimal } from '../decimal.ts';
-import { releaseLease, takeLease } from '../brokers/simulator/queries.ts';
+import { releaseLease, takeLease } from '../db/leases.ts';
 import type { Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';

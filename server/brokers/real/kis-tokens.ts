@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
 import type { KeyCipher } from '../../keys/crypto.ts';
 import type { KisStoredToken, KisTokenStore } from '../kis/index.ts';
-import { releaseLease, takeLease } from '../simulator/queries.ts';
+import { releaseLease, takeLease } from '../../db/leases.ts';
 import { deleteBrokerToken, findBrokerToken, saveBrokerToken } from './token-queries.ts';
 
 const leaseName = (key: string) => `kis-token:${key}`;

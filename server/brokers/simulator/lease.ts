@@ -4,7 +4,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
 import type { Logger } from '../../observability/logger.ts';
-import { releaseLease, takeLease } from './queries.ts';
+import { releaseLease, takeLease } from '../../db/leases.ts';
 
 export interface LeasedLoop {
   /** Takes or renews the lease and, when held, does one round of the work; tells whether it was held. */

@@ -7,7 +7,8 @@ import { lastClose } from '../../marketdata/queries.ts';
 import { krxTickSize } from '../../instruments/ticks.ts';
 import { type TTickSizeAt } from '../fills.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { findPrice, type SimPriceRow } from './queries.ts';
+import { findPrice } from './price-queries.ts';
+import type { SimPriceRow } from './queries.ts';
 
 export type TPriceSource = 'admin' | 'tick' | 'close' | 'reference';
 

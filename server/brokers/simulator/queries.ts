@@ -1,11 +1,11 @@
-// SQL on the simulated broker's books (accounts, orders, fills, positions), its prices and the
-// lease of its price walk: the only module that knows these tables.
-import { and, asc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm';
+// SQL on the simulated broker's books (accounts, orders, fills, positions): the only module that
+// knows these tables (its stored prices are price-queries.ts'; the leases, server/db/leases.ts).
+import { and, asc, eq, gt, inArray, lte, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import { rowsOf, type Queryable, type Tx } from '../../db/client.ts';
 import { fixedSql } from '../../db/fixed-sql.ts';
-import { leases, simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
+import { simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
 
 export type { SimOrderRow };
 export type SimAccountRow = typeof simAccounts.$inferSelect;
@@ -488,54 +488,3 @@ export const readAccountSnapshot = async (
 
 export const deletePositions = async (tx: Tx, key: AccountKey): Promise<number> =>
   (await tx.delete(simPositions).where(positionsOf(key)).returning({ symbol: simPositions.symbol })).length;
-
-// ---------------------------------------------------------------------------------------------
-// Prices
-
-export const findPrice = async (db: Queryable, { assetClass, symbol }: { assetClass: TAssetClass; symbol: string }): Promise<SimPriceRow | undefined> =>
-  (await db.select().from(simPrices).where(and(eq(simPrices.assetClass, assetClass), eq(simPrices.symbol, symbol))))[0];
-
-/** Sets (or, with null, clears) an operator's price. */
-export const saveAdminPrice = async (db: Queryable, { assetClass, symbol, price, at }: { assetClass: TAssetClass; symbol: string; price: string | null; at: Date }): Promise<void> => {
-  await db
-    .insert(simPrices)
-    .values({ assetClass, symbol, adminPrice: price, updatedAt: at })
-    .onConflictDoUpdate({ target: [simPrices.assetClass, simPrices.symbol], set: { adminPrice: price, updatedAt: at } });
-};
-
-export const saveTickPrice = async (db: Queryable, { assetClass, symbol, price, at }: { assetClass: TAssetClass; symbol: string; price: string; at: Date }): Promise<void> => {
-  await db
-    .insert(simPrices)
-    .values({ assetClass, symbol, tickPrice: price, updatedAt: at })
-    .onConflictDoUpdate({ target: [simPrices.assetClass, simPrices.symbol], set: { tickPrice: price, updatedAt: at } });
-};
-
-// ---------------------------------------------------------------------------------------------
-// Leases
-
-/**
- * Takes the lease, or renews it for its holder, until `now + ttlMs`; true when `holder` holds it
- * afterwards. A lease another holder let expire (it stopped renewing: it died) is taken over.
- * Instants come from the caller's clock, not the database's, so a test can move time.
- */
-export const takeLease = async (db: Queryable, { name, holder, now, ttlMs }: { name: string; holder: string; now: Date; ttlMs: number }): Promise<boolean> => {
-  const expiresAt = new Date(now.getTime() + ttlMs);
-  const rows = await db
-    .insert(leases)
-    .values({ name, holder, expiresAt })
-    .onConflictDoUpdate({
-      target: leases.name,
-      set: { holder, expiresAt },
-      setWhere: or(eq(leases.holder, holder), lte(leases.expiresAt, sql`${now.toISOString()}::timestamptz`)),
-    })
-    .returning({ holder: leases.holder });
-  return rows[0]?.holder === holder;
-};
-
-/** Gives the lease up at once (a clean stop), so another instance need not wait for it to expire. */
-export const releaseLease = async (db: Queryable, { name, holder }: { name: string; holder: string }): Promise<void> => {
-  await db.delete(leases).where(and(eq(leases.name, name), eq(leases.holder, holder)));
-};
-
-export const findLease = async (db: Queryable, name: string): Promise<{ holder: string; expiresAt: Date } | undefined> =>
-  (await db.select({ holder: leases.holder, expiresAt: leases.expiresAt }).from(leases).where(eq(leases.name, name)))[0];

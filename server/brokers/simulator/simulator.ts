@@ -37,8 +37,6 @@ import {
   lockAccountForSymbol,
   readAccountSnapshot,
   listWorkingOrders,
-  saveAdminPrice,
-  saveTickPrice,
   type AccountEquityRow,
   type AccountKey,
   type SimAccountRow,
@@ -46,6 +44,7 @@ import {
   type SimPositionRow,
   type SimPriceRow,
 } from './queries.ts';
+import { saveAdminPrice, saveTickPrice } from './price-queries.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
 
