@@ -7,8 +7,7 @@ import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import { statementsSent, type Db, type Tx } from '../../db/client.ts';
-import { isUniqueViolation } from '../../db/errors.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { ChangeFeed } from '../../events/changes.ts';
@@ -17,14 +16,13 @@ import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
-import { cancelInBooks, expireInBooks, matchInBooks, observationFor, placeInBooks, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
+import { cancelInBooks, expireInBooks, matchInBooks, observationFor, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
 import { quoteFrom, quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
 import {
-  CLIENT_ORDER_ID_KEY,
   findAccount,
   findOrder,
   insertAccountIfMissing,
@@ -34,7 +32,6 @@ import {
   listEquitiesAtStoredPrices,
   listLiveSymbols,
   listPositionsWithPrices,
-  lockAccountForSymbol,
   readAccountSnapshot,
   listWorkingOrders,
   type AccountEquityRow,
@@ -44,6 +41,7 @@ import {
   type SimPositionRow,
   type SimPriceRow,
 } from './queries.ts';
+import { accountIdOf, createPlacementQueue, type QueuedPlacement } from './placement-queue.ts';
 import { saveAdminPrice, saveTickPrice } from './price-queries.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
@@ -52,9 +50,6 @@ const ASSET_CLASSES = ZAssetClass.options;
 export const ACCOUNT_CURRENCY = CURRENCY_OF_ASSET_CLASS;
 
 export const DEFAULT_LEASE_NAME = 'simulator';
-
-/** At most this many queued placements of one account share a transaction (it stays short). */
-const MAX_PLACEMENTS_PER_COMMIT = 64;
 
 export interface SimulatorOptions {
   db: Db;
@@ -184,6 +179,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const findInstrument = options.findInstrument ?? ((key: { assetClass: TAssetClass; symbol: string }) => readInstrument(db, key));
 
   const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
+  const placements = createPlacementQueue({ db, hub, opening, liquidityLotsPerTick });
   const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
   const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`, { notTaken: true });
 
@@ -338,102 +334,6 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return { account: accountFrom(key, read.account, positions), positions, openOrders: read.orders.map(toBrokerOrder) };
   };
 
-  /** One placement waiting for its account's next transaction. */
-  interface QueuedPlacement {
-    request: BrokerOrderRequest;
-    instrument: InstrumentRow;
-    at: Date;
-    expiresAt: Date | null;
-    steps: InBooksSteps<unknown>;
-    resolve: (placed: InBooksPlacement<unknown>) => void;
-    reject: (error: unknown) => void;
-  }
-  /** Placements queued behind their account's transaction under way, by account; absent when none runs. */
-  const placementQueues = new Map<string, QueuedPlacement[]>();
-  const accountIdOf = (key: AccountKey) => `${key.userId}:${key.assetClass}:${key.mode}`;
-  /** A client order id used before in the account, as the caller hears of it. */
-  const refusalOf = (failure: unknown) => (isUniqueViolation(failure, CLIENT_ORDER_ID_KEY) ? new BrokerRejectedError('duplicate client order id') : failure);
-
-  /**
-   * Places the queued placements of one account in one transaction, in their order, each after
-   * the caller's intent step and with the caller's record of its answer. A refusal (funds, say) is
-   * that placement's alone: the broker writes nothing for it (its intent stays) and the others go
-   * on; so is an intent step that withdraws its placement. Committed, each placement resolves with
-   * what committed; throws (resolving none) when the transaction fails, with the error of the
-   * statement that failed it.
-   */
-  const placeTogether = async (key: AccountKey, batch: readonly QueuedPlacement[]): Promise<void> => {
-    const taken: { placement: QueuedPlacement; answer: BrokerAnswer; unsettled: Promise<[unknown, void]> }[] = [];
-    const ended: { placement: QueuedPlacement; outcome: Exclude<InBooksPlacement<unknown>, { outcome: 'taken' }> }[] = [];
-    try {
-      await db.transaction(async (tx) => {
-        for (const placement of batch) {
-          const { request, instrument, at, expiresAt, steps } = placement;
-          // The account's lock is read first and the caller's intent right behind it: the small
-          // read waits in the connection's buffer for the larger statement, and both go out in
-          // one write and come back in one round trip.
-          const locked = lockAccountForSymbol(tx, key, request.symbol);
-          locked.catch(() => undefined);
-          if (steps.intent && !(await steps.intent(tx))) {
-            await locked;
-            ended.push({ placement, outcome: { outcome: 'withdrawn' } });
-            continue;
-          }
-          let placed: Awaited<ReturnType<typeof placeInBooks>>;
-          try {
-            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, locked, liquidityLotsPerTick });
-          } catch (error) {
-            if (!(error instanceof BrokerRejectedError)) throw error;
-            ended.push({ placement, outcome: { outcome: 'refused', error } });
-            continue;
-          }
-          const answer: BrokerAnswer = { order: toBrokerOrder(placed.row), events: placed.events };
-          // Sent without waiting: the next placement's read, and in the end COMMIT, go out right
-          // behind them, so the account's row lock is held one round trip per placement.
-          const unsettled = Promise.all([steps.record(tx, answer), placed.written]);
-          unsettled.catch(() => undefined);
-          taken.push({ placement, answer, unsettled });
-        }
-        await statementsSent();
-      });
-    } catch (error) {
-      // When a statement sent without waiting failed, COMMIT rolled back: its error says why.
-      for (const { unsettled } of taken) {
-        const failure = await unsettled.then(() => undefined, (cause: unknown) => cause);
-        if (failure) throw failure;
-      }
-      throw error;
-    }
-    for (const { placement, answer, unsettled } of taken) {
-      const [recorded] = await unsettled;
-      hub.emit(answer.events);
-      placement.resolve({ outcome: 'taken', order: answer.order, recorded });
-    }
-    for (const { placement, outcome } of ended) placement.resolve(outcome);
-  };
-
-  /**
-   * Runs an account's queued placements until none is left: whatever queued while a transaction
-   * ran goes together in the next one (group commit: one commit, and one wait for the disk, for
-   * them all). Under no load each placement has a transaction of its own, with no wait. A batch
-   * whose transaction failed is placed again one by one, so that only the placement at fault fails.
-   */
-  const drainPlacements = async (key: AccountKey, queue: QueuedPlacement[]) => {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, MAX_PLACEMENTS_PER_COMMIT);
-      const failed = await placeTogether(key, batch).then(
-        () => undefined,
-        (error: unknown) => ({ error }),
-      );
-      if (!failed) continue;
-      if (batch.length === 1) {
-        batch[0]!.reject(refusalOf(failed.error));
-        continue;
-      }
-      for (const placement of batch) await placeTogether(key, [placement]).catch((error: unknown) => placement.reject(refusalOf(error)));
-    }
-    placementQueues.delete(accountIdOf(key));
-  };
 
   /**
    * Takes the order on the books after the caller's intent step, and runs the caller's `record`
@@ -448,16 +348,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
     return new Promise((resolve, reject) => {
       // `recorded` is what this placement's own `record` returned.
-      const placement: QueuedPlacement = { request, instrument, at, expiresAt, steps, resolve: resolve as QueuedPlacement['resolve'], reject };
-      const id = accountIdOf(key);
-      const queue = placementQueues.get(id);
-      if (queue) {
-        queue.push(placement);
-        return;
-      }
-      const started = [placement];
-      placementQueues.set(id, started);
-      void drainPlacements(key, started);
+      placements.enqueue(key, { request, instrument, at, expiresAt, steps, resolve: resolve as QueuedPlacement['resolve'], reject });
     });
   };
 
