@@ -251,6 +251,38 @@ describe('the order list’s total', () => {
     expect(await expectTotals(writer)).toEqual({ 'crypto any any': 2, 'crypto filled any': 2, 'crypto any paper': 2, 'crypto filled paper': 2 });
   });
 
+  // Other sessions at once need a server's database: PGlite is one session.
+  it.runIf(process.env.DATABASE_URL)('counts an order whose broker id another transaction writes while its placement is recorded, once both commit', async () => {
+    const writer = await trader('tot_inflight');
+    await insertOrderIntent(server.services.db, orderRow(writer.user.id, 'w-in-flight', { brokerOrderId: null, status: 'pending', filledQty: '0' }));
+    const other = postgres(server.databaseUrl, { max: 3, onnotice: () => undefined });
+    try {
+      const [answering, recording] = [await other.reserve(), await other.reserve()];
+      // The answer's transaction gives the row its broker id and stays open: its own check of the
+      // log finds no placement yet.
+      await answering`begin`;
+      await answering`update orders set broker_order_id = 'broker-w-in-flight', status = 'filled' where user_id = ${writer.user.id} and client_order_id = 'w-in-flight'`;
+      const [backend] = await recording<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      await recording`begin`;
+      let recorded = false;
+      const record = recording`insert into audit_events (action, actor_user_id, subject_user_id, data, created_at)
+        values ('order.placed', ${writer.user.id}, ${writer.user.id}, '{"client_order_id": "w-in-flight"}', now())`.then(() => (recorded = true));
+      // The record's statement waits for the answer's row (or, wrongly, does not): either way on.
+      for (;;) {
+        const [waiting] = await other<{ n: number }[]>`select count(*)::integer as n from pg_stat_activity where pid = ${backend!.pid} and wait_event_type = 'Lock'`;
+        if (recorded || waiting!.n > 0) break;
+      }
+      await answering`commit`;
+      await record;
+      await recording`commit`;
+      answering.release();
+      recording.release();
+      expect(await expectTotals(writer)).toEqual({ 'crypto any any': 1, 'crypto filled any': 1, 'crypto any paper': 1, 'crypto filled paper': 1 });
+    } finally {
+      await other.end({ timeout: 5 });
+    }
+  });
+
   it('is made anew from the rows by kept_counts_rebuild (the migration’s backfill), orders written without the triggers included', async () => {
     const { db } = server.services;
     const old = await trader('tot_backfill');
