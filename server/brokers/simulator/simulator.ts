@@ -1,9 +1,8 @@
 // The simulated broker (BROKER_MODE=simulated): a broker with its own books in the database, one
 // account per user × asset class × mode, Broker adapters over those accounts, the operator's
-// prices and outages, and the leased loop that walks prices and matches resting orders.
+// prices and outages, and the leased loop that runs market.ts's rounds.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
@@ -16,33 +15,30 @@ import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
-import { cancelInBooks, expireInBooks, matchInBooks, observationFor, replaceInBooks, resetInBooks, toBrokerOrder, wouldAct, BROKER_NAME } from './books.ts';
+import { toBrokerOrder, BROKER_NAME } from './books.ts';
+import { cancelInBooks, replaceInBooks, resetInBooks } from './books-actions.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
 import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
-import { quoteFrom, quoteOf, seededRandom, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
+import { createMarket, type PriceUpdate } from './market.ts';
+import { quoteFrom, quoteOf, seededRandom } from './prices.ts';
 import {
   findAccount,
   findOrder,
   insertAccountIfMissing,
   listAccountEquities,
   listActiveOrders,
-  listExpiredOrders,
   listEquitiesAtStoredPrices,
-  listLiveSymbols,
   listPositionsWithPrices,
   readAccountSnapshot,
-  listWorkingOrders,
   type AccountEquityRow,
   type AccountKey,
   type SimAccountRow,
-  type SimOrderRow,
   type SimPositionRow,
   type SimPriceRow,
 } from './queries.ts';
 import { accountIdOf, createPlacementQueue, type QueuedPlacement } from './placement-queue.ts';
-import { saveAdminPrice, saveTickPrice } from './price-queries.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
 
@@ -82,14 +78,6 @@ export interface AccountRef {
   userId: number;
   assetClass: TAssetClass;
   mode: TTradingMode;
-}
-
-export interface PriceUpdate {
-  assetClass: TAssetClass;
-  symbol: string;
-  price: string;
-  source: TPriceSource;
-  at: string;
 }
 
 /** The caller's part of a placement in the simulator's transaction (Simulator.placeInBooks). */
@@ -175,23 +163,12 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const random = seededRandom(options.seed ?? 0x5eed);
   const hub = createEventHub(logger);
   const outages = await createOutages({ db, clock, changes, logger, reloadMs: options.outageReloadMs ?? 30_000 });
-  const priceListeners = new Set<(update: PriceUpdate) => void>();
   const findInstrument = options.findInstrument ?? ((key: { assetClass: TAssetClass; symbol: string }) => readInstrument(db, key));
 
   const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
   const placements = createPlacementQueue({ db, hub, opening, liquidityLotsPerTick });
   const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
   const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`, { notTaken: true });
-
-  const publishPrice = (update: PriceUpdate) => {
-    for (const listener of priceListeners) {
-      try {
-        listener(update);
-      } catch (error) {
-        logger.error({ err: error }, 'price listener failed');
-      }
-    }
-  };
 
   // Work started after a placement (its first match) runs on after the call returns.
   const inflight = new Set<Promise<void>>();
@@ -209,75 +186,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return instrument;
   };
 
-  /**
-   * One observation of the current price (read now unless the caller has just read it) applied
-   * to these orders, all of one symbol, each in its own transaction.
-   */
-  const matchOrders = async (instrument: InstrumentRow, orders: readonly SimOrderRow[], observed?: Decimal) => {
-    if (orders.length === 0) return;
-    const price = observed ?? (await quoteOf(db, instrument)).price;
-    const observation = observationFor(instrument, price, liquidityLotsPerTick);
-    for (const order of orders) {
-      if (!wouldAct(order, observation)) continue;
-      try {
-        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, at: clock.now() }));
-        hub.emit(events);
-      } catch (error) {
-        logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
-      }
-    }
-  };
-
-  const matchSymbol = async (assetClass: TAssetClass, symbol: string) => {
-    if (outages.isDown(assetClass)) return;
-    const instrument = await findInstrument({ assetClass, symbol });
-    if (instrument) await matchOrders(instrument, await listWorkingOrders(db, { assetClasses: [assetClass], symbol }));
-  };
-
-  const matchResting = async () => {
-    const bySymbol = new Map<string, SimOrderRow[]>();
-    for (const order of await listWorkingOrders(db, { assetClasses: upClasses() })) {
-      const key = `${order.assetClass}\u0000${order.symbol}`;
-      const group = bySymbol.get(key);
-      if (group) group.push(order);
-      else bySymbol.set(key, [order]);
-    }
-    for (const orders of bySymbol.values()) {
-      const { assetClass, symbol } = orders[0]!;
-      const instrument = await findInstrument({ assetClass, symbol });
-      if (instrument) await matchOrders(instrument, orders);
-    }
-  };
-
-  const tick = async () => {
-    for (const { assetClass, symbol } of await listLiveSymbols(db, upClasses())) {
-      const instrument = await findInstrument({ assetClass, symbol });
-      if (!instrument) continue;
-      const quote = await quoteOf(db, instrument);
-      // An operator's price holds until the operator clears it: the walk leaves it alone.
-      if (quote.source === 'admin') continue;
-      const at = clock.now();
-      const price = walkStep({ price: quote.price, tickSize: tickSizeOf(instrument), volatility, random }).toFixed();
-      await saveTickPrice(db, { assetClass, symbol, price, at });
-      publishPrice({ assetClass, symbol, price, source: 'tick', at: at.toISOString() });
-    }
-    await matchResting();
-  };
-
-  const expireDayOrders = async () => {
-    const now = clock.now();
-    let expired = 0;
-    for (const order of await listExpiredOrders(db, { now, assetClasses: upClasses() })) {
-      try {
-        const events = await db.transaction((tx) => expireInBooks(tx, { order, at: now }));
-        hub.emit(events);
-        if (events.some((event) => event.type === 'expired' && event.broker_order_id === order.id)) expired += 1;
-      } catch (error) {
-        logger.error({ err: error, broker_order_id: order.id }, 'expiring an order failed');
-      }
-    }
-    return expired;
-  };
+  const { matchOrders, matchResting, tick, expireDayOrders, setPrice, onPrice } = createMarket({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random });
 
   const openAccount = async (key: AccountKey) => {
     await insertAccountIfMissing(db, { ...key, ...opening(key.assetClass), at: clock.now() });
@@ -443,27 +352,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       hub.emit(events);
       return { account: await accountOf(key, account), canceledOrders: canceled };
     },
-    setPrice: async ({ assetClass, symbol, price }) => {
-      const instrument = await instrumentOf(assetClass, symbol);
-      let value: string | null = null;
-      if (price !== null) {
-        let parsed: Decimal | undefined;
-        try {
-          parsed = new ExactDecimal(price);
-        } catch {
-          // not a number: refused below
-        }
-        if (!parsed?.isFinite() || parsed.lte(0)) throw new AppError('VALIDATION_ERROR', `price must be a positive decimal, got ${price}`, { errors: [{ path: 'price', message: 'must be greater than 0' }] });
-        value = parsed.toFixed();
-      }
-      const at = clock.now();
-      await saveAdminPrice(db, { assetClass, symbol, price: value, at });
-      const quote = await quoteOf(db, instrument);
-      const update: PriceUpdate = { assetClass, symbol, price: quote.price.toFixed(), source: quote.source, at: at.toISOString() };
-      publishPrice(update);
-      await matchSymbol(assetClass, symbol);
-      return update;
-    },
+    setPrice,
     setOutage: ({ assetClass, down: isDown, by }) => outages.set({ assetClass, down: isDown, by: by ?? instanceId }),
     isDown: (assetClass) => outages.isDown(assetClass),
     outages: () => outages.all(),
@@ -490,10 +379,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     runLeased: () => loop.runOnce(),
     holdsLease: () => loop.holding(),
     onEvent: (listener) => hub.onEvent(listener),
-    onPrice: (listener) => {
-      priceListeners.add(listener);
-      return () => priceListeners.delete(listener);
-    },
+    onPrice,
     idle,
     start: () => {
       if (tickIntervalMs > 0) {

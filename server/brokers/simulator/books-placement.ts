@@ -1,0 +1,193 @@
+// Placing an order on the simulated broker's books, inside the caller's transaction: the checks a
+// broker makes before it takes an order (its decimals, the funds of a buy, the position a sell
+// sells), then the order's first match on arrival, and its one write with the fill held for it.
+import type { Decimal } from 'decimal.js';
+import type { TBrokerEvent } from '../../../contracts/brokers.ts';
+import { defer, settled, type Tx } from '../../db/client.ts';
+import type { InstrumentRow } from '../../db/schema/index.ts';
+import { defaultProfileFor } from '../fees.ts';
+import { checkLot, computeFill } from '../fills.ts';
+import { ExactDecimal } from '../../decimal.ts';
+import { transition, validateBracket } from '../matching.ts';
+import type { BrokerOrderRequest } from '../types.ts';
+import { tickSizeOf } from './prices.ts';
+import {
+  insertAccountIfMissing,
+  writeFill,
+  insertOrder,
+  simOrderRowOf,
+  listWorkingSells,
+  lockAccountForSymbol,
+  type AccountKey,
+  type SimOrderRow,
+  type SimPriceRow,
+} from './queries.ts';
+import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, rejected, sessionOf, text, type Session } from './books.ts';
+import { matchLocked, observationFor } from './books-matching.ts';
+
+export interface PlaceInput {
+  key: AccountKey;
+  /** Opens the account with this currency and cash when it is missing. */
+  opening: { currency: string; cash: string };
+  request: BrokerOrderRequest;
+  instrument: InstrumentRow;
+  /**
+   * The current price (the funds check of a buy, a market bracket's entry reference, the first
+   * match) from the instrument's stored prices, read under the account's lock.
+   */
+  quote: (stored: SimPriceRow | null) => Promise<Decimal>;
+  at: Date;
+  /** A day order's expiry: the close of its session. */
+  expiresAt: Date | null;
+  /** The account's lock with the symbol's position and prices, when the caller sent that read already (lockAccountForSymbol). */
+  locked?: ReturnType<typeof lockAccountForSymbol>;
+  /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
+  liquidityLotsPerTick: number;
+}
+
+export const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
+  let parsed: Decimal | undefined;
+  try {
+    parsed = value == null ? undefined : d(value);
+  } catch {
+    // not a number: refused below
+  }
+  if (!parsed?.isFinite() || parsed.lte(0)) throw rejected(`${name} must be a positive decimal, got ${String(value)}`);
+  return parsed;
+};
+
+/** The request's decimals, checked as a broker checks them before it takes an order. */
+const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request' | 'instrument'> & { price: Decimal }) => {
+  const qty = positiveDecimal('qty', request.qty);
+  const lotProblem = checkLot(qty, d(instrument.lotSize), instrument.fractional);
+  if (lotProblem) throw rejected(lotProblem);
+  const limitPrice = request.orderType === 'limit' ? positiveDecimal('limit_price', request.limitPrice) : null;
+  const stopPrice = request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
+  const bracket = request.bracket
+    ? {
+        takeProfit: positiveDecimal('take_profit', request.bracket.takeProfit),
+        stopLoss: positiveDecimal('stop_loss', request.bracket.stopLoss),
+        stopLossLimit: request.bracket.stopLossLimit == null ? null : positiveDecimal('stop_loss_limit', request.bracket.stopLossLimit),
+      }
+    : null;
+  if (bracket) {
+    const problem = validateBracket({ side: request.side, entryReference: limitPrice ?? stopPrice ?? price, bracket });
+    if (problem) throw rejected(problem);
+  }
+  return { qty, limitPrice, stopPrice, bracket };
+};
+
+/**
+ * What a sell may still take of the position: the held quantity less what working sells hold,
+ * the order being replaced (`except`) left out.
+ */
+export const availableToSell = async (session: Session, symbol: string, except?: string): Promise<Decimal> => {
+  const key = keyOf(session.account);
+  const held = d((await positionIn(session, symbol))?.qty ?? 0);
+  const working = await listWorkingSells(session.tx, { ...key, symbol });
+  const workingIds = new Set(working.map((row) => row.id));
+  // The two legs of an OCO pair sell the same units (one cancels the other): count the pair once.
+  const reserved = working
+    .filter((row) => row.id !== except && !(row.metadata.leg === 'stop_loss' && row.ocoSiblingId !== null && workingIds.has(row.ocoSiblingId)))
+    .reduce((sum, row) => sum.plus(d(row.qty).minus(row.filledQty)), d(0));
+  return held.minus(reserved);
+};
+
+/** An order's unfilled quantity and prices: what a buy still costs and a sell still sells. */
+export interface Terms {
+  qty: Decimal;
+  limitPrice: Decimal | null;
+  stopPrice: Decimal | null;
+}
+
+/**
+ * The most a buy of `terms.qty` may cost at the price it can fill at: its limit, a stop's trigger
+ * (or the price, above it), the current price for a market order; slippage and fees included.
+ */
+export const worstBuyCost = (terms: Terms, { instrument, price, assetClass }: { instrument: InstrumentRow; price: Decimal; assetClass: AccountKey['assetClass'] }): Decimal => {
+  const { qty, limitPrice, stopPrice } = terms;
+  const reference = limitPrice ?? (stopPrice ? ExactDecimal.max(stopPrice, price) : price);
+  return computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(assetClass), limitPrice }).cashDelta.negated();
+};
+
+export const insufficientFunds = (session: Session, cost: Decimal) =>
+  rejected(`insufficient funds: the order needs ${text(cost)} ${session.account.currency}, cash is ${text(session.cash)}`);
+
+/**
+ * Writes an order taken in this session, in its latest state, with the fills it had meanwhile:
+ * the first fill's statement inserts the order too (one statement less per marketable order).
+ */
+const saveOrder = (session: Session, row: SimOrderRow) => {
+  const [first, ...later] = session.heldFills.get(row.id) ?? [];
+  session.heldFills.delete(row.id);
+  if (!first) {
+    defer(session.tx, insertOrder(session.tx, row));
+    return;
+  }
+  defer(session.tx, writeFill(session.tx, { ...first, insert: row }));
+  for (const fill of later) defer(session.tx, writeFill(session.tx, fill));
+};
+
+/**
+ * Takes the order on the books as `accepted`. Refusals (a bad quantity, funds, no position to
+ * sell, a client order id used before) throw BrokerRejectedError and write nothing.
+ */
+export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: SimOrderRow; events: TBrokerEvent[]; written: Promise<void> }> => {
+  const { key, request, instrument, at } = input;
+  // The account's lock, its position in the symbol and the symbol's prices: one statement.
+  let locked = await (input.locked ?? lockAccountForSymbol(tx, key, request.symbol));
+  if (!locked) {
+    await insertAccountIfMissing(tx, { ...key, ...input.opening, at });
+    locked = (await lockAccountForSymbol(tx, key, request.symbol))!;
+  }
+  const session = sessionOf(tx, locked.account, at);
+  session.positions.set(request.symbol, locked.position);
+  const price = await input.quote(locked.price);
+  const { qty, limitPrice, stopPrice, bracket } = checkRequest({ request, instrument, price });
+
+  if (request.side === 'buy') {
+    const cost = worstBuyCost({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
+    if (session.cash.lt(cost)) throw insufficientFunds(session, cost);
+  } else {
+    const available = await availableToSell(session, request.symbol);
+    if (qty.gt(available)) throw rejected(`insufficient position: selling ${text(qty)} ${request.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
+  }
+
+  const row = simOrderRowOf({
+    userId: key.userId,
+    id: newBrokerOrderId(),
+    clientOrderId: request.clientOrderId,
+    assetClass: key.assetClass,
+    mode: key.mode,
+    symbol: request.symbol,
+    side: request.side,
+    orderType: request.orderType,
+    timeInForce: request.timeInForce,
+    qty: text(qty),
+    filledQty: '0',
+    limitPrice: limitPrice && text(limitPrice),
+    stopPrice: stopPrice && text(stopPrice),
+    status: applied(transition({ status: 'pending', qty, filledQty: d(0) }, { kind: 'accept' })).status as SimOrderRow['status'],
+    bracket: bracket && {
+      take_profit: text(bracket.takeProfit),
+      stop_loss: text(bracket.stopLoss),
+      stop_loss_limit: bracket.stopLossLimit && text(bracket.stopLossLimit),
+    },
+    metadata: request.metadata ?? {},
+    expiresAt: input.expiresAt,
+    createdAt: at,
+    updatedAt: at,
+  });
+  session.unsaved.set(row.id, row);
+  session.events.push(eventOf(row, 'accepted', at));
+  // The order meets the market on arrival, as at an exchange: a marketable order fills (a
+  // resting one opens) in the same transaction, after its `accepted`.
+  await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
+  // Written once, in the state that match left it in, with its fill; sent, not waited for. A
+  // duplicate client order id fails the statement and so the transaction, which then writes nothing.
+  const final = session.unsaved.get(row.id)!;
+  session.unsaved.delete(row.id);
+  saveOrder(session, final);
+  // The caller may send statements of its own in the same transaction before `written` settles.
+  return { row, events: session.events, written: settled(tx) };
+};

@@ -1,0 +1,121 @@
+// An order's status changes without a fill on the simulated broker's books (open, cancel, expire,
+// reject), and its bracket's: the OCO pair that protects an entry finished with something
+// filled, and one leg's fill settling the other leg.
+import type { Decimal } from 'decimal.js';
+import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
+import { bracketChildren, isTerminal, onChildFilled, transition, type BracketChild, type OcoPair, type TOrderTrigger } from '../matching.ts';
+import { insertOrder, lockOrder, updateOrder, type SimOrderRow } from './queries.ts';
+import { active, applied, d, eventOf, maybe, newBrokerOrderId, stateOf, text, type Session } from './books.ts';
+
+/** Writes a change of an order, or keeps it in memory while the order itself is still to be written. */
+const changeOrder = async (session: Session, row: SimOrderRow, fields: Parameters<typeof updateOrder>[2]): Promise<SimOrderRow> => {
+  if (!session.unsaved.has(row.id)) return updateOrder(session.tx, row, fields);
+  const changed: SimOrderRow = { ...row, ...fields };
+  session.unsaved.set(row.id, changed);
+  return changed;
+};
+
+type TEndTrigger = Extract<TOrderTrigger, { kind: 'cancel' | 'expire' | 'reject' | 'open' }>;
+
+export const changeStatus = async (session: Session, row: SimOrderRow, trigger: TEndTrigger, reason: string | null): Promise<SimOrderRow> => {
+  const next = applied(transition(stateOf(row), trigger));
+  const updated = await changeOrder(session, row, {
+    status: next.status as SimOrderRow['status'],
+    metadata: reason === null ? row.metadata : { ...row.metadata, reason },
+    updatedAt: session.at,
+  });
+  session.events.push(eventOf(updated, next.event, session.at, { reason }));
+  return updated;
+};
+
+interface EndOptions {
+  reason: string | null;
+  /** A cancel of one OCO leg by its owner ends the pair; a cancel caused by the other leg does not recurse. */
+  withSibling: boolean;
+  /** A reset removes the positions: no protective children for what an entry had filled. */
+  protect: boolean;
+}
+
+/** Cancels, expires or rejects a working order; a bracket entry that filled in part gets its children. */
+export const endOrder = async (session: Session, row: SimOrderRow, trigger: Extract<TEndTrigger, { kind: 'cancel' | 'expire' | 'reject' }>, options: EndOptions): Promise<SimOrderRow> => {
+  const updated = await changeStatus(session, row, trigger, options.reason);
+  if (options.protect) await protectEntry(session, updated);
+  if (options.withSibling && updated.ocoSiblingId) {
+    const sibling = await lockOrder(session.tx, { userId: updated.userId, id: updated.ocoSiblingId });
+    if (sibling && active(sibling)) await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg was canceled');
+  }
+  return updated;
+};
+
+const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, at: Date) => ({
+  userId: entry.userId,
+  id: ids.id,
+  clientOrderId: bracketChildClientOrderId(entry.clientOrderId, child.leg),
+  assetClass: entry.assetClass,
+  mode: entry.mode,
+  symbol: entry.symbol,
+  side: child.side,
+  orderType: child.orderType,
+  timeInForce: child.timeInForce,
+  qty: text(child.qty),
+  filledQty: '0',
+  limitPrice: child.limitPrice && text(child.limitPrice),
+  stopPrice: child.stopPrice && text(child.stopPrice),
+  status: 'open' as const,
+  parentId: entry.id,
+  ocoSiblingId: ids.siblingId,
+  metadata: { ...child.metadata, leg: child.leg },
+  expiresAt: null,
+  createdAt: at,
+  updatedAt: at,
+});
+
+/** A bracket entry that is finished with something filled becomes an OCO pair protecting it. */
+export const protectEntry = async (session: Session, entry: SimOrderRow): Promise<void> => {
+  if (!entry.bracket || !isTerminal(entry.status) || d(entry.filledQty).lte(0)) return;
+  const pair = bracketChildren(
+    { side: entry.side, filledQty: d(entry.filledQty) },
+    { takeProfit: d(entry.bracket.take_profit), stopLoss: d(entry.bracket.stop_loss), stopLossLimit: maybe(entry.bracket.stop_loss_limit) },
+  );
+  const ids = { takeProfit: newBrokerOrderId(), stopLoss: newBrokerOrderId() };
+  for (const [child, id, siblingId] of [
+    [pair.takeProfit, ids.takeProfit, ids.stopLoss],
+    [pair.stopLoss, ids.stopLoss, ids.takeProfit],
+  ] as const) {
+    const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, session.at));
+    // Accepted and working at once: the broker takes the children on the entry's fill.
+    session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
+  }
+};
+
+const legOf = (row: SimOrderRow): 'take_profit' | 'stop_loss' => (row.metadata.leg === 'stop_loss' ? 'stop_loss' : 'take_profit');
+
+const asChild = (row: SimOrderRow, qty: Decimal): BracketChild => ({
+  leg: legOf(row),
+  side: 'sell',
+  orderType: row.orderType === 'stop' ? 'stop' : 'limit',
+  qty,
+  limitPrice: maybe(row.limitPrice),
+  stopPrice: maybe(row.stopPrice),
+  timeInForce: 'gtc',
+  metadata: {},
+});
+
+/** One leg filled (`remainingBefore` was its unfilled quantity): cancel the other leg, or shrink it to what is still held. */
+export const settleOco = async (session: Session, leg: SimOrderRow, remainingBefore: Decimal, fillQty: Decimal): Promise<void> => {
+  if (!leg.ocoSiblingId) return;
+  const sibling = await lockOrder(session.tx, { userId: leg.userId, id: leg.ocoSiblingId });
+  if (!sibling || !active(sibling)) return;
+  const siblingRemaining = d(sibling.qty).minus(sibling.filledQty);
+  const filled = asChild(leg, remainingBefore);
+  const other = asChild(sibling, siblingRemaining);
+  const pair: OcoPair = legOf(leg) === 'take_profit' ? { takeProfit: filled, stopLoss: other } : { takeProfit: other, stopLoss: filled };
+  const action = onChildFilled({ pair, leg: legOf(leg), filledQty: fillQty });
+  if (action.action === 'cancel') {
+    await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg filled');
+    return;
+  }
+  // The broker's own bookkeeping, not a replace the owner asked for: no `replaced` event; the
+  // shrunk quantity shows in the order itself.
+  await updateOrder(session.tx, sibling, { qty: text(d(sibling.filledQty).plus(action.qty)), updatedAt: session.at });
+};

@@ -1,0 +1,159 @@
+// The simulated market: the leased loop's rounds over every account's books (a step of the
+// seeded price walk, a matching round of the resting orders at the current prices, the expiry of
+// day orders whose session has closed) and an operator's price, which matches its symbol at once.
+// Every price change goes to this instance's price listeners.
+import type { Decimal } from 'decimal.js';
+import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/client.ts';
+import type { InstrumentRow } from '../../db/schema/index.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../observability/logger.ts';
+import { ExactDecimal } from '../../decimal.ts';
+import { expireInBooks, matchInBooks, observationFor, wouldAct } from './books-matching.ts';
+import type { EventHub } from './events.ts';
+import type { Outages } from './outage.ts';
+import { quoteOf, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
+import { listExpiredOrders, listLiveSymbols, listWorkingOrders, type SimOrderRow } from './queries.ts';
+import { saveAdminPrice, saveTickPrice } from './price-queries.ts';
+
+export interface PriceUpdate {
+  assetClass: TAssetClass;
+  symbol: string;
+  price: string;
+  source: TPriceSource;
+  at: string;
+}
+
+export interface MarketDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  hub: EventHub;
+  outages: Outages;
+  /** The asset classes whose broker is not down. */
+  upClasses: () => TAssetClass[];
+  findInstrument: (key: { assetClass: TAssetClass; symbol: string }) => Promise<InstrumentRow | undefined>;
+  /** The instrument of a symbol; an unknown one is INVALID_SYMBOL. */
+  instrumentOf: (assetClass: TAssetClass, symbol: string) => Promise<InstrumentRow>;
+  liquidityLotsPerTick: number;
+  /** The walk's step: its standard deviation, as a fraction of the price. */
+  volatility: Decimal;
+  /** The walk's seeded random numbers. */
+  random: () => number;
+}
+
+export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random }: MarketDeps) => {
+  const priceListeners = new Set<(update: PriceUpdate) => void>();
+
+  const publishPrice = (update: PriceUpdate) => {
+    for (const listener of priceListeners) {
+      try {
+        listener(update);
+      } catch (error) {
+        logger.error({ err: error }, 'price listener failed');
+      }
+    }
+  };
+
+  /**
+   * One observation of the current price (read now unless the caller has just read it) applied
+   * to these orders, all of one symbol, each in its own transaction.
+   */
+  const matchOrders = async (instrument: InstrumentRow, orders: readonly SimOrderRow[], observed?: Decimal) => {
+    if (orders.length === 0) return;
+    const price = observed ?? (await quoteOf(db, instrument)).price;
+    const observation = observationFor(instrument, price, liquidityLotsPerTick);
+    for (const order of orders) {
+      if (!wouldAct(order, observation)) continue;
+      try {
+        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, at: clock.now() }));
+        hub.emit(events);
+      } catch (error) {
+        logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
+      }
+    }
+  };
+
+  const matchSymbol = async (assetClass: TAssetClass, symbol: string) => {
+    if (outages.isDown(assetClass)) return;
+    const instrument = await findInstrument({ assetClass, symbol });
+    if (instrument) await matchOrders(instrument, await listWorkingOrders(db, { assetClasses: [assetClass], symbol }));
+  };
+
+  const matchResting = async () => {
+    const bySymbol = new Map<string, SimOrderRow[]>();
+    for (const order of await listWorkingOrders(db, { assetClasses: upClasses() })) {
+      const key = `${order.assetClass}\u0000${order.symbol}`;
+      const group = bySymbol.get(key);
+      if (group) group.push(order);
+      else bySymbol.set(key, [order]);
+    }
+    for (const orders of bySymbol.values()) {
+      const { assetClass, symbol } = orders[0]!;
+      const instrument = await findInstrument({ assetClass, symbol });
+      if (instrument) await matchOrders(instrument, orders);
+    }
+  };
+
+  const tick = async () => {
+    for (const { assetClass, symbol } of await listLiveSymbols(db, upClasses())) {
+      const instrument = await findInstrument({ assetClass, symbol });
+      if (!instrument) continue;
+      const quote = await quoteOf(db, instrument);
+      // An operator's price holds until the operator clears it: the walk leaves it alone.
+      if (quote.source === 'admin') continue;
+      const at = clock.now();
+      const price = walkStep({ price: quote.price, tickSize: tickSizeOf(instrument), volatility, random }).toFixed();
+      await saveTickPrice(db, { assetClass, symbol, price, at });
+      publishPrice({ assetClass, symbol, price, source: 'tick', at: at.toISOString() });
+    }
+    await matchResting();
+  };
+
+  const expireDayOrders = async () => {
+    const now = clock.now();
+    let expired = 0;
+    for (const order of await listExpiredOrders(db, { now, assetClasses: upClasses() })) {
+      try {
+        const events = await db.transaction((tx) => expireInBooks(tx, { order, at: now }));
+        hub.emit(events);
+        if (events.some((event) => event.type === 'expired' && event.broker_order_id === order.id)) expired += 1;
+      } catch (error) {
+        logger.error({ err: error, broker_order_id: order.id }, 'expiring an order failed');
+      }
+    }
+    return expired;
+  };
+
+  /** Sets an operator's price (null clears it) and matches that symbol's resting orders at once. */
+  const setPrice = async ({ assetClass, symbol, price }: { assetClass: TAssetClass; symbol: string; price: string | null }): Promise<PriceUpdate> => {
+    const instrument = await instrumentOf(assetClass, symbol);
+    let value: string | null = null;
+    if (price !== null) {
+      let parsed: Decimal | undefined;
+      try {
+        parsed = new ExactDecimal(price);
+      } catch {
+        // not a number: refused below
+      }
+      if (!parsed?.isFinite() || parsed.lte(0)) throw new AppError('VALIDATION_ERROR', `price must be a positive decimal, got ${price}`, { errors: [{ path: 'price', message: 'must be greater than 0' }] });
+      value = parsed.toFixed();
+    }
+    const at = clock.now();
+    await saveAdminPrice(db, { assetClass, symbol, price: value, at });
+    const quote = await quoteOf(db, instrument);
+    const update: PriceUpdate = { assetClass, symbol, price: quote.price.toFixed(), source: quote.source, at: at.toISOString() };
+    publishPrice(update);
+    await matchSymbol(assetClass, symbol);
+    return update;
+  };
+
+  /** Price changes made in this instance (walk ticks and operator prices). */
+  const onPrice = (listener: (update: PriceUpdate) => void) => {
+    priceListeners.add(listener);
+    return () => priceListeners.delete(listener);
+  };
+
+  return { matchOrders, matchResting, tick, expireDayOrders, setPrice, onPrice };
+};
