@@ -122,7 +122,7 @@ const sharedContracts = (kind: 'pglite' | 'postgres', open: () => Promise<{ hand
       CLIENT,
       'export const statementsSent',
       ['drizzle-orm', driver],
-      `that a statement gets from drizzle to ${kind === 'pglite' ? "PGlite's query queue" : "postgres.js's connection"} in promise jobs, without a timer or I/O, so that COMMIT, sent a tick later, comes behind it (beginPipelined, and server/brokers/simulator/simulator.ts's placements)`,
+      `that a statement gets from drizzle to ${kind === 'pglite' ? "PGlite's query queue" : "postgres.js's connection"} in promise jobs, without a timer or I/O, so that COMMIT, sent a tick later, comes behind it (beginPipelined, and server/brokers/simulator/placement-queue.ts's placements)`,
     );
     const { own, sent } = await handle.db.transaction(async (tx) => {
       const [first] = await rowsOf<{ id: string }>(tx, sql`select txid_current()::text as id`);
@@ -140,7 +140,7 @@ const sharedContracts = (kind: 'pglite' | 'postgres', open: () => Promise<{ hand
     const message =
       kind === 'postgres'
         ? reliedOn(CLIENT, "committed.command !== 'COMMIT'", ['postgres'], "that a statement's result carries its command tag as `command`, 'ROLLBACK' for a COMMIT of a failed transaction")
-        : reliedOn('server/brokers/simulator/simulator.ts', 'When a statement sent without waiting failed, COMMIT rolled back', ['drizzle-orm', '@electric-sql/pglite'], "that PGlite's transaction throws when its COMMIT answers ROLLBACK");
+        : reliedOn('server/brokers/simulator/placement-queue.ts', 'When a statement sent without waiting failed, COMMIT rolled back', ['drizzle-orm', '@electric-sql/pglite'], "that PGlite's transaction throws when its COMMIT answers ROLLBACK");
     const committed = handle.db.transaction(async (tx) => {
       await tx.execute(sql`insert into fence_probe values (3, 'three')`);
     });
