@@ -128,31 +128,36 @@ export const findDayStartEquity = async (db: Queryable, { userId, assetClass, mo
       .where(and(eq(equitySnapshots.userId, userId), eq(equitySnapshots.assetClass, assetClass), eq(equitySnapshots.mode, mode), eq(equitySnapshots.day, day)))
   )[0]?.equity ?? null;
 
-export interface LosingAccount extends AccountEquity {
+export interface AccountDayStart {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
   dayStartEquity: string;
 }
 
 /**
  * Takes today's day-start snapshot of every account that has none yet (this evaluation is its
- * first of the UTC day), and returns the accounts whose equity is `warnPct` % or more below their
- * snapshot. One statement, whatever the number of accounts: the equities travel as one JSON
- * parameter. An account whose snapshot is taken now is at 0 % and never returned.
+ * first of the UTC day, and its equity now is the snapshot), and returns every account's stored
+ * snapshot of the day. One statement, whatever the number of accounts: the equities travel as one
+ * JSON parameter.
  */
-export const snapshotAndFindLosses = async (db: Queryable, { accounts, day, at, warnPct }: { accounts: AccountEquity[]; day: string; at: Date; warnPct: string }): Promise<LosingAccount[]> => {
+export const takeDayStarts = async (db: Queryable, { accounts, day, at }: { accounts: AccountEquity[]; day: string; at: Date }): Promise<AccountDayStart[]> => {
   if (accounts.length === 0) return [];
   const json = JSON.stringify(accounts.map((account) => ({ user_id: account.userId, asset_class: account.assetClass, mode: account.mode, equity: account.equity })));
-  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string; start: string }>(
+  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; start: string }>(
     db,
     sql`with now_equity as (select * from jsonb_to_recordset(${json}::jsonb) as e(user_id integer, asset_class text, mode text, equity numeric)),
       taken as (
         insert into ${equitySnapshots} (user_id, asset_class, mode, day, equity, taken_at)
         select user_id, asset_class, mode, ${day}::date, equity, ${at.toISOString()}::timestamptz from now_equity
         on conflict do nothing
+        returning user_id, asset_class, mode, equity
       )
-      select e.user_id, e.asset_class, e.mode, e.equity::text as equity, s.equity::text as start
+      select user_id, asset_class, mode, equity::text as start from taken
+      union all
+      select s.user_id, s.asset_class, s.mode, s.equity::text as start
       from now_equity e
-      join ${equitySnapshots} s on s.user_id = e.user_id and s.asset_class = e.asset_class and s.mode = e.mode and s.day = ${day}::date
-      where s.equity > 0 and (e.equity - s.equity) / s.equity * 100 <= -(${warnPct}::numeric)`,
+      join ${equitySnapshots} s on s.user_id = e.user_id and s.asset_class = e.asset_class and s.mode = e.mode and s.day = ${day}::date`,
   );
-  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity, dayStartEquity: row.start }));
+  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, dayStartEquity: row.start }));
 };

@@ -17,7 +17,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { dailyPnlPct, utcDateOf } from '../controls/day-start.ts';
 import { LOCK_PCT, WARN_PCT } from '../controls/kill-switch-lines.ts';
-import { listActiveLocks, setLock, snapshotAndFindLosses, type LosingAccount } from '../controls/queries.ts';
+import { listActiveLocks, setLock, takeDayStarts } from '../controls/queries.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -33,6 +33,9 @@ export const LOCK_MS = 24 * 3_600_000;
 export const LIQUIDATE_QUEUE = 'kill-switch-liquidate';
 
 export type LockListener = (userId: number, assetClass: TAssetClass, lockedUntil: Date) => void;
+
+/** An account's equity now beside its day-start snapshot. */
+type EvaluatedAccount = AccountEquity & { dayStartEquity: string };
 
 export interface KillSwitchDeps {
   db: Db;
@@ -82,7 +85,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     });
   };
 
-  const warn = async (worst: LosingAccount & { pct: Decimal }, day: string) => {
+  const warn = async (worst: EvaluatedAccount & { pct: Decimal }, day: string) => {
     const title = `Daily loss ${showPct(worst.pct)} % on user ${worst.userId}'s ${worst.assetClass} (${worst.mode})`;
     const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity };
     const first = await recordCriticalAlert(db, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at: clock.now() });
@@ -150,7 +153,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
    * alert row goes on to cancel, liquidate and notify. An operator's clear therefore holds for
    * the rest of the day.
    */
-  const lock = async (worst: LosingAccount & { pct: Decimal }, day: string): Promise<boolean> => {
+  const lock = async (worst: EvaluatedAccount & { pct: Decimal }, day: string): Promise<boolean> => {
     const at = clock.now();
     const lockedUntil = new Date(at.getTime() + LOCK_MS);
     const { userId, assetClass } = worst;
@@ -183,10 +186,10 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     return true;
   };
 
-  /** Acts on the losing accounts of one evaluation: per user and asset class, its worst account decides. */
-  const act = async (losing: LosingAccount[], day: string): Promise<{ warned: number; locked: number }> => {
-    const worst = new Map<string, LosingAccount & { pct: Decimal }>();
-    for (const account of losing) {
+  /** Acts on the accounts of one evaluation: per user and asset class, its worst account decides. */
+  const act = async (evaluated: EvaluatedAccount[], day: string): Promise<{ warned: number; locked: number }> => {
+    const worst = new Map<string, EvaluatedAccount & { pct: Decimal }>();
+    for (const account of evaluated) {
       const pct = dailyPnlPct({ equity: new Decimal(account.equity), dayStartEquity: new Decimal(account.dayStartEquity) });
       if (!pct) continue;
       const key = `${account.userId}:${account.assetClass}`;
@@ -210,12 +213,29 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     return { warned, locked };
   };
 
+  /**
+   * Today's day-start equity of each account, once read: a snapshot never changes during its day
+   * (one row per account and UTC day, first writer wins), so an evaluation after a fill reads the
+   * account's equity and nothing else. Emptied when the UTC day turns.
+   */
+  const dayStarts = { day: '', byAccount: new Map<string, string>() };
+  const accountKey = ({ userId, assetClass, mode }: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => `${userId}:${assetClass}:${mode}`;
+
   const evaluate = async (only?: { userId: number; assetClass: TAssetClass }): Promise<SweepResult> => {
     const at = clock.now();
     const day = utcDateOf(at);
+    if (dayStarts.day !== day) dayStarts.byAccount = new Map();
+    dayStarts.day = day;
+    const known = dayStarts.byAccount;
     const accounts = await equities(only);
-    const losing = await snapshotAndFindLosses(db, { accounts, day, at, warnPct: WARN_PCT.abs().toFixed() });
-    return { accounts: accounts.length, ...(await act(losing, day)) };
+    // Accounts seen first today take their snapshot (or read the one another instance took).
+    const unknown = accounts.filter((account) => !known.has(accountKey(account)));
+    for (const start of await takeDayStarts(db, { accounts: unknown, day, at })) known.set(accountKey(start), start.dayStartEquity);
+    const evaluated = accounts.flatMap((account) => {
+      const dayStartEquity = known.get(accountKey(account));
+      return dayStartEquity === undefined ? [] : [{ ...account, dayStartEquity }];
+    });
+    return { accounts: accounts.length, ...(await act(evaluated, day)) };
   };
 
   /** Per user and asset class: the evaluation running or due, and whether another was asked for meanwhile. */
