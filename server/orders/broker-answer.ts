@@ -14,7 +14,7 @@ import { releaseClaims } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
+import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 

@@ -7,7 +7,8 @@ import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, releaseRate } from './queries.ts';
+import { findOrderByClientId } from './queries.ts';
+import { releaseRate } from './rate-queries.ts';
 import { toOrderResponse, UNCONFIRMED } from './records.ts';
 
 /** How long a duplicate waits for the first copy's answer, by default. */

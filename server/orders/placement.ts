@@ -24,7 +24,8 @@ import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGat
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, insertIntentRecorded, readPreflight, type IntentOutcome } from './queries.ts';
+import { findOrderByClientId, readPreflight } from './queries.ts';
+import { insertIntentRecorded, type IntentOutcome } from './write-queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
