@@ -74,6 +74,8 @@ export interface AppOptions {
   cacheSafetyReloadMs?: number;
   /** Real mode: take in the broker events of accounts (default); the CLI's short runs do not. */
   takeBrokerEvents?: boolean;
+  /** How long a duplicate placement waits for its first copy's answer: tests lengthen it, so only a wake-up answers it. */
+  replayWaitMs?: number;
 }
 
 /**
@@ -171,7 +173,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const inBooks = inBooksSubmission(simulator);
     const remote = remoteSubmission();
     const submissionFor = ({ mode }: { mode: TTradingMode }) => (!real && mode === 'paper' ? inBooks : remote);
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended() });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended(), replayWaitMs: options.replayWaitMs });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config) });
     const smtp = alertChannelsFromConfig(config).smtp;

@@ -13,8 +13,9 @@ import { notify, type DatabaseHandle, type Queryable } from '../db/client.ts';
 import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import { committedEnd, insertEvents, positionOf, readAfter, readUserEvents, settledEnd, type OutboxPosition, type OutboxRow, type TEventChannel } from './queries.ts';
+import { listenForSignals, sendSignal, type Signal } from './signals.ts';
 
-export type { TEventChannel };
+export type { Signal, TEventChannel };
 
 /** An event as subscribers receive it. */
 export interface BusEvent {
@@ -58,6 +59,10 @@ export interface EventBus {
   publishTick(tick: PriceTick): Promise<void>;
   /** Every price announced by any instance, from now on. */
   onTick(listener: (tick: PriceTick) => void): () => void;
+  /** Sends a signal in `tx` to every instance, once it commits (signals.ts: never stored, never a client's frame). */
+  signal(tx: Queryable, signal: Signal): Promise<void>;
+  /** Every signal sent by any instance, from now on. */
+  onSignal(listener: (signal: Signal) => void): () => void;
   /** How many subscriptions this process holds for the user (0 once its last client has gone). */
   subscriptionsOf(userId: number): number;
   /** Reads what is new now (tests; the wake-ups do this on their own). */
@@ -222,6 +227,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     }
     tickListeners.publish(tick);
   });
+  const signals = await listenForSignals(database, log);
   const safety = setInterval(() => void poll(), safetyPollMs);
   safety.unref();
 
@@ -299,6 +305,8 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
     subscriptionsOf: (userId) => subscribers.get(userId)?.size ?? 0,
     publishTick: (tick) => notify(db, TICKS_CHANNEL, JSON.stringify(tick)),
     onTick: (listener) => tickListeners.add(listener),
+    signal: sendSignal,
+    onSignal: signals.on,
     poll,
     close: async () => {
       closed = true;
@@ -309,6 +317,7 @@ export const createEventBus = async ({ database, logger, safetyPollMs = 5_000, s
       await announcing;
       await unlisten();
       await unlistenTicks();
+      await signals.close();
       tickListeners.clear();
       subscribers.clear();
     },

@@ -14,7 +14,7 @@ import { releaseClaims } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { recordAcceptance, recordAnswer, updateOrder } from './queries.ts';
+import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
@@ -31,7 +31,7 @@ export interface AnswerRecorderDeps {
   logger: Logger;
   alerts: Alerts;
   audit: OrderAudit;
-  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'signalUnconfirmed'>;
   underWay: PlacementsUnderWay;
   countGate: CountGate;
 }
@@ -109,11 +109,14 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
       // The request may have reached the broker (a timeout, a connection broken after sending, a
       // 5xx): the order stays pending, and the reconciler (every minute) asks the broker for it by
       // its client order id, links what it finds, and settles it as not at the broker otherwise.
-      // Its rate units stay counted: it may be an order.
+      // Its rate units stay counted: it may be an order. The mark writes no order event (clients
+      // see it still pending), so a signal, sent if the mark commits, wakes the duplicates waiting
+      // for its answer on other instances.
       const detail = error instanceof Error ? error.message : String(error);
       await db.transaction(async (tx) => {
         const updated = await updateOrder(tx, intent, { reason: UNCONFIRMED, updatedAt: clock.now() });
         await audit(tx, updated!, 'order.unconfirmed', { gate: 'broker', code: 'BROKER_UNAVAILABLE', reason: detail, decision: 'pending until reconciled with the broker' });
+        await publisher.signalUnconfirmed(tx, updated!);
       });
       countGate(assetClass, 'broker', 'failed');
       logger.warn({ err: error, clientOrderId }, 'broker call failed with its outcome unknown; the order stays pending for reconciliation');

@@ -15,7 +15,8 @@ import type { Instruments } from '../instruments/instruments.ts';
 import { BROKER_TIMEOUT_MS, viaBroker, withTimeout, type BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
 import type { PlaceOptions } from './placement.ts';
-import { listAuditedOrders, updateOrder } from './queries.ts';
+import { listAuditedOrders } from './queries.ts';
+import { updateOrder } from './write-queries.ts';
 import { findOwnOrder } from './reads.ts';
 import { TERMINAL, toOrderResponse } from './records.ts';
 

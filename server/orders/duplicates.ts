@@ -7,16 +7,22 @@ import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, releaseRate } from './queries.ts';
+import { findOrderByClientId } from './queries.ts';
+import { releaseRate } from './rate-queries.ts';
 import { toOrderResponse, UNCONFIRMED } from './records.ts';
 
-/** How long a duplicate waits for the first copy's answer. */
+/** How long a duplicate waits for the first copy's answer, by default. */
 const REPLAY_WAIT_MS = 15_000;
 
 export interface DuplicatesDeps {
   db: Db;
-  /** The user's order events from every instance: the first copy's answer wakes its duplicates. */
-  publisher: Pick<OrderPublisher, 'followUser'>;
+  /**
+   * The user's order events and unknown-outcome marks from every instance: the first copy's
+   * answer, or its failure with the outcome unknown, wakes its duplicates.
+   */
+  publisher: Pick<OrderPublisher, 'followUser' | 'followUnconfirmed'>;
+  /** How long a duplicate waits for the first copy's answer (tests make it long: only a wake-up answers then). */
+  replayWaitMs?: number;
 }
 
 /**
@@ -35,19 +41,26 @@ const wokenOrAfter = (woken: Promise<void>, ms: number) =>
     });
   });
 
-export const createDuplicates = ({ db, publisher }: DuplicatesDeps) => {
+export const createDuplicates = ({ db, publisher, replayWaitMs = REPLAY_WAIT_MS }: DuplicatesDeps) => {
   /**
    * The order once its first copy has the broker's answer, or as it stands at the deadline. The
-   * first copy may be placed by another instance: the event that takes the order off pending,
-   * committed there, reaches this one through the event bus and wakes a read of the row. Nothing
-   * is read between wake-ups (a copy in this process waits for the placement itself, in `place`).
+   * first copy may be placed by another instance: the event that takes the order off pending, or
+   * the signal of its mark as unconfirmed (which has no event), committed there, reaches this one
+   * through the event bus and wakes a read of the row. Nothing is read between wake-ups (a copy in
+   * this process waits for the placement itself, in `place`).
    */
   const untilAnswered = async (userId: number, clientOrderId: string, deadline: number): Promise<OrderRow | undefined> => {
     let wake: () => void = () => undefined;
     const nextWake = () => new Promise<void>((resolve) => (wake = resolve));
     let woken = nextWake();
+    const unfollowUnconfirmed = publisher.followUnconfirmed(userId, (unconfirmed) => {
+      if (unconfirmed === clientOrderId) wake();
+    });
     const unsubscribe = await publisher.followUser(userId, (event) => {
       if (event.client_order_id === clientOrderId && event.status !== 'pending') wake();
+    }).catch((error: unknown) => {
+      unfollowUnconfirmed();
+      throw error;
     });
     try {
       for (;;) {
@@ -60,13 +73,14 @@ export const createDuplicates = ({ db, publisher }: DuplicatesDeps) => {
       }
     } finally {
       unsubscribe();
+      unfollowUnconfirmed();
     }
   };
 
   /** The answer a replay of an order gets: its current state, or the refusal it ended with. */
   const answerDuplicate = async (userId: number, clientOrderId: string, hash: string): Promise<TOrderResponse> => {
     // A wait bound in real time, not a rule of the domain: the injected clock may stand still.
-    const deadline = performance.now() + REPLAY_WAIT_MS;
+    const deadline = performance.now() + replayWaitMs;
     let row = await findOrderByClientId(db, { userId, clientOrderId });
     if (row && row.requestHash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT', 'This client_order_id was used for a different order');
     // A copy that arrives while the first is still with the broker waits for its answer.

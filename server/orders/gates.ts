@@ -16,7 +16,8 @@ import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
-import { claimRate, rateWindowStart, releaseRate, type IntentOutcome, type RateClaim } from './queries.ts';
+import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
+import type { IntentOutcome } from './write-queries.ts';
 
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
 

@@ -5,7 +5,7 @@
 import type { InBooksPlacement, Simulator } from '../brokers/simulator/index.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
-import type { IntentOutcome } from './queries.ts';
+import type { IntentOutcome } from './write-queries.ts';
 import { commitStandingIntent, type Submission } from './submission.ts';
 
 /**

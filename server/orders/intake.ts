@@ -12,7 +12,8 @@ import type { BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, insertFill, insertOrderIntent, updateOrder, type OrderInsert } from './queries.ts';
+import { findOrderByClientId } from './queries.ts';
+import { insertFill, insertOrderIntent, updateOrder, type OrderInsert } from './write-queries.ts';
 import { changeByEvent, childOrderRowOf, eventTypeOf, orderEventOf } from './records.ts';
 
 /** Thrown inside an event's transaction to roll it back when its fill was recorded before. */

@@ -44,16 +44,18 @@ export interface OrderDeps {
   submissionFor: SubmissionFor;
   /** Whether an operator has suspended live orders (cached; never false by default in production wiring). */
   liveSuspended?: () => boolean;
+  /** How long a duplicate placement waits for its first copy's answer (tests lengthen it). */
+  replayWaitMs?: number;
 }
 
 export type Orders = ReturnType<typeof createOrders>;
 
-export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, submissionFor, liveSuspended = () => false }: OrderDeps) => {
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, submissionFor, liveSuspended = () => false, replayWaitMs }: OrderDeps) => {
   const audit = createOrderAudit(clock);
   const publisher = createPublisher({ events, clock, logger });
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
-  const { place } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor });
+  const { place } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay });

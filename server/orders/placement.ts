@@ -24,7 +24,8 @@ import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGat
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, insertIntentRecorded, readPreflight, type IntentOutcome } from './queries.ts';
+import { findOrderByClientId, readPreflight } from './queries.ts';
+import { insertIntentRecorded, type IntentOutcome } from './write-queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
@@ -66,16 +67,18 @@ export interface PlacementDeps {
   forUser: BrokerOfAccount;
   liveSuspended: () => boolean;
   audit: OrderAudit;
-  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'followUser'>;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'followUser' | 'signalUnconfirmed' | 'followUnconfirmed'>;
   underWay: PlacementsUnderWay;
   /** How an account's orders are submitted (chosen by the composition root). */
   submissionFor: SubmissionFor;
+  /** How long a duplicate waits for its first copy's answer (duplicates.ts has the default). */
+  replayWaitMs?: number;
 }
 
-export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor }: PlacementDeps) => {
+export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs }: PlacementDeps) => {
   const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
   const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
-  const duplicates = createDuplicates({ db, publisher });
+  const duplicates = createDuplicates({ db, publisher, replayWaitMs });
   const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
 
   /**

@@ -1,6 +1,7 @@
 // The order events of the service: written to the outbox in the transaction of the change they
 // report, then announced after its commit, which wakes the outbox's readers and tells this
-// process's listeners (the events area carries them further).
+// process's listeners (the events area carries them further). And one internal signal: an order
+// whose outcome became unknown, a change no client sees, told to the other instances.
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent } from '../../contracts/orders.ts';
 import type { Clock } from '../clock.ts';
@@ -10,6 +11,9 @@ import type { EventBus } from '../events/bus.ts';
 import { createListeners } from '../listeners.ts';
 import type { Logger } from '../observability/logger.ts';
 import { outboxRowsOf } from './records.ts';
+
+/** The signal of an order marked with its outcome unknown (its key: the client order id). */
+const UNCONFIRMED_TOPIC = 'order_unconfirmed';
 
 export interface PublisherDeps {
   events: EventBus;
@@ -47,7 +51,27 @@ export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
   const followUser = (userId: number, listener: (event: TOrderEvent) => void): Promise<() => void> =>
     events.subscribe({ userId, channel: 'orders', listener: ({ frame }) => listener(frame as TOrderEvent) });
 
-  return { appendEvents, announce, onEvent, followUser };
+  /**
+   * In the transaction that marks an order's outcome unknown: tells every instance once it
+   * commits. The mark changes nothing a client sees (the order stays pending, no order event), yet
+   * a duplicate waiting on another instance for the order's answer has it now (the 502 that says
+   * so). A signal, not an outbox row: it is for this service's waiters only, and losing one costs
+   * a waiter no more than its bound.
+   */
+  const signalUnconfirmed = (tx: Queryable, row: Pick<OrderRow, 'userId' | 'clientOrderId'>): Promise<void> =>
+    events.signal(tx, { topic: UNCONFIRMED_TOPIC, userId: row.userId, key: row.clientOrderId });
+
+  /**
+   * Calls `listener` with the client order id of each of the user's orders marked with its outcome
+   * unknown on any instance, from now on (listening already when this returns); returns the
+   * unsubscribe.
+   */
+  const followUnconfirmed = (userId: number, listener: (clientOrderId: string) => void): (() => void) =>
+    events.onSignal((signal) => {
+      if (signal.topic === UNCONFIRMED_TOPIC && signal.userId === userId) listener(signal.key);
+    });
+
+  return { appendEvents, announce, onEvent, followUser, signalUnconfirmed, followUnconfirmed };
 };
 
 export type OrderPublisher = ReturnType<typeof createPublisher>;

@@ -9,7 +9,8 @@ import type { Db } from '../db/client.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
-import { fillsOf, findOrderByClientId, insertFill, listUnfinishedOrders, updateOrder } from './queries.ts';
+import { fillsOf, findOrderByClientId, listUnfinishedOrders } from './queries.ts';
+import { insertFill, updateOrder } from './write-queries.ts';
 import { AMBIGUOUS, localBrokerId, TERMINAL } from './records.ts';
 
 /**

@@ -10,7 +10,7 @@ import { ExactDecimal } from '../decimal.ts';
 import type { BrokerOrder, BrokerOrderRequest } from '../brokers/types.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { NewEvent } from '../events/bus.ts';
-import type { OrderInsert, OutboxInsert, recordAnswer } from './queries.ts';
+import type { OrderInsert, OutboxInsert, recordAnswer } from './write-queries.ts';
 
 export const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
 

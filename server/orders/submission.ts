@@ -9,7 +9,7 @@ import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderReq
 import type { Tx } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
-import type { IntentOutcome } from './queries.ts';
+import type { IntentOutcome } from './write-queries.ts';
 
 /** A placement past its gates, as a submission carries it out. */
 export interface Placing {

@@ -1,7 +1,8 @@
 // The event bus's wake-up: a writer calls `wake` after its commit, its own process reads at once
 // and a NOTIFY sent outside the transaction wakes the other instances. The safety read is set an
-// hour apart here, so only the wake-up can deliver. On PostgreSQL the two buses have a pool each,
-// as two instances do; embedded PGlite is one process's database, so there they share it.
+// hour apart here, so only the wake-up can deliver. And its signals: a NOTIFY in the sender's
+// transaction, heard by every instance only if that commits. On PostgreSQL the two buses have a
+// pool each, as two instances do; embedded PGlite is one process's database, so there they share it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notify, openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
 import { createEventBus, type BusEvent, type EventBus } from '../../server/events/bus.ts';
@@ -91,6 +92,36 @@ describe('event bus wake-ups', () => {
     } finally {
       await stopCounting();
       if (!closed) await paced.close();
+    }
+  });
+
+  it('sends a signal to every instance when its transaction commits, and none when it rolls back', async () => {
+    const userId = USER_ID + 3;
+    const heard: { bus: string; key: string }[] = [];
+    let secondHeard!: () => void;
+    const second = new Promise<void>((resolve) => (secondHeard = resolve));
+    const stops = [writer, reader].map((bus, index) =>
+      bus.onSignal((signal) => {
+        if (signal.userId !== userId) return;
+        heard.push({ bus: index === 0 ? 'writer' : 'reader', key: signal.key });
+        if (heard.length === 2) secondHeard();
+      }),
+    );
+    try {
+      const rollback = new Error('rolled back on purpose');
+      await expect(
+        handles[0]!.db.transaction(async (tx) => {
+          await writer.signal(tx, { topic: 'test', userId, key: 'rolled back' });
+          throw rollback;
+        }),
+      ).rejects.toBe(rollback);
+      await handles[0]!.db.transaction((tx) => writer.signal(tx, { topic: 'test', userId, key: 'committed' }));
+      // Signals arrive in commit order: had the rolled-back one been sent, it would come first.
+      await second;
+      expect(heard.map(({ key }) => key)).toEqual(['committed', 'committed']);
+      expect(heard.map(({ bus }) => bus).sort()).toEqual(['reader', 'writer']);
+    } finally {
+      for (const stop of stops) stop();
     }
   });
 

@@ -15,7 +15,8 @@ import { manualClock } from '../../server/clock.ts';
 import type { Queryable } from '../../server/db/client.ts';
 import { auditCountChanges, auditEvents, orderCountChanges, orderCounts, orders } from '../../server/db/schema/index.ts';
 import { FOLD_LOCK_KEY, foldTallies, tallyTotal } from '../../server/db/tallies.ts';
-import { countListedOrders, insertOrderIntent, orderTally, type OrderInsert } from '../../server/orders/queries.ts';
+import { countListedOrders, orderTally } from '../../server/orders/queries.ts';
+import { insertOrderIntent, type OrderInsert } from '../../server/orders/write-queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

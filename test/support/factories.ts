@@ -5,7 +5,7 @@ import { hashPassword } from '../../server/auth/passwords.ts';
 import { insertUser, updateUser } from '../../server/users/queries.ts';
 import { uniqueName, type TestServer, type TestUser } from './server.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { insertOrderIntent } from '../../server/orders/queries.ts';
+import { insertOrderIntent } from '../../server/orders/write-queries.ts';
 
 /** Every factory user's password. */
 export const FACTORY_PASSWORD = 'factory-password-123';
