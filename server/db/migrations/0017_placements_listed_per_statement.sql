@@ -11,21 +11,31 @@
 -- or removed (never, so far: the log is append-only) keep their row-level triggers.
 DROP TRIGGER "orders_placement_insert" ON "audit_events";--> statement-breakpoint
 CREATE OR REPLACE FUNCTION "audit_counts_track"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  placements boolean;
 BEGIN
   IF TG_OP <> 'INSERT' THEN
     INSERT INTO audit_count_changes (action, n) SELECT action, -count(*)::integer FROM old_records GROUP BY action;
   END IF;
-  IF TG_OP <> 'DELETE' THEN
+  IF TG_OP = 'UPDATE' THEN
     INSERT INTO audit_count_changes (action, n) SELECT action, count(*)::integer FROM new_records GROUP BY action;
   END IF;
   IF TG_OP = 'INSERT' THEN
+    -- The count, and whether the statement recorded a placement, in one statement: most audit
+    -- statements record none, and then nothing else runs.
+    WITH counted AS (
+      INSERT INTO audit_count_changes (action, n) SELECT action, count(*)::integer FROM new_records GROUP BY action RETURNING action
+    )
+    SELECT coalesce(bool_or(action = 'order.placed'), false) INTO placements FROM counted;
     -- One statement for both kinds of row. A row this transaction wrote is updated only when the
     -- placement lists it. A row of another transaction is always updated, which locks it: a change
     -- of it in flight is waited for, and `listed` is then set from the committed version (an
     -- unchanged value for a row with no broker id, a rare write: never on the service's own path).
-    UPDATE orders o SET listed = o.listed OR o.broker_order_id IS NOT NULL FROM new_records r
-    WHERE r.action = 'order.placed' AND o.user_id = r.subject_user_id AND o.client_order_id = r.data->>'client_order_id'
-      AND (o.xmin::text <> (pg_current_xact_id()::text::bigint % 4294967296)::text OR (o.broker_order_id IS NOT NULL AND NOT o.listed));
+    IF placements THEN
+      UPDATE orders o SET listed = o.listed OR o.broker_order_id IS NOT NULL FROM new_records r
+      WHERE r.action = 'order.placed' AND o.user_id = r.subject_user_id AND o.client_order_id = r.data->>'client_order_id'
+        AND (o.xmin::text <> (pg_current_xact_id()::text::bigint % 4294967296)::text OR (o.broker_order_id IS NOT NULL AND NOT o.listed));
+    END IF;
   END IF;
   RETURN NULL;
 END
