@@ -55,8 +55,8 @@ export interface OrderAttempt {
   /** Whether its per-minute unit is still to be claimed (with the intent, or on a later refusal). */
   minuteClaimDeferred?: boolean;
   /**
-   * A kill-switch liquidation (a sell of a held position): it passes the flag and rate gates and
-   * the emergency lock (DESIGN §6 "Kill switch"), never the broker.
+   * A kill-switch liquidation (a sell of a held position): it passes the flag and rate gates
+   * (DESIGN §6 "Kill switch"), never the broker. Like every sell it passes the lock.
    */
   liquidation?: boolean;
 }
@@ -195,14 +195,13 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
         heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
         dayStartEquity: new ExactDecimal(startEquity),
         lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
-        exitOnly: attempt.liquidation === true,
         at,
       },
       riskSettingsFromConfig(config),
     );
   let verdict = verdictWith(attempt.lockedUntil);
-  if (!verdict.ok && attempt.lockedUntil === undefined) {
-    // The lock is the first rule: a running one answers before the refusal found without it.
+  if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
+    // The lock is the first rule for a buy: a running one answers before the refusal found without it.
     attempt.lockedUntil = (await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }))?.lockedUntil ?? null;
     verdict = verdictWith(attempt.lockedUntil);
   }
@@ -239,8 +238,8 @@ const refusalOf = (gate: TGateName, error: unknown): GateRefusal | undefined => 
 /**
  * The gates' checks that a paper order's intent statement makes with its write, each declared
  * by its gate: the minute's rate unit (the rate limit left it to the write) and the emergency
- * lock (the risk gate's first rule, when it was not read before the gates; a liquidation passes
- * it). A full window or a running lock then writes nothing.
+ * lock (the risk gate's first rule for a buy, when it was not read before the gates; the lock
+ * judges buys only). A full window or a running lock then writes nothing.
  */
 export interface DeferredChecks {
   claim: RateClaim | undefined;
@@ -249,7 +248,7 @@ export interface DeferredChecks {
 
 export const deferredChecksOf = (attempt: OrderAttempt, deps: Pick<GateDeps, 'clock' | 'config'>, at: Date): DeferredChecks => ({
   claim: attempt.minuteClaimDeferred ? minuteClaimOf(attempt, deps) : undefined,
-  lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
+  lockCheck: attempt.lockedUntil === undefined && attempt.side === 'buy' ? { at } : undefined,
 });
 
 /**
