@@ -1,8 +1,8 @@
 // The kill switch (DESIGN §6 "Kill switch"): daily P&L % per account against its day-start
 // snapshot, evaluated after fills (coalesced per user and asset class, off the order path) and by
 // a sweep of every account each minute. At or below −4 %: one critical alert per user, asset class
-// and UTC day. At or below −5 %: lock the user and asset class for 24 h, cancel open orders (entry
-// orders only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
+// and UTC day. At or below −5 %: lock the user and asset class for 24 h, cancel open orders (working
+// buys only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
 // (a bot_status frame, and onLock listeners), notify operators and the user. Every "once" is a
 // unique key in the database, so two evaluations anywhere lock, alert and cancel once.
 import { performance } from 'node:perf_hooks';
@@ -94,14 +94,18 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     return true;
   };
 
-  /** Cancels the user's working orders of the asset class, both modes; protective exits stay unless `all`. */
+  /**
+   * Cancels the user's working orders of the asset class, both modes: the buys (what adds risk),
+   * and the sells too when `all` (a liquidation sells the whole position, so they must free it).
+   */
   const cancelOpenOrders = async (userId: number, assetClass: TAssetClass, all: boolean) => {
     // Accepted, open or partially filled (the list's `open`), in both modes.
     const working = await orders.list({ user: { id: userId }, query: { asset_class: assetClass, status: 'open', page: 1, size: 1000 } });
     let canceled = 0;
     for (const order of working.items) {
-      // A bracket's stop-loss and take-profit children protect the position: they stay unless it is sold.
-      if (!all && order.metadata.parent_client_order_id !== undefined) continue;
+      // A lock refuses what adds risk, never an exit: every working sell (a bracket's children
+      // included) stays unless the position is sold.
+      if (!all && order.side === 'sell') continue;
       try {
         await orders.cancel({ user: { id: userId }, brokerOrderId: order.broker_order_id, assetClass, by: 'kill_switch' });
         canceled++;
@@ -284,7 +288,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
   const ENFORCE_AFTER_MS = 60_000;
 
   /**
-   * Every active lock once more: an entry order that escaped its cancels (the process died between
+   * Every active lock once more: a buy that escaped its cancels (the process died between
    * the lock's commit and them, or the order was still on its way to the broker then) is canceled
    * by the next sweep. Locks are few, and an account without working orders costs one read.
    */

@@ -4,7 +4,6 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
 import type { RequestOrigin } from '../audit/log.ts';
-import { checkLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { brokerError } from '../brokers/errors.ts';
 import type { BrokerOrder } from '../brokers/types.ts';
@@ -13,9 +12,11 @@ import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { BROKER_TIMEOUT_MS, viaBroker, withTimeout, type BrokerOfAccount } from './broker-calls.ts';
+import { GateRefusal, runGates, type GateDeps } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import type { PlaceOptions } from './placement.ts';
-import { listAuditedOrders } from './queries.ts';
+import { listAuditedOrders, readPreflight } from './queries.ts';
+import { replaceAttemptOf, replacedQtyOf } from './replace-attempt.ts';
 import { updateOrder } from './write-queries.ts';
 import { findOwnOrder } from './reads.ts';
 import { TERMINAL, toOrderResponse } from './records.ts';
@@ -28,9 +29,11 @@ export interface CommandsDeps {
   audit: OrderAudit;
   /** The placement, for a position's closing sell. */
   place: (opts: PlaceOptions) => Promise<TOrderResponse>;
+  /** What the placement's gates use: a replace passes the same gates. */
+  gateDeps: GateDeps;
 }
 
-export const createCommands = ({ db, clock, instruments, forUser, audit, place }: CommandsDeps) => {
+export const createCommands = ({ db, clock, instruments, forUser, audit, place, gateDeps }: CommandsDeps) => {
   /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */
   const cancel = async ({ user, brokerOrderId, assetClass, origin, by }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin?: RequestOrigin; by?: string }): Promise<void> => {
     const row = await findOwnOrder(db, { user, brokerOrderId, assetClass });
@@ -47,17 +50,24 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
   /**
    * Replaces the qty, limit or stop of a working order at its broker, then records the order as
    * replaced (with the broker's id, which a real broker may change) and its audit record at once.
+   * The replace is judged first as the order it would become, by the placement's gates (DESIGN
+   * §6): a refusal is audited, answers its gate's code and leaves the order as it was.
    */
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
-    const qty = change.qty === undefined ? undefined : new ExactDecimal(change.qty).toFixed();
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
-    if (qty !== undefined && instrument) {
-      const lot = checkLot(new ExactDecimal(qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
-      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
+    const qty = replacedQtyOf(row, change, instrument);
+    const preflight = await readPreflight(db, { userId: user.id, clientOrderId: row.clientOrderId, assetClass: row.assetClass });
+    const attempt = replaceAttemptOf(row, change, { qty, instrument, preflight });
+    try {
+      await runGates(attempt, gateDeps);
+    } catch (error) {
+      if (!(error instanceof GateRefusal)) throw error;
+      await audit(db, row, 'order.replace_refused', { gate: error.gate, code: error.error.code, reason: error.error.message }, origin);
+      throw error.error;
     }
-    const broker = await forUser({ userId: user.id, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+    const broker = attempt.broker!;
     let replaced: BrokerOrder;
     try {
       replaced = await withTimeout(
@@ -102,7 +112,12 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
     return { canceled, failed };
   };
 
-  /** Closes a position at market: a sell of the whole held quantity through the same gates. */
+  /**
+   * Closes a position at market (DESIGN §6): a sell of the whole held quantity through the same
+   * gates, judged without the symbol's working sells; once the gates pass, those sells (a
+   * bracket's children included) are canceled, then the sell is placed. A close the gates refuse
+   * (market closed, rate limit, broker down) cancels nothing. Like every sell, it passes a lock.
+   */
   const closePosition = async ({ user, assetClass, symbol, mode, origin }: { user: { id: number }; assetClass: TAssetClass; symbol: string; mode: TTradingMode; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const noPosition = () => new AppError('NOT_FOUND', `No ${assetClass} position in ${symbol.slice(0, 32)}`);
     const instrument = await instruments.resolve({ symbol, assetClass });
@@ -110,10 +125,24 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
     const broker = await forUser({ userId: user.id, assetClass, mode });
     const held = (await viaBroker(() => broker.positions())).find((position) => position.symbol === instrument.symbol);
     if (!held || new ExactDecimal(held.qty).isZero()) throw noPosition();
+    const cancelWorkingSells = async () => {
+      const working = await listAuditedOrders(db, { userId: user.id, assetClass, statuses: STATUSES_OF_FILTER.open, live: mode === 'live', page: 1, size: 1000 });
+      for (const row of working.rows) {
+        if (row.side !== 'sell' || row.symbol !== instrument.symbol) continue;
+        try {
+          await cancel({ user, brokerOrderId: row.brokerOrderId!, assetClass, origin, by: 'close' });
+        } catch (error) {
+          // Canceling one leg of a bracket's OCO pair ends the other with it (or it has just filled).
+          if (error instanceof AppError && error.code === 'ORDER_NOT_CANCELABLE') continue;
+          throw error;
+        }
+      }
+    };
     return place({
       user,
       request: { asset_class: assetClass, symbol: instrument.symbol, side: 'sell', qty: Number(held.qty), order_type: 'market', time_in_force: 'day', live_mode: mode === 'live' },
       origin,
+      beforeClose: cancelWorkingSells,
     });
   };
 

@@ -55,10 +55,22 @@ export interface OrderAttempt {
   /** Whether its per-minute unit is still to be claimed (with the intent, or on a later refusal). */
   minuteClaimDeferred?: boolean;
   /**
-   * A kill-switch liquidation (a sell of a held position): it passes the flag and rate gates and
-   * the emergency lock (DESIGN §6 "Kill switch"), never the broker.
+   * A kill-switch liquidation (a sell of a held position): it passes the flag and rate gates
+   * (DESIGN §6 "Kill switch"), never the broker. Like every sell it passes the lock.
    */
   liquidation?: boolean;
+  /**
+   * A replace, judged as the order it would become (DESIGN §6): the replaced order is left out
+   * of the account's working orders (its hold on the position or the cash is its own), and its
+   * unit of the minute is claimed at once (no intent statement follows to claim it).
+   */
+  replacing?: { brokerOrderId: string };
+  /**
+   * A position's close: the symbol's working sells are canceled once the gates pass, so they
+   * are left out of what the sell may use, and its unit of the minute is claimed before anything
+   * is canceled (a full window leaves the position's protective orders in place).
+   */
+  closing?: boolean;
 }
 
 export interface GateDeps {
@@ -134,14 +146,18 @@ const claimMinute = async (attempt: OrderAttempt, deps: GateDeps) => {
  * database. A paper order's minute unit is claimed in the statement that writes its intent once
  * the later gates pass (one round trip and one commit less), or by runGates when one of them
  * refuses: either way every attempt counts, and a full window answers before a later gate.
+ * Placements, replaces and closes count (DESIGN §6); a replace or a close claims its unit here,
+ * as a live order does: a replace writes no intent, and a close cancels before it writes one.
  */
 const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
   if (attempt.liquidation) return;
-  if (attempt.mode === 'paper') {
+  if (attempt.mode === 'paper' && !attempt.replacing && !attempt.closing) {
     attempt.minuteClaimDeferred = true;
     return;
   }
   await claimMinute(attempt, deps);
+  // The daily live limit counts new live orders: a replace changes one already counted.
+  if (attempt.mode === 'paper' || attempt.replacing) return;
   const { db, clock, config } = deps;
   const at = clock.now();
   const midnight = new Date(`${utcDateOf(at)}T00:00:00.000Z`);
@@ -160,6 +176,15 @@ const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps
 
 const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
 
+/**
+ * The account's working orders as they will stand beside the attempt: a replaced order is the
+ * attempt itself, and a close cancels the symbol's working sells before it sells.
+ */
+const workingOrdersBesides = ({ replacing, closing, instrument }: OrderAttempt, openOrders: BrokerSnapshot['openOrders']) =>
+  openOrders.filter(
+    (order) => order.brokerOrderId !== replacing?.brokerOrderId && !(closing && order.side === 'sell' && order.symbol === instrument?.symbol),
+  );
+
 /** 4. The risk manager, on the broker's own view of the account and the price. */
 const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: GateDeps) => {
   const { instrument, broker } = attempt;
@@ -172,7 +197,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const promised = openOrders
+  const promised = workingOrdersBesides(attempt, openOrders)
     .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
     .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
   const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
@@ -195,14 +220,13 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
         heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
         dayStartEquity: new ExactDecimal(startEquity),
         lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
-        exitOnly: attempt.liquidation === true,
         at,
       },
       riskSettingsFromConfig(config),
     );
   let verdict = verdictWith(attempt.lockedUntil);
-  if (!verdict.ok && attempt.lockedUntil === undefined) {
-    // The lock is the first rule: a running one answers before the refusal found without it.
+  if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
+    // The lock is the first rule for a buy: a running one answers before the refusal found without it.
     attempt.lockedUntil = (await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }))?.lockedUntil ?? null;
     verdict = verdictWith(attempt.lockedUntil);
   }
@@ -239,8 +263,8 @@ const refusalOf = (gate: TGateName, error: unknown): GateRefusal | undefined => 
 /**
  * The gates' checks that a paper order's intent statement makes with its write, each declared
  * by its gate: the minute's rate unit (the rate limit left it to the write) and the emergency
- * lock (the risk gate's first rule, when it was not read before the gates; a liquidation passes
- * it). A full window or a running lock then writes nothing.
+ * lock (the risk gate's first rule for a buy, when it was not read before the gates; the lock
+ * judges buys only). A full window or a running lock then writes nothing.
  */
 export interface DeferredChecks {
   claim: RateClaim | undefined;
@@ -249,7 +273,7 @@ export interface DeferredChecks {
 
 export const deferredChecksOf = (attempt: OrderAttempt, deps: Pick<GateDeps, 'clock' | 'config'>, at: Date): DeferredChecks => ({
   claim: attempt.minuteClaimDeferred ? minuteClaimOf(attempt, deps) : undefined,
-  lockCheck: attempt.lockedUntil === undefined && !attempt.liquidation ? { at } : undefined,
+  lockCheck: attempt.lockedUntil === undefined && attempt.side === 'buy' ? { at } : undefined,
 });
 
 /**

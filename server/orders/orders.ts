@@ -55,9 +55,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const publisher = createPublisher({ events, clock, logger });
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
-  const { place } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs });
+  const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
-  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place });
+  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place, gateDeps });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
 

@@ -34,8 +34,14 @@ export interface PlaceOptions {
   request: TPlaceOrderRequest;
   /** The request's origin; absent when the service places it itself (a liquidation). */
   origin?: RequestOrigin;
-  /** A kill-switch liquidation (a sell only): passes the flag and rate gates and the lock. */
+  /** A kill-switch liquidation (a sell only): passes the flag and rate gates. */
   liquidation?: boolean;
+  /**
+   * A position's close (commands.ts): run once the gates have passed and before the sell is
+   * submitted, it cancels the symbol's working sells, which the gates therefore leave out of what
+   * the sell may use. A close the gates refuse cancels nothing.
+   */
+  beforeClose?: () => Promise<void>;
 }
 
 /** An attempt as prepared: what the steps after the preparation share. */
@@ -105,6 +111,12 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     if (prepared.taken) return duplicates.answerDuplicate(prepared.user.id, prepared.clientOrderId, prepared.hash);
     const racedAnswer = await passGates(prepared);
     if (racedAnswer) return racedAnswer;
+    if (opts.beforeClose) {
+      await opts.beforeClose().catch(async (error: unknown) => {
+        await releaseClaims(db, prepared.attempt);
+        throw error;
+      });
+    }
     const placing = placingOf(prepared);
     // An unregistered symbol goes to no broker, whichever the account has.
     const submission = prepared.instrument ? submissionFor(placing.account) : unregisteredSymbolSubmission;
@@ -124,7 +136,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
   };
 
   /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
-  const prepare = async ({ user, request, origin, clientOrderId, liquidation }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
+  const prepare = async ({ user, request, origin, clientOrderId, liquidation, beforeClose }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
     const assetClass = request.asset_class;
     const mode = request.live_mode ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -160,6 +172,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       snapshot,
       claimed: [],
       liquidation: liquidation === true && request.side === 'sell',
+      closing: beforeClose !== undefined,
     };
     return { user, request, origin, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
   };
@@ -247,5 +260,5 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     };
   };
 
-  return { place };
+  return { place, gateDeps };
 };

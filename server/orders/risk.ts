@@ -39,8 +39,6 @@ export interface RiskAttempt {
   /** Equity at the account's first evaluation of the UTC day; absent means this is that evaluation. */
   dayStartEquity?: Decimal | undefined;
   lockedUntil?: Date | null | undefined;
-  /** A liquidation or protective exit: a sell of this kind passes the emergency lock. */
-  exitOnly?: boolean | undefined;
   at: Date;
 }
 
@@ -111,12 +109,16 @@ const orderPrices = (attempt: RiskAttempt): NamedPrice[] => {
 
 // --- the checks, in RISK_CHECK_ORDER ---
 
-const lockMessage = (lockedUntil: Date) => `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then only exits of open positions are accepted`;
+const lockMessage = (lockedUntil: Date) =>
+  `Trading is locked by the emergency lock until ${lockedUntil.toISOString()}; until then buys are refused (sells of what is held and closes are accepted)`;
 
-const checkEmergencyLock: Check = ({ lockedUntil, at, exitOnly, side }) => {
-  if (!lockedUntil || at >= lockedUntil) return undefined;
-  // Positions are long-only, so an exit is a sell; a buy marked exitOnly would be an entry.
-  if (exitOnly && side === 'sell') return undefined;
+/**
+ * A lock refuses what adds risk, never an exit (DESIGN §6 "Kill switch"). Positions are long-only
+ * and a sell may never exceed what is available to sell (the funds rule), so every sell that
+ * passes the later checks reduces a position: the lock judges buys only.
+ */
+const checkEmergencyLock: Check = ({ lockedUntil, at, side }) => {
+  if (side === 'sell' || !lockedUntil || at >= lockedUntil) return undefined;
   return lockMessage(lockedUntil);
 };
 

@@ -1,6 +1,6 @@
 // The kill switch over HTTP and WebSocket: a price crash (POST /api/admin/sim/prices) trips the
-// −4 % alert and then the −5 % lock; orders are refused with the lock's end, open entry orders are
-// canceled (protective exits stay), a halted bot_status frame reaches /ws/live and the user's running bot stops, the webhook is
+// −4 % alert and then the −5 % lock; buys are refused with the lock's end (sells still pass), working
+// buys are canceled (every working sell stays), a halted bot_status frame reaches /ws/live and the user's running bot stops, the webhook is
 // called once per alert, two sweeps at once lock once; an operator clear holds for the day. With
 // KILL_SWITCH_LIQUIDATE, a fill after the crash trips it and every position is sold at market.
 import { and, eq, sql } from 'drizzle-orm';
@@ -71,12 +71,14 @@ describe('a price crash, without liquidation', () => {
     await webhook.close();
   });
 
-  it('alerts once at −4 %, locks once at −5 % (orders refused until its end, entry orders canceled, exits kept, bot halted), and an operator clear holds for the day', async () => {
+  it('alerts once at −4 %, locks once at −5 % (buys refused until its end, sells accepted, working buys canceled, every working sell kept, bot halted), and an operator clear holds for the day', async () => {
     const user = await trader(server, 'crash');
     const locks: [number, string, string][] = [];
     server.services.killSwitch.onLock((userId, assetClass, lockedUntil) => locks.push([userId, assetClass, lockedUntil.toISOString()]));
-    // 0.6 BTC held (0.1 of it under a bracket), and a resting entry order far below the market.
+    // 0.6 BTC held (0.1 of it under a bracket, 0.05 in a resting sell), and a resting entry order far below the market.
     expect((await place(server, user, { side: 'buy', qty: 0.5, order_type: 'market' })).status).toBe(201);
+    const restingSell = await place(server, user, { side: 'sell', qty: 0.05, order_type: 'limit', limit_price: 90_000, time_in_force: 'gtc' });
+    expect(restingSell.status, restingSell.text).toBe(201);
     expect((await place(server, user, { side: 'buy', qty: 0.1, order_type: 'market', bracket: { take_profit: 60_000, stop_loss: 35_000 } })).status).toBe(201);
     const resting = await place(server, user, { side: 'buy', qty: 0.01, order_type: 'limit', limit_price: 30_000, time_in_force: 'gtc' });
     expect(resting.status, resting.text).toBe(201);
@@ -115,9 +117,10 @@ describe('a price crash, without liquidation', () => {
     const audited = await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'kill_switch.locked')));
     expect(audited).toHaveLength(1);
 
-    // The resting entry is canceled, the bracket's exits stay.
+    // The resting entry is canceled; every working sell stays, the bracket's exits and the plain one.
     const after = await openOrders(server, user);
     expect(after.map((order) => order.client_order_id)).not.toContain(resting.body.client_order_id);
+    expect(after.map((order) => order.client_order_id)).toContain(restingSell.body.client_order_id);
     expect(after.filter((order) => order.metadata.parent_client_order_id !== undefined)).toHaveLength(2);
     const cancels = await server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, 'order.cancel_requested')));
     expect(cancels.map((row) => [row.data.client_order_id, row.data.by, row.actorUserId])).toEqual([[resting.body.client_order_id, 'kill_switch', null]]);
@@ -138,6 +141,8 @@ describe('a price crash, without liquidation', () => {
     const refused = await place(server, user, { side: 'buy', qty: 0.001, order_type: 'market' });
     expect([refused.status, refused.body.code]).toEqual([422, 'RISK_RULE_VIOLATION']);
     expect(refused.body.message).toContain(lockedUntil);
+    // A lock refuses what adds risk, never an exit: a sell of what is held goes through.
+    expect((await place(server, user, { side: 'sell', qty: 0.01, order_type: 'market' })).status).toBe(201);
     const status = await server.http('GET', '/api/operations/live/status', { token: user.tokens.access_token });
     expect(status.body.crypto.locked_until).toBe(lockedUntil);
 

@@ -122,15 +122,15 @@ describe('emergency lock', () => {
     expect(check(usBuy({ lockedUntil: null }))).toEqual({ ok: true });
   });
 
-  it('lets a liquidation or protective exit pass, and only a sell', () => {
-    const exit = usBuy({ side: 'sell', heldQty: d(10), lockedUntil, exitOnly: true });
+  it('judges buys only: a sell of what is held passes, a sell beyond it meets the funds rule, a buy stays locked', () => {
+    const exit = usBuy({ side: 'sell', heldQty: d(10), lockedUntil });
     expect(check(exit)).toEqual({ ok: true });
-    expect(outcome(check({ ...exit, exitOnly: false }))).toEqual(LOCKED);
+    expect(outcome(check({ ...exit, qty: d(11) }))).toEqual({ code: 'INSUFFICIENT_FUNDS', rule: 'funds' });
     expect(outcome(check({ ...exit, side: 'buy' }))).toEqual(LOCKED);
   });
 
-  it('does not open a closed market for an exit: liquidations wait for the open', () => {
-    const exit = usBuy({ side: 'sell', heldQty: d(10), lockedUntil, exitOnly: true, at: at('2026-03-07T15:00:00Z') });
+  it('does not open a closed market for a sell under the lock: liquidations wait for the open', () => {
+    const exit = usBuy({ side: 'sell', heldQty: d(10), lockedUntil, at: at('2026-03-07T15:00:00Z') });
     expect(outcome(check(exit))).toEqual(CLOSED);
   });
 });
