@@ -119,10 +119,10 @@ export const lastClose = async (db: Queryable, key: Key): Promise<string | undef
 };
 
 /**
- * The close of the newest bar dated before `before` (an exchange-local 'YYYY-MM-DD'): the previous
- * session's close when `before` is a session's date, whatever bar of that day is stored already.
+ * The close of the last session before `before` (the exchange's local date of today), or undefined
+ * without such a bar: a bar of today (the bot's, an import's) is no base for today's price limit.
  */
-export const closeBefore = async (db: Queryable, key: Key & { before: string }): Promise<string | undefined> => {
+export const previousSessionClose = async (db: Queryable, key: Key & { before: string }): Promise<string | undefined> => {
   const [row] = await db
     .select({ close: dailyBars.close })
     .from(dailyBars)

@@ -8,7 +8,7 @@ import type { Queryable } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { krxTickSize } from '../../instruments/ticks.ts';
-import { closeBefore } from '../../marketdata/queries.ts';
+import { previousSessionClose } from '../../marketdata/queries.ts';
 import { marketSession } from '../../markets/calendar.ts';
 import { krxPriceLimits, type PriceLimits } from '../../orders/risk/krx-prices.ts';
 import type { TOrderSide } from '../fills.ts';
@@ -101,7 +101,7 @@ export const createExchangeRules = ({ db, marketHours }: { db: Queryable; market
     if (cached && t >= cached.from && t < cached.until) return cached.band;
     // The session under way, or the next one: a price set at night is the quote the open trades.
     const session = marketSession({ assetClass, at });
-    const base = await closeBefore(db, { assetClass, symbol, before: session.sessionDate });
+    const base = await previousSessionClose(db, { assetClass, symbol, before: session.sessionDate });
     const tickAt = instrument.tickRule === 'krx_bands' ? krxTickSize : () => new ExactDecimal(instrument.tickSize);
     const band = base === undefined ? undefined : krxPriceLimits(new ExactDecimal(base), tickAt);
     // A stock without a close yet is read again: its bars may be imported at any moment.
