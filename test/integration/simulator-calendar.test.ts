@@ -168,6 +168,23 @@ describe('a stock while its exchange is closed', () => {
     });
   });
 
+  it('a limit replaced to a marketable price while closed fills only at the open', async () => {
+    const symbol = await newInstrument('us_equity', '100');
+    await sim.setPrice({ assetClass: 'us_equity', symbol, price: '100' });
+    const account = await openAccount('us_equity');
+    const limit = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90' }));
+    await account.seen({ type: 'open', broker_order_id: limit.brokerOrderId });
+    await at(THANKSGIVING, async () => {
+      await account.broker.replaceOrder({ brokerOrderId: limit.brokerOrderId, limitPrice: '101' });
+      await account.seen({ type: 'replaced', broker_order_id: limit.brokerOrderId });
+      await sim.idle();
+      expect(await fillRows(account.userId, limit.brokerOrderId)).toEqual([]);
+      clock.set(FRIDAY_OPEN);
+      await sim.matchResting();
+      expect((await account.seen({ type: 'fill', broker_order_id: limit.brokerOrderId })).fill).toMatchObject({ qty: '1', price: '100' });
+    });
+  });
+
   it('crypto trades on Thanksgiving; RISK_MARKET_HOURS=ignore lets stocks trade too', async () => {
     const coin = await newInstrument('crypto', '100');
     await sim.setPrice({ assetClass: 'crypto', symbol: coin, price: '100' });
