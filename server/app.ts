@@ -133,6 +133,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
       initialCash: { crypto: config.SIM_INITIAL_CASH_USDT, us_equity: config.SIM_INITIAL_CASH_USD, kr_equity: config.SIM_INITIAL_CASH_KRW },
       tickIntervalMs: config.SIM_TICK_INTERVAL_MS,
       liquidityLotsPerTick: config.SIM_LIQUIDITY_LOTS_PER_TICK,
+      marketHours: config.RISK_MARKET_HOURS,
     });
     const cipher = createKeyCipher({ secret: config.AUTH_SECRET_KEY, salt: config.ENCRYPTION_SALT });
     // Real mode: the brokers the keys name, with the keys' credentials read in clear only here.

@@ -83,6 +83,7 @@ const main = async () => {
     // The walk is off: the figure is the order path, not the loop.
     tickIntervalMs: 0,
     liquidityLotsPerTick: 0,
+    marketHours: 'enforce',
   });
   cleanups.push(() => sim.stop());
   await sim.setPrice({ assetClass: 'crypto', symbol: SYMBOL, price: PRICE });

@@ -32,6 +32,7 @@ const instance = async (instanceId: string, options: Partial<SimulatorOptions> =
     initialCash: { crypto: '100000', us_equity: '100000', kr_equity: '100000000' },
     tickIntervalMs: 1_000,
     liquidityLotsPerTick: 0,
+    marketHours: 'enforce',
     leaseName: 'simulator-lease-test',
     leaseTtlMs: TTL_MS,
     instanceId,

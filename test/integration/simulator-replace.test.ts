@@ -32,6 +32,7 @@ const simulatorOn = (liquidityLotsPerTick: number) =>
     initialCash: { crypto: '100000', us_equity: '100000', kr_equity: '100000000' },
     tickIntervalMs: 0,
     liquidityLotsPerTick,
+    marketHours: 'enforce',
     leaseName: 'simulator-replace-test',
     outageReloadMs: 50,
   });

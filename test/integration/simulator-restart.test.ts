@@ -19,6 +19,7 @@ const simulatorOf = (server: TestServer) =>
     initialCash: { crypto: '100000', us_equity: '100000', kr_equity: '100000000' },
     tickIntervalMs: 0,
     liquidityLotsPerTick: 0,
+    marketHours: 'enforce',
   });
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -37,6 +37,7 @@ const simulatorOn = (liquidityLotsPerTick: number, options: Partial<SimulatorOpt
     initialCash: INITIAL_CASH,
     tickIntervalMs: 0,
     liquidityLotsPerTick,
+    marketHours: 'enforce',
     leaseName: 'simulator-test',
     outageReloadMs: 50,
     ...options,
@@ -197,15 +198,21 @@ describe('market orders', () => {
   });
 
   it('prices KRX fills on the band grid and cuts fees and the sell tax to whole won', async () => {
-    const symbol = await newInstrument('kr_equity', { price: '50000' });
-    const account = await openAccount('kr_equity');
-    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '3' }));
-    // 50,025 is in the 100-won band above 50,000: 50,100; commission 0.015 % of 150,300 = 22.545 → 22.
-    expect((await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId })).fill).toMatchObject({ price: '50100', fee: '22' });
-    const sell = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1' }));
-    // 49,975 is in the 50-won band below 50,000: 49,950; commission 7.4925 → 7 plus tax 0.2 % 99.9 → 99.
-    expect((await account.seen({ type: 'fill', broker_order_id: sell.brokerOrderId })).fill).toMatchObject({ price: '49950', fee: '106' });
-    expect(d((await accountRow(account.userId, 'kr_equity'))!.cash).toFixed()).toBe(d('100000000').minus(150322).plus(49844).toFixed());
+    // 10:00 in Seoul: KRX trades (at START it is midnight there, and nothing fills).
+    clock.set('2026-03-10T01:00:00.000Z');
+    try {
+      const symbol = await newInstrument('kr_equity', { price: '50000' });
+      const account = await openAccount('kr_equity');
+      const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '3' }));
+      // 50,025 is in the 100-won band above 50,000: 50,100; commission 0.015 % of 150,300 = 22.545 → 22.
+      expect((await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId })).fill).toMatchObject({ price: '50100', fee: '22' });
+      const sell = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1' }));
+      // 49,975 is in the 50-won band below 50,000: 49,950; commission 7.4925 → 7 plus tax 0.2 % 99.9 → 99.
+      expect((await account.seen({ type: 'fill', broker_order_id: sell.brokerOrderId })).fill).toMatchObject({ price: '49950', fee: '106' });
+      expect(d((await accountRow(account.userId, 'kr_equity'))!.cash).toFixed()).toBe(d('100000000').minus(150322).plus(49844).toFixed());
+    } finally {
+      clock.set(START);
+    }
   });
 });
 
@@ -447,8 +454,12 @@ describe('day orders', () => {
       expect(expired).toMatchObject({ status: 'expired', at: '2026-03-10T20:00:00.000Z' });
       expect((await orderRow(account.userId, day.brokerOrderId)).status).toBe('expired');
       expect((await orderRow(account.userId, gtc.brokerOrderId)).status).toBe('open');
-      // An expired order does not fill when the price comes.
+      // An expired order does not fill when the price comes; the gtc waits for the open, which
+      // trades from the operator's price set at night.
       await sim.setPrice({ assetClass: 'us_equity', symbol, price: '89' });
+      expect((await orderRow(account.userId, gtc.brokerOrderId)).status).toBe('open');
+      clock.set('2026-03-11T13:30:00.000Z');
+      await sim.matchResting();
       expect(await fillRows(account.userId, day.brokerOrderId)).toEqual([]);
       expect((await orderRow(account.userId, gtc.brokerOrderId)).status).toBe('filled');
     } finally {

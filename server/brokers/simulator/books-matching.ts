@@ -12,6 +12,7 @@ import { tickSizeOf } from './prices.ts';
 import { writeFill, lockOrder, type SimOrderRow } from './queries.ts';
 import { active, applied, BROKER_NAME, d, eventOf, keyOf, maybe, openSession, positionIn, stateOf, text, type FillWrite, type Session } from './books.ts';
 import { changeStatus, endOrder, protectEntry, settleOco } from './books-status.ts';
+import { fillBound, intoBand, type MarketState } from './exchange-rules.ts';
 
 const matchableOf = (row: SimOrderRow): MatchableOrder => ({
   side: row.side,
@@ -23,15 +24,20 @@ const matchableOf = (row: SimOrderRow): MatchableOrder => ({
   stopPrice: maybe(row.stopPrice),
 });
 
-/** What one observation offers a resting order: the price, and the liquidity of one tick in lots. */
-export const observationFor = (instrument: InstrumentRow, price: Decimal, liquidityLotsPerTick: number) => {
+/**
+ * What one observation offers a resting order: the price (inside a KRX stock's band: the exchange
+ * trades nowhere else), the liquidity of one tick in lots, and whether the market trades at all.
+ */
+export const observationFor = (instrument: InstrumentRow, price: Decimal, liquidityLotsPerTick: number, market: MarketState) => {
   const lotSize = d(instrument.lotSize);
-  return { price, lotSize, liquidity: liquidityLotsPerTick > 0 ? lotSize.times(liquidityLotsPerTick) : undefined };
+  return { price: intoBand(price, market.band), lotSize, liquidity: liquidityLotsPerTick > 0 ? lotSize.times(liquidityLotsPerTick) : undefined, market };
 };
 
+type Observation = ReturnType<typeof observationFor>;
+
 /** Whether an observation would change this order: the cheap test before taking any lock. */
-export const wouldAct = (row: SimOrderRow, observation: ReturnType<typeof observationFor>): boolean =>
-  row.status === 'accepted' || evaluate(matchableOf(row), observation).kind !== 'rest';
+export const wouldAct = (row: SimOrderRow, observation: Observation): boolean =>
+  row.status === 'accepted' || (observation.market.open && evaluate(matchableOf(row), observation).kind !== 'rest');
 
 /**
  * A fill's execution id, known before its row is written: the order and the quantity filled in
@@ -44,7 +50,7 @@ const executionIdOf = (filled: Pick<SimOrderRow, 'id' | 'filledQty'>) => `${BROK
  * order, then the OCO sibling and a bracket's children. `refused` (nothing written) when the
  * account cannot pay for a buy or no longer holds what a sell sells.
  */
-const fillOrder = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, fillQty: Decimal, reference: Decimal): Promise<{ row: SimOrderRow } | { refused: string }> => {
+const fillOrder = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, fillQty: Decimal, reference: Decimal, band: MarketState['band']): Promise<{ row: SimOrderRow } | { refused: string }> => {
   const { tx, at } = session;
   const key = keyOf(row);
   const fill = computeFill({
@@ -53,7 +59,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
     referencePrice: reference,
     tickSize: tickSizeOf(instrument),
     profile: defaultProfileFor(row.assetClass),
-    limitPrice: row.orderType === 'limit' ? maybe(row.limitPrice) : null,
+    limitPrice: fillBound(row.side, row.orderType === 'limit' ? maybe(row.limitPrice) : null, band),
   });
   if (row.side === 'buy' && session.cash.plus(fill.cashDelta).lt(0)) return { refused: 'insufficient funds' };
   const position = await positionIn(session, row.symbol);
@@ -93,19 +99,28 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
  */
 export const matchInBooks = async (
   tx: Tx,
-  { order, instrument, price, liquidityLotsPerTick, at }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; at: Date },
+  { order, instrument, price, liquidityLotsPerTick, market, at }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; market: MarketState; at: Date },
 ): Promise<TBrokerEvent[]> => {
   const session = await openSession(tx, keyOf(order), at);
   if (!session) return [];
   const row = await lockOrder(tx, order);
   if (!row || !active(row)) return [];
-  await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick));
+  await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick, market));
   await settled(session.tx);
   return session.events;
 };
 
-/** One observation applied to an order the session holds locked (with its account). */
-export const matchLocked = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, observation: ReturnType<typeof observationFor>): Promise<void> => {
+/**
+ * One observation applied to an order the session holds locked (with its account). While the
+ * market is closed nothing fills: an order rests for the open (an accepted one opens), and an ioc
+ * or fok, which could only fill at once, is canceled.
+ */
+export const matchLocked = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, observation: Observation): Promise<void> => {
+  if (!observation.market.open) {
+    if (row.timeInForce === 'ioc' || row.timeInForce === 'fok') await endOrder(session, row, { kind: 'cancel' }, { reason: `${row.timeInForce}: the market is closed`, withSibling: false, protect: true });
+    else if (row.status === 'accepted') await changeStatus(session, row, { kind: 'open' }, null);
+    return;
+  }
   const outcome = evaluate(matchableOf(row), observation);
   switch (outcome.kind) {
     case 'rest':
@@ -115,7 +130,7 @@ export const matchLocked = async (session: Session, row: SimOrderRow, instrument
       await endOrder(session, row, { kind: 'cancel' }, { reason: `${outcome.cancel}: could not fill ${outcome.cancel === 'fok' ? 'in full ' : ''}at once`, withSibling: false, protect: true });
       break;
     case 'fill': {
-      const result = await fillOrder(session, row, instrument, outcome.fillQty, outcome.fillReference);
+      const result = await fillOrder(session, row, instrument, outcome.fillQty, outcome.fillReference, observation.market.band);
       if ('refused' in result) {
         // A broker refuses what it had only accepted, and cancels what was already working.
         await endOrder(session, row, { kind: row.status === 'accepted' ? 'reject' : 'cancel' }, { reason: result.refused, withSibling: true, protect: true });

@@ -24,6 +24,7 @@ import {
 } from './queries.ts';
 import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
+import type { MarketState } from './exchange-rules.ts';
 
 export interface PlaceInput {
   key: AccountKey;
@@ -43,6 +44,8 @@ export interface PlaceInput {
   locked?: ReturnType<typeof lockAccountForSymbol>;
   /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
   liquidityLotsPerTick: number;
+  /** The market at `at` (open or not, a KRX stock's band), for the order's first match. */
+  market: MarketState;
 }
 
 export const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
@@ -182,7 +185,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   session.events.push(eventOf(row, 'accepted', at));
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
-  await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick));
+  await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick, input.market));
   // Written once, in the state that match left it in, with its fill; sent, not waited for. A
   // duplicate client order id fails the statement and so the transaction, which then writes nothing.
   const final = session.unsaved.get(row.id)!;

@@ -12,6 +12,7 @@ import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { expireInBooks, matchInBooks, observationFor, wouldAct } from './books-matching.ts';
 import type { EventHub } from './events.ts';
+import { intoBand, type ExchangeRules } from './exchange-rules.ts';
 import type { Outages } from './outage.ts';
 import { quoteOf, tickSizeOf, walkStep, type TPriceSource } from './prices.ts';
 import { listExpiredOrders, listLiveSymbols, listWorkingOrders, type SimOrderRow } from './queries.ts';
@@ -41,9 +42,11 @@ export interface MarketDeps {
   volatility: Decimal;
   /** The walk's seeded random numbers. */
   random: () => number;
+  /** When each market trades, and a KRX stock's band. */
+  rules: ExchangeRules;
 }
 
-export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random }: MarketDeps) => {
+export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random, rules }: MarketDeps) => {
   const priceListeners = new Set<(update: PriceUpdate) => void>();
 
   const publishPrice = (update: PriceUpdate) => {
@@ -58,16 +61,19 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
 
   /**
    * One observation of the current price (read now unless the caller has just read it) applied
-   * to these orders, all of one symbol, each in its own transaction.
+   * to these orders, all of one symbol, each in its own transaction. Nothing while the market is
+   * closed: what rests waits for the first round after the open.
    */
   const matchOrders = async (instrument: InstrumentRow, orders: readonly SimOrderRow[], observed?: Decimal) => {
     if (orders.length === 0) return;
+    const market = await rules.stateOf(instrument, clock.now());
+    if (!market.open) return;
     const price = observed ?? (await quoteOf(db, instrument)).price;
-    const observation = observationFor(instrument, price, liquidityLotsPerTick);
+    const observation = observationFor(instrument, price, liquidityLotsPerTick, market);
     for (const order of orders) {
       if (!wouldAct(order, observation)) continue;
       try {
-        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, at: clock.now() }));
+        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, market, at: clock.now() }));
         hub.emit(events);
       } catch (error) {
         logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
@@ -81,9 +87,15 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
     if (instrument) await matchOrders(instrument, await listWorkingOrders(db, { assetClasses: [assetClass], symbol }));
   };
 
+  /** The asset classes whose broker is up and whose market trades now. */
+  const tradingClasses = () => {
+    const at = clock.now();
+    return upClasses().filter((assetClass) => rules.isOpen(assetClass, at));
+  };
+
   const matchResting = async () => {
     const bySymbol = new Map<string, SimOrderRow[]>();
-    for (const order of await listWorkingOrders(db, { assetClasses: upClasses() })) {
+    for (const order of await listWorkingOrders(db, { assetClasses: tradingClasses() })) {
       const key = `${order.assetClass}\u0000${order.symbol}`;
       const group = bySymbol.get(key);
       if (group) group.push(order);
@@ -96,15 +108,18 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
     }
   };
 
+  /** A walk step of every symbol with working orders or positions whose market trades now, then a matching round. */
   const tick = async () => {
-    for (const { assetClass, symbol } of await listLiveSymbols(db, upClasses())) {
+    for (const { assetClass, symbol } of await listLiveSymbols(db, tradingClasses())) {
       const instrument = await findInstrument({ assetClass, symbol });
       if (!instrument) continue;
       const quote = await quoteOf(db, instrument);
       // An operator's price holds until the operator clears it: the walk leaves it alone.
       if (quote.source === 'admin') continue;
       const at = clock.now();
-      const price = walkStep({ price: quote.price, tickSize: tickSizeOf(instrument), volatility, random }).toFixed();
+      // A KRX stock walks inside its band, and stops at its edge as a stock at its limit does.
+      const { band } = await rules.stateOf(instrument, at);
+      const price = intoBand(walkStep({ price: intoBand(quote.price, band), tickSize: tickSizeOf(instrument), volatility, random }), band).toFixed();
       await saveTickPrice(db, { assetClass, symbol, price, at });
       publishPrice({ assetClass, symbol, price, source: 'tick', at: at.toISOString() });
     }
@@ -126,10 +141,13 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
     return expired;
   };
 
-  /** Sets an operator's price (null clears it) and matches that symbol's resting orders at once. */
+  /**
+   * Sets an operator's price (null clears it) and matches that symbol's resting orders at once,
+   * or, while its market is closed, at the first round after the open, which starts from it.
+   */
   const setPrice = async ({ assetClass, symbol, price }: { assetClass: TAssetClass; symbol: string; price: string | null }): Promise<PriceUpdate> => {
     const instrument = await instrumentOf(assetClass, symbol);
-    let value: string | null = null;
+    let value: Decimal | null = null;
     if (price !== null) {
       let parsed: Decimal | undefined;
       try {
@@ -138,10 +156,13 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
         // not a number: refused below
       }
       if (!parsed?.isFinite() || parsed.lte(0)) throw new AppError('VALIDATION_ERROR', `price must be a positive decimal, got ${price}`, { errors: [{ path: 'price', message: 'must be greater than 0' }] });
-      value = parsed.toFixed();
+      value = parsed;
     }
     const at = clock.now();
-    await saveAdminPrice(db, { assetClass, symbol, price: value, at });
+    // A KRX stock trades nowhere outside its band (the next session's while closed): a price
+    // beyond it is set at the edge, as a stock pushed that far sits at its limit.
+    const saved = value && intoBand(value, (await rules.stateOf(instrument, at)).band).toFixed();
+    await saveAdminPrice(db, { assetClass, symbol, price: saved, at });
     const quote = await quoteOf(db, instrument);
     const update: PriceUpdate = { assetClass, symbol, price: quote.price.toFixed(), source: quote.source, at: at.toISOString() };
     publishPrice(update);

@@ -8,6 +8,7 @@ import { BrokerRejectedError, type BrokerAnswer, type BrokerOrderRequest } from 
 import { toBrokerOrder } from './books.ts';
 import { placeInBooks } from './books-placement.ts';
 import type { EventHub } from './events.ts';
+import type { MarketState } from './exchange-rules.ts';
 import { quoteFrom } from './prices.ts';
 import { CLIENT_ORDER_ID_KEY, lockAccountForSymbol, type AccountKey } from './queries.ts';
 import type { InBooksPlacement, InBooksSteps } from './simulator.ts';
@@ -23,6 +24,8 @@ export interface QueuedPlacement {
   instrument: InstrumentRow;
   at: Date;
   expiresAt: Date | null;
+  /** The market at `at`, read before the placement queued (no statement in its transaction). */
+  market: MarketState;
   steps: InBooksSteps<unknown>;
   resolve: (placed: InBooksPlacement<unknown>) => void;
   reject: (error: unknown) => void;
@@ -56,7 +59,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
     try {
       await db.transaction(async (tx) => {
         for (const placement of batch) {
-          const { request, instrument, at, expiresAt, steps } = placement;
+          const { request, instrument, at, expiresAt, market, steps } = placement;
           // The account's lock is read first and the caller's intent right behind it: the small
           // read waits in the connection's buffer for the larger statement, and both go out in
           // one write and come back in one round trip.
@@ -69,7 +72,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
           }
           let placed: Awaited<ReturnType<typeof placeInBooks>>;
           try {
-            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, locked, liquidityLotsPerTick });
+            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, market, locked, liquidityLotsPerTick });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
             ended.push({ placement, outcome: { outcome: 'refused', error } });

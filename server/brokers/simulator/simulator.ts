@@ -22,6 +22,7 @@ import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
 import { createMarket, type PriceUpdate } from './market.ts';
+import { createExchangeRules, type TMarketHours } from './exchange-rules.ts';
 import { quoteFrom, quoteOf, seededRandom } from './prices.ts';
 import {
   findAccount,
@@ -72,6 +73,8 @@ export interface SimulatorOptions {
   leaseTtlMs?: number;
   /** Safety re-read of the outage flags (default 30 s): a bound on a missed notification, not the mechanism. */
   outageReloadMs?: number;
+  /** RISK_MARKET_HOURS, no default: `enforce` keeps a stock still (no walk, matching or fill) while its exchange is closed. */
+  marketHours: TMarketHours;
 }
 
 export interface AccountRef {
@@ -186,7 +189,8 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return instrument;
   };
 
-  const { matchOrders, matchResting, tick, expireDayOrders, setPrice, onPrice } = createMarket({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random });
+  const rules = createExchangeRules({ db, marketHours: options.marketHours });
+  const { matchOrders, matchResting, tick, expireDayOrders, setPrice, onPrice } = createMarket({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random, rules });
 
   const openAccount = async (key: AccountKey) => {
     await insertAccountIfMissing(db, { ...key, ...opening(key.assetClass), at: clock.now() });
@@ -243,7 +247,6 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return { account: accountFrom(key, read.account, positions), positions, openOrders: read.orders.map(toBrokerOrder) };
   };
 
-
   /**
    * Takes the order on the books after the caller's intent step, and runs the caller's `record`
    * of the answer, all in one transaction (Simulator.placeInBooks). The answer is the order as
@@ -255,9 +258,11 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     if (!instrument) throw new BrokerRejectedError(`unknown symbol ${request.symbol}`);
     const at = clock.now();
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
+    // Read before the transaction: calendar arithmetic, and a KRX band kept for its session.
+    const market = await rules.stateOf(instrument, at);
     return new Promise((resolve, reject) => {
       // `recorded` is what this placement's own `record` returned.
-      placements.enqueue(key, { request, instrument, at, expiresAt, steps, resolve: resolve as QueuedPlacement['resolve'], reject });
+      placements.enqueue(key, { request, instrument, at, expiresAt, market, steps, resolve: resolve as QueuedPlacement['resolve'], reject });
     });
   };
 
