@@ -6,13 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
-import { Decimal } from 'decimal.js';
-import { defaultProfileFor, profileByName, type FeeProfile } from '../brokers/fees.ts';
-import { tickSizeOf } from '../brokers/simulator/prices.ts';
+import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
+import type { BacktestResultRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
@@ -37,26 +35,6 @@ const toBars = (columns: BarColumnsText): Bars => {
   const { count } = columns;
   const numbers = (text: string): Float64Array => readNumberColumn(text, count);
   return { length: count, dates: readDayColumn(columns.days, count), open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
-};
-
-/**
- * The lowest open or close of the series when it is so low that a sell there, slipped and
- * rounded down to the instrument's tick, would be at 0 (the fill model refuses it): such a series
- * cannot be run. The lowest price is the one to check: a tick never grows as the price falls.
- */
-const belowOneTick = (bars: Bars, instrument: Pick<InstrumentRow, 'tickRule' | 'tickSize'>, profile: FeeProfile): { date: string; price: number } | undefined => {
-  let lowest = 0;
-  let price = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < bars.length; i++) {
-    const low = Math.min(bars.open[i]!, bars.close[i]!);
-    if (low < price) {
-      price = low;
-      lowest = i;
-    }
-  }
-  const tickAt = tickSizeOf(instrument);
-  const tick = typeof tickAt === 'function' ? tickAt(new Decimal(price)) : tickAt;
-  return price * (1 - profile.slippageRate.toNumber()) < tick.toNumber() ? { date: bars.dates[lowest]!, price } : undefined;
 };
 
 const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
@@ -132,14 +110,11 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const columns = await readBarColumns(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
     if (!columns) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const bars = toBars(columns);
-    const unpriceable = belowOneTick(bars, instrument, profile);
-    if (unpriceable) throw new AppError('INSUFFICIENT_DATA', `${instrument.symbol} traded at ${unpriceable.price} on ${unpriceable.date}, under one tick after slippage: a sell there cannot be priced`);
     const jobBars = jobBarsOf(bars);
     const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: JobBars = jobBars): BacktestJob => ({
       bars: over,
       initialCapital: String(initialCapital),
       profileName: profile.name,
-      instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
       fractional: assetClass !== 'kr_equity',
       runs,
     });

@@ -7,8 +7,8 @@
 import { MAX_TRADES } from '../../contracts/backtest.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { profileByName } from '../brokers/fees.ts';
-import { ExactDecimal } from '../decimal.ts';
 import { runEngine, type EngineResult } from './engine.ts';
+import { exactPriceGrid } from './price-grid.ts';
 import { spanMetrics, type BacktestMetrics } from './metrics.ts';
 import { findStrategy } from './strategies/index.ts';
 import type { Bars, RoundTrip } from './types.ts';
@@ -27,7 +27,6 @@ export interface BacktestJob {
   bars: JobBars;
   initialCapital: string;
   profileName: string;
-  instrument: { tickRule: 'fixed' | 'krx_bands'; tickSize: string };
   fractional: boolean;
   runs: StrategyRunSpec[];
 }
@@ -70,8 +69,8 @@ export type TaskAnswer = TaskOutcome[] | RunSummary[];
 const eachRun = <TAnswer>(job: BacktestJob, answer: (result: EngineResult) => TAnswer): TAnswer[] => {
   const profile = profileByName(job.profileName);
   if (!profile) throw new Error(`unknown profile ${job.profileName}`);
-  // The band table by name, so the engine can price on it with scaled integers (ledger.ts).
-  const tickSize = job.instrument.tickRule === 'krx_bands' ? 'krx_bands' : new ExactDecimal(job.instrument.tickSize);
+  // Historical prices keep their precision: no fill is moved onto today's tick grid.
+  const tickSize = exactPriceGrid(job.bars, profile);
   // The engine never reads dates; they are left behind so a job crosses to a worker lighter.
   const bars: Bars = { ...job.bars, dates: [] };
   return job.runs.map((spec) => {

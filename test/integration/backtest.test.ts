@@ -60,6 +60,21 @@ describe('POST /api/equity/backtest', () => {
     expect({ ...again.body, result_id: undefined, created_at: undefined }).toEqual({ ...res.body, result_id: undefined, created_at: undefined });
   });
 
+  it('fills historical (adjusted) prices as they are, not rounded onto today’s tick: ORCL gives the frictionless +448.959 %', async () => {
+    // ORCL 1995-2014 (../shared/data, byte for byte): split-adjusted opens with six places
+    // (2.123457), which today's $0.01 grid would move by up to half a cent on every fill.
+    const csv = readFileSync(path.join(FIXTURES, 'backtest', 'ORCL_1d.csv'), 'utf8');
+    const imported = await server.http('POST', '/api/admin/market-data/ohlcv?asset_class=us_equity&symbol=ORCL', { token: admin.tokens.access_token, rawBody: csv, headers: { 'content-type': 'text/csv' } });
+    expect(imported.status, imported.text).toBe(200);
+    const res = await run({ ...goog, symbol: 'ORCL', start_date: '1995-01-01', end_date: '2014-12-31' });
+    expect(res.status, res.text).toBe(200);
+    // The plain float loop of test/unit/backtest-real-series.test.ts gives the same figures.
+    expect(res.body.total_return_pct).toBeCloseTo(4.48959, 5);
+    expect(res.body.total_trades).toBe(97);
+    expect(res.body.trades[0]).toMatchObject({ side: 'buy', price: expect.any(Number) });
+    expect(res.body.trades.some((trade: { price: number }) => Math.round(trade.price * 100) / 100 !== trade.price)).toBe(true);
+  });
+
   it('buy_and_hold ends at initial × (last close / the open it bought at)', async () => {
     const res = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: undefined });
     expect(res.status, res.text).toBe(200);
@@ -87,15 +102,15 @@ describe('POST /api/equity/backtest', () => {
       expect([res.status, res.body.code], JSON.stringify(body)).toEqual([status, code]);
     }
     expect((await run(goog, 'garbage')).status).toBe(401);
-    // A series priced under one tick cannot be filled: a clear 422, never a failure of the fill model.
+    // A series priced under one tick is historical data like any other: its fills keep the bar's price (DESIGN: no rounding onto today's grid).
     const penny = { asset_class: 'us_equity', symbol: 'PNNY', exchange: 'NASDAQ', currency: 'USD', name: 'Penny', reference_price: 1, tick_size: 0.01, lot_size: 1, fractional: true };
     const created = await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body: penny });
     expect(created.status, created.text).toBe(201);
     const bars = [1, 0.5, 0.3, 0.004].map((close, i) => ({ date: `2024-01-0${i + 2}`, open: close, high: close, low: close, close, volume: 1 }));
     expect((await server.http('POST', '/api/admin/market-data/ohlcv', { token: admin.tokens.access_token, body: { asset_class: 'us_equity', symbol: 'PNNY', bars } })).status).toBe(200);
     const pennyRun = await run({ ...goog, symbol: 'PNNY', strategy_name: 'buy_and_hold', strategy_params: undefined, start_date: '2024-01-01', end_date: '2024-01-31' });
-    expect([pennyRun.status, pennyRun.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
-    expect(pennyRun.body.message).toContain('2024-01-05');
+    expect(pennyRun.status, pennyRun.text).toBe(200);
+    expect(pennyRun.body.trades.map((trade: { price: number }) => trade.price)).toEqual([0.5, 0.004]);
   });
 });
 

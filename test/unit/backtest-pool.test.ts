@@ -15,7 +15,6 @@ const job = (n: number, runs: BacktestJob['runs'] = [{ strategyName: 'sma_crosso
     bars: { length: n, open, high: close.map((value, i) => Math.max(value, open[i]!)), low: close.map((value, i) => Math.min(value, open[i]!)), close, volume: new Float64Array(n).fill(1) },
     initialCapital: '10000',
     profileName: 'crypto_default',
-    instrument: { tickRule: 'fixed', tickSize: '0.01' },
     fractional: true,
     runs,
   };
