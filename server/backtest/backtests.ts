@@ -4,7 +4,7 @@
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
+import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepList, TSweepListQuery, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
@@ -16,7 +16,7 @@ import type { Instruments } from '../instruments/instruments.ts';
 import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
 import { readDayColumn, readNumberColumn } from './bar-columns.ts';
-import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
+import { findResult, findSweep, insertResult, insertSweep, listResults, listSweeps } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
@@ -369,6 +369,29 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return { ...(row.result as Omit<TSweepResult, 'sweep_id' | 'created_at'>), sweep_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
+  const listSweepSummaries = async ({ user, query }: { user: { id: number }; query: TSweepListQuery }): Promise<TSweepList> => {
+    const { rows, total } = await listSweeps(db, { userId: user.id, symbol: query.symbol, strategy: query.strategy?.toLowerCase(), page: query.page, size: query.size });
+    const items = rows.map((row) => {
+      const head = row.head as Omit<TSweepResult, 'sweep_id' | 'created_at' | 'points' | 'skipped'>;
+      return {
+        sweep_id: row.id,
+        asset_class: head.asset_class,
+        symbol: head.symbol,
+        strategy_name: head.strategy_name,
+        profile_name: head.profile_name,
+        start_date: head.start_date,
+        end_date: head.end_date,
+        initial_capital: head.initial_capital,
+        rank_by: head.rank_by,
+        points_total: row.pointsTotal,
+        skipped_total: row.skippedTotal,
+        best: row.best as TSweepResult['points'][number] | null,
+        created_at: row.createdAt.toISOString(),
+      };
+    });
+    return { items, total, page: query.page, size: query.size };
+  };
+
   const get = async ({ user, id, family }: { user: { id: number }; id: string; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
     if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
@@ -388,5 +411,5 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     items: STRATEGIES.map((strategy) => ({ name: strategy.name, description: strategy.description, params: paramsSchemaOf(strategy), asset_classes: [...strategy.assetClasses] })),
   });
 
-  return { run, get, list, sweep, getSweep, walkForward, strategies };
+  return { run, get, list, sweep, getSweep, listSweeps: listSweepSummaries, walkForward, strategies };
 };

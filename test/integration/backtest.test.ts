@@ -158,6 +158,38 @@ describe('POST /api/equity/backtest/sweep', () => {
     expect((await server.http('GET', `/api/equity/backtest/sweep/${res.body.sweep_id}`, { token: admin.tokens.access_token })).status).toBe(404);
   });
 
+  it('lists your sweeps newest first, as summaries with their best point, filtered by symbol and strategy', async () => {
+    const owner = await newUser(server, { prefix: 'bt_sweeps' });
+    const sweepOf = (body: unknown) => server.http('POST', '/api/equity/backtest/sweep', { token: owner.tokens.access_token, body });
+    const first = await sweepOf({ ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30] }, rank_by: 'total_return_pct' });
+    const second = await sweepOf({ ...goog, strategy_name: 'rsi_reversion', strategy_params: undefined, grid: { period: [10, 14] } });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const list = await server.http('GET', '/api/equity/backtest/sweep?size=10', { token: owner.tokens.access_token });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, page: 1, size: 10 });
+    expect(list.body.items.map((item: { sweep_id: string }) => item.sweep_id)).toEqual([second.body.sweep_id, first.body.sweep_id]);
+    expect(list.body.items[1]).toEqual({
+      sweep_id: first.body.sweep_id,
+      asset_class: 'us_equity',
+      symbol: 'GOOG',
+      strategy_name: 'sma_crossover',
+      profile_name: 'us_broker_zero',
+      start_date: goog.start_date,
+      end_date: goog.end_date,
+      initial_capital: 10_000,
+      rank_by: 'total_return_pct',
+      points_total: 2,
+      skipped_total: 0,
+      best: first.body.points[0],
+      created_at: first.body.created_at,
+    });
+    expect(list.body.items[0]).not.toHaveProperty('points');
+    const filtered = await server.http('GET', '/api/equity/backtest/sweep?strategy=SMA_CROSSOVER&symbol=GOOG', { token: owner.tokens.access_token });
+    expect(filtered.body.items.map((item: { sweep_id: string }) => item.sweep_id)).toEqual([first.body.sweep_id]);
+    // Another user's sweeps are not listed.
+    expect((await server.http('GET', '/api/equity/backtest/sweep', { token: admin.tokens.access_token })).body).toMatchObject({ items: [], total: 0 });
+  });
+
   it('refuses a grid key the strategy does not have, a grid over BACKTEST_SWEEP_MAX_POINTS, and what a single run refuses', async () => {
     const sweep = (body: unknown) => server.http('POST', '/api/equity/backtest/sweep', { token: user.tokens.access_token, body });
     const base = { ...goog, strategy_params: undefined, grid: { fast: [5, 10] } };
