@@ -73,6 +73,8 @@ export const ZBacktestResult = z.object({
   ...summaryFields,
   strategy_params: z.record(z.string(), z.unknown()),
   initial_capital: z.number(),
+  /** Bars before start_date the indicators warmed on (the strategy's warm-up, fewer when fewer are stored); nothing trades on them. */
+  warmup_bars: z.number().int(),
   final_capital: z.number(),
   annual_return: z.number(),
   profit_factor: z.number().nullable(),

@@ -13,16 +13,16 @@ import type { Db } from '../db/client.ts';
 import type { BacktestResultRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
+import { readBarColumns, warmupStart, type BarColumnsText } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
 import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults, listSweeps } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
-import { jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { barsFrom, jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
 import { curveIndices } from './trim.ts';
-import type { Bars, RoundTrip, StrategyDefinition } from './types.ts';
+import type { Bars, StrategyDefinition } from './types.ts';
 
 /** Which asset classes each route family runs and reads. */
 export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
@@ -53,6 +53,9 @@ const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency'
   total_trades: row.totalTrades,
   created_at: row.createdAt.toISOString(),
 });
+
+/** The longest warm-up the runs need. */
+const warmupOf = (strategy: StrategyDefinition, runs: readonly StrategyRunSpec[]): number => Math.max(0, ...runs.map((spec) => strategy.warmup(spec.params)));
 
 /** One strategy run of a job: its validated params and the size they say. */
 const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
@@ -100,19 +103,28 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return request.asset_class as TAssetClass;
   };
 
-  /** What every run of a request needs after its checks: the instrument, the profile and the bars. */
-  const prepare = async (request: TRunBase, assetClass: TAssetClass) => {
+  /**
+   * What every run of a request needs after its checks: the instrument, the profile, the range's
+   * bars, and up to `warmup` stored bars before `start_date` to warm the indicators on (DESIGN:
+   * Lean's warm-up, freqtrade's startup candles), fewer when fewer are stored.
+   */
+  const prepare = async (request: TRunBase, assetClass: TAssetClass, warmup: number) => {
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
     if (!instrument) throw new AppError('INVALID_SYMBOL', `${request.symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);
     const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
-    const columns = await readBarColumns(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
-    if (!columns) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
-    const bars = toBars(columns);
-    const jobBars = jobBarsOf(bars);
-    const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: JobBars = jobBars): BacktestJob => ({
-      bars: over,
+    const key = { assetClass, symbol: instrument.symbol };
+    const warm = await warmupStart(db, { ...key, before: request.start_date, limit: warmup });
+    const columns = await readBarColumns(db, { ...key, from: warm.from ?? request.start_date, to: request.end_date });
+    if (!columns || columns.count <= warm.bars) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
+    const all = toBars(columns);
+    const warmupBars = warm.bars;
+    /** The range's bars (views after the warm-up): what the answer and the metrics read. */
+    const bars = barsFrom(all, warmupBars);
+    const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: { bars: JobBars; warmup: number } = { bars: jobBarsOf(all), warmup: warmupBars }): BacktestJob => ({
+      bars: over.bars,
+      warmup: over.warmup,
       initialCapital: String(initialCapital),
       profileName: profile.name,
       fractional: assetClass !== 'kr_equity',
@@ -123,7 +135,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
     const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
       spanMetrics({ initialCapital, equity: outcome.equity, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
-    return { instrument, profile, bars, jobOf, spanOf, metricsOf };
+    return { instrument, profile, all, bars, warmupBars, jobOf, spanOf, metricsOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
@@ -133,7 +145,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const runChecked = async ({ user, request, assetClass, strategy, params }: { user: { id: number }; request: TBacktestRequest; assetClass: TAssetClass } & ReturnType<typeof resolveStrategy>): Promise<TBacktestResult> => {
-    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, warmupBars, jobOf, metricsOf } = await prepare(request, assetClass, strategy.warmup(params));
     const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
     const [outcome] = pool && bars.length > inlineMaxBars ? await pool.run(job) : runJob(job);
@@ -152,6 +164,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       start_date: request.start_date,
       end_date: request.end_date,
       initial_capital: request.initial_capital,
+      warmup_bars: warmupBars,
       final_capital: Number(outcome.finalCapital),
       total_return_pct: metrics.total_return_pct,
       annual_return: metrics.annual_return,
@@ -257,7 +270,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const sweepChecked = async ({ user, request, assetClass, strategy, runs, skipped }: { user: { id: number }; request: TSweepRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TSweepResult> => {
-    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass);
+    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass, warmupOf(strategy, runs));
     const summaries = await summarizeMany((part) => jobOf(part, request.initial_capital), runs, spanOf());
     const ranked = summaries
       .map((summary, i) => ({ rank: 0, strategy_params: runs[i]!.params, ...summary.metrics, final_capital: Number(summary.finalCapital) }))
@@ -283,9 +296,12 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
 
   /**
    * Rolling walk-forward: on each train window the grid is run and the best point by `rank_by`
-   * chosen; that point then runs on the following test window, starting with the capital the
-   * previous test window ended with. Windows roll forward by `test_bars`. The answer has every
-   * window, and the test windows' curve stitched together with its out-of-sample metrics.
+   * chosen; that point trades the following test window. Windows roll forward by `test_bars`,
+   * and the last may be shorter. The test windows are one continuous run (DESIGN): the position
+   * and the capital carry from one window to the next, each window's strategy decides from the
+   * close before its first bar (rebuilt on its warm-up bars when its params change), and only the
+   * end closes what is still held. The answer has every window (its share of the run: the marks
+   * over its bars, the round trips that ended in it) and the run's out-of-sample curve and metrics.
    */
   const walkForward = async ({ user, request, family }: { user: { id: number }; request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
@@ -294,29 +310,25 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const walkForwardChecked = async ({ request, assetClass, strategy, runs, skipped }: { request: TWalkForwardRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TWalkForwardResult> => {
-    const { instrument, profile, bars, jobOf, spanOf, metricsOf } = await prepare(request, assetClass);
-    const { train_bars: train, test_bars: test } = request;
-    if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
     if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
-    // Copies, not views: a view would carry the whole series to a worker.
-    const slice = (from: number, to: number): JobBars => ({
-      length: to - from,
-      open: bars.open.slice(from, to),
-      high: bars.high.slice(from, to),
-      low: bars.low.slice(from, to),
-      close: bars.close.slice(from, to),
-      volume: bars.volume.slice(from, to),
-    });
+    const warmupWanted = warmupOf(strategy, runs);
+    const { instrument, profile, all, bars, warmupBars, jobOf, spanOf } = await prepare(request, assetClass, warmupWanted);
+    const { train_bars: train, test_bars: test } = request;
+    if (bars.length <= train) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train window and a test bar need ${train + 1}`);
+    // Bars [from, to) of the range with up to `warmup` bars before them: copies, not views (a view would carry the whole series to a worker).
+    const slice = (from: number, to: number, warmup: number): { bars: JobBars; warmup: number } => {
+      const start = Math.max(0, from + warmupBars - warmup);
+      const end = to + warmupBars;
+      return {
+        bars: { length: end - start, open: all.open.slice(start, end), high: all.high.slice(start, end), low: all.low.slice(start, end), close: all.close.slice(start, end), volume: all.volume.slice(start, end) },
+        warmup: from + warmupBars - start,
+      };
+    };
 
-    const windows: TWalkForwardResult['windows'] = [];
-    const curve: number[] = [];
-    const curveDates: string[] = [];
-    const trips: RoundTrip[] = [];
-    let capital = request.initial_capital;
-    for (let start = 0; start + train + test <= bars.length; start += test) {
-      const trainEnd = start + train;
-      const testEnd = trainEnd + test;
-      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs, spanOf(start, trainEnd));
+    const chosen: { trainStart: number; testStart: number; testEnd: number; best: StrategyRunSpec; score: number }[] = [];
+    for (let start = 0; start + train < bars.length; start += test) {
+      const testStart = start + train;
+      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, testStart, warmupWanted)), runs, spanOf(start, testStart));
       let best = 0;
       let bestScore = Number.NEGATIVE_INFINITY;
       trained.forEach((summary, i) => {
@@ -326,28 +338,35 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
           best = i;
         }
       });
-      const [outcome] = await runMany((part) => jobOf(part, String(capital), slice(trainEnd, testEnd)), [runs[best]!]);
-      const metrics = metricsOf(outcome!, capital, trainEnd, testEnd);
-      windows.push({
-        train_start: bars.dates[start]!,
-        train_end: bars.dates[trainEnd - 1]!,
-        test_start: bars.dates[trainEnd]!,
-        test_end: bars.dates[testEnd - 1]!,
-        best_params: runs[best]!.params,
-        train_score: Number.isFinite(bestScore) ? bestScore : null,
-        test: { final_capital: metrics.final_capital, total_return_pct: metrics.total_return_pct, sharpe_ratio: metrics.sharpe_ratio, max_drawdown_pct: metrics.max_drawdown_pct, total_trades: metrics.total_trades },
-      });
-      const offset = curve.length;
-      for (const trip of outcome!.trips) trips.push({ ...trip, entryIndex: trip.entryIndex + offset, exitIndex: trip.exitIndex + offset });
-      for (let i = 0; i < outcome!.equity.length; i++) {
-        curve.push(outcome!.equity[i]!);
-        curveDates.push(bars.dates[trainEnd + i]!);
-      }
-      capital = Number(outcome!.finalCapital);
+      chosen.push({ trainStart: start, testStart, testEnd: Math.min(testStart + test, bars.length), best: runs[best]!, score: bestScore });
     }
-    const equity = Float64Array.from(curve);
-    // The stitched curve covers the bars from the first test window's start, one after another.
-    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: trips.map((trip) => trip.pnl), firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
+
+    // The out-of-sample run: the first window's point from the first test bar to the last bar, the later windows' points taking over at their starts.
+    const first = chosen[0]!;
+    const testRun: StrategyRunSpec = { ...first.best, then: chosen.slice(1).map((window) => ({ at: window.testStart - first.testStart, params: window.best.params })) };
+    const [outcome] = await runMany((part) => jobOf(part, request.initial_capital, slice(first.testStart, bars.length, warmupWanted)), [testRun]);
+    if (!outcome) throw new Error('the walk-forward gave no outcome');
+    const { equity } = outcome;
+    const tripPnlsIn = (from: number, to: number) => outcome.trips.filter((trip) => trip.exitIndex >= from && trip.exitIndex < to).map((trip) => trip.pnl);
+
+    const windows: TWalkForwardResult['windows'] = chosen.map((window) => {
+      const from = window.testStart - first.testStart;
+      const to = window.testEnd - first.testStart;
+      // A window starts with the equity the one before it ended with (marked at its last close).
+      const startCapital = from === 0 ? request.initial_capital : equity[from - 1]!;
+      const metrics = spanMetrics({ initialCapital: startCapital, equity: equity.subarray(from, to), tripPnls: tripPnlsIn(from, to), firstClose: bars.close[window.testStart]!, lastClose: bars.close[window.testEnd - 1]!, ...spanOf(window.testStart, window.testEnd) });
+      return {
+        train_start: bars.dates[window.trainStart]!,
+        train_end: bars.dates[window.testStart - 1]!,
+        test_start: bars.dates[window.testStart]!,
+        test_end: bars.dates[window.testEnd - 1]!,
+        best_params: window.best.params,
+        train_score: Number.isFinite(window.score) ? window.score : null,
+        test: { final_capital: metrics.final_capital, total_return_pct: metrics.total_return_pct, sharpe_ratio: metrics.sharpe_ratio, max_drawdown_pct: metrics.max_drawdown_pct, total_trades: metrics.total_trades },
+      };
+    });
+    const curveDates = bars.dates.slice(first.testStart);
+    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[first.testStart]!, lastClose: bars.close[bars.length - 1]!, assetClass });
     return {
       asset_class: assetClass,
       symbol: instrument.symbol,
@@ -395,7 +414,9 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const get = async ({ user, id, family }: { user: { id: number }; id: string; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
     if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
-    return { ...(row.result as Omit<TBacktestResult, 'result_id' | 'created_at'>), result_id: row.id, created_at: row.createdAt.toISOString() };
+    const stored = row.result as Omit<TBacktestResult, 'result_id' | 'created_at' | 'warmup_bars'> & { warmup_bars?: number };
+    // Results stored before warm-up existed warmed on nothing.
+    return { ...stored, warmup_bars: stored.warmup_bars ?? 0, result_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
   const list = async ({ user, query, family }: { user: { id: number }; query: TBacktestListQuery; family: TBacktestFamily }): Promise<TBacktestList> => {

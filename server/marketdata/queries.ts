@@ -1,5 +1,5 @@
 // SQL on daily bars: the only module that knows their columns.
-import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
 import { dailyBars, type DailyBarRow } from '../db/schema/index.ts';
@@ -72,6 +72,21 @@ export const readBarColumns = async (db: Queryable, { assetClass, symbol, from, 
   const { days, open, high, low, close, volume } = row ?? {};
   if (!row?.count || !days || !open || !high || !low || !close || !volume) return undefined;
   return { count: row.count, days, open, high, low, close, volume };
+};
+
+/**
+ * Where a warm-up of up to `limit` bars before `before` starts: the date of the earliest of the
+ * last `limit` stored bars before it, with how many there are (0 and no date when there is none).
+ */
+export const warmupStart = async (db: Queryable, { assetClass, symbol, before, limit }: Key & { before: string; limit: number }): Promise<{ from: string | undefined; bars: number }> => {
+  if (limit <= 0) return { from: undefined, bars: 0 };
+  const rows = await db
+    .select({ date: dailyBars.date })
+    .from(dailyBars)
+    .where(and(eq(dailyBars.assetClass, assetClass), eq(dailyBars.symbol, symbol), lt(dailyBars.date, before)))
+    .orderBy(desc(dailyBars.date))
+    .limit(limit);
+  return { from: rows.at(-1)?.date, bars: rows.length };
 };
 
 /**

@@ -75,6 +75,23 @@ describe('POST /api/equity/backtest', () => {
     expect(res.body.trades.some((trade: { price: number }) => Math.round(trade.price * 100) / 100 !== trade.price)).toBe(true);
   });
 
+  it('warms its indicators on the stored bars before start_date and trades from start_date, never during the warm-up', async () => {
+    // sma 10/30 reads 30 bars before the start. The averages cross upward at the close of 2006-03-31,
+    // the second bar from 2006-03-30: a warm run buys at the next open, 2006-04-03 (a cold one could
+    // not see a cross before its 31st bar).
+    const warm = await run({ ...goog, start_date: '2006-03-30', end_date: '2007-03-30' });
+    expect(warm.status, warm.text).toBe(200);
+    expect(warm.body.warmup_bars).toBe(30);
+    expect(warm.body.equity_curve[0]).toEqual({ date: '2006-03-30', equity: 10_000 });
+    expect(warm.body.trades[0]).toMatchObject({ side: 'buy', timestamp: '2006-04-03T00:00:00.000Z' });
+    // That cross, seen during the warm-up of a run starting 2006-04-03, is not traded: the first
+    // buy is at the next cross (2006-06-14), filled on 2006-06-15.
+    const later = await run({ ...goog, start_date: '2006-04-03', end_date: '2007-03-30' });
+    expect(later.body.trades[0]).toMatchObject({ side: 'buy', timestamp: '2006-06-15T00:00:00.000Z' });
+    // With fewer stored bars than the warm-up, it warms on those there are.
+    expect((await run({ ...goog, start_date: '2004-08-25' })).body.warmup_bars).toBe(4);
+  });
+
   it('buy_and_hold ends at initial × (last close / the open it bought at)', async () => {
     const res = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: undefined });
     expect(res.status, res.text).toBe(200);
@@ -203,13 +220,15 @@ describe('POST /api/equity/backtest/sweep', () => {
 });
 
 describe('POST /api/equity/backtest/walk-forward', () => {
+  const walkForward = (body: unknown) => server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body });
+
   it('optimises on each train window, runs the best point on the next test window, and stitches the test windows', async () => {
-    const body = { ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30, 50] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 };
-    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body });
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30, 50] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 });
     expect(res.status, res.text).toBe(200);
-    // 2,148 bars: windows start at 0, 250, ... 1,250 (the next would need 2,250).
-    expect(res.body.windows).toHaveLength(6);
+    // 2,148 bars: windows start at 0, 250, ... 1,500; the last test window is the 148 bars left (DESIGN keeps it).
+    expect(res.body.windows).toHaveLength(7);
     expect(res.body.windows[0]).toMatchObject({ train_start: '2004-08-19', test_start: expect.any(String) });
+    expect(res.body.windows.at(-1).test_end).toBe('2013-03-01');
     for (const window of res.body.windows) {
       expect([5, 10]).toContain(window.best_params.fast);
       expect([30, 50]).toContain(window.best_params.slow);
@@ -220,14 +239,35 @@ describe('POST /api/equity/backtest/walk-forward', () => {
     expect(res.body.final_capital).toBeCloseTo(compounded, 6);
     expect(res.body.final_capital).toBeCloseTo(res.body.windows.at(-1).test.final_capital, 9);
     expect(res.body.total_return_pct).toBeCloseTo(res.body.final_capital / 10_000 - 1, 9);
-    expect(res.body.equity_curve_total).toBe(1500);
+    expect(res.body.equity_curve_total).toBe(1648);
     expect(res.body.equity_curve[0]).toEqual({ date: res.body.windows[0].test_start, equity: 10_000 });
     expect(res.body.total_trades).toBe(res.body.windows.reduce((sum: number, window: { test: { total_trades: number } }) => sum + window.test.total_trades, 0));
   });
 
-  it('answers 422 INSUFFICIENT_DATA when one train and one test window do not fit', async () => {
-    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body: { ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2000, test_bars: 500 } });
+  it('with a one-point grid equals one backtest over the span its test windows cover, to the digit: the position carries across windows', async () => {
+    // sma 10/100 in 125-bar windows: flat at every window's end and cold at every start, it would trade almost never.
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [10], slow: [100] }, train_bars: 250, test_bars: 125 });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.windows).toHaveLength(16);
+    const single = await run({ ...goog, strategy_params: { fast: 10, slow: 100 }, start_date: res.body.windows[0].test_start });
+    expect(single.status, single.text).toBe(200);
+    expect(single.body.warmup_bars).toBe(100);
+    expect(res.body.total_trades).toBe(single.body.total_trades);
+    expect(res.body.total_trades).toBeGreaterThan(5);
+    expect(res.body.final_capital).toBe(single.body.final_capital);
+    expect(res.body.total_return_pct).toBe(single.body.total_return_pct);
+    expect(res.body.max_drawdown_pct).toBe(single.body.max_drawdown_pct);
+    expect(res.body.sharpe_ratio).toBe(single.body.sharpe_ratio);
+    expect(res.body.equity_curve).toEqual(single.body.equity_curve);
+  });
+
+  it('answers 422 INSUFFICIENT_DATA when the range leaves no test bar after one train window', async () => {
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2148, test_bars: 500 });
     expect([res.status, res.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
+    // One bar more is a window: the last test window may be shorter than test_bars.
+    const one = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2147, test_bars: 500 });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.equity_curve_total).toBe(1);
   });
 });
 
