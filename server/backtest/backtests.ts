@@ -3,75 +3,29 @@
 // the curve and the trades, and stores the result as the user received it. Reads are the user's
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepList, TSweepListQuery, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { BacktestResultRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBarColumns, warmupStart, type BarColumnsText } from '../marketdata/queries.ts';
+import { readBarColumns, warmupStart } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
-import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import { findResult, findSweep, insertResult, insertSweep, listResults, listSweeps } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
 import { barsFrom, jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { gridPoints, paramsSchemaOf, rankValue, specOf, sweepSummaryOf, toBars, toSummary, warmupOf } from './run-specs.ts';
 import { curveIndices } from './trim.ts';
-import type { Bars, StrategyDefinition } from './types.ts';
 
 /** Which asset classes each route family runs and reads. */
 export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
 export type TBacktestFamily = keyof typeof FAMILY_ASSET_CLASSES;
 
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
-
-/** Bars as the engine reads them: typed arrays, oldest first. */
-const toBars = (columns: BarColumnsText): Bars => {
-  const { count } = columns;
-  const numbers = (text: string): Float64Array => readNumberColumn(text, count);
-  return { length: count, dates: readDayColumn(columns.days, count), open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
-};
-
-const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
-  result_id: row.id,
-  asset_class: row.assetClass,
-  currency: row.currency,
-  profile_name: row.profileName,
-  strategy_name: row.strategyName,
-  symbol: row.symbol,
-  start_date: row.startDate,
-  end_date: row.endDate,
-  total_return_pct: row.totalReturnPct,
-  sharpe_ratio: row.sharpeRatio,
-  max_drawdown_pct: row.maxDrawdownPct,
-  win_rate: row.winRate,
-  total_trades: row.totalTrades,
-  created_at: row.createdAt.toISOString(),
-});
-
-/** The longest warm-up the runs need. */
-const warmupOf = (strategy: StrategyDefinition, runs: readonly StrategyRunSpec[]): number => Math.max(0, ...runs.map((spec) => strategy.warmup(spec.params)));
-
-/** One strategy run of a job: its validated params and the size they say. */
-const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
-
-// Made once per strategy: every sweep checks its grid's keys against it, and making it takes longer than the check.
-const PARAMS_SCHEMAS = new WeakMap<StrategyDefinition, Readonly<Record<string, unknown>>>();
-
-/** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
-const paramsSchemaOf = (strategy: StrategyDefinition): Readonly<Record<string, unknown>> => {
-  let schema = PARAMS_SCHEMAS.get(strategy);
-  if (!schema) {
-    schema = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
-    PARAMS_SCHEMAS.set(strategy, schema);
-  }
-  return schema;
-};
 
 export type Backtests = ReturnType<typeof createBacktests>;
 
@@ -206,18 +160,6 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       createdAt,
     });
     return { result_id: id, created_at: createdAt.toISOString(), ...body };
-  };
-
-  /** Every combination of the grid's values, in the grid's order (the first key varies slowest). */
-  const gridPoints = (grid: Record<string, number[]>): Record<string, number>[] =>
-    Object.entries(grid).reduce<Record<string, number>[]>((points, [key, values]) => points.flatMap((point) => values.map((value) => ({ ...point, [key]: value }))), [{}]);
-
-  /** A point's value for ranking: higher is better (a drawdown nearer zero is higher already). */
-  const rankValue = (point: TSweepResult['points'][number], metric: TSweepRequest['rank_by']): number => {
-    const value = point[metric];
-    // No losing trip: the best profit factor there is, unless nothing traded at all.
-    if (value === null) return point.total_trades > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-    return value;
   };
 
   /**
@@ -390,24 +332,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
 
   const listSweepSummaries = async ({ user, query }: { user: { id: number }; query: TSweepListQuery }): Promise<TSweepList> => {
     const { rows, total } = await listSweeps(db, { userId: user.id, symbol: query.symbol, strategy: query.strategy?.toLowerCase(), page: query.page, size: query.size });
-    const items = rows.map((row) => {
-      const head = row.head as Omit<TSweepResult, 'sweep_id' | 'created_at' | 'points' | 'skipped'>;
-      return {
-        sweep_id: row.id,
-        asset_class: head.asset_class,
-        symbol: head.symbol,
-        strategy_name: head.strategy_name,
-        profile_name: head.profile_name,
-        start_date: head.start_date,
-        end_date: head.end_date,
-        initial_capital: head.initial_capital,
-        rank_by: head.rank_by,
-        points_total: row.pointsTotal,
-        skipped_total: row.skippedTotal,
-        best: row.best as TSweepResult['points'][number] | null,
-        created_at: row.createdAt.toISOString(),
-      };
-    });
+    const items = rows.map(sweepSummaryOf);
     return { items, total, page: query.page, size: query.size };
   };
 
