@@ -73,6 +73,8 @@ export const ZBacktestResult = z.object({
   ...summaryFields,
   strategy_params: z.record(z.string(), z.unknown()),
   initial_capital: z.number(),
+  /** Bars before start_date the indicators warmed on (the strategy's warm-up, fewer when fewer are stored); nothing trades on them. */
+  warmup_bars: z.number().int(),
   final_capital: z.number(),
   annual_return: z.number(),
   profit_factor: z.number().nullable(),
@@ -156,6 +158,33 @@ export const ZSweepResult = z.object({
 });
 export type TSweepResult = z.infer<typeof ZSweepResult>;
 export const ZSweepIdPath = z.object({ sweep_id: requestText().min(1).max(64) });
+
+/** GET /api/equity/backtest/sweep: the user's sweeps, newest first; filters as the backtest list's. */
+export const ZSweepListQuery = ZPageQuery.extend({
+  symbol: requestText().max(32).optional(),
+  strategy: requestText().max(64).optional(),
+});
+export type TSweepListQuery = z.infer<typeof ZSweepListQuery>;
+
+/** A stored sweep without its points: what it ran, how many points, and the best one. */
+export const ZSweepSummary = z.object({
+  sweep_id: z.string(),
+  asset_class: z.string(),
+  symbol: z.string(),
+  strategy_name: z.string(),
+  profile_name: z.string(),
+  start_date: ZDate,
+  end_date: ZDate,
+  initial_capital: z.number(),
+  rank_by: ZRankMetric,
+  points_total: z.number().int(),
+  skipped_total: z.number().int(),
+  /** The point ranked first (null when every point was skipped). */
+  best: ZSweepPoint.nullable(),
+  created_at: ZTimestamp,
+});
+export const ZSweepList = pageOf(ZSweepSummary);
+export type TSweepList = z.infer<typeof ZSweepList>;
 
 export const ZWalkForwardRequest = ZRunFields.extend({
   grid: ZGrid,

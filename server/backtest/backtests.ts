@@ -3,94 +3,29 @@
 // the curve and the trades, and stores the result as the user received it. Reads are the user's
 // own results only, of the route's asset classes.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
+import type { TBacktestList, TBacktestListQuery, TBacktestRequest, TBacktestResult, TStrategyList, TSweepList, TSweepListQuery, TSweepRequest, TSweepResult, TWalkForwardRequest, TWalkForwardResult } from '../../contracts/backtest.ts';
 import { CURRENCY_OF_ASSET_CLASS, type TAssetClass } from '../../contracts/common.ts';
-import { Decimal } from 'decimal.js';
-import { defaultProfileFor, profileByName, type FeeProfile } from '../brokers/fees.ts';
-import { tickSizeOf } from '../brokers/simulator/prices.ts';
+import { defaultProfileFor, profileByName } from '../brokers/fees.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import type { BacktestResultRow, InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import { readBarColumns, type BarColumnsText } from '../marketdata/queries.ts';
+import { readBarColumns, warmupStart } from '../marketdata/queries.ts';
 import { computeMetrics, spanMetrics } from './metrics.ts';
-import { readDayColumn, readNumberColumn } from './bar-columns.ts';
-import { findResult, findSweep, insertResult, insertSweep, listResults } from './queries.ts';
+import { findResult, findSweep, insertResult, insertSweep, listResults, listSweeps } from './queries.ts';
 import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts';
 import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
-import { jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { barsFrom, jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
+import { gridPoints, paramsSchemaOf, rankValue, specOf, sweepSummaryOf, toBars, toSummary, warmupOf } from './run-specs.ts';
 import { curveIndices } from './trim.ts';
-import type { Bars, RoundTrip, StrategyDefinition } from './types.ts';
 
 /** Which asset classes each route family runs and reads. */
 export const FAMILY_ASSET_CLASSES = { equity: ['us_equity', 'kr_equity'], crypto: ['crypto'] } as const satisfies Record<string, readonly TAssetClass[]>;
 export type TBacktestFamily = keyof typeof FAMILY_ASSET_CLASSES;
 
 const invalid = (path: string, message: string) => new AppError('VALIDATION_ERROR', `${path}: ${message}`, { errors: [{ path, message }] });
-
-/** Bars as the engine reads them: typed arrays, oldest first. */
-const toBars = (columns: BarColumnsText): Bars => {
-  const { count } = columns;
-  const numbers = (text: string): Float64Array => readNumberColumn(text, count);
-  return { length: count, dates: readDayColumn(columns.days, count), open: numbers(columns.open), high: numbers(columns.high), low: numbers(columns.low), close: numbers(columns.close), volume: numbers(columns.volume) };
-};
-
-/**
- * The lowest open or close of the series when it is so low that a sell there, slipped and
- * rounded down to the instrument's tick, would be at 0 (the fill model refuses it): such a series
- * cannot be run. The lowest price is the one to check: a tick never grows as the price falls.
- */
-const belowOneTick = (bars: Bars, instrument: Pick<InstrumentRow, 'tickRule' | 'tickSize'>, profile: FeeProfile): { date: string; price: number } | undefined => {
-  let lowest = 0;
-  let price = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < bars.length; i++) {
-    const low = Math.min(bars.open[i]!, bars.close[i]!);
-    if (low < price) {
-      price = low;
-      lowest = i;
-    }
-  }
-  const tickAt = tickSizeOf(instrument);
-  const tick = typeof tickAt === 'function' ? tickAt(new Decimal(price)) : tickAt;
-  return price * (1 - profile.slippageRate.toNumber()) < tick.toNumber() ? { date: bars.dates[lowest]!, price } : undefined;
-};
-
-const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'currency' | 'profileName' | 'strategyName' | 'symbol' | 'startDate' | 'endDate' | 'totalReturnPct' | 'sharpeRatio' | 'maxDrawdownPct' | 'winRate' | 'totalTrades' | 'createdAt'>) => ({
-  result_id: row.id,
-  asset_class: row.assetClass,
-  currency: row.currency,
-  profile_name: row.profileName,
-  strategy_name: row.strategyName,
-  symbol: row.symbol,
-  start_date: row.startDate,
-  end_date: row.endDate,
-  total_return_pct: row.totalReturnPct,
-  sharpe_ratio: row.sharpeRatio,
-  max_drawdown_pct: row.maxDrawdownPct,
-  win_rate: row.winRate,
-  total_trades: row.totalTrades,
-  created_at: row.createdAt.toISOString(),
-});
-
-/** One strategy run of a job: its validated params and the size they say. */
-const specOf = (strategyName: string, params: Record<string, unknown>): StrategyRunSpec => ({ strategyName, params, size: typeof params.size === 'number' ? params.size : 1 });
-
-// Made once per strategy: every sweep checks its grid's keys against it, and making it takes longer than the check.
-const PARAMS_SCHEMAS = new WeakMap<StrategyDefinition, Readonly<Record<string, unknown>>>();
-
-/** A strategy's parameters as JSON schema, by name (type, default, bounds, description). */
-const paramsSchemaOf = (strategy: StrategyDefinition): Readonly<Record<string, unknown>> => {
-  let schema = PARAMS_SCHEMAS.get(strategy);
-  if (!schema) {
-    schema = (z.toJSONSchema(strategy.params, { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown> }).properties ?? {};
-    PARAMS_SCHEMAS.set(strategy, schema);
-  }
-  return schema;
-};
 
 export type Backtests = ReturnType<typeof createBacktests>;
 
@@ -122,24 +57,30 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return request.asset_class as TAssetClass;
   };
 
-  /** What every run of a request needs after its checks: the instrument, the profile and the bars. */
-  const prepare = async (request: TRunBase, assetClass: TAssetClass) => {
+  /**
+   * What every run of a request needs after its checks: the instrument, the profile, the range's
+   * bars, and up to `warmup` stored bars before `start_date` to warm the indicators on (DESIGN:
+   * Lean's warm-up, freqtrade's startup candles), fewer when fewer are stored.
+   */
+  const prepare = async (request: TRunBase, assetClass: TAssetClass, warmup: number) => {
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
     if (!instrument) throw new AppError('INVALID_SYMBOL', `${request.symbol.slice(0, 32)} is not a registered ${assetClass} instrument`);
     const profile = request.profile_name === undefined ? defaultProfileFor(assetClass) : profileByName(request.profile_name);
     if (!profile) throw invalid('profile_name', `unknown profile; one of us_broker_zero, kr_broker_default, crypto_default`);
     if (profile.assetClass !== assetClass) throw invalid('profile_name', `${profile.name} is a ${profile.assetClass} profile`);
-    const columns = await readBarColumns(db, { assetClass, symbol: instrument.symbol, from: request.start_date, to: request.end_date });
-    if (!columns) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
-    const bars = toBars(columns);
-    const unpriceable = belowOneTick(bars, instrument, profile);
-    if (unpriceable) throw new AppError('INSUFFICIENT_DATA', `${instrument.symbol} traded at ${unpriceable.price} on ${unpriceable.date}, under one tick after slippage: a sell there cannot be priced`);
-    const jobBars = jobBarsOf(bars);
-    const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: JobBars = jobBars): BacktestJob => ({
-      bars: over,
+    const key = { assetClass, symbol: instrument.symbol };
+    const warm = await warmupStart(db, { ...key, before: request.start_date, limit: warmup });
+    const columns = await readBarColumns(db, { ...key, from: warm.from ?? request.start_date, to: request.end_date });
+    if (!columns || columns.count <= warm.bars) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
+    const all = toBars(columns);
+    const warmupBars = warm.bars;
+    /** The range's bars (views after the warm-up): what the answer and the metrics read. */
+    const bars = barsFrom(all, warmupBars);
+    const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: { bars: JobBars; warmup: number } = { bars: jobBarsOf(all), warmup: warmupBars }): BacktestJob => ({
+      bars: over.bars,
+      warmup: over.warmup,
       initialCapital: String(initialCapital),
       profileName: profile.name,
-      instrument: { tickRule: instrument.tickRule, tickSize: instrument.tickSize },
       fractional: assetClass !== 'kr_equity',
       runs,
     });
@@ -148,7 +89,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     /** An outcome's metrics over bars [from, to) of the range (the whole range by default). */
     const metricsOf = (outcome: TaskOutcome, initialCapital: number, from = 0, to = bars.length) =>
       spanMetrics({ initialCapital, equity: outcome.equity, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[from]!, lastClose: bars.close[to - 1]!, ...spanOf(from, to) });
-    return { instrument, profile, bars, jobOf, spanOf, metricsOf };
+    return { instrument, profile, all, bars, warmupBars, jobOf, spanOf, metricsOf };
   };
 
   const run = async ({ user, request, family }: { user: { id: number }; request: TBacktestRequest; family: TBacktestFamily }): Promise<TBacktestResult> => {
@@ -158,7 +99,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const runChecked = async ({ user, request, assetClass, strategy, params }: { user: { id: number }; request: TBacktestRequest; assetClass: TAssetClass } & ReturnType<typeof resolveStrategy>): Promise<TBacktestResult> => {
-    const { instrument, profile, bars, jobOf, metricsOf } = await prepare(request, assetClass);
+    const { instrument, profile, bars, warmupBars, jobOf, metricsOf } = await prepare(request, assetClass, strategy.warmup(params));
     const job = jobOf([specOf(strategy.name, params)], request.initial_capital);
     // A short run costs less than its handoff; a long one must not hold the event loop.
     const [outcome] = pool && bars.length > inlineMaxBars ? await pool.run(job) : runJob(job);
@@ -177,6 +118,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       start_date: request.start_date,
       end_date: request.end_date,
       initial_capital: request.initial_capital,
+      warmup_bars: warmupBars,
       final_capital: Number(outcome.finalCapital),
       total_return_pct: metrics.total_return_pct,
       annual_return: metrics.annual_return,
@@ -218,18 +160,6 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       createdAt,
     });
     return { result_id: id, created_at: createdAt.toISOString(), ...body };
-  };
-
-  /** Every combination of the grid's values, in the grid's order (the first key varies slowest). */
-  const gridPoints = (grid: Record<string, number[]>): Record<string, number>[] =>
-    Object.entries(grid).reduce<Record<string, number>[]>((points, [key, values]) => points.flatMap((point) => values.map((value) => ({ ...point, [key]: value }))), [{}]);
-
-  /** A point's value for ranking: higher is better (a drawdown nearer zero is higher already). */
-  const rankValue = (point: TSweepResult['points'][number], metric: TSweepRequest['rank_by']): number => {
-    const value = point[metric];
-    // No losing trip: the best profit factor there is, unless nothing traded at all.
-    if (value === null) return point.total_trades > 0 ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY;
-    return value;
   };
 
   /**
@@ -282,7 +212,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const sweepChecked = async ({ user, request, assetClass, strategy, runs, skipped }: { user: { id: number }; request: TSweepRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TSweepResult> => {
-    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass);
+    const { instrument, profile, jobOf, spanOf } = await prepare(request, assetClass, warmupOf(strategy, runs));
     const summaries = await summarizeMany((part) => jobOf(part, request.initial_capital), runs, spanOf());
     const ranked = summaries
       .map((summary, i) => ({ rank: 0, strategy_params: runs[i]!.params, ...summary.metrics, final_capital: Number(summary.finalCapital) }))
@@ -308,9 +238,12 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
 
   /**
    * Rolling walk-forward: on each train window the grid is run and the best point by `rank_by`
-   * chosen; that point then runs on the following test window, starting with the capital the
-   * previous test window ended with. Windows roll forward by `test_bars`. The answer has every
-   * window, and the test windows' curve stitched together with its out-of-sample metrics.
+   * chosen; that point trades the following test window. Windows roll forward by `test_bars`,
+   * and the last may be shorter. The test windows are one continuous run (DESIGN): the position
+   * and the capital carry from one window to the next, each window's strategy decides from the
+   * close before its first bar (rebuilt on its warm-up bars when its params change), and only the
+   * end closes what is still held. The answer has every window (its share of the run: the marks
+   * over its bars, the round trips that ended in it) and the run's out-of-sample curve and metrics.
    */
   const walkForward = async ({ user, request, family }: { user: { id: number }; request: TWalkForwardRequest; family: TBacktestFamily }): Promise<TWalkForwardResult> => {
     const assetClass = routeAssetClass(request, family);
@@ -319,29 +252,25 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   };
 
   const walkForwardChecked = async ({ request, assetClass, strategy, runs, skipped }: { request: TWalkForwardRequest; assetClass: TAssetClass } & ReturnType<typeof gridRuns>): Promise<TWalkForwardResult> => {
-    const { instrument, profile, bars, jobOf, spanOf, metricsOf } = await prepare(request, assetClass);
-    const { train_bars: train, test_bars: test } = request;
-    if (bars.length < train + test) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train and one test window need ${train + test}`);
     if (runs.length === 0) throw invalid('grid', 'the strategy refuses every point of the grid');
-    // Copies, not views: a view would carry the whole series to a worker.
-    const slice = (from: number, to: number): JobBars => ({
-      length: to - from,
-      open: bars.open.slice(from, to),
-      high: bars.high.slice(from, to),
-      low: bars.low.slice(from, to),
-      close: bars.close.slice(from, to),
-      volume: bars.volume.slice(from, to),
-    });
+    const warmupWanted = warmupOf(strategy, runs);
+    const { instrument, profile, all, bars, warmupBars, jobOf, spanOf } = await prepare(request, assetClass, warmupWanted);
+    const { train_bars: train, test_bars: test } = request;
+    if (bars.length <= train) throw new AppError('INSUFFICIENT_DATA', `${bars.length} bars in range; one train window and a test bar need ${train + 1}`);
+    // Bars [from, to) of the range with up to `warmup` bars before them: copies, not views (a view would carry the whole series to a worker).
+    const slice = (from: number, to: number, warmup: number): { bars: JobBars; warmup: number } => {
+      const start = Math.max(0, from + warmupBars - warmup);
+      const end = to + warmupBars;
+      return {
+        bars: { length: end - start, open: all.open.slice(start, end), high: all.high.slice(start, end), low: all.low.slice(start, end), close: all.close.slice(start, end), volume: all.volume.slice(start, end) },
+        warmup: from + warmupBars - start,
+      };
+    };
 
-    const windows: TWalkForwardResult['windows'] = [];
-    const curve: number[] = [];
-    const curveDates: string[] = [];
-    const trips: RoundTrip[] = [];
-    let capital = request.initial_capital;
-    for (let start = 0; start + train + test <= bars.length; start += test) {
-      const trainEnd = start + train;
-      const testEnd = trainEnd + test;
-      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, trainEnd)), runs, spanOf(start, trainEnd));
+    const chosen: { trainStart: number; testStart: number; testEnd: number; best: StrategyRunSpec; score: number }[] = [];
+    for (let start = 0; start + train < bars.length; start += test) {
+      const testStart = start + train;
+      const trained = await summarizeMany((part) => jobOf(part, request.initial_capital, slice(start, testStart, warmupWanted)), runs, spanOf(start, testStart));
       let best = 0;
       let bestScore = Number.NEGATIVE_INFINITY;
       trained.forEach((summary, i) => {
@@ -351,28 +280,35 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
           best = i;
         }
       });
-      const [outcome] = await runMany((part) => jobOf(part, String(capital), slice(trainEnd, testEnd)), [runs[best]!]);
-      const metrics = metricsOf(outcome!, capital, trainEnd, testEnd);
-      windows.push({
-        train_start: bars.dates[start]!,
-        train_end: bars.dates[trainEnd - 1]!,
-        test_start: bars.dates[trainEnd]!,
-        test_end: bars.dates[testEnd - 1]!,
-        best_params: runs[best]!.params,
-        train_score: Number.isFinite(bestScore) ? bestScore : null,
-        test: { final_capital: metrics.final_capital, total_return_pct: metrics.total_return_pct, sharpe_ratio: metrics.sharpe_ratio, max_drawdown_pct: metrics.max_drawdown_pct, total_trades: metrics.total_trades },
-      });
-      const offset = curve.length;
-      for (const trip of outcome!.trips) trips.push({ ...trip, entryIndex: trip.entryIndex + offset, exitIndex: trip.exitIndex + offset });
-      for (let i = 0; i < outcome!.equity.length; i++) {
-        curve.push(outcome!.equity[i]!);
-        curveDates.push(bars.dates[trainEnd + i]!);
-      }
-      capital = Number(outcome!.finalCapital);
+      chosen.push({ trainStart: start, testStart, testEnd: Math.min(testStart + test, bars.length), best: runs[best]!, score: bestScore });
     }
-    const equity = Float64Array.from(curve);
-    // The stitched curve covers the bars from the first test window's start, one after another.
-    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: trips.map((trip) => trip.pnl), firstClose: bars.close[train]!, lastClose: bars.close[train + curve.length - 1]!, assetClass });
+
+    // The out-of-sample run: the first window's point from the first test bar to the last bar, the later windows' points taking over at their starts.
+    const first = chosen[0]!;
+    const testRun: StrategyRunSpec = { ...first.best, then: chosen.slice(1).map((window) => ({ at: window.testStart - first.testStart, params: window.best.params })) };
+    const [outcome] = await runMany((part) => jobOf(part, request.initial_capital, slice(first.testStart, bars.length, warmupWanted)), [testRun]);
+    if (!outcome) throw new Error('the walk-forward gave no outcome');
+    const { equity } = outcome;
+    const tripPnlsIn = (from: number, to: number) => outcome.trips.filter((trip) => trip.exitIndex >= from && trip.exitIndex < to).map((trip) => trip.pnl);
+
+    const windows: TWalkForwardResult['windows'] = chosen.map((window) => {
+      const from = window.testStart - first.testStart;
+      const to = window.testEnd - first.testStart;
+      // A window starts with the equity the one before it ended with (marked at its last close).
+      const startCapital = from === 0 ? request.initial_capital : equity[from - 1]!;
+      const metrics = spanMetrics({ initialCapital: startCapital, equity: equity.subarray(from, to), tripPnls: tripPnlsIn(from, to), firstClose: bars.close[window.testStart]!, lastClose: bars.close[window.testEnd - 1]!, ...spanOf(window.testStart, window.testEnd) });
+      return {
+        train_start: bars.dates[window.trainStart]!,
+        train_end: bars.dates[window.testStart - 1]!,
+        test_start: bars.dates[window.testStart]!,
+        test_end: bars.dates[window.testEnd - 1]!,
+        best_params: window.best.params,
+        train_score: Number.isFinite(window.score) ? window.score : null,
+        test: { final_capital: metrics.final_capital, total_return_pct: metrics.total_return_pct, sharpe_ratio: metrics.sharpe_ratio, max_drawdown_pct: metrics.max_drawdown_pct, total_trades: metrics.total_trades },
+      };
+    });
+    const curveDates = bars.dates.slice(first.testStart);
+    const overall = computeMetrics({ initialCapital: request.initial_capital, equity, dates: curveDates, tripPnls: outcome.trips.map((trip) => trip.pnl), firstClose: bars.close[first.testStart]!, lastClose: bars.close[bars.length - 1]!, assetClass });
     return {
       asset_class: assetClass,
       symbol: instrument.symbol,
@@ -394,10 +330,18 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     return { ...(row.result as Omit<TSweepResult, 'sweep_id' | 'created_at'>), sweep_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
+  const listSweepSummaries = async ({ user, query }: { user: { id: number }; query: TSweepListQuery }): Promise<TSweepList> => {
+    const { rows, total } = await listSweeps(db, { userId: user.id, symbol: query.symbol, strategy: query.strategy?.toLowerCase(), page: query.page, size: query.size });
+    const items = rows.map(sweepSummaryOf);
+    return { items, total, page: query.page, size: query.size };
+  };
+
   const get = async ({ user, id, family }: { user: { id: number }; id: string; family: TBacktestFamily }): Promise<TBacktestResult> => {
     const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
     if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
-    return { ...(row.result as Omit<TBacktestResult, 'result_id' | 'created_at'>), result_id: row.id, created_at: row.createdAt.toISOString() };
+    const stored = row.result as Omit<TBacktestResult, 'result_id' | 'created_at' | 'warmup_bars'> & { warmup_bars?: number };
+    // Results stored before warm-up existed warmed on nothing.
+    return { ...stored, warmup_bars: stored.warmup_bars ?? 0, result_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
   const list = async ({ user, query, family }: { user: { id: number }; query: TBacktestListQuery; family: TBacktestFamily }): Promise<TBacktestList> => {
@@ -413,5 +357,5 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     items: STRATEGIES.map((strategy) => ({ name: strategy.name, description: strategy.description, params: paramsSchemaOf(strategy), asset_classes: [...strategy.assetClasses] })),
   });
 
-  return { run, get, list, sweep, getSweep, walkForward, strategies };
+  return { run, get, list, sweep, getSweep, listSweeps: listSweepSummaries, walkForward, strategies };
 };

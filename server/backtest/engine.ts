@@ -29,10 +29,30 @@ export interface EngineInput {
   fractional: boolean;
   /** Price every fill in decimals, skipping the scaled ledger (the tests compare the two). */
   decimalOnly?: boolean;
+  /**
+   * Bars at the start that only warm the indicators (default 0): no signal is taken on them, so
+   * nothing trades before the first bar after them, and the curve, the fills and the round
+   * trips count bars from there (index 0 is the first bar after the warm-up).
+   */
+  warmup?: number;
+  /**
+   * Later strategies of the same run, oldest first (walk-forward's test windows): each takes
+   * over at the close before its first bar, so it makes the decision that fills at that bar's
+   * open, with the position and the cash as they are.
+   */
+  switches?: readonly StrategySwitch[];
+}
+
+export interface StrategySwitch {
+  /** The first bar it trades on, counted as the curve is (0 is the first bar after the warm-up); at least 1. */
+  at: number;
+  strategy: StrategyRun;
+  /** Bars before that close its indicators are built on (its warm-up, fewer when fewer are there). */
+  warmup: number;
 }
 
 export interface EngineResult {
-  /** Equity at every close (the last one after the close-out, if any). */
+  /** Equity at every close after the warm-up (the last one after the close-out, if any). */
   equity: Float64Array;
   /** Every fill, oldest first (made when read: firstFills makes only those an answer shows). */
   readonly fills: EngineFill[];
@@ -46,14 +66,34 @@ export interface EngineResult {
 }
 
 /** A read-only window on one array at the engine's cursor: back 0 is the current bar, never a later one. */
-const lookbackOf = (values: Float64Array, cursor: { i: number }): Lookback => {
+const lookbackOf = (values: Float64Array, cursor: { i: number }, offset = 0): Lookback => {
   return (back = 0) => {
-    const k = cursor.i - back;
+    // `values` starts at bar `offset` (an indicator rebuilt on a later strategy's warm-up).
+    const k = cursor.i - offset - back;
     // back < 0 would be the future, a fraction no bar at all: both read nothing. k is an integer
     // from 0 to the cursor exactly when back is one from 0 to the cursor (and never when NaN).
-    return k >= 0 && k <= cursor.i && (k | 0) === k ? values[k]! : Number.NaN;
+    return k >= 0 && k <= cursor.i - offset && (k | 0) === k ? values[k]! : Number.NaN;
   };
 };
+
+/** The strategy's indicators as lookbacks, computed on the bars from `offset` on. */
+const indicatorsOf = (strategy: StrategyRun, bars: Bars, cursor: { i: number }, offset: number): Record<string, Lookback> => {
+  const from = offset === 0 ? bars : barsAfter(bars, offset);
+  const ind: Record<string, Lookback> = {};
+  for (const [key, indicator] of Object.entries(strategy.indicators)) ind[key] = lookbackOf(indicator.compute(from), cursor, offset);
+  return ind;
+};
+
+/** The bars from `offset` on, as views. */
+const barsAfter = (bars: Bars, offset: number): Bars => ({
+  length: bars.length - offset,
+  dates: bars.dates.slice(offset),
+  open: bars.open.subarray(offset),
+  high: bars.high.subarray(offset),
+  low: bars.low.subarray(offset),
+  close: bars.close.subarray(offset),
+  volume: bars.volume.subarray(offset),
+});
 
 /** What a run's fills change: the ledger (replaced at a hand-over), the fills and the round trips. */
 interface Book {
@@ -93,11 +133,14 @@ export const runEngine = (input: EngineInput): EngineResult => {
   const n = bars.length;
   const close = bars.close;
   const open = bars.open;
-  const equity = new Float64Array(n);
+  const warmup = Math.min(Math.max(0, input.warmup ?? 0), n);
+  const equity = new Float64Array(n - warmup);
 
   const cursor = { i: 0 };
-  const ind: Record<string, Lookback> = {};
-  for (const [key, indicator] of Object.entries(strategy.indicators)) ind[key] = lookbackOf(indicator.compute(bars), cursor);
+  const ind = indicatorsOf(strategy, bars, cursor, 0);
+  let deciding = strategy;
+  const switches = input.switches ?? [];
+  let nextSwitch = 0;
   const view: { -readonly [K in keyof BarView<string>]: BarView<string>[K] } = {
     index: 0,
     inPosition: false,
@@ -114,28 +157,35 @@ export const runEngine = (input: EngineInput): EngineResult => {
   let cash = book.ledger.cashNumber;
   let units = 0;
   let pending = HOLD;
-  for (let i = 0; i < n; i++) {
+  for (let i = warmup; i < n; i++) {
     cursor.i = i;
     // Yesterday's signal fills at today's open.
     if (pending !== HOLD) {
-      if (pending === BUY) buyAt(book, i, open[i]!);
-      else sellAt(book, i, open[i]!);
+      if (pending === BUY) buyAt(book, i - warmup, open[i]!);
+      else sellAt(book, i - warmup, open[i]!);
       cash = book.ledger.cashNumber;
       units = book.ledger.unitsNumber;
       pending = HOLD;
     }
-    equity[i] = cash + units * close[i]!;
-    view.index = i;
+    equity[i - warmup] = cash + units * close[i]!;
+    view.index = i - warmup;
     view.inPosition = units > 0;
-    const signal: TSignal = strategy.decide(view);
+    // The next strategy decides from the close before its first bar, on indicators rebuilt on its own warm-up.
+    const due = switches[nextSwitch];
+    if (due && i === due.at + warmup - 1) {
+      deciding = due.strategy;
+      view.ind = indicatorsOf(due.strategy, bars, cursor, Math.max(0, i - due.warmup));
+      nextSwitch++;
+    }
+    const signal: TSignal = deciding.decide(view);
     if (signal === 'buy') {
       if (units === 0) pending = BUY;
     } else if (signal === 'sell' && units > 0) pending = SELL;
   }
   // What is still held is sold at the last close, and the last mark is the cash it leaves.
-  if (n > 0 && units > 0) {
-    sellAt(book, n - 1, close[n - 1]!);
-    equity[n - 1] = book.ledger.cashNumber;
+  if (n > warmup && units > 0) {
+    sellAt(book, n - 1 - warmup, close[n - 1]!);
+    equity[n - 1 - warmup] = book.ledger.cashNumber;
   }
   const log = book.fills;
   const tripLog = book.trips;

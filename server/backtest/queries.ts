@@ -1,5 +1,5 @@
 // SQL of stored backtest results: the only module that knows their table.
-import { and, count, desc, eq, inArray } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
 import { backtestResults, backtestSweeps, type BacktestResultRow } from '../db/schema/index.ts';
@@ -51,3 +51,31 @@ export const insertSweep = async (db: Queryable, values: typeof backtestSweeps.$
 
 export const findSweep = async (db: Queryable, { userId, id }: { userId: number; id: string }) =>
   (await db.select().from(backtestSweeps).where(and(eq(backtestSweeps.userId, userId), eq(backtestSweeps.id, id))))[0];
+
+/**
+ * The user's sweeps, newest first: each one's answer without its points (a sweep holds up to
+ * a thousand), its point and skip counts, and its first-ranked point.
+ */
+export const listSweeps = async (db: Queryable, { userId, symbol, strategy, page, size }: { userId: number; symbol?: string; strategy?: string; page: number; size: number }) => {
+  const where = and(
+    eq(backtestSweeps.userId, userId),
+    symbol === undefined ? undefined : eq(backtestSweeps.symbol, symbol),
+    strategy === undefined ? undefined : eq(backtestSweeps.strategyName, strategy),
+  );
+  const rows = await db
+    .select({
+      id: backtestSweeps.id,
+      createdAt: backtestSweeps.createdAt,
+      head: sql<Record<string, unknown>>`${backtestSweeps.result} - 'points' - 'skipped'`,
+      pointsTotal: sql<number>`jsonb_array_length(${backtestSweeps.result} -> 'points')`.mapWith(Number),
+      skippedTotal: sql<number>`jsonb_array_length(${backtestSweeps.result} -> 'skipped')`.mapWith(Number),
+      best: sql<Record<string, unknown> | null>`${backtestSweeps.result} -> 'points' -> 0`,
+    })
+    .from(backtestSweeps)
+    .where(where)
+    .orderBy(desc(backtestSweeps.createdAt), desc(backtestSweeps.id))
+    .limit(size)
+    .offset((page - 1) * size);
+  const [total] = await db.select({ n: count() }).from(backtestSweeps).where(where);
+  return { rows, total: total?.n ?? 0 };
+};

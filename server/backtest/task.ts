@@ -7,8 +7,8 @@
 import { MAX_TRADES } from '../../contracts/backtest.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { profileByName } from '../brokers/fees.ts';
-import { ExactDecimal } from '../decimal.ts';
-import { runEngine, type EngineResult } from './engine.ts';
+import { runEngine, type EngineResult, type StrategySwitch } from './engine.ts';
+import { exactPriceGrid } from './price-grid.ts';
 import { spanMetrics, type BacktestMetrics } from './metrics.ts';
 import { findStrategy } from './strategies/index.ts';
 import type { Bars, RoundTrip } from './types.ts';
@@ -21,13 +21,20 @@ export interface StrategyRunSpec {
   /** Already validated by the strategy's schema. */
   params: Record<string, unknown>;
   size: number;
+  /**
+   * Later windows of the same run (walk-forward): from bar `at` of the range on (decided from the
+   * close before it), the strategy runs with these params. The cash, the position and `size` carry on.
+   */
+  then?: { at: number; params: Record<string, unknown> }[];
 }
 
 export interface BacktestJob {
+  /** The warm-up bars, then the range's. */
   bars: JobBars;
+  /** How many bars at the start of `bars` come before the range (each run warms on as many of them as it needs). */
+  warmup: number;
   initialCapital: string;
   profileName: string;
-  instrument: { tickRule: 'fixed' | 'krx_bands'; tickSize: string };
   fractional: boolean;
   runs: StrategyRunSpec[];
 }
@@ -66,18 +73,40 @@ export interface RunSummary {
 export type TaskRequest = { kind: 'outcomes'; job: BacktestJob } | { kind: 'summaries'; job: BacktestJob; span: MetricsSpan };
 export type TaskAnswer = TaskOutcome[] | RunSummary[];
 
+/** Whether two validated param sets are the same (the same keys, each the same number or value). */
+const sameParams = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.is(a[key], b[key]));
+};
+
+/** The bars from `from` on, as views (no copy). */
+export const barsFrom = (bars: Bars, from: number): Bars =>
+  from === 0
+    ? bars
+    : { length: bars.length - from, dates: bars.dates.slice(from), open: bars.open.subarray(from), high: bars.high.subarray(from), low: bars.low.subarray(from), close: bars.close.subarray(from), volume: bars.volume.subarray(from) };
+
 /** Each of the job's runs through the engine, one after another, in order, and what `answer` keeps of it. */
 const eachRun = <TAnswer>(job: BacktestJob, answer: (result: EngineResult) => TAnswer): TAnswer[] => {
   const profile = profileByName(job.profileName);
   if (!profile) throw new Error(`unknown profile ${job.profileName}`);
-  // The band table by name, so the engine can price on it with scaled integers (ledger.ts).
-  const tickSize = job.instrument.tickRule === 'krx_bands' ? 'krx_bands' : new ExactDecimal(job.instrument.tickSize);
+  // Historical prices keep their precision: no fill is moved onto today's tick grid.
+  const tickSize = exactPriceGrid(job.bars, profile);
   // The engine never reads dates; they are left behind so a job crosses to a worker lighter.
   const bars: Bars = { ...job.bars, dates: [] };
   return job.runs.map((spec) => {
     const strategy = findStrategy(spec.strategyName);
     if (!strategy) throw new Error(`unknown strategy ${spec.strategyName}`);
-    return answer(runEngine({ bars, strategy: strategy.create(spec.params), size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional }));
+    // Each run warms on its own count of bars, no more, so a sweep's point is the single run of those params to the digit.
+    const warmup = Math.min(job.warmup, strategy.warmup(spec.params));
+    const switches: StrategySwitch[] = [];
+    let params = spec.params;
+    for (const next of spec.then ?? []) {
+      // Unchanged params keep the strategy's state: the windows are then one run, to the digit.
+      if (sameParams(params, next.params)) continue;
+      params = next.params;
+      switches.push({ at: next.at, strategy: strategy.create(params), warmup: strategy.warmup(params) });
+    }
+    return answer(runEngine({ bars: barsFrom(bars, job.warmup - warmup), warmup, strategy: strategy.create(spec.params), switches, size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional }));
   });
 };
 
@@ -91,12 +120,12 @@ export const runJob = (job: BacktestJob): TaskOutcome[] =>
     finalCapital: outcome.finalCapital,
   }));
 
-/** The job's runs' summaries over its bars, in order: no curve, round trip or fill leaves the thread (or is made at all). */
+/** The job's runs' summaries over its range (the bars after the warm-up), in order: no curve, round trip or fill leaves the thread (or is made at all). */
 export const summarizeJob = (job: BacktestJob, span: MetricsSpan): RunSummary[] => {
   const { close, length } = job.bars;
   const initialCapital = Number(job.initialCapital);
   return eachRun(job, (result) => ({
-    metrics: spanMetrics({ initialCapital, equity: result.equity, tripPnls: result.tripPnls, firstClose: close[0]!, lastClose: close[length - 1]!, ...span }),
+    metrics: spanMetrics({ initialCapital, equity: result.equity, tripPnls: result.tripPnls, firstClose: close[job.warmup]!, lastClose: close[length - 1]!, ...span }),
     finalCapital: result.finalCapital,
   }));
 };

@@ -69,6 +69,12 @@ export interface StrategyDefinition<TParams extends Record<string, unknown> = Re
   readonly description: string;
   readonly params: z.ZodType<TParams, Record<string, unknown>>;
   readonly assetClasses: readonly TAssetClass[];
+  /**
+   * Bars its indicators need before the first bar it trades on (its longest lookback; three
+   * spans for EMA-based ones, seeded by an SMA): a backtest reads up to that many before
+   * `start_date`, and the bot as many before today.
+   */
+  warmup(params: TParams): number;
   create(params: TParams): StrategyRun;
 }
 

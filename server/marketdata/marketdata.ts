@@ -9,6 +9,7 @@ import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { listInstruments } from '../instruments/queries.ts';
+import { lastOpenedSessionDate } from '../markets/calendar.ts';
 import type { Logger } from '../observability/logger.ts';
 import { validateBars, type RowError, type TBarsResult } from './bars.ts';
 import { parseOhlcvCsv } from './csv.ts';
@@ -25,12 +26,6 @@ const rowErrors = (errors: RowError[]) =>
   });
 
 const unknownSymbol = (message: string) => new AppError('VALIDATION_ERROR', message, { errors: [{ path: 'symbol', message }] });
-
-/** The exchange-local date of an instant for an asset class (YYYY-MM-DD). */
-const localDate = (assetClass: TAssetClass, at: Date): string => {
-  const timeZone = assetClass === 'us_equity' ? 'America/New_York' : assetClass === 'kr_equity' ? 'Asia/Seoul' : 'UTC';
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-};
 
 export type MarketData = ReturnType<typeof createMarketData>;
 
@@ -109,7 +104,8 @@ export const createMarketData = ({ db, clock, logger, instruments }: { db: Db; c
           referencePrice: instrument.referencePrice,
           tickSize: instrument.tickSize,
           from: DEMO_FROM,
-          to: localDate(instrument.assetClass, at),
+          // Up to the last session that has opened: no bar for a session still to come today.
+          to: lastOpenedSessionDate({ assetClass: instrument.assetClass, at }),
           seed: 'demo',
         });
         written += await upsertBars(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, bars, source: SYNTHETIC, at });

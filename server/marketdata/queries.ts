@@ -75,6 +75,21 @@ export const readBarColumns = async (db: Queryable, { assetClass, symbol, from, 
 };
 
 /**
+ * Where a warm-up of up to `limit` bars before `before` starts: the date of the earliest of the
+ * last `limit` stored bars before it, with how many there are (0 and no date when there is none).
+ */
+export const warmupStart = async (db: Queryable, { assetClass, symbol, before, limit }: Key & { before: string; limit: number }): Promise<{ from: string | undefined; bars: number }> => {
+  if (limit <= 0) return { from: undefined, bars: 0 };
+  const rows = await db
+    .select({ date: dailyBars.date })
+    .from(dailyBars)
+    .where(and(eq(dailyBars.assetClass, assetClass), eq(dailyBars.symbol, symbol), lt(dailyBars.date, before)))
+    .orderBy(desc(dailyBars.date))
+    .limit(limit);
+  return { from: rows.at(-1)?.date, bars: rows.length };
+};
+
+/**
  * Inserts the bars, replacing any of the same dates: one statement per chunk, the columns passed
  * as arrays and unnested by Postgres (far faster than a row of parameters per bar, which is what
  * lets a fresh database take ten years of demo bars for every instrument in seconds).

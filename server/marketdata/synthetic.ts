@@ -4,6 +4,7 @@ import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { isCalendarDate, type TBar } from './bars.ts';
 import { krxTickOfNumber } from '../instruments/ticks.ts';
+import { isTradingDay } from '../markets/calendar.ts';
 
 export interface SyntheticBarsOptions {
   symbol: string;
@@ -26,7 +27,7 @@ export interface SyntheticBarsOptions {
  * The walk's character per class: daily log-return volatility, the daily drift (prices mostly
  * rose to where they are now), how volume scales (a day's traded value in the quote currency),
  * how far below the reference the walk may wander before it is reflected, and whether the market
- * trades in weekday sessions (equities: no weekend bars, an overnight gap at each open).
+ * trades in sessions (equities: bars on the exchange's trading days only, an overnight gap at each open).
  */
 const PROFILE: Record<TAssetClass, { volatility: number; drift: number; dailyValue: number; floorFactor: number; sessions: boolean }> = {
   crypto: { volatility: 0.035, drift: 0.0008, dailyValue: 3e8, floorFactor: 100, sessions: false },
@@ -124,14 +125,15 @@ const TWO_DIGITS = Array.from({ length: 32 }, (_, n) => String(n).padStart(2, '0
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 /**
- * The dates from `from` to `to`, weekdays only for equities. Written field by field rather than
- * through Date objects (most of the generator's time went there), and recent lists are kept: a
- * demo seed asks for the same few ranges once per instrument.
+ * The dates from `from` to `to` the asset class trades on: every day for crypto, the exchange's
+ * trading days (its calendar: no weekends, no holidays) for equities. Walked field by field
+ * rather than through Date objects (most of the generator's time went there), and recent lists
+ * are kept: a demo seed asks for the same few ranges once per instrument.
  */
 const tradingDays = (() => {
   const recent = new Map<string, readonly string[]>();
-  return (from: string, to: string, weekdaysOnly: boolean): readonly string[] => {
-    const key = `${from}|${to}|${weekdaysOnly}`;
+  return (from: string, to: string, assetClass: TAssetClass): readonly string[] => {
+    const key = `${from}|${to}|${assetClass}`;
     const known = recent.get(key);
     if (known) return known;
     const days: string[] = [];
@@ -139,7 +141,8 @@ const tradingDays = (() => {
     let weekday = new Date(Date.UTC(year, month - 1, day)).getUTCDay();
     let monthLength = daysInMonth(year, month);
     for (let date = from; date <= to; ) {
-      if (!weekdaysOnly || (weekday !== 0 && weekday !== 6)) days.push(date);
+      // Weekends first: the calendar is asked only about weekdays.
+      if (assetClass === 'crypto' || (weekday !== 0 && weekday !== 6 && isTradingDay(assetClass, date))) days.push(date);
       weekday = (weekday + 1) % 7;
       if (++day > monthLength) {
         day = 1;
@@ -158,8 +161,8 @@ const tradingDays = (() => {
 })();
 
 /**
- * Daily bars from `from` to `to`: every calendar day for crypto, Monday to Friday for equities
- * (exchange holidays are not left out). Close to close is a geometric random walk walked
+ * Daily bars from `from` to `to`: every calendar day for crypto, the exchange's trading days for
+ * equities (no weekends, no holidays: server/markets/calendar.ts). Close to close is a geometric random walk walked
  * backwards from the reference price, so the last close is that price exactly; opens gap from the
  * previous close for equities (crypto trades through the night: its open is the previous close);
  * highs and lows reach past open and close. Prices are floats only inside the walk: each is put
@@ -172,7 +175,7 @@ export const syntheticBars = (options: SyntheticBarsOptions): TBar[] => {
   const reference = positiveDecimal(referencePrice, 'referencePrice');
 
   const profile = PROFILE[assetClass];
-  const days = tradingDays(from, to, profile.sessions);
+  const days = tradingDays(from, to, assetClass);
   if (days.length === 0) return [];
 
   const tick =

@@ -61,3 +61,17 @@ export const isTradingDay = (assetClass: TAssetClass, localDate: TLocalDate): bo
   parseLocalDate(localDate);
   return calendars[assetClass].hoursOn(localDate) !== null;
 };
+
+/**
+ * The exchange-local date of the latest session that has opened by `at` (today's once its bell
+ * has rung, else the trading day before): the last day a daily bar can exist for.
+ */
+export const lastOpenedSessionDate = (instant: MarketInstant): TLocalDate => {
+  const session = marketSession(instant);
+  if (session.open) return session.sessionDate;
+  // Closed: `sessionDate` is the next session, not yet opened; step back to the last trading day.
+  const { hoursOn } = calendars[instant.assetClass];
+  let date = addDays(session.sessionDate, -1);
+  for (let step = 0; step <= MAX_CLOSED_DAYS && !hoursOn(date); step += 1) date = addDays(date, -1);
+  return date;
+};

@@ -1,6 +1,6 @@
 // Backtests: stocks at /api/equity/backtest, crypto at /api/backtest, and the strategy list.
 import { z } from 'zod';
-import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList, ZSweepIdPath, ZSweepRequest, ZSweepResult, ZWalkForwardRequest, ZWalkForwardResult } from '../../contracts/backtest.ts';
+import { ZBacktestIdPath, ZBacktestList, ZBacktestListQuery, ZBacktestRequest, ZBacktestResult, ZStrategyList, ZSweepIdPath, ZSweepList, ZSweepListQuery, ZSweepRequest, ZSweepResult, ZWalkForwardRequest, ZWalkForwardResult } from '../../contracts/backtest.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 import type { TBacktestFamily } from '../backtest/backtests.ts';
 
@@ -34,6 +34,11 @@ export const backtestRouter = router({
     .input(ZSweepRequest)
     .output(ZSweepResult)
     .mutation(({ ctx, input }) => ctx.backtests.sweep({ user: ctx.user, request: input, family: 'equity' })),
+  listSweeps: authedProcedure
+    .meta({ openapi: openapi('GET', '/equity/backtest/sweep', 'Your sweeps, newest first (summaries: the best point, no other points)') })
+    .input(ZSweepListQuery)
+    .output(ZSweepList)
+    .query(({ ctx, input }) => ctx.backtests.listSweeps({ user: ctx.user, query: input })),
   getSweep: authedProcedure
     .meta({ openapi: openapi('GET', '/equity/backtest/sweep/{sweep_id}', 'One of your sweeps'), errors: ['NOT_FOUND'] })
     .input(ZSweepIdPath)

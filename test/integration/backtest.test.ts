@@ -60,6 +60,38 @@ describe('POST /api/equity/backtest', () => {
     expect({ ...again.body, result_id: undefined, created_at: undefined }).toEqual({ ...res.body, result_id: undefined, created_at: undefined });
   });
 
+  it('fills historical (adjusted) prices as they are, not rounded onto today’s tick: ORCL gives the frictionless +448.959 %', async () => {
+    // ORCL 1995-2014 (../shared/data, byte for byte): split-adjusted opens with six places
+    // (2.123457), which today's $0.01 grid would move by up to half a cent on every fill.
+    const csv = readFileSync(path.join(FIXTURES, 'backtest', 'ORCL_1d.csv'), 'utf8');
+    const imported = await server.http('POST', '/api/admin/market-data/ohlcv?asset_class=us_equity&symbol=ORCL', { token: admin.tokens.access_token, rawBody: csv, headers: { 'content-type': 'text/csv' } });
+    expect(imported.status, imported.text).toBe(200);
+    const res = await run({ ...goog, symbol: 'ORCL', start_date: '1995-01-01', end_date: '2014-12-31' });
+    expect(res.status, res.text).toBe(200);
+    // The plain float loop of test/unit/backtest-real-series.test.ts gives the same figures.
+    expect(res.body.total_return_pct).toBeCloseTo(4.48959, 5);
+    expect(res.body.total_trades).toBe(97);
+    expect(res.body.trades[0]).toMatchObject({ side: 'buy', price: expect.any(Number) });
+    expect(res.body.trades.some((trade: { price: number }) => Math.round(trade.price * 100) / 100 !== trade.price)).toBe(true);
+  });
+
+  it('warms its indicators on the stored bars before start_date and trades from start_date, never during the warm-up', async () => {
+    // sma 10/30 reads 30 bars before the start. The averages cross upward at the close of 2006-03-31,
+    // the second bar from 2006-03-30: a warm run buys at the next open, 2006-04-03 (a cold one could
+    // not see a cross before its 31st bar).
+    const warm = await run({ ...goog, start_date: '2006-03-30', end_date: '2007-03-30' });
+    expect(warm.status, warm.text).toBe(200);
+    expect(warm.body.warmup_bars).toBe(30);
+    expect(warm.body.equity_curve[0]).toEqual({ date: '2006-03-30', equity: 10_000 });
+    expect(warm.body.trades[0]).toMatchObject({ side: 'buy', timestamp: '2006-04-03T00:00:00.000Z' });
+    // That cross, seen during the warm-up of a run starting 2006-04-03, is not traded: the first
+    // buy is at the next cross (2006-06-14), filled on 2006-06-15.
+    const later = await run({ ...goog, start_date: '2006-04-03', end_date: '2007-03-30' });
+    expect(later.body.trades[0]).toMatchObject({ side: 'buy', timestamp: '2006-06-15T00:00:00.000Z' });
+    // With fewer stored bars than the warm-up, it warms on those there are.
+    expect((await run({ ...goog, start_date: '2004-08-25' })).body.warmup_bars).toBe(4);
+  });
+
   it('buy_and_hold ends at initial × (last close / the open it bought at)', async () => {
     const res = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: undefined });
     expect(res.status, res.text).toBe(200);
@@ -87,15 +119,15 @@ describe('POST /api/equity/backtest', () => {
       expect([res.status, res.body.code], JSON.stringify(body)).toEqual([status, code]);
     }
     expect((await run(goog, 'garbage')).status).toBe(401);
-    // A series priced under one tick cannot be filled: a clear 422, never a failure of the fill model.
+    // A series priced under one tick is historical data like any other: its fills keep the bar's price (DESIGN: no rounding onto today's grid).
     const penny = { asset_class: 'us_equity', symbol: 'PNNY', exchange: 'NASDAQ', currency: 'USD', name: 'Penny', reference_price: 1, tick_size: 0.01, lot_size: 1, fractional: true };
     const created = await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body: penny });
     expect(created.status, created.text).toBe(201);
     const bars = [1, 0.5, 0.3, 0.004].map((close, i) => ({ date: `2024-01-0${i + 2}`, open: close, high: close, low: close, close, volume: 1 }));
     expect((await server.http('POST', '/api/admin/market-data/ohlcv', { token: admin.tokens.access_token, body: { asset_class: 'us_equity', symbol: 'PNNY', bars } })).status).toBe(200);
     const pennyRun = await run({ ...goog, symbol: 'PNNY', strategy_name: 'buy_and_hold', strategy_params: undefined, start_date: '2024-01-01', end_date: '2024-01-31' });
-    expect([pennyRun.status, pennyRun.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
-    expect(pennyRun.body.message).toContain('2024-01-05');
+    expect(pennyRun.status, pennyRun.text).toBe(200);
+    expect(pennyRun.body.trades.map((trade: { price: number }) => trade.price)).toEqual([0.5, 0.004]);
   });
 });
 
@@ -143,6 +175,38 @@ describe('POST /api/equity/backtest/sweep', () => {
     expect((await server.http('GET', `/api/equity/backtest/sweep/${res.body.sweep_id}`, { token: admin.tokens.access_token })).status).toBe(404);
   });
 
+  it('lists your sweeps newest first, as summaries with their best point, filtered by symbol and strategy', async () => {
+    const owner = await newUser(server, { prefix: 'bt_sweeps' });
+    const sweepOf = (body: unknown) => server.http('POST', '/api/equity/backtest/sweep', { token: owner.tokens.access_token, body });
+    const first = await sweepOf({ ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30] }, rank_by: 'total_return_pct' });
+    const second = await sweepOf({ ...goog, strategy_name: 'rsi_reversion', strategy_params: undefined, grid: { period: [10, 14] } });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const list = await server.http('GET', '/api/equity/backtest/sweep?size=10', { token: owner.tokens.access_token });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, page: 1, size: 10 });
+    expect(list.body.items.map((item: { sweep_id: string }) => item.sweep_id)).toEqual([second.body.sweep_id, first.body.sweep_id]);
+    expect(list.body.items[1]).toEqual({
+      sweep_id: first.body.sweep_id,
+      asset_class: 'us_equity',
+      symbol: 'GOOG',
+      strategy_name: 'sma_crossover',
+      profile_name: 'us_broker_zero',
+      start_date: goog.start_date,
+      end_date: goog.end_date,
+      initial_capital: 10_000,
+      rank_by: 'total_return_pct',
+      points_total: 2,
+      skipped_total: 0,
+      best: first.body.points[0],
+      created_at: first.body.created_at,
+    });
+    expect(list.body.items[0]).not.toHaveProperty('points');
+    const filtered = await server.http('GET', '/api/equity/backtest/sweep?strategy=SMA_CROSSOVER&symbol=GOOG', { token: owner.tokens.access_token });
+    expect(filtered.body.items.map((item: { sweep_id: string }) => item.sweep_id)).toEqual([first.body.sweep_id]);
+    // Another user's sweeps are not listed.
+    expect((await server.http('GET', '/api/equity/backtest/sweep', { token: admin.tokens.access_token })).body).toMatchObject({ items: [], total: 0 });
+  });
+
   it('refuses a grid key the strategy does not have, a grid over BACKTEST_SWEEP_MAX_POINTS, and what a single run refuses', async () => {
     const sweep = (body: unknown) => server.http('POST', '/api/equity/backtest/sweep', { token: user.tokens.access_token, body });
     const base = { ...goog, strategy_params: undefined, grid: { fast: [5, 10] } };
@@ -156,13 +220,15 @@ describe('POST /api/equity/backtest/sweep', () => {
 });
 
 describe('POST /api/equity/backtest/walk-forward', () => {
+  const walkForward = (body: unknown) => server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body });
+
   it('optimises on each train window, runs the best point on the next test window, and stitches the test windows', async () => {
-    const body = { ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30, 50] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 };
-    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body });
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5, 10], slow: [30, 50] }, rank_by: 'total_return_pct', train_bars: 500, test_bars: 250 });
     expect(res.status, res.text).toBe(200);
-    // 2,148 bars: windows start at 0, 250, ... 1,250 (the next would need 2,250).
-    expect(res.body.windows).toHaveLength(6);
+    // 2,148 bars: windows start at 0, 250, ... 1,500; the last test window is the 148 bars left (DESIGN keeps it).
+    expect(res.body.windows).toHaveLength(7);
     expect(res.body.windows[0]).toMatchObject({ train_start: '2004-08-19', test_start: expect.any(String) });
+    expect(res.body.windows.at(-1).test_end).toBe('2013-03-01');
     for (const window of res.body.windows) {
       expect([5, 10]).toContain(window.best_params.fast);
       expect([30, 50]).toContain(window.best_params.slow);
@@ -173,14 +239,35 @@ describe('POST /api/equity/backtest/walk-forward', () => {
     expect(res.body.final_capital).toBeCloseTo(compounded, 6);
     expect(res.body.final_capital).toBeCloseTo(res.body.windows.at(-1).test.final_capital, 9);
     expect(res.body.total_return_pct).toBeCloseTo(res.body.final_capital / 10_000 - 1, 9);
-    expect(res.body.equity_curve_total).toBe(1500);
+    expect(res.body.equity_curve_total).toBe(1648);
     expect(res.body.equity_curve[0]).toEqual({ date: res.body.windows[0].test_start, equity: 10_000 });
     expect(res.body.total_trades).toBe(res.body.windows.reduce((sum: number, window: { test: { total_trades: number } }) => sum + window.test.total_trades, 0));
   });
 
-  it('answers 422 INSUFFICIENT_DATA when one train and one test window do not fit', async () => {
-    const res = await server.http('POST', '/api/equity/backtest/walk-forward', { token: user.tokens.access_token, body: { ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2000, test_bars: 500 } });
+  it('with a one-point grid equals one backtest over the span its test windows cover, to the digit: the position carries across windows', async () => {
+    // sma 10/100 in 125-bar windows: flat at every window's end and cold at every start, it would trade almost never.
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [10], slow: [100] }, train_bars: 250, test_bars: 125 });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.windows).toHaveLength(16);
+    const single = await run({ ...goog, strategy_params: { fast: 10, slow: 100 }, start_date: res.body.windows[0].test_start });
+    expect(single.status, single.text).toBe(200);
+    expect(single.body.warmup_bars).toBe(100);
+    expect(res.body.total_trades).toBe(single.body.total_trades);
+    expect(res.body.total_trades).toBeGreaterThan(5);
+    expect(res.body.final_capital).toBe(single.body.final_capital);
+    expect(res.body.total_return_pct).toBe(single.body.total_return_pct);
+    expect(res.body.max_drawdown_pct).toBe(single.body.max_drawdown_pct);
+    expect(res.body.sharpe_ratio).toBe(single.body.sharpe_ratio);
+    expect(res.body.equity_curve).toEqual(single.body.equity_curve);
+  });
+
+  it('answers 422 INSUFFICIENT_DATA when the range leaves no test bar after one train window', async () => {
+    const res = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2148, test_bars: 500 });
     expect([res.status, res.body.code]).toEqual([422, 'INSUFFICIENT_DATA']);
+    // One bar more is a window: the last test window may be shorter than test_bars.
+    const one = await walkForward({ ...goog, strategy_params: undefined, grid: { fast: [5] }, train_bars: 2147, test_bars: 500 });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.equity_curve_total).toBe(1);
   });
 });
 

@@ -130,3 +130,35 @@ describe('runEngine', () => {
     expect(result.finalCapital).toBe('17.142857145');
   });
 });
+
+describe('runEngine: warm-up and strategy switches', () => {
+  const always = (signal: TSignal): StrategyRun => ({ indicators: {}, decide: ({ inPosition }) => (signal === 'buy' ? (inPosition ? 'hold' : 'buy') : signal) });
+  const five = barsOf([
+    [10, 10],
+    [11, 11],
+    [12, 12],
+    [13, 13],
+    [14, 14],
+  ]);
+
+  it('takes no signal on the warm-up bars: the first fill is at the open after the first traded close, and the curve starts after the warm-up', () => {
+    const result = runEngine({ bars: five, warmup: 2, strategy: always('buy'), size: 1, initialCapital: '1200', profile: usZero, tickSize: new Decimal('0.01'), fractional: true });
+    expect(result.equity).toHaveLength(3);
+    expect(result.equity[0]).toBe(1200);
+    // Decided at the close of bar 2 (the first after the warm-up), bought at bar 3's open: index 1 of the curve.
+    expect(result.fills.map(({ index, side, price }) => ({ index, side, price: price.toNumber() }))).toEqual([
+      { index: 1, side: 'buy', price: 13 },
+      { index: 2, side: 'sell', price: 14 },
+    ]);
+  });
+
+  it('lets a later strategy decide from the close before its first bar, with the position as it is', () => {
+    // The first strategy buys and holds; the one from bar 3 on sells what it holds at that bar's open.
+    const result = runEngine({ bars: five, strategy: always('buy'), switches: [{ at: 3, strategy: always('sell'), warmup: 0 }], size: 1, initialCapital: '1000', profile: usZero, tickSize: new Decimal('0.01'), fractional: true });
+    expect(result.fills.map(({ index, side }) => ({ index, side }))).toEqual([
+      { index: 1, side: 'buy' },
+      { index: 3, side: 'sell' },
+    ]);
+    expect(result.trips).toHaveLength(1);
+  });
+});

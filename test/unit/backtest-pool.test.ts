@@ -13,9 +13,9 @@ const job = (n: number, runs: BacktestJob['runs'] = [{ strategyName: 'sma_crosso
   const open = Float64Array.from(close, (value, i) => (i === 0 ? value : close[i - 1]!));
   return {
     bars: { length: n, open, high: close.map((value, i) => Math.max(value, open[i]!)), low: close.map((value, i) => Math.min(value, open[i]!)), close, volume: new Float64Array(n).fill(1) },
+    warmup: 0,
     initialCapital: '10000',
     profileName: 'crypto_default',
-    instrument: { tickRule: 'fixed', tickSize: '0.01' },
     fractional: true,
     runs,
   };

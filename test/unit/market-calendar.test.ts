@@ -2,7 +2,7 @@
 // holidays and hours against the exchanges' published 2024–2026 calendars, crypto's UTC days.
 import { describe, expect, it } from 'vitest';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { isTradingDay, marketSession, nextClose } from '../../server/markets/calendar.ts';
+import { isTradingDay, lastOpenedSessionDate, marketSession, nextClose } from '../../server/markets/calendar.ts';
 import { krxClosures, krxHoursOn } from '../../server/markets/krx.ts';
 import { easterSunday, nyseEarlyCloses, nyseHolidays, nyseHoursOn } from '../../server/markets/nyse.ts';
 import { addDays, instantAt, isWeekend, localDateTimeOf, parseLocalDate, utcOffsetMs, weekdayOf } from '../../server/markets/zoned.ts';
@@ -337,5 +337,25 @@ describe('isTradingDay', () => {
     expect(isTradingDay('kr_equity', '2025-05-01')).toBe(false);
     expect(() => isTradingDay('kr_equity', '2025-02-30')).toThrow(RangeError);
     expect(() => isTradingDay('crypto', '20250101')).toThrow(RangeError);
+  });
+});
+
+describe('lastOpenedSessionDate: the last day a daily bar can exist for', () => {
+  const last = (assetClass: TAssetClass, instant: string) => lastOpenedSessionDate({ assetClass, at: at(instant) });
+
+  it('is today once the bell has rung, and the trading day before until then', () => {
+    // Tuesday 2026-03-10: NYSE opens 09:30 EDT (13:30 UTC).
+    expect(last('us_equity', '2026-03-10T13:29:59Z')).toBe('2026-03-09');
+    expect(last('us_equity', '2026-03-10T13:30:00Z')).toBe('2026-03-10');
+    expect(last('us_equity', '2026-03-10T22:00:00Z')).toBe('2026-03-10');
+    // Monday morning before the open: Friday's session.
+    expect(last('us_equity', '2026-03-09T12:00:00Z')).toBe('2026-03-06');
+    // KRX opens 09:00 KST (00:00 UTC); before the open on 2025-01-31, the last session was the 24th (Seollal and the 27th closed).
+    expect(last('kr_equity', '2025-01-30T23:59:00Z')).toBe('2025-01-24');
+    expect(last('kr_equity', '2025-01-31T00:00:00Z')).toBe('2025-01-31');
+    // The day after July 4 2026 (a Saturday, observed Friday the 3rd), before the open on Monday the 6th: Thursday the 2nd.
+    expect(last('us_equity', '2026-07-06T13:00:00Z')).toBe('2026-07-02');
+    // Crypto never closes: today, in UTC.
+    expect(last('crypto', '2026-03-10T00:00:00Z')).toBe('2026-03-10');
   });
 });

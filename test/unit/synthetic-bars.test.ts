@@ -6,6 +6,8 @@ import { krxTickOfNumber, krxTickSize } from '../../server/instruments/ticks.ts'
 import { type Instrument, INSTRUMENT_UNIVERSE } from '../../server/instruments/universe.ts';
 import { validateBars } from '../../server/marketdata/bars.ts';
 import { syntheticBars } from '../../server/marketdata/synthetic.ts';
+import { isTradingDay } from '../../server/markets/calendar.ts';
+import { addDays } from '../../server/markets/zoned.ts';
 
 const TO = '2026-11-20';
 const barsFor = (instrument: Instrument, seed: number | string = 7, from = '2015-01-01') =>
@@ -89,12 +91,24 @@ describe('calendar', () => {
     expect(bars.some((b) => weekdayOf(b.date) === 0)).toBe(true);
   });
 
-  it.each(['AAPL', '005930'])('gives %s Monday to Friday only', (symbol) => {
-    const bars = barsFor(find(symbol), 1, '2024-01-01');
+  it.each(['AAPL', '005930'])('gives %s a bar on each of its exchange’s trading days only: no weekend, no holiday', (symbol) => {
+    const instrument = find(symbol);
+    const bars = barsFor(instrument, 1, '2024-01-01');
+    const tradingDays: string[] = [];
+    for (let date = '2024-01-01'; date <= TO; date = addDays(date, 1)) if (isTradingDay(instrument.asset_class, date)) tradingDays.push(date);
+    expect(bars.map((b) => b.date)).toEqual(tradingDays);
     expect(bars.every((b) => weekdayOf(b.date) >= 1 && weekdayOf(b.date) <= 5)).toBe(true);
-    // 2024-01-01 is a Monday; 2026-11-20 a Friday: whole weeks only.
-    const weeks = ((Date.parse(`${TO}T00:00:00Z`) - Date.parse('2024-01-01T00:00:00Z')) / 86_400_000 + 3) / 7;
-    expect(bars).toHaveLength(weeks * 5);
+  });
+
+  it('leaves out NYSE and KRX holidays (Juneteenth and July 4 2024; Seollal, January 27 and May 1 2025)', () => {
+    const dates = (symbol: string, from: string, to: string) => syntheticBars({ symbol, assetClass: find(symbol).asset_class, referencePrice: find(symbol).reference_price, from, to, seed: 1 }).map((b) => b.date);
+    const us = dates('AAPL', '2024-06-17', '2024-07-05');
+    expect(us).not.toContain('2024-06-19');
+    expect(us).not.toContain('2024-07-04');
+    expect(us).toContain('2024-07-05');
+    const kr = dates('005930', '2025-01-24', '2025-05-02');
+    for (const closed of ['2025-01-27', '2025-01-28', '2025-01-29', '2025-01-30', '2025-05-01']) expect(kr).not.toContain(closed);
+    expect(kr.slice(0, 2)).toEqual(['2025-01-24', '2025-01-31']);
   });
 
   it('crosses month ends and a leap day', () => {

@@ -18,6 +18,7 @@ export const bollingerReversion: StrategyDefinition<TBollingerReversionParams> =
   name: 'bollinger_reversion',
   description: 'Buys when the close falls below the lower Bollinger band; sells when the close rises above the middle band.',
   params: ZBollingerReversionParams,
+  warmup: ({ period }) => period,
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ period, k }): StrategyRun<'lower' | 'middle'> => ({
     indicators: { lower: bollingerLower(period, k), middle: bollingerMiddle(period) },

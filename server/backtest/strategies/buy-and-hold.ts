@@ -11,6 +11,8 @@ export const buyAndHold: StrategyDefinition<TBuyAndHoldParams> = {
   name: 'buy_and_hold',
   description: 'Buys at the first bar and holds to the end of the run.',
   params: ZBuyAndHoldParams,
+  // Nothing to warm: it reads no history.
+  warmup: () => 0,
   assetClasses: ALL_ASSET_CLASSES,
   create: (): StrategyRun<never> => ({
     indicators: {},

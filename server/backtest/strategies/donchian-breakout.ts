@@ -18,6 +18,8 @@ export const donchianBreakout: StrategyDefinition<TDonchianBreakoutParams> = {
   name: 'donchian_breakout',
   description: 'Buys when the close breaks above the highest high of the previous entry bars; sells when it breaks below the lowest low of the previous exit bars.',
   params: ZDonchianBreakoutParams,
+  // Both channels read the bars before the current one.
+  warmup: ({ entry, exit }) => Math.max(entry, exit),
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ entry, exit }): StrategyRun<'upper' | 'lower'> => ({
     // Both channels leave the current bar out: a close can never be above a high that includes its own bar.

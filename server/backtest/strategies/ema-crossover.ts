@@ -19,6 +19,8 @@ export const emaCrossover: StrategyDefinition<TEmaCrossoverParams> = {
   name: 'ema_crossover',
   description: 'Buys when the fast exponential moving average of the closes crosses above the slow one; sells when it crosses below.',
   params: ZEmaCrossoverParams,
+  // An EMA is seeded by an SMA and forgets that seed slowly: three spans (DESIGN).
+  warmup: ({ slow }) => 3 * slow,
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ fast, slow }): StrategyRun<'fast' | 'slow'> => ({
     indicators: { fast: ema('close', fast), slow: ema('close', slow) },

@@ -20,6 +20,8 @@ export const macdCrossover: StrategyDefinition<TMacdCrossoverParams> = {
   name: 'macd_crossover',
   description: 'Buys when the MACD line crosses above its signal line; sells when it crosses below.',
   params: ZMacdCrossoverParams,
+  // The signal line is an EMA of the MACD line, itself a difference of EMAs: three spans of each.
+  warmup: ({ slow, signal }) => 3 * (slow + signal),
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ fast, slow, signal }): StrategyRun<'macd' | 'signal'> => ({
     indicators: { macd: macdLine(fast, slow), signal: macdSignal(fast, slow, signal) },

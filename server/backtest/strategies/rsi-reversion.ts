@@ -19,6 +19,8 @@ export const rsiReversion: StrategyDefinition<TRsiReversionParams> = {
   name: 'rsi_reversion',
   description: "Buys when Wilder's RSI of the closes falls below the oversold level; sells when it rises above the overbought level.",
   params: ZRsiReversionParams,
+  // Wilder's smoothing is an EMA of the moves: three spans, and the bar before the first move.
+  warmup: ({ period }) => 3 * period + 1,
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ period, oversold, overbought }): StrategyRun<'rsi'> => ({
     indicators: { rsi: rsi(period) },

@@ -19,6 +19,8 @@ export const smaCrossover: StrategyDefinition<TSmaCrossoverParams> = {
   name: 'sma_crossover',
   description: 'Buys when the fast simple moving average of the closes crosses above the slow one; sells when it crosses below.',
   params: ZSmaCrossoverParams,
+  // The previous bar's slow mean reads the slow bars before the first traded one.
+  warmup: ({ slow }) => slow,
   assetClasses: ALL_ASSET_CLASSES,
   create: ({ fast, slow }): StrategyRun<'cross'> => ({
     // The strict crosses of the two averages (crossedAbove / crossedBelow), found once per run.
