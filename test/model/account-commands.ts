@@ -49,7 +49,7 @@ export const placeRequestOf = (model: AccountModel, spec: PlaceSpec, id = 'probe
   return { id, side: spec.side, kind: spec.kind, qty, limit, stop, bracket };
 };
 
-class PlaceCommand implements Cmd {
+export class PlaceCommand implements Cmd {
   private readonly spec: PlaceSpec;
   private readonly rules: Rules;
   constructor(spec: PlaceSpec, rules: Rules) {
@@ -92,7 +92,7 @@ export const replaceRequestOf = (model: AccountModel, spec: ReplaceSpec): Replac
   };
 };
 
-class ReplaceCommand implements Cmd {
+export class ReplaceCommand implements Cmd {
   private readonly spec: ReplaceSpec;
   private readonly rules: Rules;
   constructor(spec: ReplaceSpec, rules: Rules) {
@@ -114,7 +114,7 @@ class ReplaceCommand implements Cmd {
   }
 }
 
-class CancelCommand implements Cmd {
+export class CancelCommand implements Cmd {
   private readonly pick: number;
   private readonly rules: Rules;
   constructor(pick: number, rules: Rules) {
@@ -135,10 +135,10 @@ class CancelCommand implements Cmd {
   }
 }
 
-type SimpleName = 'cancelAll' | 'close' | 'reset' | 'lock' | 'unlock';
+export type SimpleName = 'cancelAll' | 'close' | 'reset' | 'lock' | 'unlock';
 
 /** A command without parameters: cancel-all, close, reset, lock, unlock. */
-class SimpleCommand implements Cmd {
+export class SimpleCommand implements Cmd {
   private readonly name: SimpleName;
   private readonly rules: Rules;
   constructor(name: SimpleName, rules: Rules) {
@@ -150,7 +150,7 @@ class SimpleCommand implements Cmd {
       case 'close':
         return !model.held.isZero() && allowed((model as AccountModel).judgeClose(), this.rules);
       case 'lock':
-        return !model.locked;
+        return !model.locked && allowed((model as AccountModel).judgeLock(), this.rules);
       case 'unlock':
         return model.locked;
       default:
@@ -188,7 +188,7 @@ class SimpleCommand implements Cmd {
 }
 
 /** The price moves within ±1.5 % of the start: the kill switch's −4 % line and the daily loss bound stay out of reach. */
-class PriceCommand implements Cmd {
+export class PriceCommand implements Cmd {
   private readonly permille: number;
   private readonly rules: Rules;
   constructor(permille: number, rules: Rules) {

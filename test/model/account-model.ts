@@ -46,6 +46,8 @@ export interface Rules {
   positionSizing: boolean;
   /** Prices off the instrument's tick grid are 422 RISK_RULE_VIOLATION for crypto too. */
   tickGrid: boolean;
+  /** The lock cancels every working buy and keeps every working sell (not only bracket children). */
+  lockKeepsSells: boolean;
 }
 export type TRule = keyof Rules;
 
@@ -362,6 +364,11 @@ export class AccountModel {
     this.held = ZERO;
     this.avg = ZERO;
     return OK;
+  }
+
+  judgeLock(): Judgement {
+    const plainSell = this.working().some((order) => order.side === 'sell' && !order.leg);
+    return { outcome: OK, blockers: plainSell ? ['lockKeepsSells'] : [] };
   }
 
   /** The kill switch's lock (as the sweep applies it): buys canceled, sells kept. */
