@@ -214,9 +214,10 @@ export const commandArbitraries = (rules: Rules) => {
   const placeSpec = fc.record({
     side: fc.constantFrom<TSide>('buy', 'sell'),
     kind: fc.constantFrom<TKind>('market', 'limit', 'stop'),
-    // Buys of up to 0.6 BTC (about 54 000 USDT): a few exhaust the buying power and the risk cap.
-    // Sells: lots / 50 000 of the held quantity.
-    lots: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 1, max: 60_000 })),
+    // Buys of up to 0.6 BTC (about 54 000 USDT): a few exhaust the buying power and the risk cap;
+    // 0.1 to 0.45 BTC, near a single buy's risk cap (about 0.44 BTC at the default stop), is drawn
+    // often so that stacked buys meet the per-position rule. Sells: lots / 50 000 of the held quantity.
+    lots: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 10_000, max: 45_000 }), fc.integer({ min: 1, max: 60_000 })),
     permille: fc.integer({ min: -20, max: 20 }),
     bracket: fc.option(fc.record({ tp: fc.integer({ min: 2, max: 20 }), sl: fc.integer({ min: 2, max: 20 }) }), { nil: null }),
     offGrid: rules.tickGrid ? fc.boolean() : fc.constant(false),
