@@ -4,8 +4,8 @@
 import * as fc from 'fast-check';
 import { Decimal } from 'decimal.js';
 import { expect } from 'vitest';
-import type { AccountModel} from './account-model.ts';
-import { D, PARAMS, type Judgement, type ModelOrder, type PlaceRequest, type ReplaceRequest, type Rules, type TKind, type TOutcome, type TSide } from './account-model.ts';
+import type { AccountModel } from './account-model.ts';
+import { D, PARAMS, type Judgement, type ModelOrder, type PlaceRequest, type ReplaceRequest, type Rules, type TKind, type TOutcome, type TSide } from './model-types.ts';
 import { START_PRICE, type Harness } from './account-harness.ts';
 
 type Cmd = fc.AsyncCommand<AccountModel, Harness>;

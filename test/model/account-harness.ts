@@ -8,8 +8,8 @@ import { clearLock, setLock } from '../../server/controls/queries.ts';
 import { upsertInstrument } from '../../server/instruments/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import type { TestServer } from '../support/server.ts';
-import type { AccountModel} from './account-model.ts';
-import { D, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TOutcome } from './account-model.ts';
+import type { AccountModel } from './account-model.ts';
+import { D, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TOutcome } from './model-types.ts';
 
 export const START_PRICE = new D('90000');
 let runCount = 0;

@@ -10,7 +10,8 @@ import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { AccountModel, type Rules, type TKind, type TRule } from './account-model.ts';
+import { AccountModel } from './account-model.ts';
+import type { Rules, TKind, TRule } from './model-types.ts';
 import { Harness, START_PRICE } from './account-harness.ts';
 import { CancelCommand, commandArbitraries, PlaceCommand, PriceCommand, ReplaceCommand, SimpleCommand, type PlaceSpec } from './account-commands.ts';
 
