@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Four projects, fastest first: unit (pure logic), integration (the real server in-process over
-// HTTP, each file on its own copy of a migrated template database), model (a paper account against
-// its model, test/model) and process (the entry points as child processes).
+// Three projects, fastest first: unit (pure logic), integration (the real server in-process over
+// HTTP, each file on its own copy of a migrated template database; the model-based test of a paper
+// account, test/model, runs here with a bounded number of runs) and process (the entry points
+// as child processes).
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -14,10 +15,8 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
       },
-      // The model-based test of a paper account (test/model): a bounded number of runs here; npm run test:model -- --runs N for more.
-      { extends: true, test: { name: 'model', include: ['test/model/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], sequence: { groupOrder: 1 } } },
     ],
   },

@@ -4,7 +4,7 @@
 // independent model (account-model.ts); after each command the answer, cash, buying power,
 // position and every order's status and filled quantity must agree.
 //
-// Bounded in CI: a fixed seed and a few runs. `npm run test:model -- --runs 2000` runs many more
+// Bounded in CI (it runs in the integration project): a fixed seed and a few runs. `npm run test:model -- --runs 2000` runs many more
 // (MODEL_RUNS and MODEL_SEED do the same through the environment).
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
