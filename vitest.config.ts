@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // Three projects, fastest first: unit (pure logic), integration (the real server in-process over
-// HTTP, each file on its own copy of a migrated template database) and process (the entry points
+// HTTP, each file on its own copy of a migrated template database; the model-based test of a paper
+// account, test/model, runs here with a bounded number of runs) and process (the entry points
 // as child processes).
 export default defineConfig({
   test: {
@@ -14,7 +15,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
       },
       { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], sequence: { groupOrder: 1 } } },
     ],
