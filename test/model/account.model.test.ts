@@ -23,13 +23,13 @@ import { CancelCommand, commandArbitraries, PlaceCommand, PriceCommand, ReplaceC
 const BUILT: Rules = {
   reservation: false,
   ocoAvailability: false,
-  lockExits: false,
-  closeCancelsSells: false,
-  replaceGates: false,
+  lockExits: true,
+  closeCancelsSells: true,
+  replaceGates: true,
   stopTriggerReject: false,
   positionSizing: false,
   tickGrid: false,
-  lockKeepsSells: false,
+  lockKeepsSells: true,
 };
 
 /** MODEL_RULES=all, or a comma list of rule names, switches rules on for one run (to look for the known bugs). */
@@ -99,16 +99,16 @@ describe('regressions, one per rule', () => {
   it.fails('ocoAvailability: a bracket’s OCO pair counts once in the quantity available to sell', () =>
     replay(withRule('ocoAvailability'), (rules) => [new PlaceCommand(buy('market', 1), rules), new PlaceCommand(buy('market', 1, 0, { tp: 2, sl: 2 }), rules), new PlaceCommand(sell('market', 1), rules)]));
 
-  it.fails('lockExits: under a lock a sell of what is held is judged by the other checks only (accepted)', () =>
+  it('lockExits: under a lock a sell of what is held is judged by the other checks only (accepted)', () =>
     replay(withRule('lockExits'), (rules) => [new PlaceCommand(buy('market', 1_000), rules), new SimpleCommand('lock', rules), new PlaceCommand(sell('market', 25_000), rules)]));
 
-  it.fails('lockExits: under a lock a sell of nothing held is INSUFFICIENT_FUNDS, not the lock’s refusal', () =>
+  it('lockExits: under a lock a sell of nothing held is INSUFFICIENT_FUNDS, not the lock’s refusal', () =>
     replay(withRule('lockExits'), (rules) => [new SimpleCommand('lock', rules), new PlaceCommand(sell('market', 1), rules)]));
 
-  it.fails('closeCancelsSells: a close cancels the bracket’s children, then sells the whole position at market', () =>
+  it('closeCancelsSells: a close cancels the bracket’s children, then sells the whole position at market', () =>
     replay(withRule('closeCancelsSells'), (rules) => [new PlaceCommand(buy('market', 1, 0, { tp: 2, sl: 2 }), rules), new SimpleCommand('close', rules)]));
 
-  it.fails('replaceGates: a replace is judged by position sizing as the order it would become', () =>
+  it('replaceGates: a replace is judged by position sizing as the order it would become', () =>
     replay(withRule('replaceGates'), (rules) => [new PlaceCommand(buy('limit', 1, -1), rules), new ReplaceCommand({ pick: 0, lots: 44_423, permille: 1 }, rules)]));
 
   it.fails('stopTriggerReject: a buy stop at the last price would trigger at once: BROKER_REJECTED', () =>
@@ -120,7 +120,7 @@ describe('regressions, one per rule', () => {
   it.fails('tickGrid: a crypto stop half a tick off the grid is RISK_RULE_VIOLATION', () =>
     replay(withRule('tickGrid'), (rules) => [new PlaceCommand({ ...buy('stop', 1, 0), offGrid: true }, rules)]));
 
-  it.fails('lockKeepsSells: the lock cancels working buys and keeps a plain working sell', () =>
+  it('lockKeepsSells: the lock cancels working buys and keeps a plain working sell', () =>
     replay(withRule('lockKeepsSells'), (rules) => [new PlaceCommand(buy('market', 1), rules), new PlaceCommand(sell('limit', 50_000, 1), rules), new SimpleCommand('lock', rules)]));
 
   // What the model checks beyond the switched rules, on paths the random runs reach less often.
