@@ -1,11 +1,11 @@
 // The kill switch (DESIGN §6 "Kill switch"): daily P&L % per account against its day-start
-// snapshot, less today's flows (a paper reset is no loss and hides none), evaluated after fills
-// (coalesced per user and asset class, off the order path) and by a sweep of every account each
-// minute. At or below −4 %: one critical alert per user, asset class and UTC day. At or below
-// −5 %: lock the user and asset class for 24 h, cancel open orders (entry orders only, unless
-// liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot (a bot_status frame,
-// and onLock listeners), notify operators and the user. Every "once" is a
+// snapshot, evaluated after fills (coalesced per user and asset class, off the order path) and by
+// a sweep of every account each minute. At or below −4 %: one critical alert per user, asset class
+// and UTC day. At or below −5 %: lock the user and asset class for 24 h, cancel open orders (entry
+// orders only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
+// (a bot_status frame, and onLock listeners), notify operators and the user. Every "once" is a
 // unique key in the database, so two evaluations anywhere lock, alert and cancel once.
+// The P&L is measured less today's flows (paper resets): a reset is no loss, and hides none.
 import { performance } from 'node:perf_hooks';
 import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
