@@ -35,7 +35,9 @@ export const ZAccountResetRequest = z.object({ asset_class: ZAssetClass });
 export const ZAccountDayPnl = z.object({
   /** The day-start equity snapshot; null until the day's first evaluation takes it. */
   day_start_equity: z.string().nullable(),
-  /** equity − day_start_equity; null without a snapshot. */
+  /** Today's flows: the equity the account's paper resets added (or, negative, removed); "0" without any. */
+  day_flows: z.string(),
+  /** equity − day_start_equity − day_flows; null without a snapshot. */
   day_pnl: z.string().nullable(),
   /** day_pnl / day_start_equity, a fraction; null without a snapshot or when it is zero or less. */
   day_pnl_pct: z.number().nullable(),

@@ -8,7 +8,6 @@ import { randomUUID } from 'node:crypto';
 import { Decimal } from 'decimal.js';
 import type { PgBoss } from 'pg-boss';
 import type { TAnalyzeRequest, TAnalyzeResponse, TReport, TReportDetail, TReportList, TReportListQuery, TReportStatus, TTraceList } from '../../contracts/analysis.ts';
-import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -16,12 +15,12 @@ import { AppError } from '../errors.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { JobQueue } from '../jobs/queue.ts';
-import { readRecentBars } from '../marketdata/queries.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { PROMPT_VERSION } from './agents/index.ts';
 import type { IntelSource } from './agents/intel.ts';
 import { dashboardOf } from './dashboard.ts';
+import { readAnalysisInput } from './input.ts';
 import { plannedAgentSteps, runAgents, type RunOutcome } from './orchestrator.ts';
 import {
   addSpend,
@@ -43,7 +42,7 @@ import {
   utcDayOf,
   type AnalysisReportRow,
 } from './queries.ts';
-import type { AnalysisInput, LlmClient, TAgentName } from './types.ts';
+import type { LlmClient, TAgentName } from './types.ts';
 
 export const ANALYSIS_QUEUE = 'analysis';
 /** What the heuristic provider is called in reports (it has no model id of its own). */
@@ -208,15 +207,8 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
   /** Runs the agents on the report's symbol and records how it ended; `progress` is shared with the caller. */
   const run = async (row: AnalysisReportRow, progress: Progress): Promise<TReportStatus> => {
     const key = { userId: row.userId, reportId: row.id };
-    const bars = (await readRecentBars(db, { assetClass: row.assetClass, symbol: row.symbol, to: row.asOf ?? undefined, limit: config.ANALYSIS_BARS })).map((bar) => ({
-      date: bar.date,
-      open: Number(bar.open),
-      high: Number(bar.high),
-      low: Number(bar.low),
-      close: Number(bar.close),
-      volume: Number(bar.volume),
-    }));
-    const input: AnalysisInput = { assetClass: row.assetClass, symbol: row.symbol, currency: CURRENCY_OF_ASSET_CLASS[row.assetClass], bars };
+    const input = await readAnalysisInput({ db, instruments, barsLimit: config.ANALYSIS_BARS }, row);
+    const { bars } = input;
     const intel = intelSource ? await intelSource.fetch(input).catch(() => []) : null;
     const outcome = await runAgents({
       input,

@@ -96,9 +96,10 @@ export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
   /** One agent's answer: its rules, or an LLM's JSON validated by its schema (an invalid answer is asked again once). */
   const step = async <TContext, TOutput>(agent: Agent<TContext, TOutput>, context: TContext): Promise<TOutput | null> => {
     if (deadline.signal.aborted) throw new CapReached('wall_clock');
+    const finish = (output: TOutput): TOutput => (agent.finish ? agent.finish(context, output) : output);
     if (!llm) {
       const started = performance.now();
-      const output = agent.heuristic(context);
+      const output = finish(agent.heuristic(context));
       await record(agent, JSON.stringify(output), { tokensInput: 0, tokensOutput: 0, latencyMs: Math.round(performance.now() - started) });
       return output;
     }
@@ -117,8 +118,9 @@ export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
         const parsed = agent.schema.safeParse(jsonIn(answer.text));
         const usage = { tokensInput: answer.tokensInput, tokensOutput: answer.tokensOutput, latencyMs: answer.latencyMs };
         if (parsed.success) {
-          await record(agent, JSON.stringify(parsed.data), usage);
-          return parsed.data;
+          const output = finish(parsed.data);
+          await record(agent, JSON.stringify(output), usage);
+          return output;
         }
         problem = parsed.error.issues
           .slice(0, 3)

@@ -3,6 +3,7 @@
 // for the same JSON), and what an LLM client answers.
 import type { z } from 'zod';
 import type { TAssetClass } from '../../contracts/common.ts';
+import type { TickGrid } from '../instruments/ticks.ts';
 
 /** One daily bar as the agents read it, oldest first in a series. */
 export interface AnalysisBar {
@@ -21,6 +22,8 @@ export interface AnalysisInput {
   currency: string;
   /** Oldest first; may be short or empty (an agent then says so, it never invents numbers). */
   bars: readonly AnalysisBar[];
+  /** The instrument's price grid: every price level a report suggests lies on it. */
+  tick: TickGrid;
 }
 
 export type TAgentName = 'technical' | 'intel' | 'risk' | 'bull' | 'bear' | 'decision';
@@ -37,6 +40,8 @@ export interface Agent<TContext, TOutput> {
   schema: z.ZodType<TOutput>;
   heuristic(context: TContext): TOutput;
   prompt(context: TContext): { system: string; user: string };
+  /** What the run keeps of an answer, the heuristic's or a valid LLM's (e.g. its prices on the tick grid). */
+  finish?(context: TContext, output: TOutput): TOutput;
 }
 
 /** One call to an LLM: a system and a user message, answered with text (the agents ask for JSON). */

@@ -1,6 +1,6 @@
 // SQL of the bot: its row per user, the bars it built, the orders it placed and their fills.
 // The only module that knows these tables.
-import { and, asc, count, desc, eq, isNull, ne } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
 import { botBars, botOrders, bots, orderFills, orders, users, type BotRow } from '../db/schema/index.ts';
@@ -98,3 +98,20 @@ export const listUnplacedBotOrders = (db: Queryable, { userId, runId }: { userId
     .from(botOrders)
     .leftJoin(orders, and(eq(orders.userId, botOrders.userId), eq(orders.clientOrderId, botOrders.clientOrderId)))
     .where(and(eq(botOrders.userId, userId), eq(botOrders.runId, runId), isNull(orders.clientOrderId)));
+
+/**
+ * The bot's own book in one symbol of one account: what its orders bought less what they sold
+ * (filled quantities), counting only orders placed after the account's last reset, which removed
+ * what the earlier ones bought. Exact decimal text; what the user bought by hand is not in it.
+ */
+export const botBookQty = async (
+  db: Queryable,
+  { userId, assetClass, symbol, live, since }: { userId: number; assetClass: TAssetClass; symbol: string; live: boolean; since: Date | null | undefined },
+): Promise<string> => {
+  const [row] = await db
+    .select({ qty: sql<string>`coalesce(sum(case when ${orders.side} = 'buy' then ${orders.filledQty} else -${orders.filledQty} end), 0)::text` })
+    .from(botOrders)
+    .innerJoin(orders, and(eq(orders.userId, botOrders.userId), eq(orders.clientOrderId, botOrders.clientOrderId)))
+    .where(and(eq(botOrders.userId, userId), eq(botOrders.assetClass, assetClass), eq(botOrders.symbol, symbol), eq(orders.live, live), since ? gt(orders.submittedAt, since) : undefined));
+  return row?.qty ?? '0';
+};

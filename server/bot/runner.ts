@@ -26,7 +26,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Orders } from '../orders/orders.ts';
 import { barDateOf, createBarBuilder, toBars, type BarBuilder, type BuiltBar } from './bars.ts';
 import { buyQuantity, decideAtClose } from './decide.ts';
-import { findBot, insertBotBar, insertBotOrder, listRunningBots, listUnplacedBotOrders, readBotBars } from './queries.ts';
+import { botBookQty, findBot, insertBotBar, insertBotOrder, listRunningBots, listUnplacedBotOrders, readBotBars } from './queries.ts';
 
 export interface BotRunnerOptions {
   db: Db;
@@ -126,10 +126,19 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
     return bot.chain;
   };
 
+  /**
+   * What the bot holds of the symbol: its own book (what its orders bought and sold since the
+   * account's last reset), never more than the account holds (the user may have sold some by
+   * hand). A position the user opened by hand is not the bot's: it neither sells it nor counts
+   * as being in a position.
+   */
   const heldQty = async (bot: ActiveBot, symbol: string) => {
-    const broker = await forUser({ userId: bot.row.userId, assetClass: bot.row.assetClass, mode: modeOf(bot.row) });
-    const position = (await broker.positions()).find((held) => held.symbol === symbol);
-    return new ExactDecimal(position?.qty ?? 0);
+    const { row } = bot;
+    const broker = await forUser({ userId: row.userId, assetClass: row.assetClass, mode: modeOf(row) });
+    const { account, positions } = await broker.snapshot({ symbol });
+    const position = positions.find((held) => held.symbol === symbol);
+    const book = await botBookQty(db, { userId: row.userId, assetClass: row.assetClass, symbol, live: row.liveMode, since: account.resetAt });
+    return ExactDecimal.max(0, ExactDecimal.min(book, position?.qty ?? 0));
   };
 
   /** Places a recorded order through the five gates; a refusal is audited by the order service and left for a retry. */

@@ -62,6 +62,11 @@ export interface BrokerAccount {
   equity: string;
   buyingPower: string;
   asOf: Date;
+  /**
+   * When the account was last started over (the simulator's paper reset; real brokers leave it
+   * out): the day's flows the daily P&L subtracts are read up to it (controls/day-flows.ts).
+   */
+  resetAt?: Date | null | undefined;
 }
 
 /** One account's equity as its broker reports it, exact decimal text (what the kill switch judges). */
@@ -70,6 +75,8 @@ export interface AccountEquity {
   assetClass: TAssetClass;
   mode: TTradingMode;
   equity: string;
+  /** As BrokerAccount's: the account's last reset, answered with the equity. */
+  resetAt?: Date | null | undefined;
 }
 
 /** An account with its positions and working orders, read together (what the risk gate judges an order on). */

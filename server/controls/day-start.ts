@@ -31,11 +31,17 @@ export const dayStartSnapshot = ({ held, equity, at }: SnapshotOptions): DayStar
 };
 
 /**
- * Daily P&L in percent: (equity − day-start equity) / day-start equity × 100. Null when the
- * day-start equity is zero or less, where no percentage means anything (an empty account).
+ * Daily P&L in percent: (equity − day-start equity − today's flows) / day-start equity × 100. The
+ * flows (a paper reset's change of equity) are no result of the day's trading: a reset after a
+ * winning day is no loss, and a reset cannot hide one. Null when the day-start equity is zero or
+ * less, where no percentage means anything (an empty account).
  */
-export const dailyPnlPct = ({ equity, dayStartEquity }: { equity: Decimal; dayStartEquity: Decimal }): Decimal | null => {
+export const dailyPnlPct = ({ equity, dayStartEquity, flows }: { equity: Decimal; dayStartEquity: Decimal; flows: Decimal.Value }): Decimal | null => {
   const start = new ExactDecimal(dayStartEquity);
   if (start.lte(0)) return null;
-  return new ExactDecimal(equity).minus(start).dividedBy(start).times(100);
+  return dailyPnl({ equity, dayStartEquity: start, flows }).dividedBy(start).times(100);
 };
+
+/** The day's P&L in money: equity − day-start equity − today's flows. */
+export const dailyPnl = ({ equity, dayStartEquity, flows }: { equity: Decimal.Value; dayStartEquity: Decimal.Value; flows: Decimal.Value }): Decimal =>
+  new ExactDecimal(equity).minus(dayStartEquity).minus(flows);

@@ -1,16 +1,17 @@
-// SQL of the trading controls: the users' live flags, the emergency locks and the day-start
-// equity snapshots. The only module that knows these tables: the order gates, the paper reset,
+// SQL of the trading controls: the users' live flags, the emergency locks, the day-start
+// equity snapshots and the flows beside them. The only module that knows these tables: the order gates, the paper reset,
 // the bot, the kill switch and the operator views read and write them through it. The lock in
 // particular is read here only, in the three ways the order path needs: a live order's preflight
 // embeds lockedUntilMsSql, a paper order's intent statement embeds runningLockSql (so the check is
 // atomic with its write), and the risk gate, like the paper reset, calls findLock.
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { AccountEquity } from '../brokers/types.ts';
 import { rowsOf, type Queryable } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
-import { emergencyLocks, equitySnapshots, liveFlags, users } from '../db/schema/index.ts';
+import { ExactDecimal } from '../decimal.ts';
+import { accountFlows, emergencyLocks, equitySnapshots, liveFlags, users } from '../db/schema/index.ts';
 
 interface UserAssetClass {
   userId: number;
@@ -161,3 +162,32 @@ export const takeDayStarts = async (db: Queryable, { accounts, day, at }: { acco
   );
   return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, dayStartEquity: row.start }));
 };
+
+// --- flows ---
+
+/**
+ * Records a paper reset as a flow, in the reset's transaction: the equity it added or removed. When
+ * the day has no snapshot yet, the reset is the day's first evaluation and the equity before it is
+ * the snapshot (never the equity after it: that would count the reset's flow twice).
+ */
+export const recordResetFlow = async (
+  tx: Queryable,
+  { userId, assetClass, mode, day, equityBefore, equityAfter, at }: AccountDay & { equityBefore: string; equityAfter: string; at: Date },
+): Promise<void> => {
+  await tx.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity: equityBefore, takenAt: at }).onConflictDoNothing();
+  const amount = new ExactDecimal(equityAfter).minus(equityBefore).toFixed();
+  await tx.insert(accountFlows).values({ userId, assetClass, mode, day, kind: 'reset', amount, equityBefore, equityAfter, at });
+};
+
+/**
+ * The sum of an account's flows of a UTC day up to `through` (the account's last reset as its
+ * broker answered with the equity), so the flows read match that equity even when another reset
+ * committed since.
+ */
+export const dayFlowsThrough = async (db: Queryable, { userId, assetClass, mode, day, through }: AccountDay & { through: Date }): Promise<string> =>
+  (
+    await db
+      .select({ total: sql<string>`coalesce(sum(${accountFlows.amount}), 0)::text` })
+      .from(accountFlows)
+      .where(and(eq(accountFlows.userId, userId), eq(accountFlows.assetClass, assetClass), eq(accountFlows.mode, mode), eq(accountFlows.day, day), lte(accountFlows.at, through)))
+  )[0]?.total ?? '0';

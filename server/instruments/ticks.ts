@@ -70,3 +70,14 @@ export const roundToTick = (price: Decimal.Value, tick: Decimal.Value, mode: TTi
  * tick above it.
  */
 export const roundToKrxTick = (price: Decimal.Value, mode: TTickRounding): Decimal => roundToTick(price, krxTickSize(price), mode);
+
+/** An instrument's price grid as the registry holds it: one fixed tick, or the KRX band table. */
+export interface TickGrid {
+  rule: 'fixed' | 'krx_bands';
+  /** The fixed tick; unused under 'krx_bands'. */
+  size: Decimal.Value;
+}
+
+/** `price` on the instrument's grid: the prices the service suggests (analysis levels, bot stops). */
+export const roundToGrid = (price: Decimal.Value, grid: TickGrid, mode: TTickRounding): Decimal =>
+  grid.rule === 'krx_bands' ? roundToKrxTick(price, mode) : roundToTick(price, grid.size, mode);

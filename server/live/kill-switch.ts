@@ -5,6 +5,7 @@
 // buys only, unless liquidating), liquidate at market with KILL_SWITCH_LIQUIDATE, halt the bot
 // (a bot_status frame, and onLock listeners), notify operators and the user. Every "once" is a
 // unique key in the database, so two evaluations anywhere lock, alert and cancel once.
+// The P&L is measured less today's flows (paper resets): a reset is no loss, and hides none.
 import { performance } from 'node:perf_hooks';
 import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
@@ -16,6 +17,7 @@ import type { AccountEquity, Broker } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { dailyPnlPct, utcDateOf } from '../controls/day-start.ts';
+import { createDayFlows } from '../controls/day-flows.ts';
 import { LOCK_PCT, WARN_PCT } from '../controls/kill-switch-lines.ts';
 import { listActiveLocks, setLock, takeDayStarts } from '../controls/queries.ts';
 import type { Db } from '../db/client.ts';
@@ -34,8 +36,8 @@ export const LIQUIDATE_QUEUE = 'kill-switch-liquidate';
 
 export type LockListener = (userId: number, assetClass: TAssetClass, lockedUntil: Date) => void;
 
-/** An account's equity now beside its day-start snapshot. */
-type EvaluatedAccount = AccountEquity & { dayStartEquity: string };
+/** An account's equity now beside its day-start snapshot and today's flows (paper resets). */
+type EvaluatedAccount = AccountEquity & { dayStartEquity: string; flows: string };
 
 export interface KillSwitchDeps {
   db: Db;
@@ -87,7 +89,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
 
   const warn = async (worst: EvaluatedAccount & { pct: Decimal }, day: string) => {
     const title = `Daily loss ${showPct(worst.pct)} % on user ${worst.userId}'s ${worst.assetClass} (${worst.mode})`;
-    const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity };
+    const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity, day_flows: worst.flows };
     const first = await recordCriticalAlert(db, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at: clock.now() });
     if (!first) return false;
     alerts.critical({ kind: 'daily_loss_warning', title, text: `${title}: at or below −${WARN_PCT.abs().toFixed()} % of the day-start equity; the kill switch locks at −${LOCK_PCT.abs().toFixed()} %.`, data });
@@ -163,7 +165,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     const { userId, assetClass } = worst;
     const pct = showPct(worst.pct);
     const title = `Kill switch: user ${userId}'s ${assetClass} locked until ${lockedUntil.toISOString()} (daily loss ${pct} %)`;
-    const data = { user_id: userId, asset_class: assetClass, mode: worst.mode, pnl_pct: pct, equity: worst.equity, day_start_equity: worst.dayStartEquity, locked_until: lockedUntil.toISOString(), liquidate: config.KILL_SWITCH_LIQUIDATE };
+    const data = { user_id: userId, asset_class: assetClass, mode: worst.mode, pnl_pct: pct, equity: worst.equity, day_start_equity: worst.dayStartEquity, day_flows: worst.flows, locked_until: lockedUntil.toISOString(), liquidate: config.KILL_SWITCH_LIQUIDATE };
     const haltReason = `kill switch: daily loss ${pct} % in ${assetClass}; locked until ${lockedUntil.toISOString()}`;
     const won = await db.transaction(async (tx) => {
       if (!(await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'kill_switch_lock', title, data, at }))) return false;
@@ -194,7 +196,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
   const act = async (evaluated: EvaluatedAccount[], day: string): Promise<{ warned: number; locked: number }> => {
     const worst = new Map<string, EvaluatedAccount & { pct: Decimal }>();
     for (const account of evaluated) {
-      const pct = dailyPnlPct({ equity: new Decimal(account.equity), dayStartEquity: new Decimal(account.dayStartEquity) });
+      const pct = dailyPnlPct({ equity: new Decimal(account.equity), dayStartEquity: new Decimal(account.dayStartEquity), flows: account.flows });
       if (!pct) continue;
       const key = `${account.userId}:${account.assetClass}`;
       const held = worst.get(key);
@@ -223,6 +225,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
    * account's equity and nothing else. Emptied when the UTC day turns.
    */
   const dayStarts = { day: '', byAccount: new Map<string, string>() };
+  const flowsOf = createDayFlows(db);
   const accountKey = ({ userId, assetClass, mode }: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => `${userId}:${assetClass}:${mode}`;
 
   const evaluate = async (only?: { userId: number; assetClass: TAssetClass }): Promise<SweepResult> => {
@@ -235,9 +238,11 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     // Accounts seen first today take their snapshot (or read the one another instance took).
     const unknown = accounts.filter((account) => !known.has(accountKey(account)));
     for (const start of await takeDayStarts(db, { accounts: unknown, day, at })) known.set(accountKey(start), start.dayStartEquity);
-    const evaluated = accounts.flatMap((account) => {
+    // Read only for accounts reset today, and matched with the reset their equity shows.
+    const flows = await Promise.all(accounts.map((account) => flowsOf({ ...account, day, resetAt: account.resetAt })));
+    const evaluated = accounts.flatMap((account, i) => {
       const dayStartEquity = known.get(accountKey(account));
-      return dayStartEquity === undefined ? [] : [{ ...account, dayStartEquity }];
+      return dayStartEquity === undefined ? [] : [{ ...account, dayStartEquity, flows: flows[i]! }];
     });
     return { accounts: accounts.length, ...(await act(evaluated, day)) };
   };

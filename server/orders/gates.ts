@@ -200,7 +200,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   const promised = workingOrdersBesides(attempt, openOrders)
     .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
     .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
-  const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
+  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at, resetAt: account.resetAt });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
   const verdictWith = (lockedUntil: Date | null | undefined) =>
     checkRisk(
@@ -218,7 +218,8 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
         tickSize: new ExactDecimal(instrument.tickSize),
         account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
         heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
-        dayStartEquity: new ExactDecimal(startEquity),
+        dayStartEquity: new ExactDecimal(dayStartOf.equity),
+        dayFlows: new ExactDecimal(dayStartOf.flows),
         lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
         at,
       },

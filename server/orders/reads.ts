@@ -7,6 +7,7 @@ import type { TAccountResponse } from '../../contracts/simulator.ts';
 import { toAccountResponse } from '../brokers/brokers.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
+import { readDayFlows } from '../controls/day-flows.ts';
 import { dayPnlOf } from '../controls/day-pnl.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import { findDayStartEquity } from '../controls/queries.ts';
@@ -73,8 +74,9 @@ export const createReads = ({ db, clock, forUser }: ReadsDeps) => {
   const account = async ({ user, assetClass, mode }: { user: { id: number }; assetClass: TAssetClass; mode: TTradingMode }): Promise<TAccountResponse> => {
     const broker = await forUser({ userId: user.id, assetClass, mode });
     const snapshot = await viaBroker(() => broker.account());
-    const dayStartEquity = await findDayStartEquity(db, { userId: user.id, assetClass, mode, day: utcDateOf(clock.now()) });
-    return toAccountResponse(assetClass, snapshot, { ...dayPnlOf({ equity: snapshot.equity, dayStartEquity }) });
+    const accountDay = { userId: user.id, assetClass, mode, day: utcDateOf(clock.now()) };
+    const [dayStartEquity, flows] = await Promise.all([findDayStartEquity(db, accountDay), readDayFlows(db, { ...accountDay, resetAt: snapshot.resetAt })]);
+    return toAccountResponse(assetClass, snapshot, { ...dayPnlOf({ equity: snapshot.equity, dayStartEquity, flows }) });
   };
 
   /**

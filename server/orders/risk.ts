@@ -38,6 +38,8 @@ export interface RiskAttempt {
   heldQty: Decimal;
   /** Equity at the account's first evaluation of the UTC day; absent means this is that evaluation. */
   dayStartEquity?: Decimal | undefined;
+  /** Today's flows of the account (the equity its paper resets added or removed); absent is none. */
+  dayFlows?: Decimal | undefined;
   lockedUntil?: Date | null | undefined;
   at: Date;
 }
@@ -240,11 +242,13 @@ const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePc
  * The daily loss bound (RISK_DAILY_LOSS_LIMIT_PCT, 5 by default): an operator's setting that refuses
  * new buys at placement. It is not the kill switch's −4 %/−5 % lines (controls/kill-switch-lines.ts),
  * which the interface fixes and which act on the account after fills (alert, lock, liquidation):
- * both read the same day-start snapshot, and tuning this bound must not move the kill switch.
+ * both read the same day-start snapshot and today's flows, and tuning this bound must not move the
+ * kill switch.
  */
-const checkDailyLoss: Check = ({ side, account, dayStartEquity }, { dailyLossLimitPct }) => {
+const checkDailyLoss: Check = ({ side, account, dayStartEquity, dayFlows }, { dailyLossLimitPct }) => {
   if (side === 'sell') return undefined;
-  const pnlPct = dailyPnlPct({ equity: account.equity, dayStartEquity: dayStartEquity ?? account.equity });
+  // Without a snapshot this is the day's first evaluation: its equity is the start, flows and all.
+  const pnlPct = dayStartEquity ? dailyPnlPct({ equity: account.equity, dayStartEquity, flows: dayFlows ?? 0 }) : null;
   if (pnlPct === null || pnlPct.gt(dailyLossLimitPct.negated())) return undefined;
   return `Today's P&L is ${showPct(pnlPct)} %, at or below the daily loss limit of -${dailyLossLimitPct.toFixed()} %; new buys are refused until 00:00 UTC`;
 };

@@ -41,7 +41,7 @@ describe('GET /api/equity/account metadata', () => {
     const user = await trader('pnl_none');
     await snapshot(user.user.id, '2026-03-09', '90000');
     const { metadata } = await account(user);
-    expect(metadata).toEqual({ day_start_equity: null, day_pnl: null, day_pnl_pct: null, ...LINES });
+    expect(metadata).toEqual({ day_start_equity: null, day_flows: '0', day_pnl: null, day_pnl_pct: null, ...LINES });
   });
 
   it('measures today from the day-start snapshot, exactly: day_pnl a decimal string, day_pnl_pct a fraction', async () => {
@@ -51,7 +51,7 @@ describe('GET /api/equity/account metadata', () => {
     await snapshot(user.user.id, TODAY, '125000', 'live');
     const paper = await account(user);
     expect(paper.equity).toBe(100000);
-    expect(paper.metadata).toEqual({ day_start_equity: '100000.3', day_pnl: '-0.3', day_pnl_pct: expect.closeTo(-0.3 / 100000.3, 15), ...LINES });
+    expect(paper.metadata).toEqual({ day_start_equity: '100000.3', day_flows: '0', day_pnl: '-0.3', day_pnl_pct: expect.closeTo(-0.3 / 100000.3, 15), ...LINES });
   });
 
   it('shows the snapshot the order gate took at the day’s first evaluation, and the loss since as the kill switch measures it', async () => {

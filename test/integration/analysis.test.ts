@@ -74,6 +74,24 @@ describe('POST /api/equity/analyze inline', () => {
     expect(JSON.parse(steps.items[1].content)).toMatchObject({ signal: report.decision });
   });
 
+  it('suggests prices on the instrument’s tick grid (the registry’s tick_size): buys down, stop and target up', async () => {
+    const admin = await newUser(server, { role: 'admin', prefix: 'an_grid_admin' });
+    const instrument = { asset_class: 'crypto', symbol: 'GRID/USDT', exchange: 'TEST', currency: 'USDT', name: 'Half-unit grid', reference_price: 150, tick_size: 0.5, lot_size: 0.001, fractional: true };
+    const created = await server.http('POST', '/api/admin/instruments', { token: admin.tokens.access_token, body: instrument });
+    expect(created.status, created.text).toBe(201);
+    await upsertBars(server.services.db, { assetClass: 'crypto', symbol: 'GRID/USDT', bars: BARS, source: 'test', at: clock.now() });
+    const user = await newUser(server, { prefix: 'an_grid' });
+    const res = await analyze(user, { symbol: 'GRID/USDT', mode: 'quick', inline: true });
+    expect(res.status, res.text).toBe(202);
+    const { decision_output: decision } = (await detail(user, res.body.report_id)).body;
+    const levels = [decision.ideal_buy, decision.secondary_buy, decision.stop_loss, decision.take_profit] as number[];
+    for (const level of levels) expect(Number.isInteger(level * 2), `${level} on a 0.5 grid`).toBe(true);
+    const close = Number(BARS.at(-1)!.close);
+    expect(decision.ideal_buy).toBeLessThan(close);
+    expect(decision.stop_loss).toBeLessThan(decision.secondary_buy);
+    expect(decision.take_profit).toBeGreaterThan(close);
+  });
+
   it('refuses another mode inline (400 INLINE_REQUIRES_QUICK) and an unknown symbol (422 INVALID_SYMBOL)', async () => {
     const user = await newUser(server, { prefix: 'an_refuse' });
     const inline = await analyze(user, { symbol: 'AAPL', mode: 'standard', inline: true });

@@ -60,6 +60,8 @@ const inputOf = (bars: AnalysisBar[], overrides: Partial<AnalysisInput> = {}): A
   symbol: 'ACME',
   currency: 'USD',
   bars,
+  // The registry's grids: KRX's bands for Korean stocks, cents otherwise.
+  tick: overrides.assetClass === 'kr_equity' ? { rule: 'krx_bands', size: 1 } : { rule: 'fixed', size: '0.01' },
   ...overrides,
 });
 
@@ -302,7 +304,7 @@ describe('decision agent', () => {
     expect(decision.currency).toBe('KRW');
     for (const level of [decision.ideal_buy, decision.secondary_buy, decision.stop_loss, decision.take_profit]) expect(Number.isInteger(level)).toBe(true);
 
-    const penny = inputOf(barsFrom(trending(250, 0.004).map((c) => c / 1000), 1e10), { assetClass: 'crypto', currency: 'USDT' });
+    const penny = inputOf(barsFrom(trending(250, 0.004).map((c) => c / 1000), 1e10), { assetClass: 'crypto', currency: 'USDT', tick: { rule: 'fixed', size: '0.00001' } });
     const small = runAll(penny).decision;
     expect(small.ideal_buy!).toBeGreaterThan(0);
     expect(small.secondary_buy!).toBeLessThan(small.ideal_buy!);

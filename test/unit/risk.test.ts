@@ -386,10 +386,10 @@ describe('daily loss bound', () => {
 
 describe('dailyPnlPct and the day-start snapshot', () => {
   it('is the change from the day-start equity in percent', () => {
-    expect(dailyPnlPct({ equity: d(95_000), dayStartEquity: d(100_000) })?.toFixed()).toBe('-5');
-    expect(dailyPnlPct({ equity: d(104_000), dayStartEquity: d(100_000) })?.toFixed()).toBe('4');
-    expect(dailyPnlPct({ equity: d('0.3'), dayStartEquity: d('0.1') })?.toFixed()).toBe('200');
-    expect(dailyPnlPct({ equity: d(100), dayStartEquity: d(0) })).toBeNull();
+    expect(dailyPnlPct({ equity: d(95_000), dayStartEquity: d(100_000), flows: 0 })?.toFixed()).toBe('-5');
+    expect(dailyPnlPct({ equity: d(104_000), dayStartEquity: d(100_000), flows: 0 })?.toFixed()).toBe('4');
+    expect(dailyPnlPct({ equity: d('0.3'), dayStartEquity: d('0.1'), flows: 0 })?.toFixed()).toBe('200');
+    expect(dailyPnlPct({ equity: d(100), dayStartEquity: d(0), flows: 0 })).toBeNull();
   });
 
   it('keeps the snapshot through the UTC day and takes a new one at 00:00 UTC', () => {

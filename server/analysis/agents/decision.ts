@@ -1,9 +1,10 @@
 // The decider: weighs the technical view, the intel view and the debate into one score, lets the
-// risk veto turn a buy into a hold, and draws buy, stop and target levels from the close and ATR.
-import type { TAssetClass } from '../../../contracts/common.ts';
+// risk veto turn a buy into a hold, and draws buy, stop and target levels from the close and ATR,
+// on the instrument's tick grid (levels.ts).
 import type { Agent, AnalysisInput } from '../types.ts';
 import { atr, columnsOf, formatNumber, roundTo, significant } from './indicators.ts';
 import { ATR_STOP_MULTIPLE, atrStopOf, levelAtr, MAX_ATR_SHARE_FOR_LEVELS } from './risk.ts';
+import { decisionOnGrid, levelsOnGrid } from './levels.ts';
 import { answerFormat, ZDecisionOutput } from './schemas.ts';
 import type { TDebateOutput, TDecisionOutput, TIntelOutput, TRiskOutput, TSignal, TTechnicalOutput } from './schemas.ts';
 
@@ -29,12 +30,6 @@ const SECONDARY_BUY_ATR = 1.5;
 const TAKE_PROFIT_ATR = 3;
 
 const directionOf = (signal: TSignal): number => (signal === 'buy' ? 1 : signal === 'sell' ? -1 : 0);
-
-/** Decimals of a price: whole won for Korean stocks, cents elsewhere, four significant digits below 1. */
-export const priceDecimals = (assetClass: TAssetClass, price: number): number => {
-  if (price < 1 && price > 0) return 3 - Math.floor(Math.log10(price));
-  return assetClass === 'kr_equity' ? 0 : 2;
-};
 
 interface Component {
   name: string;
@@ -102,15 +97,13 @@ const rangeOf = (input: AnalysisInput, close: number): { range: number; label: s
 const levelsOf = (input: AnalysisInput, close: number, risk: TRiskOutput | null): Levels => {
   const { range, label } = rangeOf(input, close);
   const a = levelAtr(close, range);
-  const decimals = priceDecimals(input.assetClass, close);
-  const price = (x: number): number => roundTo(x, decimals);
   const secondary = close - SECONDARY_BUY_ATR * a;
   // The risk agent's stop is taken when it is a price below the secondary buy; an LLM's risk view
   // could carry anything, and a stop above the buys would close the position on entry.
   const riskStop = risk?.atr_stop;
   const useRiskStop = typeof riskStop === 'number' && Number.isFinite(riskStop) && riskStop > 0 && riskStop < secondary;
   const stop = useRiskStop ? riskStop : atrStopOf(close, range);
-  const levels = { ideal_buy: price(close - IDEAL_BUY_ATR * a), secondary_buy: price(secondary), stop_loss: price(stop), take_profit: price(close + TAKE_PROFIT_ATR * a) };
+  const levels = levelsOnGrid({ ideal_buy: close - IDEAL_BUY_ATR * a, secondary_buy: secondary, stop_loss: stop, take_profit: close + TAKE_PROFIT_ATR * a }, input.tick);
   const capped = a < range ? `, capped at ${MAX_ATR_SHARE_FOR_LEVELS * 100}% of the close` : '';
   const explanation =
     `Levels from close ${formatNumber(close)} and ${label}${capped}: ideal buy ${formatNumber(levels.ideal_buy)} (close − ${IDEAL_BUY_ATR} × ATR), ` +
@@ -203,7 +196,7 @@ const userPrompt = (context: DecisionContext): string => {
     `Currency: ${input.currency}`,
     `Last bar date: ${input.bars.at(-1)?.date ?? 'none'}`,
     `Last close: ${significant(close) ?? 'none'}; ATR14: ${significant(atr(highs, lows, closes, 14)) ?? 'n/a'}`,
-    `Levels by the formulas above (rounded to the instrument's price precision): ${formulaLevels}`,
+    `Levels by the formulas above (on the instrument's tick grid: buys rounded down, stop and target up): ${formulaLevels}`,
     `Technical view: ${JSON.stringify(context.technical)}`,
     `Intel view: ${context.intel === null ? 'none (not run)' : JSON.stringify(context.intel)}`,
     `Risk view: ${context.risk === null ? 'none (not run)' : JSON.stringify(context.risk)}`,
@@ -217,4 +210,5 @@ export const decisionAgent: Agent<DecisionContext, TDecisionOutput> = {
   schema: ZDecisionOutput,
   heuristic: decide,
   prompt: (context) => ({ system: `${SYSTEM}\n${answerFormat(ZDecisionOutput)}`, user: userPrompt(context) }),
+  finish: (context, decision) => decisionOnGrid(decision, context.input.tick),
 };

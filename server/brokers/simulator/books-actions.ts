@@ -1,11 +1,13 @@
 // The owner's changes of a simulated account's books, inside the caller's transaction: the
 // replace of a working order (its new terms checked by placement's rules), the cancel of one, and
-// the reset of the account.
+// the reset of the account (recorded as a flow of the day).
 import type { Decimal } from 'decimal.js';
 import type { TBrokerEvent } from '../../../contracts/brokers.ts';
 import { settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { checkLot } from '../fills.ts';
+import { utcDateOf } from '../../controls/day-start.ts';
+import { recordResetFlow } from '../../controls/queries.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { validateBracket } from '../matching.ts';
 import type { BrokerReplaceRequest } from '../types.ts';
@@ -153,12 +155,23 @@ const openAccountSession = async (tx: Tx, key: AccountKey, opening: { currency: 
   return (await openSession(tx, key, at))!;
 };
 
-/** Cancels the working orders, removes the positions, and puts the cash back to `cash`. */
+/**
+ * Cancels the working orders, removes the positions, and puts the cash back to `cash`. The change
+ * of equity is recorded as the day's flow in the same transaction (DESIGN §6: a reset is no
+ * trading result, and the day-start snapshot stays as it was): `equityOf` values the account
+ * before the reset at the simulator's current prices, read within this transaction.
+ */
 export const resetInBooks = async (
   tx: Tx,
-  { key, opening, at }: { key: AccountKey; opening: { currency: string; cash: string }; at: Date },
+  {
+    key,
+    opening,
+    at,
+    equityOf,
+  }: { key: AccountKey; opening: { currency: string; cash: string }; at: Date; equityOf: (tx: Tx, account: SimAccountRow) => Promise<string> },
 ): Promise<{ account: SimAccountRow; canceled: number; events: TBrokerEvent[] }> => {
   const session = await openAccountSession(tx, key, opening, at);
+  const equityBefore = await equityOf(tx, session.account);
   const working = await listActiveOrders(tx, key);
   for (const order of working) {
     const row = await lockOrder(tx, order);
@@ -167,6 +180,7 @@ export const resetInBooks = async (
   await deletePositions(tx, key);
   session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
+  await recordResetFlow(tx, { ...key, day: utcDateOf(at), equityBefore, equityAfter: opening.cash, at });
   await settled(session.tx);
   return { account, canceled: working.length, events: session.events };
 };

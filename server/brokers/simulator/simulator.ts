@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS, ZAssetClass, type TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
-import type { Db, Tx } from '../../db/client.ts';
+import type { Db, Queryable, Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { ChangeFeed } from '../../events/changes.ts';
@@ -198,13 +198,13 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
 
   const positionsOf = async (key: AccountKey): Promise<BrokerPosition[]> => pricedPositions(await listPositionsWithPrices(db, key));
 
-  /** Positions valued at the simulator's current price of each symbol. */
-  const pricedPositions = (rows: readonly { position: SimPositionRow; price: SimPriceRow | null }[]): Promise<BrokerPosition[]> =>
+  /** Positions valued at the simulator's current price of each symbol (read through `q`, a transaction's when given). */
+  const pricedPositions = (rows: readonly { position: SimPositionRow; price: SimPriceRow | null }[], q: Queryable = db, find = findInstrument): Promise<BrokerPosition[]> =>
     Promise.all(
       rows.map(async ({ position: row, price: stored }) => {
-        const instrument = await findInstrument({ assetClass: row.assetClass, symbol: row.symbol });
+        const instrument = await find({ assetClass: row.assetClass, symbol: row.symbol });
         // An instrument removed from the registry keeps its last known value: its entry price.
-        const price = instrument ? (await quoteFrom(db, instrument, stored)).price : new ExactDecimal(row.avgEntryPrice);
+        const price = instrument ? (await quoteFrom(q, instrument, stored)).price : new ExactDecimal(row.avgEntryPrice);
         return {
           symbol: row.symbol,
           qty: new ExactDecimal(row.qty).toFixed(),
@@ -228,7 +228,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const cash = new ExactDecimal(row.cash);
     // Long-only and without margin: what can be bought is the cash.
     const equity = positions.reduce((sum, position) => sum.plus(new ExactDecimal(position.qty).times(position.currentPrice)), cash);
-    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: row.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now() };
+    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: row.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now(), resetAt: row.resetAt };
   };
 
   const accountOf = async (key: AccountKey, row?: SimAccountRow): Promise<BrokerAccount> => {
@@ -353,7 +353,9 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     resetAccount: async ({ userId, assetClass }) => {
       if (outages.isDown(assetClass)) throw down(assetClass);
       const key: AccountKey = { userId, assetClass, mode: 'paper' };
-      const { account, canceled, events } = await db.transaction((tx) => resetInBooks(tx, { key, opening: opening(assetClass), at: clock.now() }));
+      // Valued inside the reset's transaction, instruments too: nothing waits outside it meanwhile.
+      const equityOf = async (tx: Tx, row: SimAccountRow) => accountFrom(key, row, await pricedPositions(await listPositionsWithPrices(tx, key), tx, (found) => readInstrument(tx, found))).equity;
+      const { account, canceled, events } = await db.transaction((tx) => resetInBooks(tx, { key, opening: opening(assetClass), at: clock.now(), equityOf }));
       hub.emit(events);
       return { account: await accountOf(key, account), canceledOrders: canceled };
     },

@@ -13,3 +13,4 @@ export * from './analysis.ts';
 export * from './live.ts';
 export * from './bots.ts';
 export * from './broker-tokens.ts';
+export * from './ledger.ts';
