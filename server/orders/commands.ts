@@ -2,7 +2,7 @@
 // cancel, replace, cancel every working order, close a position.
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
+import { misplacedPriceFields, STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import { checkLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
@@ -51,6 +51,9 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    // Judged against the order's own type: a replace may not give a market order a limit.
+    const misplaced = misplacedPriceFields(row.orderType, change);
+    if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });
     const qty = change.qty === undefined ? undefined : new ExactDecimal(change.qty).toFixed();
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
     if (qty !== undefined && instrument) {
