@@ -14,6 +14,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import { BROKER_TIMEOUT_MS, viaBroker, withTimeout, type BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
+import { offGridReason, replacedPrices } from './risk/price-grid.ts';
 import type { PlaceOptions } from './placement.ts';
 import { listAuditedOrders } from './queries.ts';
 import { updateOrder } from './write-queries.ts';
@@ -60,6 +61,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
       const lot = checkLot(new ExactDecimal(qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
       if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
     }
+    const offGrid = instrument && offGridReason({ ...instrument, tickSize: new ExactDecimal(instrument.tickSize) }, replacedPrices(change));
+    if (offGrid) throw new AppError('RISK_RULE_VIOLATION', offGrid);
     const broker = await forUser({ userId: user.id, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
     let replaced: BrokerOrder;
     try {

@@ -11,7 +11,8 @@ import { AppError } from '../errors.ts';
 import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
-import { krxPriceLimits, offTickGrid, type PriceLimits } from './risk/krx-prices.ts';
+import { krxPriceLimits, type PriceLimits } from './risk/krx-prices.ts';
+import { offGridReason } from './risk/price-grid.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 
@@ -146,18 +147,7 @@ const checkPriceLimit: Check = (attempt) => {
   return undefined;
 };
 
-/** The caller's prices are never rounded for them: an off-grid price is refused with its neighbours. */
-const checkTickSize: Check = (attempt) => {
-  if (attempt.assetClass !== 'kr_equity') return undefined;
-  const tickAt = tickAtOf(attempt);
-  for (const { label, price } of orderPrices(attempt)) {
-    const off = offTickGrid(price, tickAt);
-    if (!off) continue;
-    const nearest = off.nearest.map((valid) => valid.toFixed()).join(' or ');
-    return `The ${label} ${price.toFixed()} is not on the KRX tick grid (tick ${off.tick.toFixed()} at that price); the nearest valid prices are ${nearest}`;
-  }
-  return undefined;
-};
+const checkTickSize: Check = (attempt) => offGridReason(attempt, orderPrices(attempt));
 
 /**
  * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's

@@ -100,3 +100,25 @@ describe('fields that do not belong to the order type', () => {
     expect(got.body).toMatchObject({ limit_price: 40000, stop_price: null });
   });
 });
+
+describe('the tick grid', () => {
+  it("an off-grid crypto limit is 422 RISK_RULE_VIOLATION naming the nearest valid prices (BTC/USDT's tick 0.01), and no order is made", async () => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, limit_price: 40000.005 });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'RISK_RULE_VIOLATION', message: expect.stringContaining('nearest valid prices are 40000 or 40000.01') });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+
+  it('an off-grid price on a replace is refused the same way, and the order keeps its price', async () => {
+    const resting = await place({ ...limitBuy, time_in_force: 'gtc' });
+    expect(resting.status, resting.text).toBe(201);
+    const path = `/api/equity/orders/${resting.body.broker_order_id}`;
+    const res = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', limit_price: 40100.123 } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'RISK_RULE_VIOLATION', message: expect.stringContaining('40100.12 or 40100.13') });
+    expect((await server.http('GET', `${path}?asset_class=crypto`, { token: user.tokens.access_token })).body).toMatchObject({ limit_price: 40000 });
+    const onGrid = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', limit_price: 40100.12 } });
+    expect(onGrid.status, onGrid.text).toBe(200);
+  });
+});
