@@ -1,5 +1,5 @@
 // SQL on daily bars: the only module that knows their columns.
-import { and, asc, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
 import { dailyBars, type DailyBarRow } from '../db/schema/index.ts';
@@ -113,6 +113,20 @@ export const lastClose = async (db: Queryable, key: Key): Promise<string | undef
     .select({ close: dailyBars.close })
     .from(dailyBars)
     .where(and(eq(dailyBars.assetClass, key.assetClass), eq(dailyBars.symbol, key.symbol)))
+    .orderBy(desc(dailyBars.date))
+    .limit(1);
+  return row?.close;
+};
+
+/**
+ * The close of the last session before `before` (the exchange's local date of today), or undefined
+ * without such a bar: a bar of today (the bot's, an import's) is no base for today's price limit.
+ */
+export const previousSessionClose = async (db: Queryable, key: Key & { before: string }): Promise<string | undefined> => {
+  const [row] = await db
+    .select({ close: dailyBars.close })
+    .from(dailyBars)
+    .where(and(eq(dailyBars.assetClass, key.assetClass), eq(dailyBars.symbol, key.symbol), lt(dailyBars.date, key.before)))
     .orderBy(desc(dailyBars.date))
     .limit(1);
   return row?.close;

@@ -4,7 +4,7 @@ import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TAppErrorCode } from '../../contracts/errors.ts';
 import { defaultProfileFor } from '../brokers/fees.ts';
-import { computeFill, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
+import { computeFill, executionPrice, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
@@ -134,13 +134,23 @@ const bandBreach = (price: Decimal, { lower, upper }: PriceLimits): string | und
   return undefined;
 };
 
+/**
+ * The prices the band judges: a market order's is the one it would fill at (the exchange fills
+ * nothing outside the band, so a market buy priced past the upper limit could never fill there).
+ */
+const bandPrices = (attempt: RiskAttempt): NamedPrice[] => {
+  if (attempt.orderType !== 'market') return entryPrices(attempt);
+  const { side, referencePrice, assetClass } = attempt;
+  return [{ label: 'expected fill price', price: executionPrice({ side, referencePrice, tickSize: tickAtOf(attempt), profile: defaultProfileFor(assetClass) }) }];
+};
+
 /** KRX refuses order prices outside the day's band, so the order could never rest there. */
 const checkPriceLimit: Check = (attempt) => {
   const { assetClass, previousClose } = attempt;
   if (assetClass !== 'kr_equity' || !previousClose) return undefined;
   const limits = krxPriceLimits(previousClose, tickAtOf(attempt));
   // Bracket children are left out: they are placed after the entry fills, maybe on a later day.
-  for (const { label, price } of entryPrices(attempt)) {
+  for (const { label, price } of bandPrices(attempt)) {
     const breach = bandBreach(price, limits);
     if (breach) return `The ${label} ${price.toFixed()} is ${breach} of the day (previous close ${previousClose.toFixed()} ± 30 %)`;
   }

@@ -219,6 +219,18 @@ describe('KRX daily price limit', () => {
     expect(outcome(atLimit(0, sell))).toEqual(PRICE_LIMIT);
   });
 
+  it('holds a market order to the band at the price it would fill at (slippage and tick included)', () => {
+    const market = (referencePrice: number, over: Partial<RiskAttempt> = {}) => check(krBuy({ previousClose: d(50_000), orderType: 'market', limitPrice: undefined, referencePrice: d(referencePrice), ...over }));
+    expect(market(64_000)).toEqual({ ok: true });
+    // 65,000 is the upper limit itself, but a market buy fills a tick above it after slippage.
+    const above = market(65_000);
+    expect(outcome(above)).toEqual(PRICE_LIMIT);
+    expect(messageOf(above)).toContain('expected fill price 65100 is above the upper price limit 65000');
+    const below = market(35_000, { side: 'sell', heldQty: d(1) });
+    expect(outcome(below)).toEqual(PRICE_LIMIT);
+    expect(messageOf(below)).toContain('below the lower price limit 35000');
+  });
+
   it('is skipped without a previous close and outside kr_equity', () => {
     expect(check(krBuy({ previousClose: undefined, limitPrice: d(90_000) }))).toEqual({ ok: true });
     expect(check(usBuy({ orderType: 'limit', limitPrice: d(200), previousClose: d(100) }))).toEqual({ ok: true });
