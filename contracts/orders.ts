@@ -10,6 +10,9 @@ const positivePrice = () => z.number().finite().positive().max(1e15);
 export const ZOrderSide = z.enum(['buy', 'sell']);
 export const ZOrderType = z.enum(['market', 'limit', 'stop', 'stop_limit']);
 export const ZTimeInForce = z.enum(['day', 'gtc', 'ioc', 'fok']);
+/** Who placed an order, as its `metadata.source` shows. */
+export const ZOrderSource = z.enum(['api', 'bot', 'webhook']);
+export type TOrderSource = z.infer<typeof ZOrderSource>;
 export const ZOrderStatus = z.enum(['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
 export type TOrderStatus = z.infer<typeof ZOrderStatus>;
 /** The list filter, and the statuses each stands for. */
@@ -108,6 +111,7 @@ export const ZOrderResponse = z.object({
   filled_qty: z.number(),
   avg_fill_price: z.number().nullable(),
   order_type: ZOrderType,
+  time_in_force: ZTimeInForce,
   limit_price: z.number().nullable(),
   stop_price: z.number().nullable(),
   status: ZOrderStatus,
@@ -181,6 +185,8 @@ export const ZOrderEvent = z.object({
   broker_order_id: z.string(),
   client_order_id: z.string(),
   symbol: z.string(),
+  /** An extension of the interface's frame: how long the order works. */
+  time_in_force: ZTimeInForce,
   filled_qty: z.number(),
   avg_fill_price: z.number().nullable(),
   status: ZOrderStatus,

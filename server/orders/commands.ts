@@ -17,7 +17,8 @@ import type { OrderAudit } from './order-audit.ts';
 import { offGridReason, replacedPrices } from './risk/price-grid.ts';
 import type { PlaceOptions } from './placement.ts';
 import { listAuditedOrders } from './queries.ts';
-import { updateOrder } from './write-queries.ts';
+import { mergeOrderMetadata, updateOrder } from './write-queries.ts';
+import { CANCEL_REQUESTED_BY } from './order-metadata.ts';
 import { findOwnOrder } from './reads.ts';
 import { TERMINAL, toOrderResponse } from './records.ts';
 
@@ -38,6 +39,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place }
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
     const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
     await audit(db, row, 'order.cancel_requested', by ? { by } : {}, origin);
+    // The service's own cancel (the kill switch's) shows as the order's cancel_reason once the broker cancels it.
+    if (by) await mergeOrderMetadata(db, row, { [CANCEL_REQUESTED_BY]: by });
     try {
       await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
     } catch (error) {

@@ -2,7 +2,7 @@
 // gates → the intent → submit it to the broker → record the broker's answer. Idempotent by client
 // order id: a copy of a request under way in this process waits for it and answers the same.
 import { createHash, randomUUID } from 'node:crypto';
-import type { TOrderResponse, TPlaceOrderRequest } from '../../contracts/orders.ts';
+import type { TOrderResponse, TOrderSource, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
@@ -36,6 +36,8 @@ export interface PlaceOptions {
   origin?: RequestOrigin;
   /** A kill-switch liquidation (a sell only): passes the flag and rate gates and the lock. */
   liquidation?: boolean;
+  /** Who placed it, shown in `metadata.source`; `api` unless the bot or a signal webhook did. */
+  source?: TOrderSource;
 }
 
 /** An attempt as prepared: what the steps after the preparation share. */
@@ -43,6 +45,7 @@ export interface PreparedPlacement {
   user: { id: number };
   request: TPlaceOrderRequest;
   origin?: RequestOrigin;
+  source: TOrderSource;
   clientOrderId: string;
   /** The symbol in its registered form. */
   symbol: string;
@@ -124,7 +127,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
   };
 
   /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
-  const prepare = async ({ user, request, origin, clientOrderId, liquidation }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
+  const prepare = async ({ user, request, origin, clientOrderId, liquidation, source = 'api' }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
     const assetClass = request.asset_class;
     const mode = request.live_mode ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -161,7 +164,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       claimed: [],
       liquidation: liquidation === true && request.side === 'sell',
     };
-    return { user, request, origin, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
+    return { user, request, origin, source, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
   };
 
   /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
@@ -203,10 +206,11 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
 
   /** The placement as its submission carries it out: the intent, the broker request, and the records it writes. */
   const placingOf = (prepared: PreparedPlacement): Placing => {
-    const { user, request, origin, clientOrderId, symbol, hash, attempt } = prepared;
+    const { user, request, origin, source, clientOrderId, symbol, hash, attempt } = prepared;
     const broker = attempt.broker!;
     const at = clock.now();
     const metadata: Record<string, unknown> = {
+      source,
       ...(attempt.liquidation ? { liquidation: true } : {}),
       ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
