@@ -26,7 +26,7 @@ import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, readPreflight } from './queries.ts';
 import { insertIntentRecorded, type IntentOutcome } from './write-queries.ts';
-import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
+import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
 export interface PlaceOptions {
@@ -221,11 +221,11 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     // The intent in one statement, with the checks its gates left to the write: a full window or
     // a running lock writes nothing, and nor does a copy that won the race for the id.
     const checks = deferredChecksOf(attempt, gateDeps, at);
-    const placedFrames = [orderEventOf(row, 'placed', { request: normalisedRequest(request, symbol) }, clock.now())];
     const write = (q: Queryable) =>
       insertIntentRecorded(q, row, {
         audit: [auditRecordOf(row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, clock.now(), origin)],
-        events: outboxRowsOf(row, placedFrames, clock.now()),
+        // No event: the `placed` frame is written with the broker's answer, which gives it the broker's id.
+        events: [],
         ...checks,
       });
     const answerUnlessStands = async (outcome: IntentOutcome): Promise<TOrderResponse | undefined> => {
@@ -236,7 +236,6 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       // A copy of this request won the race for the id: answer as its replay.
       if (!outcome.placed) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
       countGate(attempt.assetClass, 'risk', 'passed');
-      publisher.announce(placedFrames);
       return undefined;
     };
     return {
@@ -247,7 +246,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       writeIntent: write,
       commitIntent: () => write(db),
       answerUnlessStands,
-      writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, accepted, events),
+      writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, placedPayloadOf(request, symbol), accepted, events),
     };
   };
 

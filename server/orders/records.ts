@@ -130,6 +130,17 @@ export const auditRecordOf = (row: AuditedOrder, action: string, data: Record<st
 /** The broker's answer to a placement as the order's `accepted` event carries it. */
 const acceptedPayload = (accepted: BrokerOrder) => ({ broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } });
 
+/** What a `placed` frame carries: the request as a replay compares it. */
+export const placedPayloadOf = (request: TPlaceOrderRequest, symbol: string) => ({ request: normalisedRequest(request, symbol) });
+export type TPlacedPayload = ReturnType<typeof placedPayloadOf>;
+
+/**
+ * The order's `placed` frame, written with the broker's answer so that it carries the broker's id
+ * (DESIGN §6): the accepted order's, or a refused order's own local id.
+ */
+export const placedFrameOf = (intent: OrderRow, brokerOrderId: string, payload: TPlacedPayload, at: Date): TOrderEvent =>
+  orderEventOf({ ...intent, brokerOrderId, status: 'pending' }, 'placed', payload, at);
+
 /** The order as the broker accepted it, with its `accepted` event. */
 export const acceptedRowOf = (intent: OrderRow, accepted: BrokerOrder, at: Date) => {
   const row: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: at };
@@ -142,9 +153,9 @@ type AnswerRecords = Parameters<typeof recordAnswer>[3];
  * A paper order's acceptance with the broker events that came with or before it: the order's
  * state after them, their fills, audit records and events, ready for one statement.
  */
-export const acceptanceRecordsOf = (intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[], at: Date) => {
+export const acceptanceRecordsOf = (intent: OrderRow, placed: TPlacedPayload, accepted: BrokerOrder, events: readonly TBrokerEvent[], at: Date) => {
   const { row: acceptedRow, event } = acceptedRowOf(intent, accepted, at);
-  const frames = [event];
+  const frames = [placedFrameOf(intent, accepted.brokerOrderId, placed, at), event];
   const audits = [auditRecordOf(acceptedRow, 'order.accepted', { broker_status: accepted.status }, at)];
   const outbox = outboxRowsOf(acceptedRow, frames, at);
   const fills: AnswerRecords['fills'] = [];

@@ -119,3 +119,36 @@ describe('cancel_reason', () => {
     expect(userCanceled.metadata.cancel_reason).toBeUndefined();
   });
 });
+
+describe('placed frames', () => {
+  const framesOf = async (clientOrderId: string, body: Record<string, unknown>) => {
+    const frames: TOrderEvent[] = [];
+    const stop = server.services.orders.onEvent((event) => {
+      if (event.client_order_id === clientOrderId) frames.push(event);
+    });
+    try {
+      const res = await place({ ...body, client_order_id: clientOrderId });
+      await settle();
+      return { res, frames };
+    } finally {
+      stop();
+    }
+  };
+
+  it("carry the broker's order id, written with its answer", async () => {
+    const { res, frames } = await framesOf('placed-accepted', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc' });
+    expect(res.status, res.text).toBe(201);
+    expect(frames.map((frame) => frame.event_type).slice(0, 2)).toEqual(['placed', 'accepted']);
+    for (const frame of frames) expect(frame.broker_order_id).toBe(res.body.broker_order_id);
+  });
+
+  it("carry a refused order's own id, written with the refusal", async () => {
+    const { res, frames } = await framesOf('placed-refused', { asset_class: 'crypto', symbol: 'NOPE/USDT', side: 'buy', qty: 1, order_type: 'market' });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.code).toBe('BROKER_REJECTED');
+    expect(frames.map((frame) => [frame.event_type, frame.broker_order_id])).toEqual([
+      ['placed', 'rejected-placed-refused'],
+      ['rejected', 'rejected-placed-refused'],
+    ]);
+  });
+});
