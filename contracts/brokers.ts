@@ -27,7 +27,8 @@ export const ZBrokerEvent = z.object({
   filled_qty: z.string(),
   avg_fill_price: z.string().nullable(),
   /** The execution of a fill event; a duplicate delivery repeats its id. */
-  fill: z.object({ execution_id: z.string(), qty: z.string(), price: z.string(), fee: z.string() }).nullable(),
+  /** `tax` is the part of `fee` that is a transaction tax (a KRX sell's); absent where the broker does not say. */
+  fill: z.object({ execution_id: z.string(), qty: z.string(), price: z.string(), fee: z.string(), tax: z.string().optional() }).nullable(),
   reason: z.string().nullable(),
   at: ZTimestamp,
 });

@@ -40,6 +40,8 @@ export const ZTradeFrame = z.object({
   amount: z.number(),
   price: z.number(),
   fee: z.number(),
+  /** An extension on a fill's frame: the fee split into commission and tax (a KRX sell's), in the order's currency. */
+  fees: z.object({ commission: z.number(), tax: z.number() }).optional(),
   ts: ZTimestamp,
   event_id: ZEventId,
 });

@@ -10,6 +10,9 @@ const positivePrice = () => z.number().finite().positive().max(1e15);
 export const ZOrderSide = z.enum(['buy', 'sell']);
 export const ZOrderType = z.enum(['market', 'limit', 'stop', 'stop_limit']);
 export const ZTimeInForce = z.enum(['day', 'gtc', 'ioc', 'fok']);
+/** Who placed an order, as its `metadata.source` shows. */
+export const ZOrderSource = z.enum(['api', 'bot', 'webhook']);
+export type TOrderSource = z.infer<typeof ZOrderSource>;
 export const ZOrderStatus = z.enum(['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
 export type TOrderStatus = z.infer<typeof ZOrderStatus>;
 /** The list filter, and the statuses each stands for. */
@@ -45,6 +48,32 @@ export const ZClientOrderId = requestText()
   .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
   .refine((id) => !endsInChildSuffix(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, the suffixes of a bracket's children`);
 
+/** The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). */
+const PRICES_OF_TYPE: Record<z.infer<typeof ZOrderType>, { limit: boolean; stop: boolean }> = {
+  market: { limit: false, stop: false },
+  limit: { limit: true, stop: false },
+  stop: { limit: false, stop: true },
+  stop_limit: { limit: true, stop: true },
+};
+
+export interface MisplacedField {
+  path: 'limit_price' | 'stop_price';
+  message: string;
+}
+
+/**
+ * The price fields given that the order type does not take. A broker refuses them; ignoring them
+ * would let a market order show a limit it never had. The place request and a replace (judged
+ * against the order's own type) both ask this.
+ */
+export const misplacedPriceFields = (orderType: z.infer<typeof ZOrderType>, prices: { limit_price?: number | undefined; stop_price?: number | undefined }): MisplacedField[] => {
+  const takes = PRICES_OF_TYPE[orderType];
+  const misplaced: MisplacedField[] = [];
+  if (prices.limit_price !== undefined && !takes.limit) misplaced.push({ path: 'limit_price', message: `is not taken by ${orderType} orders` });
+  if (prices.stop_price !== undefined && !takes.stop) misplaced.push({ path: 'stop_price', message: `is not taken by ${orderType} orders` });
+  return misplaced;
+};
+
 export const ZPlaceOrderRequest = z
   .object({
     asset_class: ZAssetClass,
@@ -61,10 +90,12 @@ export const ZPlaceOrderRequest = z
     live_mode: bodyBoolean().default(false),
   })
   .superRefine((order, ctx) => {
-    const needsLimit = order.order_type === 'limit' || order.order_type === 'stop_limit';
-    const needsStop = order.order_type === 'stop' || order.order_type === 'stop_limit';
-    if (needsLimit && order.limit_price === undefined) ctx.addIssue({ code: 'custom', path: ['limit_price'], message: `is required for ${order.order_type} orders` });
-    if (needsStop && order.stop_price === undefined) ctx.addIssue({ code: 'custom', path: ['stop_price'], message: `is required for ${order.order_type} orders` });
+    const takes = PRICES_OF_TYPE[order.order_type];
+    if (takes.limit && order.limit_price === undefined) ctx.addIssue({ code: 'custom', path: ['limit_price'], message: `is required for ${order.order_type} orders` });
+    if (takes.stop && order.stop_price === undefined) ctx.addIssue({ code: 'custom', path: ['stop_price'], message: `is required for ${order.order_type} orders` });
+    for (const { path, message } of misplacedPriceFields(order.order_type, order)) ctx.addIssue({ code: 'custom', path: [path], message });
+    // Without an order_class a bracket protects a buy (no shorting): a sell's would open a short.
+    if (order.bracket && order.side === 'sell') ctx.addIssue({ code: 'custom', path: ['bracket'], message: 'is taken on buys only (its legs are the sells that protect the entry)' });
   });
 export type TPlaceOrderRequest = z.infer<typeof ZPlaceOrderRequest>;
 
@@ -80,6 +111,7 @@ export const ZOrderResponse = z.object({
   filled_qty: z.number(),
   avg_fill_price: z.number().nullable(),
   order_type: ZOrderType,
+  time_in_force: ZTimeInForce,
   limit_price: z.number().nullable(),
   stop_price: z.number().nullable(),
   status: ZOrderStatus,
@@ -153,6 +185,8 @@ export const ZOrderEvent = z.object({
   broker_order_id: z.string(),
   client_order_id: z.string(),
   symbol: z.string(),
+  /** An extension of the interface's frame: how long the order works. */
+  time_in_force: ZTimeInForce,
   filled_qty: z.number(),
   avg_fill_price: z.number().nullable(),
   status: ZOrderStatus,

@@ -159,6 +159,7 @@ export const createBotRunner = ({ db, clock, config, logger: parentLogger, event
           live_mode: bot.row.liveMode,
         },
         origin: { requestId: order.clientOrderId, address: 'bot' },
+        source: 'bot',
       });
       retryAfter.delete(order.clientOrderId);
     } catch (error) {

@@ -15,7 +15,7 @@ import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
-import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, UNCONFIRMED } from './records.ts';
+import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, placedFrameOf, placedPayloadOf, UNCONFIRMED, type TPlacedPayload } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
 /** An acceptance as written: the accepted row (the creation answer), the events to announce, and the broker events it recorded. */
@@ -42,8 +42,8 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    * broker's own transaction where it offers one). Undefined, with nothing written, when the order
    * is no longer pending.
    */
-  const writeAcceptance = async (q: Queryable, intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[]): Promise<WrittenAcceptance | undefined> => {
-    const answer = acceptanceRecordsOf(intent, accepted, events, clock.now());
+  const writeAcceptance = async (q: Queryable, intent: OrderRow, placed: TPlacedPayload, accepted: BrokerOrder, events: readonly TBrokerEvent[]): Promise<WrittenAcceptance | undefined> => {
+    const answer = acceptanceRecordsOf(intent, placed, accepted, events, clock.now());
     return (await recordAnswer(q, intent, answer.change, answer.records)) ? { row: answer.acceptedRow, frames: answer.frames, events } : undefined;
   };
 
@@ -52,10 +52,10 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    * intake kept them aside). Undefined (nothing written, the events left to the intake) when the
    * order is no longer pending.
    */
-  const writeAcceptanceWithEarlyEvents = async (intent: OrderRow, accepted: BrokerOrder): Promise<WrittenAcceptance | undefined> => {
+  const writeAcceptanceWithEarlyEvents = async (intent: OrderRow, placed: TPlacedPayload, accepted: BrokerOrder): Promise<WrittenAcceptance | undefined> => {
     const key = placementKey(intent.userId, intent.clientOrderId);
     const taken = underWay.takeEarly(key);
-    const written = await writeAcceptance(db, intent, accepted, taken).catch((error: unknown) => {
+    const written = await writeAcceptance(db, intent, placed, accepted, taken).catch((error: unknown) => {
       underWay.giveBack(key, taken);
       throw error;
     });
@@ -68,8 +68,9 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    * (`written`), and answers the order as the broker accepted it. A live order's acceptance is a
    * transaction of its own that marks the user's first live order, which alerts the operators.
    */
-  const recordAccepted = async ({ user, request, attempt }: PreparedPlacement, intent: OrderRow, accepted: BrokerOrder, written: WrittenAcceptance | undefined): Promise<TOrderResponse> => {
-    const recorded = written ?? (intent.live ? undefined : await writeAcceptanceWithEarlyEvents(intent, accepted));
+  const recordAccepted = async ({ user, request, symbol, attempt }: PreparedPlacement, intent: OrderRow, accepted: BrokerOrder, written: WrittenAcceptance | undefined): Promise<TOrderResponse> => {
+    const placed = placedPayloadOf(request, symbol);
+    const recorded = written ?? (intent.live ? undefined : await writeAcceptanceWithEarlyEvents(intent, placed, accepted));
     if (recorded) {
       publisher.announce(recorded.frames);
       return acceptedResponse(recorded.row, accepted);
@@ -77,19 +78,21 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     const { assetClass } = intent;
     const { row, firstLive, frames } = await db.transaction(async (tx) => {
       const { row: acceptedRow, event: acceptedEvent } = acceptedRowOf(intent, accepted, clock.now());
+      // The placed frame travels with the answer: it carries the broker's id.
+      const answerFrames = [placedFrameOf(intent, accepted.brokerOrderId, placed, acceptedRow.updatedAt), acceptedEvent];
       if (!intent.live) {
         // Sent together: one round trip for the update, its audit record and its event.
         const [updated, , appended] = await Promise.all([
           recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt }),
           audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status }),
-          publisher.appendEvents(tx, acceptedRow, [acceptedEvent]),
+          publisher.appendEvents(tx, acceptedRow, answerFrames),
         ]);
         return { row: updated!, firstLive: false, frames: appended };
       }
       const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt });
       const first = await markFirstLiveOrder(tx, { userId: user.id, assetClass, at: intent.submittedAt });
       await audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
-      return { row: updated!, firstLive: first, frames: await publisher.appendEvents(tx, acceptedRow, [acceptedEvent]) };
+      return { row: updated!, firstLive: first, frames: await publisher.appendEvents(tx, acceptedRow, answerFrames) };
     });
     publisher.announce(frames);
     if (firstLive) {
@@ -103,14 +106,14 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    * reached the broker (`outcomeUnknown`) leaves the order pending for the reconciler; any other
    * marks it rejected and gives back its rate units.
    */
-  const recordFailed = async ({ attempt }: PreparedPlacement, intent: OrderRow, error: unknown, outcomeUnknown: boolean): Promise<never> => {
+  const recordFailed = async ({ attempt, request, symbol }: PreparedPlacement, intent: OrderRow, error: unknown, outcomeUnknown: boolean): Promise<never> => {
     const { assetClass, clientOrderId } = intent;
     if (outcomeUnknown) {
       // The request may have reached the broker (a timeout, a connection broken after sending, a
       // 5xx): the order stays pending, and the reconciler (every minute) asks the broker for it by
       // its client order id, links what it finds, and settles it as not at the broker otherwise.
-      // Its rate units stay counted: it may be an order. The mark writes no order event (clients
-      // see it still pending), so a signal, sent if the mark commits, wakes the duplicates waiting
+      // Its rate units stay counted: it may be an order. The mark writes no order event (not even
+      // `placed`, whose broker id is still unknown: clients see nothing until the reconciler settles it), so a signal, sent if the mark commits, wakes the duplicates waiting
       // for its answer on other instances.
       const detail = error instanceof Error ? error.message : String(error);
       await db.transaction(async (tx) => {
@@ -128,7 +131,8 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     const frames = await db.transaction(async (tx) => {
       const updated = await updateOrder(tx, intent, { status: 'rejected', reason, brokerOrderId: localBrokerId(clientOrderId), updatedAt: clock.now() });
       await audit(tx, updated!, 'order.rejected', { gate: 'broker', code: refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE', reason: refused ? reason : String(error instanceof Error ? error.message : error) });
-      return publisher.appendEvents(tx, updated!, [orderEventOf(updated!, 'rejected', { reason }, clock.now())]);
+      const at = clock.now();
+      return publisher.appendEvents(tx, updated!, [placedFrameOf(intent, updated!.brokerOrderId!, placedPayloadOf(request, symbol), at), orderEventOf(updated!, 'rejected', { reason }, at)]);
     });
     countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
     publisher.announce(frames);

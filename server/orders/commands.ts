@@ -2,7 +2,7 @@
 // cancel, replace, cancel every working order, close a position.
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import { STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
+import { misplacedPriceFields, STATUSES_OF_FILTER, type TOrderResponse, type TReplaceOrderRequest } from '../../contracts/orders.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { brokerError } from '../brokers/errors.ts';
@@ -15,9 +15,10 @@ import { BROKER_TIMEOUT_MS, viaBroker, withTimeout, type BrokerOfAccount } from 
 import { GateRefusal, runGates, type GateDeps } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import type { PlaceOptions } from './placement.ts';
+import { CANCEL_REQUESTED_BY } from './order-metadata.ts';
 import { listAuditedOrders, readPreflight } from './queries.ts';
 import { replaceAttemptOf, replacedQtyOf } from './replace-attempt.ts';
-import { updateOrder } from './write-queries.ts';
+import { mergeOrderMetadata, updateOrder } from './write-queries.ts';
 import { findOwnOrder } from './reads.ts';
 import { TERMINAL, toOrderResponse } from './records.ts';
 
@@ -40,6 +41,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
     const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
     await audit(db, row, 'order.cancel_requested', by ? { by } : {}, origin);
+    // The service's own cancel (the kill switch's) shows as the order's cancel_reason once the broker cancels it.
+    if (by) await mergeOrderMetadata(db, row, { [CANCEL_REQUESTED_BY]: by });
     try {
       await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS);
     } catch (error) {
@@ -56,6 +59,9 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    // Judged against the order's own type: a replace may not give a market order a limit.
+    const misplaced = misplacedPriceFields(row.orderType, change);
+    if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
     const qty = replacedQtyOf(row, change, instrument);
     const preflight = await readPreflight(db, { userId: user.id, clientOrderId: row.clientOrderId, assetClass: row.assetClass });

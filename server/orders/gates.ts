@@ -14,7 +14,9 @@ import { findLock } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
-import { lastClose } from '../marketdata/queries.ts';
+import { previousSessionClose } from '../marketdata/queries.ts';
+import { KRX_TIME_ZONE } from '../markets/krx.ts';
+import { localDateTimeOf } from '../markets/zoned.ts';
 import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
@@ -194,7 +196,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   const [{ account, positions, openOrders }, previousClose] = await Promise.all([
     // The risk rules read the working orders of this symbol only.
     attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
-    attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
+    attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
   const promised = workingOrdersBesides(attempt, openOrders)

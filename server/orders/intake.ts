@@ -15,6 +15,7 @@ import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId } from './queries.ts';
 import { insertFill, insertOrderIntent, updateOrder, type OrderInsert } from './write-queries.ts';
 import { changeByEvent, childOrderRowOf, eventTypeOf, orderEventOf } from './records.ts';
+import { metadataAfter } from './order-metadata.ts';
 
 /** Thrown inside an event's transaction to roll it back when its fill was recorded before. */
 class DuplicateFill extends Error {
@@ -69,11 +70,12 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
         // to (every fill is recorded with its row update, under this lock). A fill the reconciler
         // already recorded after a crash is not recorded twice.
         const record = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
-        const next: OrderRow = { ...row, ...change, updatedAt: clock.now() };
+        const metadata = metadataAfter(row, event, record === true);
+        const next: OrderRow = { ...row, ...change, ...(metadata ? { metadata } : {}), updatedAt: clock.now() };
         // Sent together, one round trip; a fill delivered twice rolls the rest back.
         const [recorded, , , frames] = await Promise.all([
           record ? insertFill(tx, { ...key, executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) }) : Promise.resolve(true),
-          updateOrder(tx, key, { ...change, updatedAt: next.updatedAt }),
+          updateOrder(tx, key, { ...change, ...(metadata ? { metadata } : {}), updatedAt: next.updatedAt }),
           audit(tx, next, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }),
           publisher.appendEvents(tx, next, [orderEventOf(next, eventType, event, clock.now())], record ? fill : undefined),
         ]);

@@ -2,7 +2,7 @@
 // gates → the intent → submit it to the broker → record the broker's answer. Idempotent by client
 // order id: a copy of a request under way in this process waits for it and answers the same.
 import { createHash, randomUUID } from 'node:crypto';
-import type { TOrderResponse, TPlaceOrderRequest } from '../../contracts/orders.ts';
+import type { TOrderResponse, TOrderSource, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import type { RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
@@ -26,7 +26,7 @@ import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, readPreflight } from './queries.ts';
 import { insertIntentRecorded, type IntentOutcome } from './write-queries.ts';
-import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, orderEventOf, outboxRowsOf } from './records.ts';
+import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
 export interface PlaceOptions {
@@ -42,6 +42,8 @@ export interface PlaceOptions {
    * the sell may use. A close the gates refuse cancels nothing.
    */
   beforeClose?: () => Promise<void>;
+  /** Who placed it, shown in `metadata.source`; `api` unless the bot or a signal webhook did. */
+  source?: TOrderSource;
 }
 
 /** An attempt as prepared: what the steps after the preparation share. */
@@ -49,6 +51,7 @@ export interface PreparedPlacement {
   user: { id: number };
   request: TPlaceOrderRequest;
   origin?: RequestOrigin;
+  source: TOrderSource;
   clientOrderId: string;
   /** The symbol in its registered form. */
   symbol: string;
@@ -136,7 +139,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
   };
 
   /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
-  const prepare = async ({ user, request, origin, clientOrderId, liquidation, beforeClose }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
+  const prepare = async ({ user, request, origin, clientOrderId, liquidation, beforeClose, source = 'api' }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
     const assetClass = request.asset_class;
     const mode = request.live_mode ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -174,7 +177,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       liquidation: liquidation === true && request.side === 'sell',
       closing: beforeClose !== undefined,
     };
-    return { user, request, origin, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
+    return { user, request, origin, source, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
   };
 
   /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
@@ -216,10 +219,11 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
 
   /** The placement as its submission carries it out: the intent, the broker request, and the records it writes. */
   const placingOf = (prepared: PreparedPlacement): Placing => {
-    const { user, request, origin, clientOrderId, symbol, hash, attempt } = prepared;
+    const { user, request, origin, source, clientOrderId, symbol, hash, attempt } = prepared;
     const broker = attempt.broker!;
     const at = clock.now();
     const metadata: Record<string, unknown> = {
+      source,
       ...(attempt.liquidation ? { liquidation: true } : {}),
       ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
@@ -230,11 +234,11 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     // The intent in one statement, with the checks its gates left to the write: a full window or
     // a running lock writes nothing, and nor does a copy that won the race for the id.
     const checks = deferredChecksOf(attempt, gateDeps, at);
-    const placedFrames = [orderEventOf(row, 'placed', { request: normalisedRequest(request, symbol) }, clock.now())];
     const write = (q: Queryable) =>
       insertIntentRecorded(q, row, {
         audit: [auditRecordOf(row, 'order.placed', { symbol, side: request.side, qty: attempt.qty, order_type: request.order_type }, clock.now(), origin)],
-        events: outboxRowsOf(row, placedFrames, clock.now()),
+        // No event: the `placed` frame is written with the broker's answer, which gives it the broker's id.
+        events: [],
         ...checks,
       });
     const answerUnlessStands = async (outcome: IntentOutcome): Promise<TOrderResponse | undefined> => {
@@ -245,7 +249,6 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       // A copy of this request won the race for the id: answer as its replay.
       if (!outcome.placed) return duplicates.answerRacedDuplicate(attempt, clientOrderId, hash);
       countGate(attempt.assetClass, 'risk', 'passed');
-      publisher.announce(placedFrames);
       return undefined;
     };
     return {
@@ -256,7 +259,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       writeIntent: write,
       commitIntent: () => write(db),
       answerUnlessStands,
-      writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, accepted, events),
+      writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, placedPayloadOf(request, symbol), accepted, events),
     };
   };
 

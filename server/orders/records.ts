@@ -10,6 +10,7 @@ import { ExactDecimal } from '../decimal.ts';
 import type { BrokerOrder, BrokerOrderRequest } from '../brokers/types.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { NewEvent } from '../events/bus.ts';
+import { feesOfFill, metadataAfter } from './order-metadata.ts';
 import type { OrderInsert, OutboxInsert, recordAnswer } from './write-queries.ts';
 
 export const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
@@ -34,6 +35,7 @@ export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
   filled_qty: Number(row.filledQty),
   avg_fill_price: num(row.avgFillPrice),
   order_type: row.orderType,
+  time_in_force: row.timeInForce,
   limit_price: num(row.limitPrice),
   stop_price: num(row.stopPrice),
   status: row.status,
@@ -96,6 +98,7 @@ export const orderEventOf = (row: OrderRow, eventType: TOrderEvent['event_type']
   broker_order_id: row.brokerOrderId ?? (row.status === 'pending' ? `pending-${row.clientOrderId}` : localBrokerId(row.clientOrderId)),
   client_order_id: row.clientOrderId,
   symbol: row.symbol,
+  time_in_force: row.timeInForce,
   filled_qty: Number(row.filledQty),
   avg_fill_price: num(row.avgFillPrice),
   status: row.status,
@@ -107,7 +110,7 @@ export const orderEventOf = (row: OrderRow, eventType: TOrderEvent['event_type']
 export const outboxRowsOf = (row: Pick<OrderRow, 'userId' | 'symbol' | 'assetClass' | 'side'>, frames: TOrderEvent[], at: Date, fill?: NonNullable<TBrokerEvent['fill']>): OutboxInsert[] => {
   const rows: NewEvent[] = frames.map((frame) => ({ userId: row.userId, channel: 'orders', frame, at }));
   if (fill) {
-    const trade = { type: 'trade', symbol: row.symbol, asset_class: row.assetClass, side: row.side, amount: Number(fill.qty), price: Number(fill.price), fee: Number(fill.fee), ts: at.toISOString() };
+    const trade = { type: 'trade', symbol: row.symbol, asset_class: row.assetClass, side: row.side, amount: Number(fill.qty), price: Number(fill.price), fee: Number(fill.fee), fees: feesOfFill(fill), ts: at.toISOString() };
     rows.push({ userId: row.userId, channel: 'live', frame: trade, at });
   }
   return rows;
@@ -127,6 +130,17 @@ export const auditRecordOf = (row: AuditedOrder, action: string, data: Record<st
 /** The broker's answer to a placement as the order's `accepted` event carries it. */
 const acceptedPayload = (accepted: BrokerOrder) => ({ broker_order: { ...accepted, submittedAt: accepted.submittedAt.toISOString(), updatedAt: accepted.updatedAt.toISOString() } });
 
+/** What a `placed` frame carries: the request as a replay compares it. */
+export const placedPayloadOf = (request: TPlaceOrderRequest, symbol: string) => ({ request: normalisedRequest(request, symbol) });
+export type TPlacedPayload = ReturnType<typeof placedPayloadOf>;
+
+/**
+ * The order's `placed` frame, written with the broker's answer so that it carries the broker's id
+ * (DESIGN §6): the accepted order's, or a refused order's own local id.
+ */
+export const placedFrameOf = (intent: OrderRow, brokerOrderId: string, payload: TPlacedPayload, at: Date): TOrderEvent =>
+  orderEventOf({ ...intent, brokerOrderId, status: 'pending' }, 'placed', payload, at);
+
 /** The order as the broker accepted it, with its `accepted` event. */
 export const acceptedRowOf = (intent: OrderRow, accepted: BrokerOrder, at: Date) => {
   const row: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: at };
@@ -139,9 +153,9 @@ type AnswerRecords = Parameters<typeof recordAnswer>[3];
  * A paper order's acceptance with the broker events that came with or before it: the order's
  * state after them, their fills, audit records and events, ready for one statement.
  */
-export const acceptanceRecordsOf = (intent: OrderRow, accepted: BrokerOrder, events: readonly TBrokerEvent[], at: Date) => {
+export const acceptanceRecordsOf = (intent: OrderRow, placed: TPlacedPayload, accepted: BrokerOrder, events: readonly TBrokerEvent[], at: Date) => {
   const { row: acceptedRow, event } = acceptedRowOf(intent, accepted, at);
-  const frames = [event];
+  const frames = [placedFrameOf(intent, accepted.brokerOrderId, placed, at), event];
   const audits = [auditRecordOf(acceptedRow, 'order.accepted', { broker_status: accepted.status }, at)];
   const outbox = outboxRowsOf(acceptedRow, frames, at);
   const fills: AnswerRecords['fills'] = [];
@@ -153,16 +167,17 @@ export const acceptanceRecordsOf = (intent: OrderRow, accepted: BrokerOrder, eve
     if (!change) continue;
     const { fill } = event;
     const recordsFill = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
-    row = { ...row, ...change, updatedAt: at };
+    const metadata = metadataAfter(row, event, recordsFill === true);
+    row = { ...row, ...change, ...(metadata ? { metadata } : {}), updatedAt: at };
     if (recordsFill) fills.push({ executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) });
     const frame = orderEventOf(row, eventTypeOf(event), event, at);
     frames.push(frame);
     audits.push(auditRecordOf(row, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }, at));
     outbox.push(...outboxRowsOf(row, [frame], at, recordsFill ? fill : undefined));
   }
-  const { brokerOrderId, status, filledQty, avgFillPrice, updatedAt } = row;
+  const { brokerOrderId, status, filledQty, avgFillPrice, metadata, updatedAt } = row;
   const records: AnswerRecords = { fills, audit: audits, events: outbox };
-  return { acceptedRow, frames, change: { brokerOrderId, status, filledQty, avgFillPrice, updatedAt }, records };
+  return { acceptedRow, frames, change: { brokerOrderId, status, filledQty, avgFillPrice, metadata, updatedAt }, records };
 };
 
 /** The pending row of an order about to go to its broker, as its intent records it. */

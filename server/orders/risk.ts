@@ -4,14 +4,15 @@ import { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TAppErrorCode } from '../../contracts/errors.ts';
 import { defaultProfileFor } from '../brokers/fees.ts';
-import { computeFill, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
+import { computeFill, executionPrice, type Fill, type TOrderSide, type TTickSizeAt } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
-import { krxPriceLimits, offTickGrid, type PriceLimits } from './risk/krx-prices.ts';
+import { krxPriceLimits, type PriceLimits } from './risk/krx-prices.ts';
+import { offGridReason } from './risk/price-grid.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 
@@ -137,31 +138,30 @@ const bandBreach = (price: Decimal, { lower, upper }: PriceLimits): string | und
   return undefined;
 };
 
+/**
+ * The prices the band judges: a market order's is the one it would fill at (the exchange fills
+ * nothing outside the band, so a market buy priced past the upper limit could never fill there).
+ */
+const bandPrices = (attempt: RiskAttempt): NamedPrice[] => {
+  if (attempt.orderType !== 'market') return entryPrices(attempt);
+  const { side, referencePrice, assetClass } = attempt;
+  return [{ label: 'expected fill price', price: executionPrice({ side, referencePrice, tickSize: tickAtOf(attempt), profile: defaultProfileFor(assetClass) }) }];
+};
+
 /** KRX refuses order prices outside the day's band, so the order could never rest there. */
 const checkPriceLimit: Check = (attempt) => {
   const { assetClass, previousClose } = attempt;
   if (assetClass !== 'kr_equity' || !previousClose) return undefined;
   const limits = krxPriceLimits(previousClose, tickAtOf(attempt));
   // Bracket children are left out: they are placed after the entry fills, maybe on a later day.
-  for (const { label, price } of entryPrices(attempt)) {
+  for (const { label, price } of bandPrices(attempt)) {
     const breach = bandBreach(price, limits);
     if (breach) return `The ${label} ${price.toFixed()} is ${breach} of the day (previous close ${previousClose.toFixed()} ± 30 %)`;
   }
   return undefined;
 };
 
-/** The caller's prices are never rounded for them: an off-grid price is refused with its neighbours. */
-const checkTickSize: Check = (attempt) => {
-  if (attempt.assetClass !== 'kr_equity') return undefined;
-  const tickAt = tickAtOf(attempt);
-  for (const { label, price } of orderPrices(attempt)) {
-    const off = offTickGrid(price, tickAt);
-    if (!off) continue;
-    const nearest = off.nearest.map((valid) => valid.toFixed()).join(' or ');
-    return `The ${label} ${price.toFixed()} is not on the KRX tick grid (tick ${off.tick.toFixed()} at that price); the nearest valid prices are ${nearest}`;
-  }
-  return undefined;
-};
+const checkTickSize: Check = (attempt) => offGridReason(attempt, orderPrices(attempt));
 
 /**
  * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's

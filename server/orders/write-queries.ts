@@ -91,12 +91,12 @@ export const insertIntentRecorded = async (
 export const recordAnswer = async (
   db: Queryable,
   { userId, clientOrderId }: { userId: number; clientOrderId: string },
-  change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'updatedAt'>,
+  change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'metadata' | 'updatedAt'>,
   records: { fills: { executionId: string; qty: string; price: string; fee: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
 ): Promise<boolean> => {
   const answered = fixedSql`update ${orders}
     set broker_order_id = ${change.brokerOrderId}::text, status = ${change.status}::text, filled_qty = ${change.filledQty}::numeric,
-      avg_fill_price = ${change.avgFillPrice}::numeric, updated_at = ${change.updatedAt.toISOString()}::timestamptz
+      avg_fill_price = ${change.avgFillPrice}::numeric, metadata = ${JSON.stringify(change.metadata)}::jsonb, updated_at = ${change.updatedAt.toISOString()}::timestamptz
     where user_id = ${userId} and client_order_id = ${clientOrderId} and status = 'pending'
     returning user_id`;
   const made = fixedSql`exists (select 1 from answered)`;
@@ -122,6 +122,14 @@ export const recordAnswer = async (
 
 export const updateOrder = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, change: Partial<OrderInsert>): Promise<OrderRow | undefined> =>
   (await db.update(orders).set(change).where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId))).returning())[0];
+
+/** Adds keys to an order's metadata in the database itself, so a concurrent event's change is never overwritten. */
+export const mergeOrderMetadata = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, patch: Record<string, unknown>): Promise<void> => {
+  await db
+    .update(orders)
+    .set({ metadata: sql`${orders.metadata} || ${JSON.stringify(patch)}::jsonb` })
+    .where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)));
+};
 
 /**
  * Records the broker's acceptance: its order id, and the status `accepted` unless the broker's

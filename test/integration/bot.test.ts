@@ -167,7 +167,7 @@ describe('trading', () => {
     // The order went through the order service: audited, with the bot's client order id.
     const [recorded] = await server.services.db.select().from(botOrders).where(eq(botOrders.userId, user.user.id));
     const [order] = await server.services.db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, recorded!.clientOrderId)));
-    expect(order).toMatchObject({ side: 'buy', orderType: 'market', status: 'filled', live: false, symbol: 'BTC/USDT' });
+    expect(order).toMatchObject({ side: 'buy', orderType: 'market', status: 'filled', live: false, symbol: 'BTC/USDT', metadata: { source: 'bot' } });
     expect(recorded!.clientOrderId).toMatch(/^bot-[0-9a-f]{12}-BTC-USDT-[0-9a-z]+-b$/);
     expect(await auditOf(user.user.id)).toEqual(expect.arrayContaining(['bot.started', 'bot.signal', 'order.placed', 'order.accepted', 'order.fill']));
 

@@ -59,3 +59,66 @@ describe('client_order_id', () => {
     expect(orders.filter((order) => order.client_order_id.startsWith('protected:')).map((order) => order.client_order_id).sort()).toEqual(['protected:sl', 'protected:tp']);
   });
 });
+
+describe('fields that do not belong to the order type', () => {
+  it.each([
+    ['a limit_price on a market order', { order_type: 'market', limit_price: 40000 }, 'limit_price'],
+    ['a stop_price on a market order', { order_type: 'market', stop_price: 40000 }, 'stop_price'],
+    ['a stop_price on a limit order', { order_type: 'limit', limit_price: 40000, stop_price: 39000 }, 'stop_price'],
+    ['a limit_price on a stop order', { order_type: 'stop', stop_price: 60000, limit_price: 61000 }, 'limit_price'],
+  ])('%s is 422 VALIDATION_ERROR naming the field, and no order is made', async (_what, fields, path) => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, limit_price: undefined, ...fields });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path, message: expect.stringContaining('not taken') }] });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+
+  it('a bracket on a sell is 422 VALIDATION_ERROR naming bracket, not a rejected order', async () => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, side: 'sell', limit_price: 60000, bracket: { take_profit: 40000, stop_loss: 65000 } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'bracket' }] });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+
+  it('a stop_limit takes both prices, and a sell may send bracket null', async () => {
+    const stopLimit = await place({ ...limitBuy, order_type: 'stop_limit', stop_price: 60000, limit_price: 61000 });
+    expect(stopLimit.status, stopLimit.text).toBe(201);
+    const res = await place({ ...limitBuy, qty: 0.001, side: 'sell', order_type: 'limit', limit_price: 60000, bracket: null });
+    expect(res.body.code, res.text).not.toBe('VALIDATION_ERROR');
+  });
+
+  it('a replace is judged against the order’s type: a limit on a market order or a stop on a limit is 422 naming it, and the order is unchanged', async () => {
+    const resting = await place({ ...limitBuy, time_in_force: 'gtc' });
+    expect(resting.status, resting.text).toBe(201);
+    const path = `/api/equity/orders/${resting.body.broker_order_id}`;
+    const res = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', stop_price: 39000 } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'stop_price' }] });
+    const got = await server.http('GET', `${path}?asset_class=crypto`, { token: user.tokens.access_token });
+    expect(got.body).toMatchObject({ limit_price: 40000, stop_price: null });
+  });
+});
+
+describe('the tick grid', () => {
+  it("an off-grid crypto limit is 422 RISK_RULE_VIOLATION naming the nearest valid prices (BTC/USDT's tick 0.01), and no order is made", async () => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, limit_price: 40000.005 });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'RISK_RULE_VIOLATION', message: expect.stringContaining('nearest valid prices are 40000 or 40000.01') });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+
+  it('an off-grid price on a replace is refused the same way, and the order keeps its price', async () => {
+    const resting = await place({ ...limitBuy, time_in_force: 'gtc' });
+    expect(resting.status, resting.text).toBe(201);
+    const path = `/api/equity/orders/${resting.body.broker_order_id}`;
+    const res = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', limit_price: 40100.123 } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'RISK_RULE_VIOLATION', message: expect.stringContaining('40100.12 or 40100.13') });
+    expect((await server.http('GET', `${path}?asset_class=crypto`, { token: user.tokens.access_token })).body).toMatchObject({ limit_price: 40000 });
+    const onGrid = await server.http('PATCH', path, { token: user.tokens.access_token, body: { asset_class: 'crypto', limit_price: 40100.12 } });
+    expect(onGrid.status, onGrid.text).toBe(200);
+  });
+});

@@ -58,8 +58,8 @@ describe('/ws/equity/orders', () => {
     const events = socket.frames.slice(1);
     expect(events.map((frame) => frame.event_type)).toEqual(['placed', 'accepted', 'fill']);
     for (const frame of events) ZOrderEventFrame.strict().parse(frame);
-    // Placed before the broker answered: a placeholder id; accepted carries the broker's.
-    expect(events.map((frame) => frame.broker_order_id)).toEqual(['pending-ws-flow-1', placed.body.broker_order_id, placed.body.broker_order_id]);
+    // Placed is written with the broker's answer (DESIGN §6): every frame carries the broker's id.
+    expect(events.map((frame) => frame.broker_order_id)).toEqual([placed.body.broker_order_id, placed.body.broker_order_id, placed.body.broker_order_id]);
     expect(fill).toMatchObject({ type: 'order_event', asset_class: 'crypto', broker: 'simulator', broker_order_id: placed.body.broker_order_id, symbol: 'BTC/USDT', status: 'filled', filled_qty: 0.01 });
     expect(fill.avg_fill_price).toBeGreaterThan(0);
     const ids = events.map((frame) => Number(frame.event_id));

@@ -15,7 +15,8 @@ import {
   riskSettingsFromConfig,
 } from '../../server/orders/risk.ts';
 import { dailyPnlPct, dayStartSnapshot } from '../../server/controls/day-start.ts';
-import { krxPriceLimits, offTickGrid } from '../../server/orders/risk/krx-prices.ts';
+import { krxPriceLimits } from '../../server/orders/risk/krx-prices.ts';
+import { offTickGrid } from '../../server/orders/risk/price-grid.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);
 const at = (iso: string) => new Date(iso);
@@ -218,6 +219,18 @@ describe('KRX daily price limit', () => {
     expect(outcome(atLimit(0, sell))).toEqual(PRICE_LIMIT);
   });
 
+  it('holds a market order to the band at the price it would fill at (slippage and tick included)', () => {
+    const market = (referencePrice: number, over: Partial<RiskAttempt> = {}) => check(krBuy({ previousClose: d(50_000), orderType: 'market', limitPrice: undefined, referencePrice: d(referencePrice), ...over }));
+    expect(market(64_000)).toEqual({ ok: true });
+    // 65,000 is the upper limit itself, but a market buy fills a tick above it after slippage.
+    const above = market(65_000);
+    expect(outcome(above)).toEqual(PRICE_LIMIT);
+    expect(messageOf(above)).toContain('expected fill price 65100 is above the upper price limit 65000');
+    const below = market(35_000, { side: 'sell', heldQty: d(1) });
+    expect(outcome(below)).toEqual(PRICE_LIMIT);
+    expect(messageOf(below)).toContain('below the lower price limit 35000');
+  });
+
   it('is skipped without a previous close and outside kr_equity', () => {
     expect(check(krBuy({ previousClose: undefined, limitPrice: d(90_000) }))).toEqual({ ok: true });
     expect(check(usBuy({ orderType: 'limit', limitPrice: d(200), previousClose: d(100) }))).toEqual({ ok: true });
@@ -274,8 +287,43 @@ describe('KRX tick grid', () => {
     expect(messageOf(off)).toContain('10000 or 10005');
   });
 
-  it('leaves other asset classes to their brokers', () => {
-    expect(check(usBuy({ orderType: 'limit', limitPrice: d('100.005') }))).toEqual({ ok: true });
+});
+
+describe('US and crypto tick grids', () => {
+  it('holds US prices to whole cents at or above $1 (SEC Rule 612) and names the nearest', () => {
+    const off = check(usBuy({ orderType: 'limit', limitPrice: d('100.005') }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('SEC Rule 612');
+    expect(messageOf(off)).toContain('nearest valid prices are 100 or 100.01');
+    expect(check(usBuy({ orderType: 'limit', limitPrice: d('100.01') }))).toEqual({ ok: true });
+    expect(outcome(check(usBuy({ orderType: 'limit', limitPrice: d('1.0001') })))).toEqual(TICK);
+  });
+
+  it('takes $0.0001 below $1, whatever the instrument says, and refuses finer', () => {
+    const penny = { referencePrice: d('0.5'), qty: d(100) } as const;
+    expect(check(usBuy({ ...penny, orderType: 'limit', limitPrice: d('0.5001') }))).toEqual({ ok: true });
+    const off = check(usBuy({ ...penny, orderType: 'limit', limitPrice: d('0.99995') }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('0.9999 or 1');
+  });
+
+  it('checks US stop prices and bracket legs', () => {
+    expect(outcome(check(usBuy({ orderType: 'stop', stopPrice: d('101.001') })))).toEqual(TICK);
+    const bracket = check(usBuy({ orderType: 'limit', limitPrice: d(100), bracket: { takeProfit: d('110.5'), stopLoss: d('95.555') } }));
+    expect(outcome(bracket)).toEqual(TICK);
+    expect(messageOf(bracket)).toContain('stop-loss price 95.555');
+  });
+
+  it("holds crypto prices to the instrument's tick", () => {
+    const btc = { assetClass: 'crypto', tickSize: d('0.1'), at: at('2026-03-14T03:00:00Z') } as const;
+    expect(check(usBuy({ ...btc, orderType: 'limit', limitPrice: d('100.1') }))).toEqual({ ok: true });
+    const off = check(usBuy({ ...btc, orderType: 'limit', limitPrice: d('100.15') }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('100.1 or 100.2');
+  });
+
+  it('leaves a market order without prices alone', () => {
+    expect(check(usBuy({ referencePrice: d('100.005') }))).toEqual({ ok: true });
   });
 });
 
@@ -323,9 +371,10 @@ describe('position sizing', () => {
 
   it('passes a risk of exactly 2 % of equity and refuses a hair more', () => {
     expect(check(sized({ bracket: { takeProfit: d(130), stopLoss: d(80) } }))).toEqual({ ok: true }); // 100 × 20 = 2,000
-    const over = check(sized({ bracket: { takeProfit: d(130), stopLoss: d('79.9999') } })); // 2,000.01
+    // A cent lower (the finest US stop above $1, SEC Rule 612): 100 × 20.01 = 2,001.
+    const over = check(sized({ bracket: { takeProfit: d(130), stopLoss: d('79.99') } }));
     expect(outcome(over)).toEqual(SIZING);
-    expect(messageOf(over)).toContain('2000.01');
+    expect(messageOf(over)).toContain('2001');
   });
 
   it('uses the default stop distance without a stop: 400 × 100 × 5 % = 2,000', () => {

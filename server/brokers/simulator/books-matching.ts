@@ -84,7 +84,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
   }
   session.events.push(
     eventOf(updated, step.event, at, {
-      fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee) },
+      fill: { execution_id: executionIdOf(updated), qty: text(fill.qty), price: text(fill.price), fee: text(fill.fee), tax: text(fill.tax) },
     }),
   );
   await settleOco(session, updated, before.qty.minus(before.filledQty), fillQty);

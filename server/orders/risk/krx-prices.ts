@@ -1,5 +1,5 @@
-// KRX order-price rules: the daily price limit of ±30 % around the base price (the previous
-// close) and the tick grid an order price must sit on. Pure; prices in KRW.
+// The KRX daily price limit of ±30 % around the base price (the previous session's close); the
+// tick grid is risk/price-grid.ts's. Pure; prices in KRW.
 import type { Decimal } from 'decimal.js';
 import { type TTickSizeAt } from '../../brokers/fills.ts';
 import { ExactDecimal } from '../../decimal.ts';
@@ -28,24 +28,4 @@ export const krxPriceLimits = (basePrice: Decimal, tickAt: TTickSizeAt): PriceLi
     lower: roundToTick(lower, tickAt(lower), 'up'),
     upper: roundToTick(upper, tickAt(upper), 'down'),
   };
-};
-
-export interface OffGrid {
-  /** The tick in force at the price. */
-  tick: Decimal;
-  /** The valid prices either side, lowest first (no price of zero or less). */
-  nearest: Decimal[];
-}
-
-/**
- * How a price misses the grid, or undefined when it is on it. The neighbours are on the grid of
- * their own bands too: one below falls on a multiple of a coarser tick than its band needs, and
- * one above can at most reach the next band's edge, which the coarser tick divides.
- */
-export const offTickGrid = (price: Decimal, tickAt: TTickSizeAt): OffGrid | undefined => {
-  const tick = tickAt(price);
-  if (new ExactDecimal(price).mod(tick).isZero()) return undefined;
-  const below = roundToTick(price, tick, 'down');
-  const above = roundToTick(price, tick, 'up');
-  return { tick, nearest: below.gt(0) ? [below, above] : [above] };
 };
