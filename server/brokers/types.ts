@@ -157,6 +157,20 @@ export class BrokerRejectedError extends Error {
 }
 
 /**
+ * A refusal for funds or units (a buy above the buying power, a sell above what is available),
+ * which the risk gate refuses too: `gateMessage` is the gate's words for it, so a placement that
+ * passed the gate's snapshot and is refused under the account's lock can answer as the gate does
+ * (422 INSUFFICIENT_FUNDS) rather than as a broker refusal.
+ */
+export class FundsRejectedError extends BrokerRejectedError {
+  readonly gateMessage: string;
+  constructor(message: string, gateMessage: string) {
+    super(message);
+    this.gateMessage = gateMessage;
+  }
+}
+
+/**
  * The broker could not be reached or failed (maps to 502 BROKER_UNAVAILABLE). Unless `notTaken`
  * says otherwise, the request may have reached the broker and been carried out (a timeout, a
  * connection that broke after sending, a 5xx: exchanges document such a request's outcome as

@@ -9,7 +9,8 @@ import { toBrokerOrder } from './books.ts';
 import { placeInBooks } from './books-placement.ts';
 import type { EventHub } from './events.ts';
 import { quoteFrom } from './prices.ts';
-import { CLIENT_ORDER_ID_KEY, lockAccountForSymbol, type AccountKey } from './queries.ts';
+import { lockAccountForSymbol } from './account-reads.ts';
+import { CLIENT_ORDER_ID_KEY, type AccountKey } from './queries.ts';
 import type { InBooksPlacement, InBooksSteps } from './simulator.ts';
 
 /** At most this many queued placements of one account share a transaction (it stays short). */
