@@ -102,9 +102,9 @@ export const sellableOf = (held: Decimal.Value, orders: readonly WorkingOrder[],
   return { held: d(held), inWorkingSells: inWorking, available: ExactDecimal.max(d(held).minus(inWorking), ZERO) };
 };
 
-/** The refusal's words for a sell above what is available (the gate and the simulator say the same). */
+/** The refusal's words for a sell above what is available (the gate and the simulator say the same); the symbol may be unknown (''). */
 export const sellRefusalMessage = (qty: Decimal, symbol: string, { held, inWorkingSells: working, available }: Sellable): string =>
-  `The sell of ${qty.toFixed()} ${symbol} exceeds the ${available.toFixed()} available to sell: ${held.toFixed()} held, ` +
+  `The sell of ${qty.toFixed()}${symbol ? ` ${symbol}` : ''} exceeds the ${available.toFixed()} available to sell: ${held.toFixed()} held, ` +
   `${working.toFixed()} in working sells; short selling is not allowed`;
 
 /** The refusal's words for a buy above the buying power (the gate and the simulator say the same). */

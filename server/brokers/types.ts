@@ -40,6 +40,8 @@ export interface BrokerOrder {
   status: TBrokerOrderStatus;
   /** The entry of a bracket child. */
   parentId: string | null;
+  /** A bracket entry's legs, where the broker reports them (its stop leg bounds the entry's risk). */
+  bracket?: { takeProfit: string; stopLoss: string } | null;
   metadata: Record<string, unknown>;
   submittedAt: Date;
   updatedAt: Date;

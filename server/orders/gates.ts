@@ -16,6 +16,7 @@ import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
 import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
+import { positionOf } from './risk/exposure.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
@@ -172,9 +173,6 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     attempt.assetClass === 'kr_equity' ? lastClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const promised = openOrders
-    .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
-    .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
   const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
   const verdictWith = (lockedUntil: Date | null | undefined) =>
@@ -192,7 +190,7 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
         tickRule: instrument.tickRule,
         tickSize: new ExactDecimal(instrument.tickSize),
         account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
-        heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
+        ...positionOf({ positions, openOrders }, instrument.symbol),
         dayStartEquity: new ExactDecimal(startEquity),
         lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
         exitOnly: attempt.liquidation === true,
