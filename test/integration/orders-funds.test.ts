@@ -1,7 +1,11 @@
 // Funds, availability and sizing over HTTP, as a real broker would judge them: working buys hold
 // buying power (the account shows it; a cancel gives it back), a bracket's two children hold the
 // position once, and sizing holds per position, so stacking buys passes nothing one buy may not.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZPlaceOrderRequest } from '../../contracts/orders.ts';
+import { simAccounts } from '../../server/db/schema/index.ts';
+import { AppError } from '../../server/errors.ts';
 import { manualClock } from '../../server/clock.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -27,6 +31,19 @@ const trader = async (prefix: string) => {
 };
 const place = (user: FactoryUser, body: Record<string, unknown>) => server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'us_equity', symbol: 'AAPL', ...body } });
 const account = async (user: FactoryUser) => (await server.http('GET', '/api/equity/account?asset_class=us_equity', { token: user.tokens.access_token })).body as { cash: number; buying_power: number };
+/** Holds the account's row lock in a transaction of its own until released. */
+const holdAccount = (userId: number) => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const done = server.services.db.transaction(async (tx) => {
+    await tx.execute(sql`select 1 from ${simAccounts} where user_id = ${userId} for update`);
+    locked();
+    await released;
+  });
+  return { lockTaken, release: async () => (release(), await done) };
+};
 const settle = async () => {
   await server.services.simulator.idle();
   await server.services.orders.idle();
@@ -49,6 +66,41 @@ describe('buying power reserves working buys', () => {
     expect(canceled.status, canceled.text).toBe(204);
     expect((await account(user)).buying_power).toBe(62389);
     expect((await place(user, restingBuy)).status).toBe(201);
+  });
+});
+
+describe('decided under the account\'s lock', () => {
+  it('buys sent at once all pass the gate on their snapshots; those the books cannot pay answer as the gate would, 422 INSUFFICIENT_FUNDS', async () => {
+    const user = await trader('fnd_race');
+    const restingBuy = { side: 'buy', qty: 189, order_type: 'limit', limit_price: 199, bracket: { take_profit: 220, stop_loss: 198.9 } };
+    // The first buy opens the account; then its row is held while six more are sent, so that
+    // each reads its snapshot before any of them is placed.
+    expect((await place(user, { side: 'buy', qty: 1, order_type: 'limit', limit_price: 1, bracket: { take_profit: 220, stop_loss: 0.5 } })).status).toBe(201);
+    const hold = holdAccount(user.user.id);
+    await hold.lockTaken;
+    // Started in one turn, so each reads its snapshot (queued behind the held row) before any is placed.
+    const request = ZPlaceOrderRequest.parse({ asset_class: 'us_equity', symbol: 'AAPL', ...restingBuy });
+    const sent = Promise.allSettled(Array.from({ length: 6 }, () => server.services.orders.place({ user: { id: user.user.id }, request })));
+    await hold.release();
+    const answers = await sent;
+    expect(answers.filter((answer) => answer.status === 'fulfilled')).toHaveLength(2);
+    for (const answer of answers) {
+      if (answer.status === 'fulfilled') continue;
+      expect(answer.reason).toBeInstanceOf(AppError);
+      expect((answer.reason as AppError).code).toBe('INSUFFICIENT_FUNDS');
+      expect((answer.reason as AppError).message).toMatch(/^The buy costs 37611 \(189 × 199 \+ fee 0\), more than the buying power (24777|0)$/);
+    }
+    await settle();
+    expect((await account(user)).buying_power).toBe(24777);
+    // A replay of one refused under the lock answers the same.
+    const rejected = await server.http('GET', '/api/equity/orders?asset_class=us_equity&status=rejected', { token: user.tokens.access_token });
+    const items = (rejected.body as { items: { client_order_id: string }[] }).items;
+    // Some were refused under the lock (the gate saw the whole buying power); a replay answers the same.
+    expect(items.length).toBeGreaterThan(0);
+    {
+      const replay = await place(user, { ...restingBuy, client_order_id: items[0]!.client_order_id });
+      expect([replay.status, replay.body.code]).toEqual([422, 'INSUFFICIENT_FUNDS']);
+    }
   });
 });
 
