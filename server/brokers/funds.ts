@@ -28,6 +28,20 @@ export interface WorkingOrder {
   metadata: Record<string, unknown>;
 }
 
+/** A position as the books hold it: the quantity held, its price, the symbol's working orders. */
+export interface PositionView {
+  heldQty: Decimal;
+  currentPrice: Decimal;
+  /** The working orders of the position's symbol (others are ignored). */
+  working: readonly WorkingOrder[];
+}
+
+/**
+ * A caller's own check of a buy on the position as the books hold it under the account's lock
+ * (the risk gate's sizing): its words when it refuses, else undefined.
+ */
+export type PositionJudge = (view: PositionView) => string | undefined;
+
 /** The metadata key under which a market buy keeps the price its funds check used, until it fills. */
 export const RESERVE_PRICE_KEY = 'reserve_price';
 

@@ -159,16 +159,18 @@ export class BrokerRejectedError extends Error {
 }
 
 /**
- * A refusal for funds or units (a buy above the buying power, a sell above what is available),
- * which the risk gate refuses too: `gateMessage` is the gate's words for it, so a placement that
- * passed the gate's snapshot and is refused under the account's lock can answer as the gate does
- * (422 INSUFFICIENT_FUNDS) rather than as a broker refusal.
+ * A refusal the risk gate makes too: funds or units (a buy above the buying power, a sell above
+ * what is available: INSUFFICIENT_FUNDS) or the position's size (RISK_RULE_VIOLATION).
+ * `gateMessage` is the gate's words for it, so a placement that passed the gate's snapshot and is
+ * refused under the account's lock answers as the gate does rather than as a broker refusal.
  */
 export class FundsRejectedError extends BrokerRejectedError {
   readonly gateMessage: string;
-  constructor(message: string, gateMessage: string) {
+  readonly gateCode: 'INSUFFICIENT_FUNDS' | 'RISK_RULE_VIOLATION';
+  constructor(message: string, gateMessage: string, gateCode: FundsRejectedError['gateCode'] = 'INSUFFICIENT_FUNDS') {
     super(message);
     this.gateMessage = gateMessage;
+    this.gateCode = gateCode;
   }
 }
 

@@ -22,14 +22,15 @@ import type { CountGate, PreparedPlacement } from './placement.ts';
 /** Where a rejected order keeps the gate's answer it was refused with under the account's lock (a replay answers it). */
 export const REFUSAL_KEY = 'refusal';
 
-/** The gate's answer to a broker's refusal for funds or units (422 INSUFFICIENT_FUNDS), else undefined. */
+/** The gate's answer to a broker's refusal the gate makes too (422 INSUFFICIENT_FUNDS or RISK_RULE_VIOLATION), else undefined. */
 export const fundsRefusalOf = (error: unknown): AppError | undefined =>
-  error instanceof FundsRejectedError ? new AppError('INSUFFICIENT_FUNDS', error.gateMessage) : undefined;
+  error instanceof FundsRejectedError ? new AppError(error.gateCode, error.gateMessage) : undefined;
 
 /** The gate's answer kept on a rejected order (fundsRefusalOf's), for its replays. */
 export const keptRefusalOf = (metadata: Record<string, unknown>): AppError | undefined => {
   const kept = metadata[REFUSAL_KEY] as { code?: unknown; message?: unknown } | undefined;
-  return kept?.code === 'INSUFFICIENT_FUNDS' && typeof kept.message === 'string' ? new AppError('INSUFFICIENT_FUNDS', kept.message) : undefined;
+  const code = kept?.code === 'INSUFFICIENT_FUNDS' || kept?.code === 'RISK_RULE_VIOLATION' ? kept.code : undefined;
+  return code && typeof kept?.message === 'string' ? new AppError(code, kept.message) : undefined;
 };
 
 /** An acceptance as written: the accepted row (the creation answer), the events to announce, and the broker events it recorded. */

@@ -4,6 +4,7 @@
 import { ExactDecimal } from '../decimal.ts';
 import { brokerError } from '../brokers/errors.ts';
 import type { Broker, BrokerSnapshot } from '../brokers/types.ts';
+import type { PositionJudge } from '../brokers/funds.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
@@ -15,7 +16,7 @@ import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { lastClose } from '../marketdata/queries.ts';
-import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
+import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
 import { positionOf } from './risk/exposure.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
@@ -60,6 +61,8 @@ export interface OrderAttempt {
    * the emergency lock (DESIGN §6 "Kill switch"), never the broker.
    */
   liquidation?: boolean;
+  /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
+  sizingUnderLock?: PositionJudge | undefined;
 }
 
 export interface GateDeps {
@@ -175,29 +178,27 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
   const held = positions.find((position) => position.symbol === instrument.symbol);
   const startEquity = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
-  const verdictWith = (lockedUntil: Date | null | undefined) =>
-    checkRisk(
-      {
-        assetClass: attempt.assetClass,
-        side: attempt.side,
-        qty: new ExactDecimal(attempt.qty),
-        orderType: attempt.orderType,
-        limitPrice: decimalOrUndefined(attempt.limitPrice),
-        stopPrice: decimalOrUndefined(attempt.stopPrice),
-        bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
-        referencePrice,
-        previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
-        tickRule: instrument.tickRule,
-        tickSize: new ExactDecimal(instrument.tickSize),
-        account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
-        ...positionOf({ positions, openOrders }, instrument.symbol),
-        dayStartEquity: new ExactDecimal(startEquity),
-        lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
-        exitOnly: attempt.liquidation === true,
-        at,
-      },
-      riskSettingsFromConfig(config),
-    );
+  const settings = riskSettingsFromConfig(config);
+  const riskAttemptWith = (lockedUntil: Date | null | undefined): RiskAttempt => ({
+    assetClass: attempt.assetClass,
+    side: attempt.side,
+    qty: new ExactDecimal(attempt.qty),
+    orderType: attempt.orderType,
+    limitPrice: decimalOrUndefined(attempt.limitPrice),
+    stopPrice: decimalOrUndefined(attempt.stopPrice),
+    bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
+    referencePrice,
+    previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
+    tickRule: instrument.tickRule,
+    tickSize: new ExactDecimal(instrument.tickSize),
+    account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
+    ...positionOf({ positions, openOrders }, instrument.symbol),
+    dayStartEquity: new ExactDecimal(startEquity),
+    lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
+    exitOnly: attempt.liquidation === true,
+    at,
+  });
+  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptWith(lockedUntil), settings);
   let verdict = verdictWith(attempt.lockedUntil);
   if (!verdict.ok && attempt.lockedUntil === undefined) {
     // The lock is the first rule: a running one answers before the refusal found without it.
@@ -205,6 +206,8 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     verdict = verdictWith(attempt.lockedUntil);
   }
   if (!verdict.ok) throw riskRefusalError(verdict);
+  // Judged again under the account's lock where the books allow it (the simulator's placement).
+  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptWith(attempt.lockedUntil), settings);
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [

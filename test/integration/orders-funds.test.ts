@@ -104,6 +104,24 @@ describe('decided under the account\'s lock', () => {
   });
 });
 
+describe('sizing decided under the account\'s lock', () => {
+  it('two buys sent at once, each within the cap alone: the second is refused on the position the books hold, as the gate would', async () => {
+    const user = await trader('fnd_size_race');
+    expect((await place(user, { side: 'buy', qty: 1, order_type: 'limit', limit_price: 1 })).status).toBe(201);
+    const hold = holdAccount(user.user.id);
+    await hold.lockTaken;
+    // 120 × 200 × 5 % = 1,200 each on the gate's snapshot; 2,400 together, over 2,000.
+    const request = ZPlaceOrderRequest.parse({ asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 120, order_type: 'market' });
+    const sent = Promise.allSettled([0, 1].map(() => server.services.orders.place({ user: { id: user.user.id }, request })));
+    await hold.release();
+    const answers = await sent;
+    expect(answers.map((answer) => answer.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = answers.find((answer) => answer.status === 'rejected')!.reason as AppError;
+    expect(refused.code).toBe('RISK_RULE_VIOLATION');
+    expect(refused.message).toMatch(/^The position would risk 2400(\.\d+)? with the buy \(the buy 1200: 120 × 200 × default stop 5 %/);
+  });
+});
+
 describe('quantity available to sell', () => {
   it("a bracket's two children hold the position once: what is held beyond them can be sold, and a refusal never says a negative quantity", async () => {
     const user = await trader('fnd_sell');

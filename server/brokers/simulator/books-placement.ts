@@ -7,7 +7,7 @@ import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
 import { checkLot, computeFill, type Fill } from '../fills.ts';
-import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type Sellable } from '../funds.ts';
+import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type PositionJudge, type Sellable } from '../funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { transition, validateBracket } from '../matching.ts';
 import { FundsRejectedError, type BrokerOrderRequest } from '../types.ts';
@@ -44,6 +44,8 @@ export interface PlaceInput {
   locked?: ReturnType<typeof lockAccountForSymbol>;
   /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
   liquidityLotsPerTick: number;
+  /** The caller's check of a buy on its position (the risk gate's sizing), judged with the funds under the lock. */
+  judge?: PositionJudge | undefined;
 }
 
 export const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
@@ -163,6 +165,8 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     const fill = worstBuyFill({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
     const buyingPower = buyingPowerOf(key.assetClass, session.cash, locked.working, (symbol) => (symbol === request.symbol ? price : undefined));
     if (buyingPower.lt(fill.cashDelta.negated())) throw insufficientFunds(session, fill, buyingPower);
+    const oversized = input.judge?.({ heldQty: d(locked.position?.qty ?? 0), currentPrice: price, working: locked.working.filter((order) => order.symbol === request.symbol) });
+    if (oversized) throw new FundsRejectedError(`position sizing: ${oversized}`, oversized, 'RISK_RULE_VIOLATION');
     // A market buy that does not fill at once holds the price its check used until it does.
     if (request.orderType === 'market') reservePrice = fill.price;
   } else {

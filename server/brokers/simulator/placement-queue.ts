@@ -70,7 +70,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
           }
           let placed: Awaited<ReturnType<typeof placeInBooks>>;
           try {
-            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, locked, liquidityLotsPerTick });
+            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, locked, liquidityLotsPerTick, judge: steps.judge });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
             ended.push({ placement, outcome: { outcome: 'refused', error } });

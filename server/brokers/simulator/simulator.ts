@@ -15,7 +15,7 @@ import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
-import { buyingPowerOf } from '../funds.ts';
+import { buyingPowerOf, type PositionJudge } from '../funds.ts';
 import { toBrokerOrder, BROKER_NAME } from './books.ts';
 import { cancelInBooks, replaceInBooks, resetInBooks } from './books-actions.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
@@ -86,6 +86,8 @@ export interface AccountRef {
 export interface InBooksSteps<T> {
   /** Runs first; false withdraws the placement (the broker takes nothing). */
   intent?: (tx: Tx) => Promise<boolean>;
+  /** A buy's check on its position as the books hold it under the account's lock; its words refuse the placement. */
+  judge?: PositionJudge;
   record: (tx: Tx, answer: BrokerAnswer) => Promise<T>;
 }
 

@@ -4,16 +4,11 @@
 // held, the entry for a buy; the stop is a working sell stop covering that quantity (what is
 // held) or the buy's bracket stop leg, else price × (1 − the default stop %).
 import type { Decimal } from 'decimal.js';
-import { remainingOf, reservePriceOf, type WorkingOrder } from '../../brokers/funds.ts';
+import { remainingOf, reservePriceOf, type PositionView, type WorkingOrder } from '../../brokers/funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
 
-/** What a position is and what works on it: the quantity held, its price, the symbol's working orders. */
-export interface PositionExposure {
-  heldQty: Decimal;
-  currentPrice: Decimal;
-  /** The working orders of the position's symbol (others are ignored). */
-  working: readonly WorkingOrder[];
-}
+/** What a position is and what works on it (funds.ts' PositionView). */
+export type PositionExposure = PositionView;
 
 export interface RiskPart {
   amount: Decimal;
