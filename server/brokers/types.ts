@@ -40,6 +40,8 @@ export interface BrokerOrder {
   status: TBrokerOrderStatus;
   /** The entry of a bracket child. */
   parentId: string | null;
+  /** A bracket entry's legs, where the broker reports them (its stop leg bounds the entry's risk). */
+  bracket?: { takeProfit: string; stopLoss: string } | null;
   metadata: Record<string, unknown>;
   submittedAt: Date;
   updatedAt: Date;
@@ -161,6 +163,22 @@ export interface Broker {
 /** The broker refused the request (maps to 422 BROKER_REJECTED). */
 export class BrokerRejectedError extends Error {
   override readonly name = 'BrokerRejectedError';
+}
+
+/**
+ * A refusal the risk gate makes too: funds or units (a buy above the buying power, a sell above
+ * what is available: INSUFFICIENT_FUNDS) or the position's size (RISK_RULE_VIOLATION).
+ * `gateMessage` is the gate's words for it, so a placement that passed the gate's snapshot and is
+ * refused under the account's lock answers as the gate does rather than as a broker refusal.
+ */
+export class FundsRejectedError extends BrokerRejectedError {
+  readonly gateMessage: string;
+  readonly gateCode: 'INSUFFICIENT_FUNDS' | 'RISK_RULE_VIOLATION';
+  constructor(message: string, gateMessage: string, gateCode: FundsRejectedError['gateCode'] = 'INSUFFICIENT_FUNDS') {
+    super(message);
+    this.gateMessage = gateMessage;
+    this.gateCode = gateCode;
+  }
 }
 
 /**

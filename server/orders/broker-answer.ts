@@ -4,7 +4,8 @@ import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent, TOrderResponse } from '../../contracts/orders.ts';
 import type { Alerts } from '../alerts/index.ts';
 import { brokerError, unconfirmedError } from '../brokers/errors.ts';
-import { BrokerRejectedError, type BrokerOrder } from '../brokers/types.ts';
+import { BrokerRejectedError, FundsRejectedError, type BrokerOrder } from '../brokers/types.ts';
+import { AppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import { markFirstLiveOrder } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
@@ -17,6 +18,20 @@ import type { OrderPublisher } from './publisher.ts';
 import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, placedFrameOf, placedPayloadOf, UNCONFIRMED, type TPlacedPayload } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
+
+/** Where a rejected order keeps the gate's answer it was refused with under the account's lock (a replay answers it). */
+export const REFUSAL_KEY = 'refusal';
+
+/** The gate's answer to a broker's refusal the gate makes too (422 INSUFFICIENT_FUNDS or RISK_RULE_VIOLATION), else undefined. */
+export const fundsRefusalOf = (error: unknown): AppError | undefined =>
+  error instanceof FundsRejectedError ? new AppError(error.gateCode, error.gateMessage) : undefined;
+
+/** The gate's answer kept on a rejected order (fundsRefusalOf's), for its replays. */
+export const keptRefusalOf = (metadata: Record<string, unknown>): AppError | undefined => {
+  const kept = metadata[REFUSAL_KEY] as { code?: unknown; message?: unknown } | undefined;
+  const code = kept?.code === 'INSUFFICIENT_FUNDS' || kept?.code === 'RISK_RULE_VIOLATION' ? kept.code : undefined;
+  return code && typeof kept?.message === 'string' ? new AppError(code, kept.message) : undefined;
+};
 
 /** An acceptance as written: the accepted row (the creation answer), the events to announce, and the broker events it recorded. */
 export interface WrittenAcceptance {
@@ -128,16 +143,29 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     await releaseClaims(db, attempt);
     const refused = error instanceof BrokerRejectedError;
     const reason = refused ? error.message : 'broker_unavailable';
+    // Funds or units the gate saw on its snapshot and the books no longer had under the
+    // account's lock (another placement took them meanwhile): answered as the gate answers it.
+    const funds = fundsRefusalOf(error);
     const frames = await db.transaction(async (tx) => {
-      const updated = await updateOrder(tx, intent, { status: 'rejected', reason, brokerOrderId: localBrokerId(clientOrderId), updatedAt: clock.now() });
-      await audit(tx, updated!, 'order.rejected', { gate: 'broker', code: refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE', reason: refused ? reason : String(error instanceof Error ? error.message : error) });
+      const updated = await updateOrder(tx, intent, {
+        status: 'rejected',
+        reason,
+        brokerOrderId: localBrokerId(clientOrderId),
+        ...(funds ? { metadata: { ...intent.metadata, [REFUSAL_KEY]: { code: funds.code, message: funds.message } } } : {}),
+        updatedAt: clock.now(),
+      });
+      await audit(tx, updated!, 'order.rejected', {
+        gate: funds ? 'risk' : 'broker',
+        code: funds ? funds.code : refused ? 'BROKER_REJECTED' : 'BROKER_UNAVAILABLE',
+        reason: refused ? reason : String(error instanceof Error ? error.message : error),
+      });
       const at = clock.now();
       return publisher.appendEvents(tx, updated!, [placedFrameOf(intent, updated!.brokerOrderId!, placedPayloadOf(request, symbol), at), orderEventOf(updated!, 'rejected', { reason }, at)]);
     });
     countGate(assetClass, 'broker', refused ? 'refused' : 'failed');
     publisher.announce(frames);
     if (!refused) logger.warn({ err: error, clientOrderId }, 'broker call failed');
-    throw brokerError(error, 'place');
+    throw funds ?? brokerError(error, 'place');
   };
 
   return { writeAcceptance, recordAccepted, recordFailed };

@@ -10,6 +10,7 @@ import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId } from './queries.ts';
 import { releaseRate } from './rate-queries.ts';
 import { toOrderResponse, UNCONFIRMED } from './records.ts';
+import { keptRefusalOf } from './broker-answer.ts';
 
 /** How long a duplicate waits for the first copy's answer, by default. */
 const REPLAY_WAIT_MS = 15_000;
@@ -88,7 +89,7 @@ export const createDuplicates = ({ db, publisher, replayWaitMs = REPLAY_WAIT_MS 
     if (!row) throw new AppError('INTERNAL_ERROR', 'The order vanished while a duplicate waited for it');
     if (row.status === 'pending' && row.reason === UNCONFIRMED) throw unconfirmedError();
     if (row.status === 'rejected' && row.reason === 'broker_unavailable') throw unavailableError('replay');
-    if (row.status === 'rejected') throw refusedError('replay', row.reason ?? 'rejected');
+    if (row.status === 'rejected') throw keptRefusalOf(row.metadata) ?? refusedError('replay', row.reason ?? 'rejected');
     return toOrderResponse(row);
   };
 

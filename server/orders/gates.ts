@@ -4,6 +4,7 @@
 import { ExactDecimal } from '../decimal.ts';
 import { brokerError } from '../brokers/errors.ts';
 import type { Broker, BrokerSnapshot } from '../brokers/types.ts';
+import type { PositionJudge } from '../brokers/funds.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
@@ -17,7 +18,8 @@ import { AppError } from '../errors.ts';
 import { previousSessionClose } from '../marketdata/queries.ts';
 import { KRX_TIME_ZONE } from '../markets/krx.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
-import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig } from './risk.ts';
+import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
+import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
@@ -73,6 +75,8 @@ export interface OrderAttempt {
    * is canceled (a full window leaves the position's protective orders in place).
    */
   closing?: boolean;
+  /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
+  sizingUnderLock?: PositionJudge | undefined;
 }
 
 export interface GateDeps {
@@ -199,34 +203,32 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const promised = workingOrdersBesides(attempt, openOrders)
-    .filter((order) => order.symbol === instrument.symbol && order.side === 'sell')
-    .reduce((sum, order) => sum.plus(new ExactDecimal(order.qty).minus(order.filledQty)), new ExactDecimal(0));
   const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at, resetAt: account.resetAt });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
-  const verdictWith = (lockedUntil: Date | null | undefined) =>
-    checkRisk(
-      {
-        assetClass: attempt.assetClass,
-        side: attempt.side,
-        qty: new ExactDecimal(attempt.qty),
-        orderType: attempt.orderType,
-        limitPrice: decimalOrUndefined(attempt.limitPrice),
-        stopPrice: decimalOrUndefined(attempt.stopPrice),
-        bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
-        referencePrice,
-        previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
-        tickRule: instrument.tickRule,
-        tickSize: new ExactDecimal(instrument.tickSize),
-        account: { equity: new ExactDecimal(account.equity), buyingPower: new ExactDecimal(account.buyingPower) },
-        heldQty: new ExactDecimal(held?.qty ?? 0).minus(promised),
-        dayStartEquity: new ExactDecimal(dayStartOf.equity),
-        dayFlows: new ExactDecimal(dayStartOf.flows),
-        lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
-        at,
-      },
-      riskSettingsFromConfig(config),
-    );
+  const settings = riskSettingsFromConfig(config);
+  // A replace is judged with its own hold given back; a close without the sells it cancels.
+  const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
+  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, account.buyingPower, replaced, referencePrice) : new ExactDecimal(account.buyingPower);
+  const riskAttemptWith = (lockedUntil: Date | null | undefined): RiskAttempt => ({
+    assetClass: attempt.assetClass,
+    side: attempt.side,
+    qty: new ExactDecimal(attempt.qty),
+    orderType: attempt.orderType,
+    limitPrice: decimalOrUndefined(attempt.limitPrice),
+    stopPrice: decimalOrUndefined(attempt.stopPrice),
+    bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
+    referencePrice,
+    previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
+    tickRule: instrument.tickRule,
+    tickSize: new ExactDecimal(instrument.tickSize),
+    account: { equity: new ExactDecimal(account.equity), buyingPower },
+    ...positionOf({ positions, openOrders: workingOrdersBesides(attempt, openOrders) }, instrument.symbol),
+    dayStartEquity: new ExactDecimal(dayStartOf.equity),
+    dayFlows: new ExactDecimal(dayStartOf.flows),
+    lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
+    at,
+  });
+  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptWith(lockedUntil), settings);
   let verdict = verdictWith(attempt.lockedUntil);
   if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
     // The lock is the first rule for a buy: a running one answers before the refusal found without it.
@@ -234,6 +236,8 @@ const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: 
     verdict = verdictWith(attempt.lockedUntil);
   }
   if (!verdict.ok) throw riskRefusalError(verdict);
+  // Judged again under the account's lock where the books allow it (the simulator's placement).
+  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptWith(attempt.lockedUntil), settings);
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [

@@ -22,6 +22,7 @@ export const inBooksSubmission = (books: Pick<Simulator, 'placeInBooks'>): Submi
           written = await placing.writeIntent(tx);
           return written.claimed && written.placed;
         },
+        judge: placing.judge,
         record: (tx, answer) => placing.writeAcceptance(tx, answer.order, answer.events),
       });
     } catch (error) {

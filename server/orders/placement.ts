@@ -256,6 +256,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       broker,
       intent: row,
       request: brokerRequestOf(row, request),
+      judge: attempt.sizingUnderLock,
       writeIntent: write,
       commitIntent: () => write(db),
       answerUnlessStands,

@@ -11,8 +11,10 @@ import { AppError } from '../errors.ts';
 import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
+import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
 import { krxPriceLimits, type PriceLimits } from './risk/krx-prices.ts';
 import { offGridReason } from './risk/price-grid.ts';
+import { positionRisk, riskOf } from './risk/sizing.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 
@@ -35,8 +37,14 @@ export interface RiskAttempt {
   /** The instrument's tick; under 'krx_bands' the band table decides instead. */
   tickSize: Decimal;
   account: { equity: Decimal; buyingPower: Decimal };
-  /** What a sell may use: the quantity held and not already promised to other open sells. */
+  /** The quantity of the symbol held. */
   heldQty: Decimal;
+  /**
+   * The symbol's working orders (positionOf gives them from a snapshot): what working sells hold
+   * of the position (a sell may take the rest) and what the position risks with its working buys.
+   * Absent: none. `except` leaves out the order a replace changes (its own hold released).
+   */
+  position?: { symbol: string; working: readonly WorkingOrder[]; except?: string | undefined } | undefined;
   /** Equity at the account's first evaluation of the UTC day; absent means this is that evaluation. */
   dayStartEquity?: Decimal | undefined;
   /** Today's flows of the account (the equity its paper resets added or removed); absent is none. */
@@ -182,59 +190,45 @@ const expectedBuyFill = (attempt: RiskAttempt): Fill => {
 
 const checkBuyingPower = (attempt: RiskAttempt): string | undefined => {
   const fill = expectedBuyFill(attempt);
-  const cost = fill.notional.plus(fill.fee);
   const { buyingPower } = attempt.account;
-  if (cost.lte(buyingPower)) return undefined;
-  return (
-    `The buy costs ${cost.toFixed()} (${fill.qty.toFixed()} × ${fill.price.toFixed()} + fee ${fill.fee.toFixed()}), ` +
-    `more than the buying power ${buyingPower.toFixed()}`
-  );
+  if (fill.notional.plus(fill.fee).lte(buyingPower)) return undefined;
+  return buyRefusalMessage(fill, buyingPower);
 };
 
-/** No shorting: a sell may use only what is held. */
-const checkHeldQty = ({ qty, heldQty }: RiskAttempt): string | undefined => {
-  if (qty.lte(heldQty)) return undefined;
-  return `The sell of ${qty.toFixed()} exceeds the held quantity ${heldQty.toFixed()}; short selling is not allowed`;
+/** The symbol's working orders, the one a replace changes left out. */
+const workingOf = ({ position }: RiskAttempt): readonly WorkingOrder[] => (position ? position.working.filter((order) => order.id !== position.except) : []);
+
+/** No shorting: a sell may use what is held and not already held by working sells (an OCO pair once). */
+const checkHeldQty = (attempt: RiskAttempt): string | undefined => {
+  const symbol = attempt.position?.symbol ?? '';
+  const sellable = sellableOf(attempt.heldQty, workingOf(attempt), symbol);
+  if (attempt.qty.lte(sellable.available)) return undefined;
+  return sellRefusalMessage(attempt.qty, symbol, sellable);
 };
 
 const checkFunds: Check = (attempt) => (attempt.side === 'buy' ? checkBuyingPower(attempt) : checkHeldQty(attempt));
 
 /**
- * The stop that bounds a buy's loss, when the attempt names one below its entry: the bracket's
- * stop-loss, else the order's stop_price, except on a stop or stop_limit buy, which enters there.
+ * Sizing per position: the buy's risk (against its bracket's stop leg; its own stop_price is its
+ * entry, never its protection) added to what the position risks already with its held quantity
+ * and working buys. Sells shrink a long-only position, so they are never refused here, nor is a
+ * buy that adds no risk, even to a position over the cap.
  */
-const protectiveStop = (attempt: RiskAttempt, entry: Decimal): Decimal | undefined => {
-  const stop = attempt.bracket?.stopLoss ?? (isStopEntry(attempt) ? undefined : attempt.stopPrice);
-  return stop?.lt(entry) ? stop : undefined;
-};
-
-interface BuyRisk {
-  amount: Decimal;
-  /** How the amount was reached, for the message. */
-  formula: string;
-}
-
-/** qty × (entry − stop); without a stop below the entry, qty × entry × the default stop %. */
-const buyRisk = (attempt: RiskAttempt, entry: Decimal, defaultStopPct: Decimal): BuyRisk => {
-  const qty = new ExactDecimal(attempt.qty);
-  const stop = protectiveStop(attempt, entry);
-  if (stop) return { amount: qty.times(entry.minus(stop)), formula: `${qty.toFixed()} × (${entry.toFixed()} - stop ${stop.toFixed()})` };
-  return {
-    amount: percentOf(qty.times(entry), defaultStopPct),
-    formula: `${qty.toFixed()} × ${entry.toFixed()} × default stop ${defaultStopPct.toFixed()} %`,
-  };
-};
-
-// Sells shrink a long-only position, so they never add risk: sizing and the loss bound skip them.
 const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePct }) => {
   if (attempt.side === 'sell') return undefined;
-  const risk = buyRisk(attempt, expectedBuyFill(attempt).price, defaultStopPct);
+  const own = riskOf(attempt.qty, expectedBuyFill(attempt).price, attempt.bracket?.stopLoss, defaultStopPct);
+  if (own.amount.lte(0)) return undefined;
+  const symbol = attempt.position?.symbol ?? '';
+  const before = positionRisk({ heldQty: attempt.heldQty, currentPrice: attempt.referencePrice, working: workingOf(attempt) }, symbol, defaultStopPct);
+  const after = before.plus(own.amount);
   const { equity } = attempt.account;
   const allowed = percentOf(equity, maxRiskPerTradePct);
-  if (risk.amount.lte(allowed)) return undefined;
+  if (after.lte(allowed)) return undefined;
+  const cap = `more than ${maxRiskPerTradePct.toFixed()} % of the equity ${equity.toFixed()} (${allowed.toFixed()})`;
+  if (before.isZero()) return `The buy risks ${own.amount.toFixed()} (${own.formula}), ${cap}`;
   return (
-    `The buy risks ${risk.amount.toFixed()} (${risk.formula}), more than ${maxRiskPerTradePct.toFixed()} % ` +
-    `of the equity ${equity.toFixed()} (${allowed.toFixed()})`
+    `The position would risk ${after.toFixed()} with the buy (the buy ${own.amount.toFixed()}: ${own.formula}; ` +
+    `what is held and the working buys ${before.toFixed()}), ${cap}`
   );
 };
 
@@ -270,6 +264,16 @@ export const checkRisk = (attempt: RiskAttempt, settings: RiskSettings): RiskVer
     if (reason !== undefined) return { ok: false, code: CODE_OF[rule], rule, message: reason };
   }
   return { ok: true };
+};
+
+/**
+ * The sizing rule of a buy that passed, to be judged again on its position as the books hold it
+ * under the account's lock (the simulator's placement): the same words as the gate's refusal.
+ */
+export const sizingJudgeOf = (attempt: RiskAttempt, settings: RiskSettings): PositionJudge | undefined => {
+  if (attempt.side !== 'buy') return undefined;
+  const symbol = attempt.position?.symbol ?? '';
+  return (view) => checkPositionSizing({ ...attempt, heldQty: view.heldQty, referencePrice: view.currentPrice, position: { symbol, working: view.working } }, settings);
 };
 
 /** The error the order gate throws for a refusal (422 with the refusal's code). */

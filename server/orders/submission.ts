@@ -6,6 +6,7 @@ import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderResponse } from '../../contracts/orders.ts';
 import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest, type TBrokerEvent } from '../brokers/types.ts';
+import type { PositionJudge } from '../brokers/funds.ts';
 import type { Tx } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
@@ -20,6 +21,8 @@ export interface Placing {
   intent: OrderRow;
   /** The order as its broker is asked to take it. */
   request: BrokerOrderRequest;
+  /** The risk gate's sizing of a buy, judged again by books that hold the account's lock (in-books-submission.ts). */
+  judge?: PositionJudge | undefined;
   /** The intent statement (the row, its audit record and `placed` event, its rate unit, the lock check) in the caller's transaction. */
   writeIntent: (tx: Tx) => Promise<IntentOutcome>;
   /** The intent statement committed on its own. */

@@ -62,7 +62,8 @@ describe('a price crash, without liquidation', () => {
   let admin: FactoryUser;
   beforeAll(async () => {
     webhook = await startFakeWebhook();
-    server = await start({}, webhook);
+    // Sizing holds per position: the 0.5 BTC held and the 0.1 bracketed below risk 2,752.5 together, over 2 %.
+    server = await start({ RISK_MAX_RISK_PER_TRADE_PCT: '3' }, webhook);
     admin = await newUser(server, { role: 'admin', prefix: 'ks_admin' });
     await setPrice(server, admin, 50_000);
   });
@@ -181,7 +182,7 @@ describe('with KILL_SWITCH_LIQUIDATE=true', () => {
   let admin: FactoryUser;
   beforeAll(async () => {
     webhook = await startFakeWebhook();
-    server = await start({ KILL_SWITCH_LIQUIDATE: 'true' }, webhook);
+    server = await start({ KILL_SWITCH_LIQUIDATE: 'true', RISK_MAX_RISK_PER_TRADE_PCT: '3' }, webhook);
     admin = await newUser(server, { role: 'admin', prefix: 'ksl_admin' });
     await setPrice(server, admin, 50_000);
   });

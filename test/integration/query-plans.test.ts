@@ -21,7 +21,8 @@ import { readUserEvents } from '../../server/events/queries.ts';
 import { findAuditedOrder, listAuditedOrders, listUnfinishedOrders, listWorkingSymbols, orderTally } from '../../server/orders/queries.ts';
 import { auditTally, listAuditRecords } from '../../server/audit/queries.ts';
 import { foldTallies } from '../../server/db/tallies.ts';
-import { listActiveOrders, listWorkingSells, readAccountSnapshot } from '../../server/brokers/simulator/queries.ts';
+import { readAccountSnapshot } from '../../server/brokers/simulator/account-reads.ts';
+import { listActiveOrders, listWorkingSells } from '../../server/brokers/simulator/queries.ts';
 import { STATUSES_OF_FILTER } from '../../contracts/orders.ts';
 import { createTestDatabase, dataDirFromTemplate } from '../support/server.ts';
 

@@ -15,6 +15,7 @@ import {
   riskSettingsFromConfig,
 } from '../../server/orders/risk.ts';
 import { dailyPnlPct, dayStartSnapshot } from '../../server/controls/day-start.ts';
+import type { WorkingOrder } from '../../server/brokers/funds.ts';
 import { krxPriceLimits } from '../../server/orders/risk/krx-prices.ts';
 import { offTickGrid } from '../../server/orders/risk/price-grid.ts';
 
@@ -357,7 +358,18 @@ describe('funds', () => {
   it('refuses a sell above the held quantity: no shorting', () => {
     const verdict = check(usBuy({ side: 'sell', qty: d('10.5'), heldQty: d(10) }));
     expect(outcome(verdict)).toEqual(FUNDS);
-    expect(messageOf(verdict)).toContain('held quantity 10');
+    expect(messageOf(verdict)).toContain('10 held, 0 in working sells');
+  });
+
+  it("counts what working sells hold, a bracket's two children once, and never says a negative quantity", () => {
+    const child = (leg: string, fields: Partial<WorkingOrder>): WorkingOrder => ({ id: leg, symbol: 'SPY', side: 'sell', orderType: 'limit', qty: '100', filledQty: '0', limitPrice: null, stopPrice: null, parentId: 'entry', metadata: { leg }, ...fields });
+    const position = { symbol: 'SPY', working: [child('tp', { limitPrice: '110' }), child('sl', { orderType: 'stop', stopPrice: '90' })] };
+    const sell = (qty: Decimal.Value, heldQty: Decimal.Value) => check(usBuy({ side: 'sell', qty: d(qty), heldQty: d(heldQty), position }));
+    // Held 150, the pair holds 100 (not 200): 50 may be sold.
+    expect(sell(50, 150)).toEqual({ ok: true });
+    const verdict = sell(1, 100);
+    expect(outcome(verdict)).toEqual(FUNDS);
+    expect(messageOf(verdict)).toBe('The sell of 1 SPY exceeds the 0 available to sell: 100 held, 100 in working sells; short selling is not allowed');
   });
 
   it('passes a sell of exactly what is held, in exact decimals (0.3 − 0.1 leaves 0.2 to sell)', () => {
@@ -382,14 +394,44 @@ describe('position sizing', () => {
     expect(outcome(check(sized({ qty: d('400.0001') })))).toEqual(SIZING);
   });
 
-  it("takes a stop_price below the entry, but not a stop buy's trigger, which is its entry", () => {
-    // 200 × (100 − 90) = 2,000 passes where 89.99 gives 2,002 (the default stop would be only 1,000).
-    expect(check(sized({ qty: d(200), stopPrice: d(90) }))).toEqual({ ok: true });
-    expect(outcome(check(sized({ qty: d(200), stopPrice: d('89.99') })))).toEqual(SIZING);
-    // Entering at the stop, 100, with the default 5 %: 401 × 100 × 5 % = 2,005 (taken as a
-    // protective stop at the entry, it would risk nothing and pass).
+  it("never takes the buy's own stop_price as its protection: a stray one on a limit buy, or a stop buy's trigger (its entry)", () => {
+    // 401 × 100 × 5 % = 2,005 either way; taken as protection, 99.99 would risk only 4.01.
+    expect(outcome(check(sized({ qty: d(401), stopPrice: d('99.99') })))).toEqual(SIZING);
     const stopBuy = check(usBuy({ qty: d(401), orderType: 'stop', stopPrice: d(100) }));
     expect(outcome(stopBuy)).toEqual(SIZING);
+  });
+
+  describe('per position: the held quantity and the working buys count', () => {
+    const buy = (fields: Partial<WorkingOrder>): WorkingOrder => ({ id: `b${String(fields.qty)}`, symbol: 'SPY', side: 'buy', orderType: 'limit', qty: '80', filledQty: '0', limitPrice: '100', stopPrice: null, parentId: null, metadata: {}, ...fields });
+    const inPosition = (working: WorkingOrder[], heldQty: Decimal.Value = 0) => ({ heldQty: d(heldQty), position: { symbol: 'SPY', working } });
+
+    it('two buys of 200 pass where one of 400 would; a third is refused (stacking passes nothing one buy may not)', () => {
+      // Each 200 × 100 × 5 % = 1,000; 2 % of 100,000 is 2,000.
+      expect(check(sized({ qty: d(200), ...inPosition([buy({ qty: '200' })]) }))).toEqual({ ok: true });
+      const third = check(sized({ qty: d(1), ...inPosition([buy({ qty: '200' }), buy({ id: 'other', qty: '200' })]) }));
+      expect(outcome(third)).toEqual(SIZING);
+      expect(messageOf(third)).toContain('what is held and the working buys 2000');
+    });
+
+    it('counts the held quantity at the current price, against a working sell stop covering it', () => {
+      // Held 300 at 100 under a sell stop at 95: 300 × 5 = 1,500; the buy adds 100 × 100 × 5 % = 500.
+      const stop: WorkingOrder = { ...buy({ qty: '300' }), id: 'stop', side: 'sell', orderType: 'stop', limitPrice: null, stopPrice: '95' };
+      expect(check(sized({ ...inPosition([stop], 300) }))).toEqual({ ok: true });
+      // Without the stop the held 300 risk the default 1,500 too; with 10 more held, 500 more.
+      expect(outcome(check(sized({ ...inPosition([stop], 310) })))).toEqual(SIZING);
+    });
+
+    it("takes a working buy's bracket stop leg as its protection", () => {
+      // 200 × (100 − 99) = 200 with its stop leg, so a buy of 360 (1,800) still fits.
+      expect(check(sized({ qty: d(360), ...inPosition([buy({ qty: '200', bracket: { stop_loss: '99' } })]) }))).toEqual({ ok: true });
+      expect(outcome(check(sized({ qty: d(360), ...inPosition([buy({ qty: '200' })]) })))).toEqual(SIZING);
+    });
+
+    it('never refuses a sell of a position over the cap; a buy that adds to it is refused', () => {
+      const over = inPosition([], 10_000);
+      expect(check(usBuy({ side: 'sell', qty: d(1), ...over }))).toEqual({ ok: true });
+      expect(outcome(check(sized({ qty: d(1), ...over })))).toEqual(SIZING);
+    });
   });
 
   it('follows the settings', () => {

@@ -8,7 +8,6 @@ import type { InstrumentRow } from '../../db/schema/index.ts';
 import { checkLot } from '../fills.ts';
 import { utcDateOf } from '../../controls/day-start.ts';
 import { recordResetFlow } from '../../controls/queries.ts';
-import { ExactDecimal } from '../../decimal.ts';
 import { validateBracket } from '../matching.ts';
 import type { BrokerReplaceRequest } from '../types.ts';
 import {
@@ -22,8 +21,9 @@ import {
   type SimAccountRow,
   type SimOrderRow,
 } from './queries.ts';
-import { active, d, eventOf, maybe, openSession, rejected, text, type Session } from './books.ts';
-import { availableToSell, insufficientFunds, positiveDecimal, worstBuyCost, type Terms } from './books-placement.ts';
+import { active, d, eventOf, keyOf, maybe, openSession, rejected, text, type Session } from './books.ts';
+import { availableToSell, insufficientFunds, insufficientPosition, positiveDecimal, worstBuyCost, worstBuyFill, type Terms } from './books-placement.ts';
+import { buyingPowerOf } from '../funds.ts';
 import { endOrder } from './books-status.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -79,21 +79,25 @@ const checkBracketEntry = (row: SimOrderRow, terms: Terms, price: Decimal) => {
 };
 
 /**
- * Placement's funds rule for what the buy still has to fill. Only a replace that raises the
+ * Placement's funds rule for what the buy still has to fill, with its own reservation released:
+ * the buying power left by the account's other working buys. Only a replace that raises the
  * worst cost is checked: one that lowers it goes through even when the cash has fallen since.
  */
-const checkBuyFunds = (session: Session, row: SimOrderRow, terms: Terms, market: { instrument: InstrumentRow; price: Decimal }) => {
+const checkBuyFunds = async (session: Session, row: SimOrderRow, terms: Terms, market: { instrument: InstrumentRow; price: Decimal }) => {
   const priced = { ...market, assetClass: row.assetClass };
-  const after = worstBuyCost(unfilled(terms, row), priced);
-  if (after.gt(worstBuyCost(unfilled(termsOf(row), row), priced)) && session.cash.lt(after)) throw insufficientFunds(session, after);
+  const after = worstBuyFill(unfilled(terms, row), priced);
+  if (!after.cashDelta.negated().gt(worstBuyCost(unfilled(termsOf(row), row), priced))) return;
+  const others = (await listActiveOrders(session.tx, keyOf(row))).filter((order) => order.id !== row.id);
+  const buyingPower = buyingPowerOf(row.assetClass, session.cash, others, (symbol) => (symbol === row.symbol ? market.price : undefined));
+  if (buyingPower.lt(after.cashDelta.negated())) throw insufficientFunds(session, after, buyingPower);
 };
 
 /** A sell that grows must still find its units in the position (no short selling). */
 const checkSellPosition = async (session: Session, row: SimOrderRow, terms: Terms) => {
   const remaining = terms.qty.minus(row.filledQty);
   if (remaining.lte(d(row.qty).minus(row.filledQty))) return;
-  const available = await availableToSell(session, row.symbol, row.id);
-  if (remaining.gt(available)) throw rejected(`insufficient position: selling ${text(remaining)} ${row.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
+  const sellable = await availableToSell(session, row.symbol, row.id);
+  if (remaining.gt(sellable.available)) throw insufficientPosition(remaining, row.symbol, sellable);
 };
 
 /** What changed, for the event's reason (the event itself carries no qty or prices). */
@@ -120,7 +124,7 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be replaced`);
   const terms = replacedTerms(row, request, instrument);
   if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);
-  if (row.side === 'buy') checkBuyFunds(session, row, terms, { instrument, price });
+  if (row.side === 'buy') await checkBuyFunds(session, row, terms, { instrument, price });
   else await checkSellPosition(session, row, terms);
   const updated = await updateOrder(tx, row, {
     qty: text(terms.qty),

@@ -6,10 +6,11 @@ import type { TBrokerEvent } from '../../../contracts/brokers.ts';
 import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
-import { checkLot, computeFill } from '../fills.ts';
+import { checkLot, computeFill, type Fill } from '../fills.ts';
+import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type PositionJudge, type Sellable } from '../funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { transition, validateBracket } from '../matching.ts';
-import type { BrokerOrderRequest } from '../types.ts';
+import { FundsRejectedError, type BrokerOrderRequest } from '../types.ts';
 import { tickSizeOf } from './prices.ts';
 import {
   insertAccountIfMissing,
@@ -17,11 +18,11 @@ import {
   insertOrder,
   simOrderRowOf,
   listWorkingSells,
-  lockAccountForSymbol,
   type AccountKey,
   type SimOrderRow,
   type SimPriceRow,
 } from './queries.ts';
+import { lockAccountForSymbol } from './account-reads.ts';
 import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
 import type { MarketState } from './exchange-rules.ts';
@@ -40,12 +41,14 @@ export interface PlaceInput {
   at: Date;
   /** A day order's expiry: the close of its session. */
   expiresAt: Date | null;
-  /** The account's lock with the symbol's position and prices, when the caller sent that read already (lockAccountForSymbol). */
+  /** The account's lock with the symbol's position, prices and working orders, when the caller sent that read already (lockAccountForSymbol). */
   locked?: ReturnType<typeof lockAccountForSymbol>;
   /** SIM_LIQUIDITY_LOTS_PER_TICK, for the order's first match. */
   liquidityLotsPerTick: number;
   /** The market at `at` (open or not, a KRX stock's band), for the order's first match. */
   market: MarketState;
+  /** The caller's check of a buy on its position (the risk gate's sizing), judged with the funds under the lock. */
+  judge?: PositionJudge | undefined;
 }
 
 export const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
@@ -81,20 +84,21 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
 };
 
 /**
- * What a sell may still take of the position: the held quantity less what working sells hold,
- * the order being replaced (`except`) left out.
+ * What a sell may still take of the position: the held quantity less what working sells hold
+ * (an OCO pair counted once), the order being replaced (`except`) left out.
  */
-export const availableToSell = async (session: Session, symbol: string, except?: string): Promise<Decimal> => {
+export const availableToSell = async (session: Session, symbol: string, except?: string): Promise<Sellable> => {
   const key = keyOf(session.account);
   const held = d((await positionIn(session, symbol))?.qty ?? 0);
-  const working = await listWorkingSells(session.tx, { ...key, symbol });
-  const workingIds = new Set(working.map((row) => row.id));
-  // The two legs of an OCO pair sell the same units (one cancels the other): count the pair once.
-  const reserved = working
-    .filter((row) => row.id !== except && !(row.metadata.leg === 'stop_loss' && row.ocoSiblingId !== null && workingIds.has(row.ocoSiblingId)))
-    .reduce((sum, row) => sum.plus(d(row.qty).minus(row.filledQty)), d(0));
-  return held.minus(reserved);
+  return sellableOf(held, await listWorkingSells(session.tx, { ...key, symbol }), symbol, except);
 };
+
+/** The broker's refusal of a sell above what is available, in the words of the risk gate. */
+export const insufficientPosition = (qty: Decimal, symbol: string, sellable: Sellable) =>
+  new FundsRejectedError(
+    `insufficient position: selling ${text(qty)} ${symbol} with ${text(sellable.available)} available (${text(sellable.held)} held, ${text(sellable.inWorkingSells)} in working sells; no short selling)`,
+    sellRefusalMessage(qty, symbol, sellable),
+  );
 
 /** An order's unfilled quantity and prices: what a buy still costs and a sell still sells. */
 export interface Terms {
@@ -104,17 +108,26 @@ export interface Terms {
 }
 
 /**
- * The most a buy of `terms.qty` may cost at the price it can fill at: its limit, a stop's trigger
- * (or the price, above it), the current price for a market order; slippage and fees included.
+ * The fill that costs a buy of `terms.qty` the most at the price it can fill at: its limit, a
+ * stop's trigger (or the price, above it), the current price for a market order; slippage and
+ * fees included.
  */
-export const worstBuyCost = (terms: Terms, { instrument, price, assetClass }: { instrument: InstrumentRow; price: Decimal; assetClass: AccountKey['assetClass'] }): Decimal => {
+export const worstBuyFill = (terms: Terms, { instrument, price, assetClass }: { instrument: InstrumentRow; price: Decimal; assetClass: AccountKey['assetClass'] }): Fill => {
   const { qty, limitPrice, stopPrice } = terms;
   const reference = limitPrice ?? (stopPrice ? ExactDecimal.max(stopPrice, price) : price);
-  return computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(assetClass), limitPrice }).cashDelta.negated();
+  return computeFill({ side: 'buy', qty, referencePrice: reference, tickSize: tickSizeOf(instrument), profile: defaultProfileFor(assetClass), limitPrice });
 };
 
-export const insufficientFunds = (session: Session, cost: Decimal) =>
-  rejected(`insufficient funds: the order needs ${text(cost)} ${session.account.currency}, cash is ${text(session.cash)}`);
+/** What worstBuyFill costs, fee included. */
+export const worstBuyCost = (terms: Terms, market: { instrument: InstrumentRow; price: Decimal; assetClass: AccountKey['assetClass'] }): Decimal => worstBuyFill(terms, market).cashDelta.negated();
+
+/** The broker's refusal of a buy above the buying power, in the words of the risk gate. */
+export const insufficientFunds = (session: Session, fill: Fill, buyingPower: Decimal) =>
+  new FundsRejectedError(
+    `insufficient funds: the order needs ${text(fill.cashDelta.negated())} ${session.account.currency}, cash is ${text(session.cash)}; ` +
+      `what working buys do not hold of it (the buying power) is ${text(buyingPower)}`,
+    buyRefusalMessage(fill, buyingPower),
+  );
 
 /**
  * Writes an order taken in this session, in its latest state, with the fills it had meanwhile:
@@ -148,12 +161,20 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   const price = await input.quote(locked.price);
   const { qty, limitPrice, stopPrice, bracket } = checkRequest({ request, instrument, price });
 
+  // Judged on the working orders read with the lock, so orders placed a moment ago (in this
+  // transaction's batch, or by another instance) hold their cash and units already.
+  let reservePrice: Decimal | undefined;
   if (request.side === 'buy') {
-    const cost = worstBuyCost({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
-    if (session.cash.lt(cost)) throw insufficientFunds(session, cost);
+    const fill = worstBuyFill({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
+    const buyingPower = buyingPowerOf(key.assetClass, session.cash, locked.working, (symbol) => (symbol === request.symbol ? price : undefined));
+    if (buyingPower.lt(fill.cashDelta.negated())) throw insufficientFunds(session, fill, buyingPower);
+    const oversized = input.judge?.({ heldQty: d(locked.position?.qty ?? 0), currentPrice: price, working: locked.working.filter((order) => order.symbol === request.symbol) });
+    if (oversized) throw new FundsRejectedError(`position sizing: ${oversized}`, oversized, 'RISK_RULE_VIOLATION');
+    // A market buy that does not fill at once holds the price its check used until it does.
+    if (request.orderType === 'market') reservePrice = fill.price;
   } else {
-    const available = await availableToSell(session, request.symbol);
-    if (qty.gt(available)) throw rejected(`insufficient position: selling ${text(qty)} ${request.symbol} with ${text(ExactDecimal.max(available, 0))} available (no short selling)`);
+    const sellable = sellableOf(d(locked.position?.qty ?? 0), locked.working, request.symbol);
+    if (qty.gt(sellable.available)) throw insufficientPosition(qty, request.symbol, sellable);
   }
 
   const row = simOrderRowOf({
@@ -176,7 +197,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
       stop_loss: text(bracket.stopLoss),
       stop_loss_limit: bracket.stopLossLimit && text(bracket.stopLossLimit),
     },
-    metadata: request.metadata ?? {},
+    metadata: reservePrice ? { ...request.metadata, [RESERVE_PRICE_KEY]: text(reservePrice) } : (request.metadata ?? {}),
     expiresAt: input.expiresAt,
     createdAt: at,
     updatedAt: at,

@@ -40,6 +40,8 @@ export const toBrokerOrder = (row: SimOrderRow): BrokerOrder => ({
   stopPrice: row.stopPrice == null ? null : text(d(row.stopPrice)),
   status: row.status,
   parentId: row.parentId,
+  // Only where there is one, so orders without a bracket read as before.
+  ...(row.bracket ? { bracket: { takeProfit: text(d(row.bracket.take_profit)), stopLoss: text(d(row.bracket.stop_loss)) } } : {}),
   metadata: row.metadata,
   submittedAt: row.createdAt,
   updatedAt: row.updatedAt,

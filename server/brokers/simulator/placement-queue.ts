@@ -10,7 +10,8 @@ import { placeInBooks } from './books-placement.ts';
 import type { EventHub } from './events.ts';
 import type { MarketState } from './exchange-rules.ts';
 import { quoteFrom } from './prices.ts';
-import { CLIENT_ORDER_ID_KEY, lockAccountForSymbol, type AccountKey } from './queries.ts';
+import { lockAccountForSymbol } from './account-reads.ts';
+import { CLIENT_ORDER_ID_KEY, type AccountKey } from './queries.ts';
 import type { InBooksPlacement, InBooksSteps } from './simulator.ts';
 
 /** At most this many queued placements of one account share a transaction (it stays short). */
@@ -72,7 +73,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
           }
           let placed: Awaited<ReturnType<typeof placeInBooks>>;
           try {
-            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, market, locked, liquidityLotsPerTick });
+            placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, market, locked, liquidityLotsPerTick, judge: steps.judge });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
             ended.push({ placement, outcome: { outcome: 'refused', error } });

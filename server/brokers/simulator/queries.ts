@@ -5,6 +5,7 @@ import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import { rowsOf, type Queryable, type Tx } from '../../db/client.ts';
 import { fixedSql } from '../../db/fixed-sql.ts';
+import { dateOrNull, fromJson, priceOfJson, type PriceJson } from './row-json.ts';
 import { simAccounts, simFills, simOrders, simPositions, simPrices, type SimOrderRow } from '../../db/schema/index.ts';
 
 export type { SimOrderRow };
@@ -33,54 +34,6 @@ const positionsOf = ({ userId, assetClass, mode }: AccountKey) =>
 // statement only when the planner sees the list, and a prepared statement's generic plan sees no values.
 const isActive = () => sql`${simOrders.status} in (${sql.raw(ACTIVE_STATUSES.map((status) => `'${status}'`).join(', '))})`;
 
-/** A json value as either driver hands it over (postgres.js under drizzle: text; PGlite: parsed). */
-const fromJson = <T>(value: unknown): T => (typeof value === 'string' ? (JSON.parse(value) as T) : (value as T));
-const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
-
-// Rows read as json (numbers as text, so no decimal passes through a float), and their mapping.
-const ACCOUNT_JSON = fixedSql`json_build_object('currency', a.currency, 'cash', a.cash::text, 'initial_cash', a.initial_cash::text, 'created_at', a.created_at, 'reset_at', a.reset_at)`;
-const POSITION_JSON = fixedSql`json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at,
-  'price', case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end)`;
-
-interface AccountJson {
-  currency: string;
-  cash: string;
-  initial_cash: string;
-  created_at: string;
-  reset_at: string | null;
-}
-interface PositionJson {
-  symbol: string;
-  qty: string;
-  avg_entry_price: string;
-  realized_pnl: string;
-  updated_at: string;
-}
-interface PriceJson {
-  admin_price: string | null;
-  tick_price: string | null;
-  updated_at: string;
-}
-
-const accountOfJson = (key: AccountKey, account: AccountJson): SimAccountRow => ({
-  ...key,
-  currency: account.currency,
-  cash: account.cash,
-  initialCash: account.initial_cash,
-  createdAt: new Date(account.created_at),
-  resetAt: dateOrNull(account.reset_at),
-});
-const positionOfJson = (key: AccountKey, held: PositionJson): SimPositionRow => ({
-  ...key,
-  symbol: held.symbol,
-  qty: held.qty,
-  avgEntryPrice: held.avg_entry_price,
-  realizedPnl: held.realized_pnl,
-  updatedAt: new Date(held.updated_at),
-});
-const priceOfJson = (assetClass: TAssetClass, symbol: string, price: PriceJson | null): SimPriceRow | null =>
-  price && { assetClass, symbol, adminPrice: price.admin_price, tickPrice: price.tick_price, updatedAt: new Date(price.updated_at) };
-
 // ---------------------------------------------------------------------------------------------
 // Accounts
 
@@ -101,36 +54,6 @@ export const findAccount = async (db: Queryable, key: AccountKey): Promise<SimAc
  */
 export const lockAccount = async (tx: Tx, key: AccountKey): Promise<SimAccountRow | undefined> =>
   (await tx.select().from(simAccounts).where(accountIs(key)).for('update'))[0];
-
-/**
- * The account row locked as lockAccount locks it, read with what a placement in one symbol needs
- * beside it (the position and the stored prices), in one statement.
- */
-export const lockAccountForSymbol = async (
-  tx: Tx,
-  key: AccountKey,
-  symbol: string,
-): Promise<{ account: SimAccountRow; position: SimPositionRow | null; price: SimPriceRow | null } | undefined> => {
-  const { userId, assetClass, mode } = key;
-  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown }>(
-    tx,
-    fixedSql`select ${ACCOUNT_JSON} as account,
-        case when p.symbol is null then null else json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at) end as position,
-        case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price
-      from ${simAccounts} a
-      left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.symbol = ${symbol}
-      left join ${simPrices} pr on pr.asset_class = a.asset_class and pr.symbol = ${symbol}
-      where a.user_id = ${userId} and a.asset_class = ${assetClass} and a.mode = ${mode}
-      for update of a`,
-  );
-  if (!row) return undefined;
-  const position = fromJson<PositionJson | null>(row.position);
-  return {
-    account: accountOfJson(key, fromJson<AccountJson>(row.account)),
-    position: position && positionOfJson(key, position),
-    price: priceOfJson(assetClass, symbol, fromJson<PriceJson | null>(row.price)),
-  };
-};
 
 export const resetAccountRow = async (tx: Tx, key: AccountKey, { cash, at }: { cash: string; at: Date }): Promise<SimAccountRow> => {
   const [row] = await tx.update(simAccounts).set({ cash, initialCash: cash, resetAt: at }).where(accountIs(key)).returning();
@@ -408,86 +331,6 @@ export const listPositionsWithPrices = (db: Queryable, key: AccountKey): Promise
     .leftJoin(simPrices, and(eq(simPrices.assetClass, simPositions.assetClass), eq(simPrices.symbol, simPositions.symbol)))
     .where(and(positionsOf(key), gt(simPositions.qty, '0')))
     .orderBy(asc(simPositions.symbol));
-
-interface SnapshotJson {
-  account: AccountJson;
-  positions: (PositionJson & { price: PriceJson | null })[];
-  orders: {
-    id: string;
-    client_order_id: string;
-    symbol: string;
-    side: SimOrderRow['side'];
-    order_type: SimOrderRow['orderType'];
-    time_in_force: SimOrderRow['timeInForce'];
-    qty: string;
-    filled_qty: string;
-    avg_fill_price: string | null;
-    limit_price: string | null;
-    stop_price: string | null;
-    status: SimOrderRow['status'];
-    bracket: SimOrderRow['bracket'];
-    parent_id: string | null;
-    oco_sibling_id: string | null;
-    metadata: Record<string, unknown>;
-    expires_at: string | null;
-    created_at: string;
-    updated_at: string;
-  }[];
-}
-
-/**
- * The account, the positions it holds (each with its symbol's stored prices) and its working
- * orders oldest first, in one statement: what a snapshot of the account reads. Numbers travel as
- * text, so no decimal passes through a float.
- */
-export const readAccountSnapshot = async (
-  db: Queryable,
-  key: AccountKey,
-): Promise<{ account: SimAccountRow; positions: { position: SimPositionRow; price: SimPriceRow | null }[]; orders: SimOrderRow[] } | undefined> => {
-  const { userId, assetClass, mode } = key;
-  const [row] = await rowsOf<{ account: unknown; positions: unknown; orders: unknown }>(
-    db,
-    fixedSql`select ${ACCOUNT_JSON} as account,
-      coalesce((select json_agg(${POSITION_JSON} order by p.symbol)
-        from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
-        where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json) as positions,
-      coalesce((select json_agg(json_build_object(
-          'id', o.id, 'client_order_id', o.client_order_id, 'symbol', o.symbol, 'side', o.side, 'order_type', o.order_type, 'time_in_force', o.time_in_force,
-          'qty', o.qty::text, 'filled_qty', o.filled_qty::text, 'avg_fill_price', o.avg_fill_price::text, 'limit_price', o.limit_price::text, 'stop_price', o.stop_price::text,
-          'status', o.status, 'bracket', o.bracket, 'parent_id', o.parent_id, 'oco_sibling_id', o.oco_sibling_id, 'metadata', o.metadata,
-          'expires_at', o.expires_at, 'created_at', o.created_at, 'updated_at', o.updated_at) order by o.created_at, o.id)
-        from ${simOrders} o
-        where o.user_id = a.user_id and o.asset_class = a.asset_class and o.mode = a.mode and o.status in ('accepted', 'open', 'partially_filled')), '[]'::json) as orders
-    from ${simAccounts} a where a.user_id = ${userId} and a.asset_class = ${assetClass} and a.mode = ${mode}`,
-  );
-  if (!row) return undefined;
-  return {
-    account: accountOfJson(key, fromJson<AccountJson>(row.account)),
-    positions: fromJson<SnapshotJson['positions']>(row.positions).map((held) => ({ position: positionOfJson(key, held), price: priceOfJson(assetClass, held.symbol, held.price) })),
-    orders: fromJson<SnapshotJson['orders']>(row.orders).map((order) => ({
-      ...key,
-      id: order.id,
-      clientOrderId: order.client_order_id,
-      symbol: order.symbol,
-      side: order.side,
-      orderType: order.order_type,
-      timeInForce: order.time_in_force,
-      qty: order.qty,
-      filledQty: order.filled_qty,
-      avgFillPrice: order.avg_fill_price,
-      limitPrice: order.limit_price,
-      stopPrice: order.stop_price,
-      status: order.status,
-      bracket: order.bracket,
-      parentId: order.parent_id,
-      ocoSiblingId: order.oco_sibling_id,
-      metadata: order.metadata,
-      expiresAt: dateOrNull(order.expires_at),
-      createdAt: new Date(order.created_at),
-      updatedAt: new Date(order.updated_at),
-    })),
-  };
-};
 
 export const deletePositions = async (tx: Tx, key: AccountKey): Promise<number> =>
   (await tx.delete(simPositions).where(positionsOf(key)).returning({ symbol: simPositions.symbol })).length;

@@ -15,6 +15,7 @@ import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerAnswer, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
+import { buyingPowerOf, type PositionJudge } from '../funds.ts';
 import { toBrokerOrder, BROKER_NAME } from './books.ts';
 import { cancelInBooks, replaceInBooks, resetInBooks } from './books-actions.ts';
 import { createSimulatedBroker, type AccountBackend } from './broker.ts';
@@ -32,13 +33,14 @@ import {
   listActiveOrders,
   listEquitiesAtStoredPrices,
   listPositionsWithPrices,
-  readAccountSnapshot,
   type AccountEquityRow,
   type AccountKey,
   type SimAccountRow,
+  type SimOrderRow,
   type SimPositionRow,
   type SimPriceRow,
 } from './queries.ts';
+import { readAccountSnapshot } from './account-reads.ts';
 import { accountIdOf, createPlacementQueue, type QueuedPlacement } from './placement-queue.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
@@ -87,6 +89,8 @@ export interface AccountRef {
 export interface InBooksSteps<T> {
   /** Runs first; false withdraws the placement (the broker takes nothing). */
   intent?: (tx: Tx) => Promise<boolean>;
+  /** A buy's check on its position as the books hold it under the account's lock; its words refuse the placement. */
+  judge?: PositionJudge;
   record: (tx: Tx, answer: BrokerAnswer) => Promise<T>;
 }
 
@@ -224,16 +228,21 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     return (await findAccount(db, key))!;
   };
 
-  const accountFrom = (key: AccountKey, row: SimAccountRow, positions: readonly BrokerPosition[]): BrokerAccount => {
+  /**
+   * The account as a broker reports it. Long-only and without margin: what can be bought is the
+   * cash less what the working buys hold of it (funds.ts), as the placement judges it under the lock.
+   */
+  const accountFrom = (key: AccountKey, row: SimAccountRow, positions: readonly BrokerPosition[], working: readonly SimOrderRow[]): BrokerAccount => {
     const cash = new ExactDecimal(row.cash);
-    // Long-only and without margin: what can be bought is the cash.
     const equity = positions.reduce((sum, position) => sum.plus(new ExactDecimal(position.qty).times(position.currentPrice)), cash);
-    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: row.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: cash.toFixed(), asOf: clock.now(), resetAt: row.resetAt };
+    const prices = new Map(positions.map((position) => [position.symbol, new ExactDecimal(position.currentPrice)]));
+    const buyingPower = buyingPowerOf(key.assetClass, cash, working, (symbol) => prices.get(symbol));
+    return { broker: BROKER_NAME, paper: key.mode === 'paper', currency: row.currency, cash: cash.toFixed(), equity: equity.toFixed(), buyingPower: buyingPower.toFixed(), asOf: clock.now(), resetAt: row.resetAt };
   };
 
   const accountOf = async (key: AccountKey, row?: SimAccountRow): Promise<BrokerAccount> => {
-    const [account, positions] = await Promise.all([row ?? accountRowOf(key), positionsOf(key)]);
-    return accountFrom(key, account, positions);
+    const [account, positions, working] = await Promise.all([row ?? accountRowOf(key), positionsOf(key), listActiveOrders(db, key)]);
+    return accountFrom(key, account, positions, working);
   };
 
   /** The account, its positions and working orders, read in one statement (the account opened first when missing). */
@@ -244,7 +253,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       read = (await readAccountSnapshot(db, key))!;
     }
     const positions = await pricedPositions(read.positions);
-    return { account: accountFrom(key, read.account, positions), positions, openOrders: read.orders.map(toBrokerOrder) };
+    return { account: accountFrom(key, read.account, positions, read.orders), positions, openOrders: read.orders.map(toBrokerOrder) };
   };
 
   /**
@@ -353,8 +362,9 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     resetAccount: async ({ userId, assetClass }) => {
       if (outages.isDown(assetClass)) throw down(assetClass);
       const key: AccountKey = { userId, assetClass, mode: 'paper' };
-      // Valued inside the reset's transaction, instruments too: nothing waits outside it meanwhile.
-      const equityOf = async (tx: Tx, row: SimAccountRow) => accountFrom(key, row, await pricedPositions(await listPositionsWithPrices(tx, key), tx, (found) => readInstrument(tx, found))).equity;
+      // Valued inside the reset's transaction, instruments too: nothing waits outside it meanwhile
+      // (equity does not depend on the working orders, which only reserve buying power).
+      const equityOf = async (tx: Tx, row: SimAccountRow) => accountFrom(key, row, await pricedPositions(await listPositionsWithPrices(tx, key), tx, (found) => readInstrument(tx, found)), []).equity;
       const { account, canceled, events } = await db.transaction((tx) => resetInBooks(tx, { key, opening: opening(assetClass), at: clock.now(), equityOf }));
       hub.emit(events);
       return { account: await accountOf(key, account), canceledOrders: canceled };

@@ -1,0 +1,64 @@
+// Position sizing per position (DESIGN §6): what a position risks with everything that works on
+// it, so stacking small buys cannot pass what one buy may not. risk = Σ over the held quantity
+// and every working buy of qty × (price − its protective stop): the current price for what is
+// held, the entry for a buy; the stop is a working sell stop covering that quantity (what is
+// held) or the buy's bracket stop leg, else price × (1 − the default stop %).
+import type { Decimal } from 'decimal.js';
+import { remainingOf, reservePriceOf, type PositionView, type WorkingOrder } from '../../brokers/funds.ts';
+import { ExactDecimal } from '../../decimal.ts';
+
+/** What a position is and what works on it (funds.ts' PositionView). */
+export type PositionExposure = PositionView;
+
+export interface RiskPart {
+  amount: Decimal;
+  /** How the amount was reached, for a refusal's message. */
+  formula: string;
+}
+
+const ZERO = new ExactDecimal(0);
+
+const percentOf = (amount: Decimal, pct: Decimal): Decimal => new ExactDecimal(amount).times(pct).dividedBy(100);
+
+/** qty × (entry − stop) with a stop below the entry, else qty × entry × the default stop %. */
+export const riskOf = (qty: Decimal, entry: Decimal, stop: Decimal | undefined, defaultStopPct: Decimal): RiskPart => {
+  const exact = new ExactDecimal(qty);
+  if (stop?.lt(entry)) return { amount: exact.times(entry.minus(stop)), formula: `${exact.toFixed()} × (${entry.toFixed()} - stop ${stop.toFixed()})` };
+  // A stop at or above the entry bounds no loss below it: the default distance stands.
+  return { amount: percentOf(exact.times(entry), defaultStopPct), formula: `${exact.toFixed()} × ${entry.toFixed()} × default stop ${defaultStopPct.toFixed()} %` };
+};
+
+const isSellStop = (order: WorkingOrder) => order.side === 'sell' && order.stopPrice !== null && order.orderType !== 'limit';
+
+/** The held quantity's risk: covered by the working sell stops (the lowest, the widest, first), the rest at the default stop. */
+const heldRisk = ({ heldQty, currentPrice, working }: PositionExposure, symbol: string, defaultStopPct: Decimal): Decimal => {
+  let uncovered = new ExactDecimal(heldQty);
+  let amount = ZERO;
+  const stops = working
+    .filter((order) => order.symbol === symbol && isSellStop(order))
+    .map((order) => ({ qty: remainingOf(order), stop: new ExactDecimal(order.stopPrice!) }))
+    .sort((a, b) => a.stop.comparedTo(b.stop));
+  for (const { qty, stop } of stops) {
+    if (uncovered.lte(0)) break;
+    const covered = ExactDecimal.min(qty, uncovered);
+    amount = amount.plus(riskOf(covered, currentPrice, stop, defaultStopPct).amount);
+    uncovered = uncovered.minus(covered);
+  }
+  return uncovered.gt(0) ? amount.plus(riskOf(uncovered, currentPrice, undefined, defaultStopPct).amount) : amount;
+};
+
+/** The working buys' risk: each at its entry (its reserve price), against its bracket's stop leg. */
+const workingBuysRisk = ({ currentPrice, working }: PositionExposure, symbol: string, defaultStopPct: Decimal): Decimal =>
+  working
+    .filter((order) => order.symbol === symbol && order.side === 'buy')
+    .reduce((sum, order) => {
+      const remaining = remainingOf(order);
+      if (remaining.lte(0)) return sum;
+      const entry = reservePriceOf(order, currentPrice)!;
+      const stop = order.bracket ? new ExactDecimal(order.bracket.stop_loss) : undefined;
+      return sum.plus(riskOf(remaining, entry, stop, defaultStopPct).amount);
+    }, ZERO);
+
+/** What the position risks now: its held quantity and its working buys. */
+export const positionRisk = (exposure: PositionExposure, symbol: string, defaultStopPct: Decimal): Decimal =>
+  heldRisk(exposure, symbol, defaultStopPct).plus(workingBuysRisk(exposure, symbol, defaultStopPct));
