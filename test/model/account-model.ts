@@ -116,17 +116,18 @@ export class AccountModel {
     const buys = this.working().filter((order) => order.side === 'buy' && order.id !== except);
     const legs = buys.map((order) => ({ qty: this.remaining(order), entry: this.reservePrice(order), sl: order.bracket?.sl ?? null }));
     if (newBuy) legs.push(newBuy);
-    for (const leg of legs) {
-      const stop = leg.sl && leg.sl.lt(leg.entry) ? leg.sl : this.defaultStop(leg.entry);
-      risk = risk.plus(leg.qty.times(leg.entry.minus(stop)));
-    }
+    for (const leg of legs) risk = risk.plus(this.legRisk(leg));
     return risk;
+  }
+
+  /** A buy's risk: against its bracket's stop leg, at least nothing (a stop at or above the entry sells at once), else the default stop. */
+  legRisk(leg: { qty: Decimal; entry: Decimal; sl: Decimal | null }): Decimal {
+    return leg.sl ? leg.qty.times(Decimal.max(leg.entry.minus(leg.sl), 0)) : leg.qty.times(leg.entry.minus(this.defaultStop(leg.entry)));
   }
 
   /** The per-order rule the service had before DESIGN's per-position one: this order alone. */
   orderRisk(buy: { qty: Decimal; entry: Decimal; sl: Decimal | null }): Decimal {
-    const stop = buy.sl && buy.sl.lt(buy.entry) ? buy.sl : this.defaultStop(buy.entry);
-    return buy.qty.times(buy.entry.minus(stop));
+    return this.legRisk(buy);
   }
 
   // --- gates, in DESIGN's order; each answers the first refusal ---

@@ -123,6 +123,12 @@ describe('regressions, one per rule', () => {
   it('lockKeepsSells: the lock cancels working buys and keeps a plain working sell', () =>
     replay(withRule('lockKeepsSells'), (rules) => [new PlaceCommand(buy('market', 1), rules), new PlaceCommand(sell('limit', 50_000, 1), rules), new SimpleCommand('lock', rules)]));
 
+  it('positionSizing: a stop leg above the price (a marketable limit entry’s bracket) bounds the held quantity’s risk at nothing, not the default stop', () =>
+    replay(withRule('positionSizing'), (rules) => [new PlaceCommand(buy('limit', 34_323, 3, { tp: 2, sl: 2 }), rules), new PlaceCommand(buy('market', 10_096, 0), rules)]));
+
+  it('positionSizing: a marketable limit buy whose bracket stop sits above its expected fill risks nothing below it', () =>
+    replay(withRule('positionSizing'), (rules) => [new PlaceCommand(buy('limit', 44_423, 3, { tp: 2, sl: 2 }), rules)]));
+
   // What the model checks beyond the switched rules, on paths the random runs reach less often.
   it('a bracket entry becomes an OCO pair; the take-profit fills and cancels the stop-loss; cancel, cancel-all and reset agree', () =>
     replay(RULES, (rules) => [

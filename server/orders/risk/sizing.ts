@@ -20,11 +20,14 @@ const ZERO = new ExactDecimal(0);
 
 const percentOf = (amount: Decimal, pct: Decimal): Decimal => new ExactDecimal(amount).times(pct).dividedBy(100);
 
-/** qty × (entry − stop) with a stop below the entry, else qty × entry × the default stop %. */
+/**
+ * qty × (entry − stop) with a stop, at least zero: a stop at or above the price sells at its next
+ * move, so it bounds the loss at about nothing (DESIGN's formula, whose negative values mean
+ * nothing); without one, qty × entry × the default stop %.
+ */
 export const riskOf = (qty: Decimal, entry: Decimal, stop: Decimal | undefined, defaultStopPct: Decimal): RiskPart => {
   const exact = new ExactDecimal(qty);
-  if (stop?.lt(entry)) return { amount: exact.times(entry.minus(stop)), formula: `${exact.toFixed()} × (${entry.toFixed()} - stop ${stop.toFixed()})` };
-  // A stop at or above the entry bounds no loss below it: the default distance stands.
+  if (stop) return { amount: exact.times(ExactDecimal.max(entry.minus(stop), 0)), formula: `${exact.toFixed()} × (${entry.toFixed()} - stop ${stop.toFixed()})` };
   return { amount: percentOf(exact.times(entry), defaultStopPct), formula: `${exact.toFixed()} × ${entry.toFixed()} × default stop ${defaultStopPct.toFixed()} %` };
 };
 
