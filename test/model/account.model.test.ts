@@ -26,7 +26,7 @@ const BUILT: Rules = {
   lockExits: true,
   closeCancelsSells: true,
   replaceGates: true,
-  stopTriggerReject: false,
+  stopTriggerReject: true,
   positionSizing: true,
   tickGrid: true,
   lockKeepsSells: true,
@@ -111,7 +111,7 @@ describe('regressions, one per rule', () => {
   it('replaceGates: a replace is judged by position sizing as the order it would become', () =>
     replay(withRule('replaceGates'), (rules) => [new PlaceCommand(buy('limit', 1, -1), rules), new ReplaceCommand({ pick: 0, lots: 44_423, permille: 1 }, rules)]));
 
-  it.fails('stopTriggerReject: a buy stop at the last price would trigger at once: BROKER_REJECTED', () =>
+  it('stopTriggerReject: a buy stop at the last price would trigger at once: BROKER_REJECTED', () =>
     replay(withRule('stopTriggerReject'), (rules) => [new PlaceCommand(buy('stop', 1, 0), rules)]));
 
   it('positionSizing: stacking buys cannot pass what one buy may not (0.4 BTC held, then 0.1 more)', () =>

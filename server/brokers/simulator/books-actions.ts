@@ -21,7 +21,7 @@ import {
   type SimAccountRow,
   type SimOrderRow,
 } from './queries.ts';
-import { active, d, eventOf, keyOf, maybe, openSession, rejected, text, type Session } from './books.ts';
+import { active, d, eventOf, keyOf, maybe, openSession, refuseTriggeredStop, rejected, text, type Session } from './books.ts';
 import { availableToSell, insufficientFunds, insufficientPosition, positiveDecimal, worstBuyCost, worstBuyFill, type Terms } from './books-placement.ts';
 import { buyingPowerOf } from '../funds.ts';
 import { endOrder } from './books-status.ts';
@@ -123,6 +123,7 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be replaced`);
   const terms = replacedTerms(row, request, instrument);
+  if (request.stopPrice !== undefined) refuseTriggeredStop(row.side, terms.stopPrice, price);
   if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);
   if (row.side === 'buy') await checkBuyFunds(session, row, terms, { instrument, price });
   else await checkSellPosition(session, row, terms);

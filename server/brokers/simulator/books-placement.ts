@@ -23,7 +23,7 @@ import {
   type SimPriceRow,
 } from './queries.ts';
 import { lockAccountForSymbol } from './account-reads.ts';
-import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, rejected, sessionOf, text, type Session } from './books.ts';
+import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, refuseTriggeredStop, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
 import type { MarketState } from './exchange-rules.ts';
 
@@ -69,6 +69,7 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
   if (lotProblem) throw rejected(lotProblem);
   const limitPrice = request.orderType === 'limit' ? positiveDecimal('limit_price', request.limitPrice) : null;
   const stopPrice = request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
+  refuseTriggeredStop(request.side, stopPrice, price);
   const bracket = request.bracket
     ? {
         takeProfit: positiveDecimal('take_profit', request.bracket.takeProfit),

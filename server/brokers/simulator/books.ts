@@ -124,3 +124,15 @@ export const applied = (result: TTransition): Extract<TTransition, { ok: true }>
 export const stateOf = (row: SimOrderRow) => ({ status: row.status, qty: d(row.qty), filledQty: d(row.filledQty) });
 
 export const rejected = (reason: string) => new BrokerRejectedError(reason);
+
+/**
+ * A stop that would trigger at once, a buy stop at or below the price or a sell stop at or above
+ * it, is refused as a broker refuses it (DESIGN §6): it is a market order in disguise, and
+ * accepted it would fill at a price its owner did not mean.
+ */
+export const refuseTriggeredStop = (side: 'buy' | 'sell', stop: Decimal | null, price: Decimal): void => {
+  if (stop === null) return;
+  if (side === 'buy' ? stop.lte(price) : stop.gte(price)) {
+    throw rejected(`would trigger immediately: a ${side} stop at ${text(stop)} with the price at ${text(price)}`);
+  }
+};
