@@ -1,7 +1,7 @@
 // The five gates an order passes, in this order: flags → rate limit → broker configured → risk →
-// broker call. The first four are here, each a small named function that throws the AppError of
-// its refusal; the fifth, the broker call, is the order service's own step (it creates the order).
-import { ExactDecimal } from '../decimal.ts';
+// broker call. The first four are here (the risk gate in risk-gate.ts), each a small named function
+// that throws the AppError of its refusal; the fifth, the broker call, is the order service's own
+// step (it creates the order).
 import { brokerError } from '../brokers/errors.ts';
 import type { Broker, BrokerSnapshot } from '../brokers/types.ts';
 import type { PositionJudge } from '../brokers/funds.ts';
@@ -11,15 +11,11 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import type { DayStartEquity } from '../controls/day-start-cache.ts';
-import { findLock } from '../controls/queries.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
-import { previousSessionClose } from '../marketdata/queries.ts';
-import { KRX_TIME_ZONE } from '../markets/krx.ts';
-import { localDateTimeOf } from '../markets/zoned.ts';
-import { checkRisk, emergencyLockError, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
-import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
+import { emergencyLockError } from './risk.ts';
+import { riskGate } from './risk-gate.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
@@ -178,66 +174,6 @@ const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
 /** 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise). */
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
   attempt.broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
-};
-
-const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
-
-/**
- * The account's working orders as they will stand beside the attempt: a replaced order is the
- * attempt itself, and a close cancels the symbol's working sells before it sells.
- */
-const workingOrdersBesides = ({ replacing, closing, instrument }: OrderAttempt, openOrders: BrokerSnapshot['openOrders']) =>
-  openOrders.filter(
-    (order) => order.brokerOrderId !== replacing?.brokerOrderId && !(closing && order.side === 'sell' && order.symbol === instrument?.symbol),
-  );
-
-/** 4. The risk manager, on the broker's own view of the account and the price. */
-const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: GateDeps) => {
-  const { instrument, broker } = attempt;
-  // An unregistered symbol has no price to judge: the broker call refuses it.
-  if (!instrument || !broker) return;
-  const at = clock.now();
-  const [{ account, positions, openOrders }, previousClose] = await Promise.all([
-    // The risk rules read the working orders of this symbol only.
-    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
-    attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
-  ]);
-  const held = positions.find((position) => position.symbol === instrument.symbol);
-  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at, resetAt: account.resetAt });
-  const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
-  const settings = riskSettingsFromConfig(config);
-  // A replace is judged with its own hold given back; a close without the sells it cancels.
-  const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
-  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, account.buyingPower, replaced, referencePrice) : new ExactDecimal(account.buyingPower);
-  const riskAttemptWith = (lockedUntil: Date | null | undefined): RiskAttempt => ({
-    assetClass: attempt.assetClass,
-    side: attempt.side,
-    qty: new ExactDecimal(attempt.qty),
-    orderType: attempt.orderType,
-    limitPrice: decimalOrUndefined(attempt.limitPrice),
-    stopPrice: decimalOrUndefined(attempt.stopPrice),
-    bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
-    referencePrice,
-    previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
-    tickRule: instrument.tickRule,
-    tickSize: new ExactDecimal(instrument.tickSize),
-    account: { equity: new ExactDecimal(account.equity), buyingPower },
-    ...positionOf({ positions, openOrders: workingOrdersBesides(attempt, openOrders) }, instrument.symbol),
-    dayStartEquity: new ExactDecimal(dayStartOf.equity),
-    dayFlows: new ExactDecimal(dayStartOf.flows),
-    lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
-    at,
-  });
-  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptWith(lockedUntil), settings);
-  let verdict = verdictWith(attempt.lockedUntil);
-  if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
-    // The lock is the first rule for a buy: a running one answers before the refusal found without it.
-    attempt.lockedUntil = (await findLock(db, { userId: attempt.userId, assetClass: attempt.assetClass }))?.lockedUntil ?? null;
-    verdict = verdictWith(attempt.lockedUntil);
-  }
-  if (!verdict.ok) throw riskRefusalError(verdict);
-  // Judged again under the account's lock where the books allow it (the simulator's placement).
-  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptWith(attempt.lockedUntil), settings);
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [
