@@ -1,5 +1,6 @@
 // The simulated broker's public face: the factory and what its callers need to name.
-export { ACCOUNT_CURRENCY, createSimulator, DEFAULT_LEASE_NAME, type AccountRef, type InBooksPlacement, type InBooksSteps, type Simulator, type SimulatorOptions } from './simulator.ts';
+export type { AccountRef, InBooksPlacement, InBooksSteps, Simulator } from './api.ts';
+export { ACCOUNT_CURRENCY, createSimulator, DEFAULT_LEASE_NAME, type SimulatorOptions } from './simulator.ts';
 export { BROKER_NAME } from './books.ts';
 export type { PriceUpdate } from './market.ts';
 export { listFills } from './queries.ts';

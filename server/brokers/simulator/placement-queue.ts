@@ -12,7 +12,7 @@ import type { MarketState } from './exchange-rules.ts';
 import { quoteFrom } from './prices.ts';
 import { lockAccountForSymbol } from './account-reads.ts';
 import { CLIENT_ORDER_ID_KEY, type AccountKey } from './queries.ts';
-import type { InBooksPlacement, InBooksSteps } from './simulator.ts';
+import type { InBooksPlacement, InBooksSteps } from './api.ts';
 
 /** At most this many queued placements of one account share a transaction (it stays short). */
 const MAX_PLACEMENTS_PER_COMMIT = 64;
