@@ -73,8 +73,9 @@ const openOrders = async (user: FactoryUser, assetClass = 'crypto') =>
   }[];
 const positions = async (user: FactoryUser, assetClass = 'crypto') =>
   (await server.http('GET', `/api/equity/positions?asset_class=${assetClass}`, { token: user.tokens.access_token })).body.items as { symbol: string; qty: number }[];
+/** The user's records of an action, in the order they were written (Postgres returns rows in no set order). */
 const audited = (user: FactoryUser, action: string) =>
-  server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, action)));
+  server.services.db.select().from(auditEvents).where(and(eq(auditEvents.subjectUserId, user.user.id), eq(auditEvents.action, action))).orderBy(auditEvents.id);
 /** A new minute window: each test starts with the whole per-minute allowance. */
 const nextMinute = () => clock.advance(61_000);
 
