@@ -8,6 +8,7 @@ import { botOrders, orders } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
+import { waitFor } from '../support/wait.ts';
 
 // A Tuesday; crypto trades at any hour anyway.
 const clock = manualClock('2026-03-10T15:00:30.000Z');
@@ -101,7 +102,12 @@ describe('the bot’s own book', () => {
     expect(sold).toMatchObject({ side: 'sell', status: 'filled' });
     expect(Number(sold!.filledQty)).toBe(Number(bought!.filledQty));
     expect(await solHeld(user)).toBe(3);
-    expect(socket.frames.filter((frame) => frame.type === 'signal').map((frame) => frame.direction)).toEqual(['BUY', 'SELL']);
+    // The frames travel from the outbox to the socket after the orders are on disk: wait for them.
+    const signals = await waitFor(
+      () => Promise.resolve(socket.frames.filter((frame) => frame.type === 'signal').map((frame) => frame.direction)),
+      (directions) => directions.length >= 2,
+    );
+    expect(signals).toEqual(['BUY', 'SELL']);
     await server.http('POST', '/api/bot/stop', { token: user.tokens.access_token });
   });
 
