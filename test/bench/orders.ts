@@ -53,7 +53,8 @@
 //   it waited, not as a missing sample; the server still finishes it, and the drain waits for that
 //   too (the bench wraps the order service's place() to count placements under way).
 // - Each phase starts with a warm-up of BENCH_ORDERS_WARMUP orders per target (at least two per
-//   user and symbol: a user's first order on a symbol makes rows that later ones only update).
+//   user and symbol: a user's first order on a symbol makes rows that later ones only update), then
+//   an ANALYZE of the database, so that both targets run on the plans a database in service has.
 //   The many-user phase then counts a census of as many orders, per order: the statements sent
 //   to Postgres by kind, the round trips and the durable commits (write transactions), read off
 //   the frontend protocol on this process's Postgres sockets (an observer on net.Socket#write,
@@ -1223,6 +1224,11 @@ const main = async () => {
     console.log(`${phase.title}: warm-up, ${warmUpCount} orders per target (not measured) ...`);
     for (const name of ['floor', 'ours'] as const) await run(batch(name, warmUpCount));
     await drainOurs();
+    // Statistics, as a database in service has them. This one is minutes old: autovacuum analyzes
+    // a table a minute or more after it fills, and until then every plan is made for empty tables
+    // and kept by the connections that prepared it (an order's lookup by its key then scans the
+    // user's orders by another index). Both targets' tables, so neither is measured on stale plans.
+    await observer`analyze`;
     let censuses: Record<TargetName, Census> | undefined;
     if (phase.key === 'many') {
       console.log(`  census: ${settings.warmup} orders per target, counters on (not measured) ...`);
