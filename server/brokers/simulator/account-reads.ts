@@ -41,12 +41,17 @@ export interface LockedAccount {
  * The account row locked as lockAccount locks it, read with what a placement in one symbol needs
  * beside it (the position, the stored prices and the working orders of LockedAccount), in one
  * statement, so reservation and availability are judged under the lock at no extra round trip.
+ * A read that had to wait for the lock (another instance placing for the same account) is made
+ * again once it holds it: every writer of what it judges writes the account's row too (a fill its
+ * cash, a resting order or a replace a new version of it: queries.ts' touchAccountSql), which the
+ * read tells by the locked row's version against its snapshot's.
  */
 export const lockAccountForSymbol = async (tx: Tx, key: AccountKey, symbol: string): Promise<LockedAccount | undefined> => {
   const { userId, assetClass, mode } = key;
-  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown; working: unknown }>(
+  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown; working: unknown; stale: boolean }>(
     tx,
     fixedSql`select ${ACCOUNT_JSON} as account,
+        a.xmin::text <> (select s.xmin::text from ${simAccounts} s where s.user_id = a.user_id and s.asset_class = a.asset_class and s.mode = a.mode) as stale,
         case when p.symbol is null then null else json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at) end as position,
         case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price,
         coalesce((select json_agg(${ORDER_JSON} order by o.created_at, o.id) from ${simOrders} o
@@ -58,6 +63,10 @@ export const lockAccountForSymbol = async (tx: Tx, key: AccountKey, symbol: stri
       for update of a`,
   );
   if (!row) return undefined;
+  // The lock was waited for, and the transaction it waited for wrote the account: the row is read
+  // as it committed, but the position and the working orders beside it as they were before the
+  // wait (the statement's snapshot). Read again, holding the lock now: a new statement sees it all.
+  if (row.stale) return lockAccountForSymbol(tx, key, symbol);
   const position = fromJson<PositionJson | null>(row.position);
   return {
     account: accountOfJson(key, fromJson<AccountJson>(row.account)),

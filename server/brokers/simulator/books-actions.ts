@@ -17,6 +17,7 @@ import {
   lockOrder,
   resetAccountRow,
   updateOrder,
+  touchAccount,
   type AccountKey,
   type SimAccountRow,
   type SimOrderRow,
@@ -127,6 +128,7 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
   if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);
   if (row.side === 'buy') await checkBuyFunds(session, row, terms, { instrument, price });
   else await checkSellPosition(session, row, terms);
+  await touchAccount(tx, key);
   const updated = await updateOrder(tx, row, {
     qty: text(terms.qty),
     limitPrice: terms.limitPrice && text(terms.limitPrice),

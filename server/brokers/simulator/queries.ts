@@ -92,8 +92,22 @@ export const CLIENT_ORDER_ID_KEY = 'sim_orders_client_id_key';
  */
 export const insertOrder = async (tx: Tx, values: SimOrderInsert & Pick<SimOrderRow, 'createdAt' | 'updatedAt'>): Promise<SimOrderRow> => {
   const row = simOrderRowOf(values);
-  await tx.execute(fixedSql`${insertOrderSql(row)}`);
+  await tx.execute(fixedSql`with touched as (${touchAccountSql(row)}) ${insertOrderSql(row)}`);
   return row;
+};
+
+/**
+ * A new version of the account's row, nothing in it changed. Written by every transaction that
+ * adds to what the account's working orders hold without a fill (which writes the row anyway): a
+ * resting order, a replace. A placement whose lock read waited for such a transaction can then
+ * tell that the rest of its read predates it (lockAccountForSymbol).
+ */
+const touchAccountSql = ({ userId, assetClass, mode }: AccountKey) =>
+  fixedSql`update ${simAccounts} set cash = cash where user_id = ${userId} and asset_class = ${assetClass} and mode = ${mode}`;
+
+/** touchAccountSql as a statement of its own (a replace's). */
+export const touchAccount = async (tx: Tx, key: AccountKey): Promise<void> => {
+  await tx.execute(touchAccountSql(key));
 };
 
 /** The insert of one order row (insertOrder), as a statement or a data-modifying CTE. */
