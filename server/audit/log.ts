@@ -48,3 +48,14 @@ export const auditInsertSql = (records: readonly AuditRecord[], when?: SQL): SQL
       as records(action text, actor_user_id integer, subject_user_id integer, request_id text, address text, data jsonb, created_at timestamptz)
     ${when ? fixedSql`where ${when}` : fixedSql``}`;
 };
+
+/**
+ * The removal, as one SQL statement for a larger one, of an order's records of `action` that the
+ * running transaction wrote itself, when `when` holds: a change taken back before its commit (an
+ * order's intent refused under the account's lock), so that no one has seen them and the log
+ * stays append-only for every reader. Records of other transactions are never touched.
+ */
+export const ownOrderRecordsRemovalSql = ({ subjectUserId, clientOrderId, action }: { subjectUserId: number; clientOrderId: string; action: string }, when: SQL): SQL =>
+  fixedSql`delete from ${auditEvents}
+    where subject_user_id = ${subjectUserId}::integer and (data->>'client_order_id') = ${clientOrderId}::text and action = ${action}::text
+      and xmin::text = (pg_current_xact_id()::text::bigint % 4294967296)::text and ${when}`;

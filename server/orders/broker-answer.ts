@@ -145,6 +145,8 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     const reason = refused ? error.message : 'broker_unavailable';
     // Funds or units the gate saw on its snapshot and the books no longer had under the
     // account's lock (another placement took them meanwhile): answered as the gate answers it.
+    // A paper order in the books takes its intent back instead (in-books-submission.ts); this
+    // keeps one whose intent committed before the call (a live order at the simulator).
     const funds = fundsRefusalOf(error);
     const frames = await db.transaction(async (tx) => {
       const updated = await updateOrder(tx, intent, {

@@ -1,7 +1,9 @@
 // The Submission of an account whose broker keeps its books in our database (the simulator's
 // paper accounts): the intent, the broker's acceptance and our record of it (with the fill on
 // arrival) commit together, or none of them does, so there is no moment at which the broker holds
-// an order we have no record of.
+// an order we have no record of. A refusal the gates make too (funds, availability, sizing: judged
+// again under the account's lock) takes the intent back in the same transaction (undoIntent), so
+// it leaves no order, as the gate's own refusal does.
 import type { InBooksPlacement, Simulator } from '../brokers/simulator/index.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
@@ -23,6 +25,7 @@ export const inBooksSubmission = (books: Pick<Simulator, 'placeInBooks'>): Submi
           return written.claimed && written.placed;
         },
         judge: placing.judge,
+        undoIntent: placing.undoIntent,
         record: (tx, answer) => placing.writeAcceptance(tx, answer.order, answer.events),
       });
     } catch (error) {
@@ -30,6 +33,8 @@ export const inBooksSubmission = (books: Pick<Simulator, 'placeInBooks'>): Submi
       // Nothing committed, the intent neither: it is committed now, and the failure marks it after.
       return (await commitStandingIntent(placing)) ?? { kind: 'failed', error, outcomeUnknown: false };
     }
+    // Its intent stood and is gone again: nothing else of the placement committed.
+    if (placement.outcome === 'undone') return { kind: 'refused', error: placement.error };
     const response = await placing.answerUnlessStands(written ?? (await placing.commitIntent()));
     if (response) return { kind: 'answered', response };
     if (placement.outcome === 'refused') return { kind: 'failed', error: placement.error, outcomeUnknown: false };

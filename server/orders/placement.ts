@@ -4,7 +4,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { TOrderResponse, TOrderSource, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
-import type { RequestOrigin } from '../audit/log.ts';
+import { recordAudit, type AuditRecord, type RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
 import { checkLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
@@ -18,14 +18,14 @@ import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
-import { createAnswerRecorder } from './broker-answer.ts';
+import { createAnswerRecorder, fundsRefusalOf } from './broker-answer.ts';
 import { createDuplicates } from './duplicates.ts';
 import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGates, type OrderAttempt, type TGateName } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, readPreflight } from './queries.ts';
-import { insertIntentRecorded, type IntentOutcome } from './write-queries.ts';
+import { insertIntentRecorded, withdrawIntentRecorded, type IntentOutcome } from './write-queries.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
@@ -62,6 +62,15 @@ export interface PreparedPlacement {
   /** A live order's preflight found the id used: the placement answers as a replay. */
   taken: boolean;
 }
+
+/**
+ * The risk gate's refusal that the books make again under the account's lock (funds, the quantity
+ * available to sell, sizing: another placement took what the gate saw free), else undefined.
+ */
+const refusalUnderLockOf = (error: unknown): GateRefusal | undefined => {
+  const answer = fundsRefusalOf(error);
+  return answer && new GateRefusal('risk', answer);
+};
 
 export type CountGate = (assetClass: OrderAttempt['assetClass'], gate: TGateName, outcome: 'passed' | 'refused' | 'failed') => void;
 
@@ -129,6 +138,9 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
         return submitted.response;
       case 'lost':
         return answerLostTransaction(prepared, submitted.error);
+      case 'refused':
+        // Audited in the transaction that took the intent back.
+        return endRefusal(prepared, refusalUnderLockOf(submitted.error)!);
       case 'failed':
         return answers.recordFailed(prepared, placing.intent, submitted.error, submitted.outcomeUnknown);
       case 'accepted':
@@ -180,13 +192,23 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     return { user, request, origin, source, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
   };
 
-  /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
-  const refuse = async ({ user, clientOrderId, symbol, origin, attempt }: PreparedPlacement, refusal: GateRefusal): Promise<never> => {
+  /** A gate's refusal as the audit log records it: no order, the attempt's id and symbol. */
+  const refusalRecordOf = ({ user, clientOrderId, symbol, origin, attempt }: PreparedPlacement, refusal: GateRefusal): AuditRecord => {
     const identity = { userId: user.id, clientOrderId, assetClass: attempt.assetClass, broker: 'simulator', live: attempt.mode === 'live', brokerOrderId: null };
+    return auditRecordOf(identity, 'order.refused', { gate: refusal.gate, code: refusal.error.code, reason: refusal.error.message, symbol }, clock.now(), origin);
+  };
+
+  /** The end of a refusal that is audited: its rate units given back, its count, its answer. */
+  const endRefusal = async ({ attempt }: PreparedPlacement, refusal: GateRefusal): Promise<never> => {
     await releaseClaims(db, attempt);
-    await audit(db, identity, 'order.refused', { gate: refusal.gate, code: refusal.error.code, reason: refusal.error.message, symbol }, origin);
     countGate(attempt.assetClass, refusal.gate, 'refused');
     throw refusal.error;
+  };
+
+  /** Refusals at gates 1-4 create no order: the id stays unused, the refusal is audited. */
+  const refuse = async (prepared: PreparedPlacement, refusal: GateRefusal): Promise<never> => {
+    await recordAudit(db, refusalRecordOf(prepared, refusal));
+    return endRefusal(prepared, refusal);
   };
 
   /**
@@ -258,6 +280,16 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       request: brokerRequestOf(row, request),
       judge: attempt.sizingUnderLock,
       writeIntent: write,
+      // The books' refusal under the lock is the risk gate's, made on what the gate could not see
+      // (DESIGN: refusals at gates 1-4 create no order): the intent written in this transaction
+      // goes again, and the refusal is audited in its place. Taken back by a delete of what the
+      // intent wrote rather than under a savepoint: a savepoint costs every placement a
+      // statement on the hot path (the account's lock is held one round trip per placement),
+      // where the delete costs only the refusals a statement.
+      undoIntent: async (tx, error) => {
+        const refusal = refusalUnderLockOf(error);
+        return refusal !== undefined && (await withdrawIntentRecorded(tx, row, refusalRecordOf(prepared, refusal)));
+      },
       commitIntent: () => write(db),
       answerUnlessStands,
       writeAcceptance: (tx, accepted, events) => answers.writeAcceptance(tx, row, placedPayloadOf(request, symbol), accepted, events),

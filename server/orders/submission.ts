@@ -25,6 +25,13 @@ export interface Placing {
   judge?: PositionJudge | undefined;
   /** The intent statement (the row, its audit record and `placed` event, its rate unit, the lock check) in the caller's transaction. */
   writeIntent: (tx: Tx) => Promise<IntentOutcome>;
+  /**
+   * Takes the intent back in the caller's transaction when the books refuse the order with a
+   * refusal of the gates' own (funds, availability or sizing, judged again under the account's
+   * lock): no order, the refusal audited as a gate's. False, with nothing written, for any other
+   * refusal (the broker's: the order stays, rejected).
+   */
+  undoIntent: (tx: Tx, refusal: BrokerRejectedError) => Promise<boolean>;
   /** The intent statement committed on its own. */
   commitIntent: () => Promise<IntentOutcome>;
   /**
@@ -43,6 +50,8 @@ export type Submitted =
   | { kind: 'answered'; response: TOrderResponse }
   /** The broker took the order; `written` when its acceptance was recorded with it. */
   | { kind: 'accepted'; order: BrokerOrder; written?: WrittenAcceptance }
+  /** The books refused the order as the gates do and its intent was taken back (undoIntent): no order, the refusal audited. */
+  | { kind: 'refused'; error: BrokerRejectedError }
   /** The intent committed and the broker call failed; `outcomeUnknown` when it may have reached the broker. */
   | { kind: 'failed'; error: unknown; outcomeUnknown: boolean }
   /** The database failed during the one transaction of intent and order: it committed whole or not at all. */

@@ -4,9 +4,9 @@
 // day-start equity are the controls' (controls/queries.ts): the intent statement takes its lock
 // check from there.
 import { and, eq, sql } from 'drizzle-orm';
-import { auditInsertSql, type AuditRecord } from '../audit/log.ts';
+import { auditInsertSql, ownOrderRecordsRemovalSql, type AuditRecord } from '../audit/log.ts';
 import { runningLockSql } from '../controls/queries.ts';
-import { rowsOf, type Queryable } from '../db/client.ts';
+import { rowsOf, type Queryable, type Tx } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
 import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
 import { orderFills, orders, type OrderRow } from '../db/schema/index.ts';
@@ -81,6 +81,30 @@ export const insertIntentRecorded = async (
       ${lockCheck ? fixedSql`(select locked_until_ms from lock)` : fixedSql`null::float8`} as locked_until_ms`,
   );
   return { claimed: row?.claimed === 1, placed: row?.placed === 1, lockedUntil: row?.locked_until_ms == null ? null : new Date(row.locked_until_ms) };
+};
+
+/**
+ * Takes back, in one statement, an intent this transaction wrote (insertIntentRecorded) and that
+ * is to leave no order: its row and its `order.placed` record go, and `instead` (the refusal's
+ * audit record) is written. False, with nothing done, when the order is no longer a pending intent.
+ * Its rate claim stays: a refused attempt counts toward the limit. The intent of an in-books
+ * placement writes no event (placement.ts), so there is none to take back; and a row that was
+ * never listed (no broker id) leaves the kept counts as they were, while the records removed and
+ * written are counted by the audit log's trigger.
+ */
+export const withdrawIntentRecorded = async (tx: Tx, { userId, clientOrderId }: { userId: number; clientOrderId: string }, instead: AuditRecord): Promise<boolean> => {
+  const gone = fixedSql`delete from ${orders}
+    where user_id = ${userId}::integer and client_order_id = ${clientOrderId}::text and status = 'pending' and broker_order_id is null
+    returning user_id`;
+  const made = fixedSql`exists (select 1 from gone)`;
+  const [row] = await rowsOf<{ withdrawn: number }>(
+    tx,
+    fixedSql`with gone as (${gone}),
+      placement as (${ownOrderRecordsRemovalSql({ subjectUserId: userId, clientOrderId, action: 'order.placed' }, made)}),
+      audit as (${auditInsertSql([instead], made)})
+    select count(*)::integer as withdrawn from gone`,
+  );
+  return row?.withdrawn === 1;
 };
 
 /**

@@ -710,6 +710,50 @@ describe("the caller's steps in the placement's transaction (placeInBooks)", () 
     expect(await simRow(account.userId, request.clientOrderId)).toBeUndefined();
   });
 
+  it('a refusal whose undoIntent step takes the intent back answers `undone`: the step runs in the same transaction, and what it wrote commits instead of the intent', async () => {
+    const { account, request } = await freshBuy('5000');
+    const id = request.clientOrderId;
+    const refusals: BrokerRejectedError[] = [];
+    const placed = await sim.placeInBooks(accountRef(account), request, {
+      intent: writeIntent(`undone-${id}`, true),
+      undoIntent: async (tx, refusal) => {
+        refusals.push(refusal);
+        // The intent is this transaction's own row: another transaction would not see it to delete it.
+        await tx.execute(sql`delete from ${intents} where id = ${`undone-${id}`}`);
+        await tx.execute(sql`insert into ${intents} (id) values (${`instead-${id}`})`);
+        return true;
+      },
+      record: () => Promise.resolve('recorded'),
+    });
+    expect(placed.outcome).toBe('undone');
+    expect(placed.outcome === 'undone' && placed.error).toBe(refusals[0]);
+    expect(refusals.map((refusal) => refusal.message)).toEqual([expect.stringMatching(/insufficient funds/)]);
+    expect(await intentRow(`undone-${id}`)).toBeUndefined();
+    expect(await intentRow(`instead-${id}`)).toBeDefined();
+    expect(await simRow(account.userId, id)).toBeUndefined();
+  });
+
+  it('an undoIntent step that answers false leaves the refusal `refused`, and a taken placement never runs it', async () => {
+    const refusedBuy = await freshBuy('5000');
+    const kept = await sim.placeInBooks(accountRef(refusedBuy.account), refusedBuy.request, {
+      intent: writeIntent(`kept-${refusedBuy.request.clientOrderId}`, true),
+      undoIntent: () => Promise.resolve(false),
+      record: () => Promise.resolve('recorded'),
+    });
+    expect(kept.outcome).toBe('refused');
+    expect(await intentRow(`kept-${refusedBuy.request.clientOrderId}`)).toBeDefined();
+
+    const takenBuy = await freshBuy('1');
+    let undoCalls = 0;
+    const taken = await sim.placeInBooks(accountRef(takenBuy.account), takenBuy.request, {
+      intent: writeIntent(`taken-undo-${takenBuy.request.clientOrderId}`, true),
+      undoIntent: () => Promise.resolve(++undoCalls > 0),
+      record: () => Promise.resolve('recorded'),
+    });
+    expect(taken).toMatchObject({ outcome: 'taken', recorded: 'recorded' });
+    expect(undoCalls).toBe(0);
+  });
+
   it('throws when the transaction fails, and then nothing committed, the intent neither', async () => {
     const { account, request } = await freshBuy('1');
     const failed = sim.placeInBooks(accountRef(account), request, {

@@ -21,6 +21,12 @@ export interface InBooksSteps<T> {
   intent?: (tx: Tx) => Promise<boolean>;
   /** A buy's check on its position as the books hold it under the account's lock; its words refuse the placement. */
   judge?: PositionJudge;
+  /**
+   * Runs in the same transaction when the books refuse the order, after `intent`: true when it
+   * took the intent back (what it writes instead commits, the intent does not). Only a refusal
+   * runs it: a placement the books take pays nothing for it.
+   */
+  undoIntent?: (tx: Tx, refusal: BrokerRejectedError) => Promise<boolean>;
   record: (tx: Tx, answer: BrokerAnswer) => Promise<T>;
 }
 
@@ -30,7 +36,9 @@ export type InBooksPlacement<T> =
   /** The intent step answered false: nothing of the broker's was written. */
   | { outcome: 'withdrawn' }
   /** The broker refused the order: the intent committed, the broker took nothing. */
-  | { outcome: 'refused'; error: BrokerRejectedError };
+  | { outcome: 'refused'; error: BrokerRejectedError }
+  /** The broker refused the order and the `undoIntent` step took the intent back: only what that step wrote committed. */
+  | { outcome: 'undone'; error: BrokerRejectedError };
 
 export interface Simulator {
   readonly instanceId: string;
@@ -46,7 +54,8 @@ export interface Simulator {
    * have no record of. The events are emitted after commit as usual. The order service's in-books
    * submission places through it; no remote broker can offer this.
    *
-   * It answers what committed (a broker refusal commits the intent without an order); it throws
+   * It answers what committed (a broker refusal commits the intent without an order, unless
+   * `undoIntent` takes the intent back in the same transaction); it throws
    * only when nothing of the call committed, the intent included. It fails as the account's Broker
    * does while the asset class is down.
    */

@@ -49,8 +49,9 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
   /**
    * Places the queued placements of one account in one transaction, in their order, each after
    * the caller's intent step and with the caller's record of its answer. A refusal (funds, say) is
-   * that placement's alone: the broker writes nothing for it (its intent stays) and the others go
-   * on; so is an intent step that withdraws its placement. Committed, each placement resolves with
+   * that placement's alone: the broker writes nothing for it (its intent stays, unless the caller's
+   * undoIntent step takes it back) and the others go on; so is an intent step that withdraws its
+   * placement. Committed, each placement resolves with
    * what committed; throws (resolving none) when the transaction fails, with the error of the
    * statement that failed it.
    */
@@ -76,7 +77,9 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
             placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, market, locked, liquidityLotsPerTick, judge: steps.judge });
           } catch (error) {
             if (!(error instanceof BrokerRejectedError)) throw error;
-            ended.push({ placement, outcome: { outcome: 'refused', error } });
+            // Awaited: the refusal path may wait a round trip; the one of a taken order does not.
+            const undone = steps.undoIntent ? await steps.undoIntent(tx, error) : false;
+            ended.push({ placement, outcome: { outcome: undone ? 'undone' : 'refused', error } });
             continue;
           }
           const answer: BrokerAnswer = { order: toBrokerOrder(placed.row), events: placed.events };
