@@ -149,6 +149,10 @@ export const listWorkingOrders = (db: Queryable, { assetClasses, symbol }: { ass
         .where(and(isActive(), inArray(simOrders.assetClass, [...assetClasses]), symbol === undefined ? undefined : eq(simOrders.symbol, symbol)))
         .orderBy(asc(simOrders.createdAt), asc(simOrders.id));
 
+/** Whether any account has a working order in the asset class: one row of the resting index at most. */
+export const hasWorkingOrders = async (db: Queryable, assetClass: TAssetClass): Promise<boolean> =>
+  (await db.select({ id: simOrders.id }).from(simOrders).where(and(isActive(), eq(simOrders.assetClass, assetClass))).limit(1)).length > 0;
+
 /** Working orders whose expiry (a day order's session close) is at or before `now`. */
 export const listExpiredOrders = (db: Queryable, { now, assetClasses }: { now: Date; assetClasses: readonly TAssetClass[] }): Promise<SimOrderRow[]> =>
   assetClasses.length === 0
