@@ -118,6 +118,15 @@ export const findOrder = async (db: Queryable, lookup: OrderLookupKey): Promise<
 export const lockOrder = async (tx: Tx, { userId, id }: { userId: number; id: string }): Promise<SimOrderRow | undefined> =>
   (await tx.select().from(simOrders).where(and(eq(simOrders.userId, userId), eq(simOrders.id, id))).for('update'))[0];
 
+/** The children of a bracket entry, by the client ids they are named with, locked (take the account's lock first). */
+export const lockBracketChildren = (tx: Tx, entry: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode'>, clientOrderIds: readonly string[]): Promise<SimOrderRow[]> =>
+  tx
+    .select()
+    .from(simOrders)
+    .where(and(ordersOf(entry), inArray(simOrders.clientOrderId, [...clientOrderIds])))
+    .orderBy(asc(simOrders.clientOrderId))
+    .for('update');
+
 export const updateOrder = async (
   tx: Tx,
   { userId, id }: { userId: number; id: string },
