@@ -166,22 +166,16 @@ export const ZSweepListQuery = ZPageQuery.extend({
 });
 export type TSweepListQuery = z.infer<typeof ZSweepListQuery>;
 
-/** A stored sweep without its points: what it ran, how many points, and the best one. */
-export const ZSweepSummary = z.object({
-  sweep_id: z.string(),
-  asset_class: z.string(),
-  symbol: z.string(),
-  strategy_name: z.string(),
-  profile_name: z.string(),
-  start_date: ZDate,
-  end_date: ZDate,
-  initial_capital: z.number(),
-  rank_by: ZRankMetric,
+/**
+ * A stored sweep without its points: what it ran (the result's fields), how many points, and the
+ * best one. `created_at` is taken out and put back last, so the wire keeps its field order.
+ */
+export const ZSweepSummary = ZSweepResult.omit({ points: true, skipped: true, created_at: true }).extend({
   points_total: z.number().int(),
   skipped_total: z.number().int(),
   /** The point ranked first (null when every point was skipped). */
   best: ZSweepPoint.nullable(),
-  created_at: ZTimestamp,
+  created_at: ZSweepResult.shape.created_at,
 });
 export const ZSweepList = pageOf(ZSweepSummary);
 export type TSweepList = z.infer<typeof ZSweepList>;

@@ -9,7 +9,10 @@ export type TTradingMode = z.infer<typeof ZTradingMode>;
 export const ZBrokerOrderStatus = z.enum(['accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired']);
 export type TBrokerOrderStatus = z.infer<typeof ZBrokerOrderStatus>;
 
-/** `replaced`: the owner changed a working order's qty, limit or stop; its status is unchanged. */
+/**
+ * `replaced`: the owner changed a working order's qty, limit or stop, or the broker changed a
+ * bracket leg's qty itself (it follows its entry's fills); its status is unchanged.
+ */
 export const ZBrokerEventType = z.enum(['accepted', 'open', 'partial_fill', 'fill', 'canceled', 'rejected', 'expired', 'replaced']);
 export type TBrokerEventType = z.infer<typeof ZBrokerEventType>;
 
@@ -30,6 +33,11 @@ export const ZBrokerEvent = z.object({
   /** `tax` is the part of `fee` that is a transaction tax (a KRX sell's); absent where the broker does not say. */
   fill: z.object({ execution_id: z.string(), qty: z.string(), price: z.string(), fee: z.string(), tax: z.string().optional() }).nullable(),
   reason: z.string().nullable(),
+  /**
+   * The order's whole quantity, on a `replaced` event the broker made itself (a bracket leg grown
+   * with its entry's fill): the owner did not ask for it, so the new quantity is only known here.
+   */
+  qty: z.string().optional(),
   at: ZTimestamp,
 });
 export type TBrokerEvent = z.infer<typeof ZBrokerEvent>;

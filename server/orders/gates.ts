@@ -31,7 +31,7 @@ export interface OrderAttempt {
   orderType: 'market' | 'limit' | 'stop' | 'stop_limit';
   limitPrice: string | null;
   stopPrice: string | null;
-  bracket: { takeProfit: string; stopLoss: string } | null;
+  bracket: { takeProfit: string; stopLoss: string; stopLossLimit: string | null } | null;
   /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
   instrument: InstrumentRow | undefined;
   broker?: Broker;

@@ -180,7 +180,13 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       orderType: request.order_type,
       limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
       stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
-      bracket: request.bracket ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss) } : null,
+      bracket: request.bracket
+        ? {
+            takeProfit: String(request.bracket.take_profit),
+            stopLoss: String(request.bracket.stop_loss),
+            stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit),
+          }
+        : null,
       instrument,
       liveEnabled: preflight?.liveEnabled ?? false,
       lockedUntil: preflight ? preflight.lockedUntil : undefined,

@@ -76,6 +76,8 @@ export const changeByEvent = (row: OrderRow, event: TBrokerEvent) => {
   const filledQty = behind ? row.filledQty : event.filled_qty;
   const avgFillPrice = behind ? row.avgFillPrice : event.avg_fill_price;
   // A replace changes what the broker holds (qty, prices), not these fields: it is always news.
+  // The broker's own change of a quantity (a bracket leg following its entry) says the new one.
+  const qty = event.qty === undefined ? {} : { qty: event.qty };
   const same =
     event.type !== 'replaced' &&
     !event.fill &&
@@ -83,7 +85,7 @@ export const changeByEvent = (row: OrderRow, event: TBrokerEvent) => {
     brokerOrderId === row.brokerOrderId &&
     new ExactDecimal(filledQty).eq(row.filledQty) &&
     (avgFillPrice === null ? row.avgFillPrice === null : row.avgFillPrice !== null && new ExactDecimal(avgFillPrice).eq(row.avgFillPrice));
-  return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice };
+  return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice, ...qty };
 };
 
 /** A broker's `expired` reaches clients as `canceled` with status `expired`. */

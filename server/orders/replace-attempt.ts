@@ -38,7 +38,9 @@ export const replaceAttemptOf = (
   orderType: row.orderType,
   limitPrice: priceText(change.limit_price ?? row.limitPrice),
   stopPrice: priceText(change.stop_price ?? row.stopPrice),
-  bracket: row.bracket ? { takeProfit: String(row.bracket.take_profit), stopLoss: String(row.bracket.stop_loss) } : null,
+  bracket: row.bracket
+    ? { takeProfit: String(row.bracket.take_profit), stopLoss: String(row.bracket.stop_loss), stopLossLimit: priceText(row.bracket.stop_loss_limit) }
+    : null,
   instrument,
   liveEnabled: preflight.liveEnabled,
   // Read before the gates: no intent statement follows a replace to check it with its write.

@@ -48,7 +48,11 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
     orderType: attempt.orderType,
     limitPrice: decimalOrUndefined(attempt.limitPrice),
     stopPrice: decimalOrUndefined(attempt.stopPrice),
-    bracket: attempt.bracket && { takeProfit: new ExactDecimal(attempt.bracket.takeProfit), stopLoss: new ExactDecimal(attempt.bracket.stopLoss) },
+    bracket: attempt.bracket && {
+      takeProfit: new ExactDecimal(attempt.bracket.takeProfit),
+      stopLoss: new ExactDecimal(attempt.bracket.stopLoss),
+      stopLossLimit: decimalOrUndefined(attempt.bracket.stopLossLimit),
+    },
     referencePrice,
     previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
     tickRule: instrument.tickRule,

@@ -28,7 +28,8 @@ export interface RiskAttempt {
   orderType: TOrderType;
   limitPrice?: Decimal | undefined;
   stopPrice?: Decimal | undefined;
-  bracket?: { takeProfit: Decimal; stopLoss: Decimal } | null | undefined;
+  /** The bracket's legs; `stopLossLimit` makes the stop-loss child a stop-limit. */
+  bracket?: { takeProfit: Decimal; stopLoss: Decimal; stopLossLimit?: Decimal | undefined } | null | undefined;
   /** The broker's current price. */
   referencePrice: Decimal;
   /** The base of the KRX daily price limit; without it that check is skipped. */
@@ -115,7 +116,10 @@ const entryPrices = (attempt: RiskAttempt): NamedPrice[] => {
 const orderPrices = (attempt: RiskAttempt): NamedPrice[] => {
   const { bracket } = attempt;
   if (!bracket) return entryPrices(attempt);
-  return [...entryPrices(attempt), { label: 'take-profit price', price: bracket.takeProfit }, { label: 'stop-loss price', price: bracket.stopLoss }];
+  const legs: NamedPrice[] = [{ label: 'take-profit price', price: bracket.takeProfit }, { label: 'stop-loss price', price: bracket.stopLoss }];
+  // A stop-limit stop-loss rests at its limit once triggered: the exchange takes that price too.
+  if (bracket.stopLossLimit) legs.push({ label: 'stop-loss limit price', price: bracket.stopLossLimit });
+  return [...entryPrices(attempt), ...legs];
 };
 
 // --- the checks, in RISK_CHECK_ORDER ---

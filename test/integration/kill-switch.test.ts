@@ -52,7 +52,7 @@ const setPrice = async (server: TestServer, admin: FactoryUser, price: number) =
   await settled(server);
 };
 const openOrders = async (server: TestServer, user: FactoryUser) =>
-  (await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open&size=100', { token: user.tokens.access_token })).body.items as { client_order_id: string; side: string; metadata: Record<string, unknown> }[];
+  (await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open&size=100', { token: user.tokens.access_token })).body.items as { client_order_id: string; side: string; qty: number; metadata: Record<string, unknown> }[];
 const alertsOf = (webhook: FakeWebhook, userId: number, kind: string) =>
   webhook.accepted.filter((body: { kind?: string; data?: { user_id?: number } }) => body.kind === kind && body.data?.user_id === userId);
 
@@ -173,6 +173,53 @@ describe('a price crash, without liquidation', () => {
     expect(cancels.map((row) => row.data.by)).toEqual(['kill_switch']);
     // Nothing left to cancel: the next sweep does nothing for it.
     expect(await server.services.killSwitch.sweep()).toMatchObject({ recanceled: 0 });
+  });
+});
+
+describe('a bracket entry that fills in parts, under a lock', () => {
+  let server: TestServer;
+  let webhook: FakeWebhook;
+  let admin: FactoryUser;
+  beforeAll(async () => {
+    webhook = await startFakeWebhook();
+    // 1,000 lots of 0.00001 BTC: a resting limit fills 0.01 BTC per price it meets.
+    server = await start({ SIM_LIQUIDITY_LOTS_PER_TICK: '1000' }, webhook);
+    admin = await newUser(server, { role: 'admin', prefix: 'ksp_admin' });
+    await setPrice(server, admin, 50_000);
+  });
+  afterAll(async () => {
+    await server.stop();
+    await webhook.close();
+  });
+
+  it('its children cover what it has filled, growing with each fill, and the lock that cancels it keeps them', async () => {
+    const user = await trader(server, 'partly');
+    const entry = await place(server, user, { side: 'buy', qty: 0.025, order_type: 'limit', limit_price: 49_000, time_in_force: 'gtc', bracket: { take_profit: 60_000, stop_loss: 45_000 } });
+    expect(entry.status, entry.text).toBe(201);
+    const children = async () =>
+      (await openOrders(server, user))
+        .filter((order) => order.metadata.parent_client_order_id === entry.body.client_order_id)
+        .map((order) => ({ client_order_id: order.client_order_id, qty: order.qty }))
+        .sort((a, b) => a.client_order_id.localeCompare(b.client_order_id));
+    const pairOf = (qty: number) => [`${entry.body.client_order_id}:sl`, `${entry.body.client_order_id}:tp`].map((client_order_id) => ({ client_order_id, qty }));
+
+    await setPrice(server, admin, 48_900);
+    expect(await children()).toEqual(pairOf(0.01));
+    await setPrice(server, admin, 48_800);
+    // The order service shows the legs as the broker grew them.
+    expect(await children()).toEqual(pairOf(0.02));
+
+    // A lock (as a crash right after its commit left it) cancels the working entry at the next sweep.
+    const lockedAt = new Date(clock.now().getTime() - 120_000);
+    await setLock(server.services.db, { userId: user.user.id, assetClass: 'crypto', lockedUntil: new Date(lockedAt.getTime() + 86_400_000), reason: 'kill switch: test', at: lockedAt });
+    expect(await server.services.killSwitch.sweep()).toMatchObject({ recanceled: 1 });
+    await settled(server);
+    const got = await server.http('GET', `/api/equity/orders/${entry.body.broker_order_id}?asset_class=crypto`, { token: user.tokens.access_token });
+    expect(got.body).toMatchObject({ status: 'canceled', filled_qty: 0.02 });
+    // The children of its filled part stay, and protect exactly what is held.
+    expect(await children()).toEqual(pairOf(0.02));
+    const positions = await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token });
+    expect(positions.body.items).toMatchObject([{ symbol: 'BTC/USDT', qty: 0.02 }]);
   });
 });
 

@@ -110,6 +110,19 @@ describe('the tick grid', () => {
     expect(await ordersOf()).toHaveLength(before);
   });
 
+  it("a bracket's off-grid stop_loss_limit is refused like its other legs, and no order is made", async () => {
+    const before = (await ordersOf()).length;
+    const bracket = { take_profit: 60000, stop_loss: 35000 };
+    const res = await place({ ...limitBuy, bracket: { ...bracket, stop_loss_limit: 34999.995 } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'RISK_RULE_VIOLATION', message: expect.stringContaining('stop-loss limit price 34999.995') });
+    expect(res.body.message).toContain('nearest valid prices are 34999.99 or 35000');
+    expect(await ordersOf()).toHaveLength(before);
+    const onGrid = await place({ ...limitBuy, bracket: { ...bracket, stop_loss_limit: 34999.99 } });
+    expect(onGrid.status, onGrid.text).toBe(201);
+    expect(onGrid.body.bracket).toEqual({ ...bracket, stop_loss_limit: 34999.99 });
+  });
+
   it('an off-grid price on a replace is refused the same way, and the order keeps its price', async () => {
     const resting = await place({ ...limitBuy, time_in_force: 'gtc' });
     expect(resting.status, resting.text).toBe(201);

@@ -13,6 +13,7 @@ import { upsertInstrument } from '../../server/instruments/queries.ts';
 import { upsertBars } from '../../server/marketdata/queries.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { openSimAccount, simOrder as order, type SimAccount } from '../support/sim-accounts.ts';
+import { waitFor } from '../support/wait.ts';
 
 // Wednesday 25 November 2026, 10:00 in New York: the day before Thanksgiving, NYSE open.
 const WEDNESDAY = '2026-11-25T15:00:00.000Z';
@@ -198,6 +199,86 @@ describe('a stock while its exchange is closed', () => {
       expect((await crypto.seen({ type: 'fill', broker_order_id: coinBuy.brokerOrderId })).status).toBe('filled');
       const stockBuy = await us.broker.placeOrder(order({ symbol: stock, side: 'buy', qty: '1' }));
       expect((await us.seen({ type: 'fill', broker_order_id: stockBuy.brokerOrderId })).status).toBe('filled');
+    });
+  });
+});
+
+describe('the opening bell, with the walk off', () => {
+  // Nothing below calls a round, sets a price or places after the clock crosses the open: the
+  // simulator's own wake-up on the clock is what matches (SIM_TICK_INTERVAL_MS=0, no loop).
+
+  it('a marketable limit placed while NYSE is closed fills when the clock crosses the open', async () => {
+    const symbol = await newInstrument('us_equity', '100');
+    await sim.setPrice({ assetClass: 'us_equity', symbol, price: '100' });
+    const account = await openAccount('us_equity');
+    await at(THANKSGIVING, async () => {
+      const limit = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '101' }));
+      await account.seen({ type: 'open', broker_order_id: limit.brokerOrderId });
+      // A minute before the bell: still resting.
+      clock.set('2026-11-27T14:29:00.000Z');
+      await sim.idle();
+      expect(await fillRows(account.userId, limit.brokerOrderId)).toEqual([]);
+
+      clock.set(FRIDAY_OPEN);
+      const fill = await account.seen({ type: 'fill', broker_order_id: limit.brokerOrderId });
+      expect(fill).toMatchObject({ status: 'filled', at: FRIDAY_OPEN });
+      expect(fill.fill).toMatchObject({ qty: '1', price: '100' });
+    });
+  });
+
+  it('a limit that rested from the session before meets a price set overnight at the next open', async () => {
+    const symbol = await newInstrument('us_equity', '100');
+    await sim.setPrice({ assetClass: 'us_equity', symbol, price: '100' });
+    const account = await openAccount('us_equity');
+    // Placed on Wednesday while NYSE trades: not marketable, it rests through the close.
+    const limit = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '95' }));
+    await account.seen({ type: 'open', broker_order_id: limit.brokerOrderId });
+    await at(THANKSGIVING, async () => {
+      await sim.setPrice({ assetClass: 'us_equity', symbol, price: '94' });
+      await sim.idle();
+      expect(await fillRows(account.userId, limit.brokerOrderId)).toEqual([]);
+      clock.set(FRIDAY_OPEN);
+      expect((await account.seen({ type: 'fill', broker_order_id: limit.brokerOrderId })).fill).toMatchObject({ qty: '1', price: '94' });
+    });
+  });
+
+  it('a market buy resting while KRX is closed fills at its 09:00 bell', async () => {
+    const symbol = await newInstrument('kr_equity', '50000');
+    // Tuesday 10 March 2026, 20:00 in Seoul (closed); Wednesday's bell is 09:00, 00:00 UTC.
+    const tuesdayEvening = '2026-03-10T11:00:00.000Z';
+    const wednesdayBell = '2026-03-11T00:00:00.000Z';
+    await at(tuesdayEvening, async () => {
+      await sim.setPrice({ assetClass: 'kr_equity', symbol, price: '50000' });
+      const account = await openAccount('kr_equity');
+      const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
+      await account.seen({ type: 'open', broker_order_id: buy.brokerOrderId });
+      clock.set(wednesdayBell);
+      const fill = await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+      expect(fill).toMatchObject({ status: 'filled', at: wednesdayBell });
+      expect(fill.fill).toMatchObject({ qty: '2' });
+    });
+  });
+
+  it('a simulator that starts while orders rest arms the bell from its books', async () => {
+    const symbol = await newInstrument('kr_equity', '50000');
+    // Wednesday 11 March 2026, 20:00 in Seoul; Thursday's bell is 00:00 UTC.
+    const wednesdayEvening = '2026-03-11T11:00:00.000Z';
+    const thursdayBell = '2026-03-12T00:00:00.000Z';
+    await at(wednesdayEvening, async () => {
+      await sim.setPrice({ assetClass: 'kr_equity', symbol, price: '50000' });
+      // Placed through an instance that then stops (its own bell with it), as before a restart.
+      const placer = await simulatorOn();
+      const account = await openAccount('kr_equity', placer);
+      const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' }));
+      await account.seen({ type: 'open', broker_order_id: buy.brokerOrderId });
+      await placer.stop();
+      const restarted = await simulatorOn();
+      restarted.start();
+      await restarted.idle();
+      clock.set(thursdayBell);
+      const [fill] = await waitFor(() => fillRows(account.userId, buy.brokerOrderId), (rows) => rows.length > 0);
+      expect(fill).toMatchObject({ qty: '1' });
+      expect((await orderRow(account.userId, buy.brokerOrderId)).status).toBe('filled');
     });
   });
 });

@@ -381,6 +381,69 @@ describe('brackets', () => {
     expect(d((await positionRow(account.userId, symbol))!.qty).isZero()).toBe(true);
   });
 
+  describe('an entry that fills in parts', () => {
+    /** A resting bracket entry of 0.005 at 99 on two lots (0.002) a tick, 0.002 of it filled, and its children. */
+    const partlyFilled = async () => {
+      const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+      const account = await openAccount('crypto', thinSim);
+      const entry = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.005', orderType: 'limit', limitPrice: '99', bracket: { takeProfit: '110', stopLoss: '90', stopLossLimit: '89' } }));
+      await account.seen({ type: 'open', broker_order_id: entry.brokerOrderId });
+      await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '98' });
+      expect(await orderRow(account.userId, entry.brokerOrderId)).toMatchObject({ status: 'partially_filled', filledQty: '0.002' });
+      const children = async () => (await account.broker.listOpenOrders()).filter((open) => open.parentId === entry.brokerOrderId);
+      return { symbol, account, entry, children };
+    };
+    const legs = (orders: { metadata: Record<string, unknown>; qty: string; status: string }[]) =>
+      orders.map(({ metadata, qty, status }) => ({ leg: metadata.leg, qty, status })).sort((a, b) => String(a.leg).localeCompare(String(b.leg)));
+
+    it('gets children for the filled quantity at its first fill, growing with each fill', async () => {
+      const { account, entry, children } = await partlyFilled();
+      // Protected at once, while the rest of the entry still works.
+      expect(legs(await children())).toEqual([
+        { leg: 'stop_loss', qty: '0.002', status: 'open' },
+        { leg: 'take_profit', qty: '0.002', status: 'open' },
+      ]);
+      const [stopLoss, takeProfit] = (await children()).sort((a, b) => String(a.metadata.leg).localeCompare(String(b.metadata.leg)));
+      expect(stopLoss).toMatchObject({ orderType: 'stop', stopPrice: '90', metadata: { stop_limit_price: '89' }, clientOrderId: `${entry.clientOrderId}:sl` });
+      expect(takeProfit).toMatchObject({ orderType: 'limit', limitPrice: '110', clientOrderId: `${entry.clientOrderId}:tp` });
+
+      await thinSim.tick();
+      expect(legs(await children())).toEqual([
+        { leg: 'stop_loss', qty: '0.004', status: 'open' },
+        { leg: 'take_profit', qty: '0.004', status: 'open' },
+      ]);
+      // The same two orders, grown: each says its new quantity in a `replaced` event.
+      expect((await account.seen({ type: 'replaced', broker_order_id: takeProfit!.brokerOrderId })).qty).toBe('0.004');
+      await thinSim.tick();
+      expect(await orderRow(account.userId, entry.brokerOrderId)).toMatchObject({ status: 'filled', filledQty: '0.005' });
+      expect(legs(await children())).toEqual([
+        { leg: 'stop_loss', qty: '0.005', status: 'open' },
+        { leg: 'take_profit', qty: '0.005', status: 'open' },
+      ]);
+      expect((await children()).map((child) => child.brokerOrderId).sort()).toEqual([stopLoss!.brokerOrderId, takeProfit!.brokerOrderId].sort());
+      expect(typesOf(account, stopLoss!.brokerOrderId)).toEqual(['accepted', 'open', 'replaced', 'replaced']);
+    });
+
+    it('a cancel of the partly filled entry (as a lock makes) keeps the children of its filled part', async () => {
+      const { account, entry, children, symbol } = await partlyFilled();
+      const before = await children();
+      await account.broker.cancelOrder({ brokerOrderId: entry.brokerOrderId });
+      await account.seen({ type: 'canceled', broker_order_id: entry.brokerOrderId });
+      expect(await orderRow(account.userId, entry.brokerOrderId)).toMatchObject({ status: 'canceled', filledQty: '0.002' });
+      // The same pair, no second one: it protects the 0.002 held.
+      expect((await children()).map((child) => child.brokerOrderId).sort()).toEqual(before.map((child) => child.brokerOrderId).sort());
+      expect(legs(await children())).toEqual([
+        { leg: 'stop_loss', qty: '0.002', status: 'open' },
+        { leg: 'take_profit', qty: '0.002', status: 'open' },
+      ]);
+      expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('0.002');
+      // And it still works: the stop sells what was bought, the take-profit ends with it.
+      await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '89.5' });
+      const stopLoss = before.find((child) => child.metadata.leg === 'stop_loss')!;
+      expect((await account.seen({ type: 'fill', broker_order_id: stopLoss.brokerOrderId })).filled_qty).toBe('0.002');
+    });
+  });
+
   it('refuses a bracket that cannot protect the entry', async () => {
     const symbol = await newInstrument('crypto', { price: '100' });
     const account = await openAccount();

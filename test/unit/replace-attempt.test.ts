@@ -88,4 +88,10 @@ describe('replaceAttemptOf', () => {
     });
     expect(replaceAttemptOf(row, change({ limit_price: 44000 }), { qty: undefined, instrument, preflight })).toMatchObject({ qty: '0.003', limitPrice: '44000' });
   });
+
+  it("carries the bracket's stop-loss limit, so the risk gate holds it to the tick grid as on placement", () => {
+    expect(replaceAttemptOf(row, change({ limit_price: 44000 }), { qty: undefined, instrument, preflight }).bracket).toEqual({ takeProfit: '60000', stopLoss: '40000', stopLossLimit: null });
+    const stopLimited: OrderRow = { ...row, bracket: { take_profit: 60000, stop_loss: 40000, stop_loss_limit: 39999.5 } };
+    expect(replaceAttemptOf(stopLimited, change({ limit_price: 44000 }), { qty: undefined, instrument, preflight }).bracket).toEqual({ takeProfit: '60000', stopLoss: '40000', stopLossLimit: '39999.5' });
+  });
 });

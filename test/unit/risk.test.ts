@@ -280,6 +280,15 @@ describe('KRX tick grid', () => {
     expect(messageOf(bracket)).toContain('stop-loss price 58050');
   });
 
+  it("checks a bracket's stop-loss limit on the grid of its own band", () => {
+    const legs = { takeProfit: d(70_000), stopLoss: d(58_000) };
+    const off = check(krBuy({ bracket: { ...legs, stopLossLimit: d(49_990) } }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('stop-loss limit price 49990');
+    expect(messageOf(off)).toContain('nearest valid prices are 49950 or 50000');
+    expect(check(krBuy({ bracket: { ...legs, stopLossLimit: d(57_900) } }))).toEqual({ ok: true });
+  });
+
   it('uses a fixed tick where the instrument has one (an ETF trades in 5 won)', () => {
     const etf = { tickRule: 'fixed', tickSize: d(5), previousClose: d(10_000) } as const;
     expect(check(krBuy({ ...etf, limitPrice: d(10_005) }))).toEqual({ ok: true });
@@ -313,6 +322,26 @@ describe('US and crypto tick grids', () => {
     const bracket = check(usBuy({ orderType: 'limit', limitPrice: d(100), bracket: { takeProfit: d('110.5'), stopLoss: d('95.555') } }));
     expect(outcome(bracket)).toEqual(TICK);
     expect(messageOf(bracket)).toContain('stop-loss price 95.555');
+  });
+
+  it("checks a US bracket's stop-loss limit (SEC Rule 612)", () => {
+    const limitBuy = { orderType: 'limit', limitPrice: d(100) } as const;
+    const legs = { takeProfit: d('110.5'), stopLoss: d(95) };
+    const off = check(usBuy({ ...limitBuy, bracket: { ...legs, stopLossLimit: d('94.505') } }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('stop-loss limit price 94.505');
+    expect(messageOf(off)).toContain('nearest valid prices are 94.5 or 94.51');
+    expect(check(usBuy({ ...limitBuy, bracket: { ...legs, stopLossLimit: d('94.5') } }))).toEqual({ ok: true });
+  });
+
+  it("checks a crypto bracket's stop-loss limit against the instrument's tick", () => {
+    const btc = { assetClass: 'crypto', tickSize: d('0.1'), at: at('2026-03-14T03:00:00Z'), orderType: 'limit', limitPrice: d(100) } as const;
+    const legs = { takeProfit: d(110), stopLoss: d(95) };
+    const off = check(usBuy({ ...btc, bracket: { ...legs, stopLossLimit: d('94.85') } }));
+    expect(outcome(off)).toEqual(TICK);
+    expect(messageOf(off)).toContain('stop-loss limit price 94.85');
+    expect(messageOf(off)).toContain('94.8 or 94.9');
+    expect(check(usBuy({ ...btc, bracket: { ...legs, stopLossLimit: d('94.8') } }))).toEqual({ ok: true });
   });
 
   it("holds crypto prices to the instrument's tick", () => {

@@ -40,6 +40,27 @@ describe('isOpen', () => {
   });
 });
 
+describe('nextOpen', () => {
+  it('answers the coming bell while closed and the next session\'s while open, across a holiday and an early close', () => {
+    const rules = createExchangeRules({ db: noDb, marketHours: 'enforce' });
+    const next = (at: string) => rules.nextOpen('us_equity', new Date(at))?.toISOString();
+    // Wednesday before the open, during the session and after the close: Thanksgiving is skipped.
+    expect(next('2026-11-25T14:29:59.999Z')).toBe('2026-11-25T14:30:00.000Z');
+    expect(next('2026-11-25T14:30:00.000Z')).toBe('2026-11-27T14:30:00.000Z');
+    expect(next('2026-11-26T15:00:00.000Z')).toBe('2026-11-27T14:30:00.000Z');
+    // Friday closes at 13:00 New York; the next bell is Monday's.
+    expect(next('2026-11-27T17:00:00.000Z')).toBe('2026-11-30T14:30:00.000Z');
+    // Back in time: asked again, not taken from the last answer.
+    expect(next('2026-11-25T10:00:00.000Z')).toBe('2026-11-25T14:30:00.000Z');
+    expect(rules.nextOpen('kr_equity', new Date('2026-03-10T06:30:00.000Z'))?.toISOString()).toBe('2026-03-11T00:00:00.000Z');
+  });
+
+  it('is null for a market that never closes', () => {
+    expect(createExchangeRules({ db: noDb, marketHours: 'enforce' }).nextOpen('crypto', new Date('2026-11-26T15:00:00.000Z'))).toBeNull();
+    expect(createExchangeRules({ db: noDb, marketHours: 'ignore' }).nextOpen('us_equity', new Date('2026-11-26T15:00:00.000Z'))).toBeNull();
+  });
+});
+
 describe('the band', () => {
   const band = { lower: new Decimal(35000), upper: new Decimal(65000) };
   const d = (value: string) => new Decimal(value);

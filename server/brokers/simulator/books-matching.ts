@@ -88,7 +88,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
     }),
   );
   await settleOco(session, updated, before.qty.minus(before.filledQty), fillQty);
-  await protectEntry(session, updated);
+  await protectEntry(session, updated, fillQty);
   return { row: updated };
 };
 

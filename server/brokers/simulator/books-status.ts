@@ -3,8 +3,8 @@
 // filled, and one leg's fill settling the other leg.
 import type { Decimal } from 'decimal.js';
 import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
-import { bracketChildren, isTerminal, onChildFilled, transition, type BracketChild, type OcoPair, type TOrderTrigger } from '../matching.ts';
-import { insertOrder, lockOrder, updateOrder, type SimOrderRow } from './queries.ts';
+import { bracketChildren, onChildFilled, transition, type BracketChild, type OcoPair, type TOrderTrigger } from '../matching.ts';
+import { insertOrder, lockBracketChildren, lockOrder, updateOrder, type SimOrderRow } from './queries.ts';
 import { active, applied, d, eventOf, maybe, newBrokerOrderId, stateOf, text, type Session } from './books.ts';
 
 /** Writes a change of an order, or keeps it in memory while the order itself is still to be written. */
@@ -70,12 +70,35 @@ const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; si
   updatedAt: at,
 });
 
-/** A bracket entry that is finished with something filled becomes an OCO pair protecting it. */
-export const protectEntry = async (session: Session, entry: SimOrderRow): Promise<void> => {
-  if (!entry.bracket || !isTerminal(entry.status) || d(entry.filledQty).lte(0)) return;
+/**
+ * A bracket entry's children follow its fills (DESIGN §6): its first fill makes the OCO pair for
+ * the filled quantity, and each later fill (`fillQty`) grows both working legs by what it filled,
+ * so what is bought is protected while the rest of the entry still works. An entry that ends
+ * keeps the pair of its filled part (made then if it had none, as an entry filled before children
+ * followed fills). A pair that has ended (a leg sold what it protected, or its owner canceled it)
+ * is not made again: the children's client ids are the entry's.
+ */
+export const protectEntry = async (session: Session, entry: SimOrderRow, fillQty?: Decimal): Promise<void> => {
+  const { bracket } = entry;
+  if (!bracket || d(entry.filledQty).lte(0)) return;
+  // The entry's first fill: no children yet, nothing to read.
+  if (fillQty && d(entry.filledQty).eq(fillQty)) return makeChildren(session, entry, bracket);
+  const childIds = [bracketChildClientOrderId(entry.clientOrderId, 'take_profit'), bracketChildClientOrderId(entry.clientOrderId, 'stop_loss')];
+  const children = await lockBracketChildren(session.tx, entry, childIds);
+  if (children.length === 0) return makeChildren(session, entry, bracket);
+  if (!fillQty) return;
+  for (const child of children.filter(active)) {
+    // The broker's own change, which its owner did not ask for: the event says the new quantity.
+    const grown = await updateOrder(session.tx, child, { qty: text(d(child.qty).plus(fillQty)), updatedAt: session.at });
+    session.events.push(eventOf(grown, 'replaced', session.at, { reason: `bracket: the entry filled ${text(fillQty)} more`, qty: text(d(grown.qty)) }));
+  }
+};
+
+/** The OCO pair protecting what the entry has filled: a take-profit limit and a stop-loss stop. */
+const makeChildren = async (session: Session, entry: SimOrderRow, bracket: NonNullable<SimOrderRow['bracket']>): Promise<void> => {
   const pair = bracketChildren(
     { side: entry.side, filledQty: d(entry.filledQty) },
-    { takeProfit: d(entry.bracket.take_profit), stopLoss: d(entry.bracket.stop_loss), stopLossLimit: maybe(entry.bracket.stop_loss_limit) },
+    { takeProfit: d(bracket.take_profit), stopLoss: d(bracket.stop_loss), stopLossLimit: maybe(bracket.stop_loss_limit) },
   );
   const ids = { takeProfit: newBrokerOrderId(), stopLoss: newBrokerOrderId() };
   for (const [child, id, siblingId] of [

@@ -51,7 +51,7 @@ export const eventOf = (
   row: SimOrderRow,
   type: TBrokerEventType,
   at: Date,
-  extra: { fill?: TBrokerEvent['fill']; reason?: string | null } = {},
+  extra: { fill?: TBrokerEvent['fill']; reason?: string | null; qty?: string } = {},
 ): TBrokerEvent => ({
   type,
   user_id: row.userId,
@@ -66,6 +66,7 @@ export const eventOf = (
   avg_fill_price: row.avgFillPrice == null ? null : text(d(row.avgFillPrice)),
   fill: extra.fill ?? null,
   reason: extra.reason ?? null,
+  ...(extra.qty === undefined ? {} : { qty: extra.qty }),
   at: at.toISOString(),
 });
 

@@ -67,6 +67,11 @@ interface CachedBand {
 export interface ExchangeRules {
   /** Whether the market of the asset class trades at `at`: pure arithmetic on the calendar. */
   isOpen(assetClass: TAssetClass, at: Date): boolean;
+  /**
+   * The next opening bell after `at` (while the market trades, the next session's), or null for a
+   * market that never closes (crypto; every market with RISK_MARKET_HOURS=ignore).
+   */
+  nextOpen(assetClass: TAssetClass, at: Date): Date | null;
   /** The instrument's market at `at`: open or not, and a KRX stock's band. */
   stateOf(instrument: Pick<InstrumentRow, 'assetClass' | 'symbol' | 'tickRule' | 'tickSize'>, at: Date): Promise<MarketState>;
 }
@@ -81,6 +86,8 @@ export const createExchangeRules = ({ db, marketHours }: { db: Queryable; market
   // each time, since the close of the session just ended may be loaded at any moment and becomes
   // the next session's base.
   const bands = new Map<string, CachedBand>();
+  // The next open found at `from`, per asset class: the same answer holds until that open rings.
+  const opens = new Map<TAssetClass, { from: number; until: number }>();
 
   const isOpen = (assetClass: TAssetClass, at: Date): boolean => {
     if (marketHours === 'ignore' || assetClass === 'crypto') return true;
@@ -91,6 +98,18 @@ export const createExchangeRules = ({ db, marketHours }: { db: Queryable; market
     const span = session.open ? { from: session.opensAt.getTime(), until: session.closesAt.getTime(), open: true } : { from: t, until: session.opensAt.getTime(), open: false };
     spans.set(assetClass, span);
     return span.open;
+  };
+
+  const nextOpen = (assetClass: TAssetClass, at: Date): Date | null => {
+    if (marketHours === 'ignore' || assetClass === 'crypto') return null;
+    const t = at.getTime();
+    const known = opens.get(assetClass);
+    if (known && t >= known.from && t < known.until) return new Date(known.until);
+    const session = marketSession({ assetClass, at });
+    // At its close a session is over: the calendar answers the next one.
+    const opensAt = session.open ? marketSession({ assetClass, at: session.closesAt }).opensAt : session.opensAt;
+    opens.set(assetClass, { from: t, until: opensAt.getTime() });
+    return opensAt;
   };
 
   const bandOf = async (instrument: Pick<InstrumentRow, 'assetClass' | 'symbol' | 'tickRule' | 'tickSize'>, at: Date): Promise<PriceLimits | undefined> => {
@@ -112,6 +131,7 @@ export const createExchangeRules = ({ db, marketHours }: { db: Queryable; market
 
   return {
     isOpen,
+    nextOpen,
     stateOf: async (instrument, at) => {
       const open = isOpen(instrument.assetClass, at);
       return { open, band: await bandOf(instrument, at) };

@@ -93,9 +93,11 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
     return upClasses().filter((assetClass) => rules.isOpen(assetClass, at));
   };
 
-  const matchResting = async () => {
+  /** A matching round of the working orders of every market that trades now (of `among` only, when given). */
+  const matchResting = async (among?: readonly TAssetClass[]) => {
     const bySymbol = new Map<string, SimOrderRow[]>();
-    for (const order of await listWorkingOrders(db, { assetClasses: tradingClasses() })) {
+    const assetClasses = tradingClasses().filter((assetClass) => !among || among.includes(assetClass));
+    for (const order of await listWorkingOrders(db, { assetClasses })) {
       const key = `${order.assetClass}\u0000${order.symbol}`;
       const group = bySymbol.get(key);
       if (group) group.push(order);

@@ -132,6 +132,15 @@ export const findOrder = async (db: Queryable, lookup: OrderLookupKey): Promise<
 export const lockOrder = async (tx: Tx, { userId, id }: { userId: number; id: string }): Promise<SimOrderRow | undefined> =>
   (await tx.select().from(simOrders).where(and(eq(simOrders.userId, userId), eq(simOrders.id, id))).for('update'))[0];
 
+/** The children of a bracket entry, by the client ids they are named with, locked (take the account's lock first). */
+export const lockBracketChildren = (tx: Tx, entry: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode'>, clientOrderIds: readonly string[]): Promise<SimOrderRow[]> =>
+  tx
+    .select()
+    .from(simOrders)
+    .where(and(ordersOf(entry), inArray(simOrders.clientOrderId, [...clientOrderIds])))
+    .orderBy(asc(simOrders.clientOrderId))
+    .for('update');
+
 export const updateOrder = async (
   tx: Tx,
   { userId, id }: { userId: number; id: string },
@@ -162,6 +171,10 @@ export const listWorkingOrders = (db: Queryable, { assetClasses, symbol }: { ass
         .from(simOrders)
         .where(and(isActive(), inArray(simOrders.assetClass, [...assetClasses]), symbol === undefined ? undefined : eq(simOrders.symbol, symbol)))
         .orderBy(asc(simOrders.createdAt), asc(simOrders.id));
+
+/** Whether any account has a working order in the asset class: one row of the resting index at most. */
+export const hasWorkingOrders = async (db: Queryable, assetClass: TAssetClass): Promise<boolean> =>
+  (await db.select({ id: simOrders.id }).from(simOrders).where(and(isActive(), eq(simOrders.assetClass, assetClass))).limit(1)).length > 0;
 
 /** Working orders whose expiry (a day order's session close) is at or before `now`. */
 export const listExpiredOrders = (db: Queryable, { now, assetClasses }: { now: Date; assetClasses: readonly TAssetClass[] }): Promise<SimOrderRow[]> =>

@@ -23,6 +23,7 @@ import { createEventHub } from './events.ts';
 import { createLeasedLoop } from './lease.ts';
 import { createOutages } from './outage.ts';
 import { createMarket } from './market.ts';
+import { createOpeningBell } from './opening-bell.ts';
 import { createExchangeRules, type TMarketHours } from './exchange-rules.ts';
 import { quoteFrom, quoteOf, seededRandom } from './prices.ts';
 import {
@@ -119,6 +120,22 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const rules = createExchangeRules({ db, marketHours: options.marketHours });
   const { matchOrders, matchResting, tick, expireDayOrders, setPrice, onPrice } = createMarket({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random, rules });
 
+  // With the walk off no loop runs: the open of a market with working orders starts its own round,
+  // day orders whose session closed expired first (they must not trade in the next one).
+  const bell =
+    tickIntervalMs > 0
+      ? undefined
+      : createOpeningBell({
+          db,
+          clock,
+          rules,
+          round: async (opened) => {
+            await expireDayOrders();
+            await matchResting(opened);
+          },
+          track,
+        });
+
   const openAccount = async (key: AccountKey) => {
     await insertAccountIfMissing(db, { ...key, ...opening(key.assetClass), at: clock.now() });
   };
@@ -192,10 +209,13 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
     // Read before the transaction: calendar arithmetic, and a KRX band kept for its session.
     const market = await rules.stateOf(instrument, at);
-    return new Promise((resolve, reject) => {
+    const placed = await new Promise<InBooksPlacement<T>>((resolve, reject) => {
       // `recorded` is what this placement's own `record` returned.
       placements.enqueue(key, { request, instrument, at, expiresAt, market, steps, resolve: resolve as QueuedPlacement['resolve'], reject });
     });
+    // What rests is matched again at its market's next open (a filled order leaves one idle ring at most).
+    if (placed.outcome === 'taken') bell?.expect(key.assetClass);
+    return placed;
   };
 
   /** Accounts this instance has opened (or is opening), by account: an account is never removed. */
@@ -234,8 +254,10 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       const { price } = await quoteOf(db, instrument);
       const { row, events } = await db.transaction((tx) => replaceInBooks(tx, { key, request, instrument, price, at: clock.now() }));
       hub.emit(events);
-      // A replaced limit may now be marketable: one matching round follows, as after a placement.
+      // A replaced limit may now be marketable: one matching round follows, as after a placement
+      // (while closed, the one at the open).
       track(matchOrders(instrument, [row], price));
+      bell?.expect(key.assetClass);
       return toBrokerOrder(row);
     },
     cancel: async (key, brokerOrderId) => {
@@ -314,7 +336,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
       return listAccountEquities(db, { prices, only });
     },
     tick,
-    matchResting,
+    matchResting: () => matchResting(),
     expireDayOrders,
     runLeased: () => loop.runOnce(),
     holdsLease: () => loop.holding(),
@@ -327,10 +349,13 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
         return;
       }
       // Walk off: no loop. One matching round at start still finishes what a crash interrupted
-      // (an accepted order whose first match never ran); fills are safe in any instance.
+      // (an accepted order whose first match never ran); fills are safe in any instance. The
+      // orders on the books wait for their market's open.
       track(matchResting());
+      if (bell) track(bell.rearm());
     },
     stop: async () => {
+      bell?.stop();
       await loop.stop();
       await idle();
       outages.close();
