@@ -317,6 +317,8 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
   const { port } = httpServer.address() as AddressInfo;
   const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
   logger.info({ host: config.HOST, port, db: database.kind }, 'listening');
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  logger.info({ console: `${url}/app/`, docs: `${url}/docs` }, `the web console is at ${url}/app/ and the API's documentation at ${url}/docs`);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -333,5 +335,5 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
       logger.flush();
     })());
 
-  return { services, workers, server: httpServer, channels: wsChannels, url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`, port, close };
+  return { services, workers, server: httpServer, channels: wsChannels, url, port, close };
 };

@@ -278,7 +278,12 @@ describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
   it('the server starts, creates the start-up admin from ADMIN_USERNAME / ADMIN_PASSWORD, and never logs a secret', async () => {
     server = await startServer(serverEnv());
     const logs = logLines(server.child.stdout);
-    expect(logs.find((line) => line.msg === 'listening')).toMatchObject({ host: '127.0.0.1', db: 'pglite' });
+    const listening = logs.find((line) => line.msg === 'listening');
+    expect(listening).toMatchObject({ host: '127.0.0.1', db: 'pglite' });
+    // Where to go next, said once in words.
+    const base = `http://127.0.0.1:${String(listening?.port)}`;
+    await waitForLog(server.child, `the web console is at ${base}/app/ and the API's documentation at ${base}/docs`);
+    expect(logLines(server.child.stdout).filter((line) => String(line.msg).includes('/app/'))).toHaveLength(1);
     expect(logs.some((line) => line.msg === 'admin user created' && line.username === envAdmin.username)).toBe(true);
     const warning = logs.find((line) => line.level === 'warn' && String(line.msg).includes('secrets.json'));
     expect(warning?.msg).toContain('AUTH_SECRET_KEY');
