@@ -5,6 +5,7 @@
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
+import { nameSchemas } from '../../contracts/schema-names.ts';
 import type { AppRouter } from '../routers/index.ts';
 import { restRoutesOf, type RestRoute } from './routes.ts';
 
@@ -110,6 +111,7 @@ const healthPaths = (): Record<string, PathItem> => ({
 });
 
 export const buildOpenApiDocument = (router: AppRouter, version: string): string => {
+  nameSchemas();
   const doc = generateOpenApiDocument(router, {
     title: 'Trading service',
     description: 'Multi-user trading back end: auth, orders, analysis, backtests, live trading, events.',

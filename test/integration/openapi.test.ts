@@ -32,6 +32,9 @@ afterAll(() => server?.stop());
 const send = (method: string, path: string, opts: { headers?: Record<string, string>; body?: string } = {}) =>
   sendRaw(server.url, method, path, opts);
 
+/** A schema, or the named component it refers to. */
+const resolved = (schema: any) => (schema?.$ref ? doc.components.schemas[String(schema.$ref).replace('#/components/schemas/', '')] : schema);
+
 interface Operation {
   method: string;
   path: string;
@@ -154,7 +157,7 @@ describe('the document', () => {
     const responses = operation('POST', '/api/auth/register').responses;
     expect(Object.keys(responses)).toContain('201');
     expect(Object.keys(responses)).not.toContain('200');
-    expect(responses['201'].content['application/json'].schema.properties).toHaveProperty('username');
+    expect(resolved(responses['201'].content['application/json'].schema).properties).toHaveProperty('username');
   });
 
   it.each([
@@ -186,6 +189,29 @@ describe('the document', () => {
       if (!Object.keys(o.op.responses).includes('422')) problems.push(`${o.method} ${o.path} documents no 422`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it('names the shared shapes as components, and the operations and lists refer to them', () => {
+    const success = (method: string, path: string) => {
+      const responses = doc.paths[path][method].responses;
+      const status = Object.keys(responses).find((code) => Number(code) < 300)!;
+      return responses[status].content['application/json'].schema;
+    };
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    expect(success('post', '/api/equity/orders')).toEqual(ref('Order'));
+    expect(success('get', '/api/equity/orders')).toEqual(ref('OrderList'));
+    expect(doc.components.schemas.OrderList.properties.items.items).toEqual(ref('Order'));
+    expect(success('get', '/api/equity/orders/{broker_order_id}')).toEqual(ref('Order'));
+    expect(success('get', '/api/equity/positions')).toEqual(ref('PositionList'));
+    expect(doc.components.schemas.PositionList.properties.items.items).toEqual(ref('Position'));
+    expect(success('get', '/api/equity/account')).toEqual(ref('Account'));
+    expect(success('post', '/api/auth/login')).toEqual(ref('TokenResponse'));
+    expect(success('get', '/api/exchange-keys')).toMatchObject({ items: ref('ExchangeKey') });
+    expect(success('get', '/api/equity/reports/{report_id}')).toEqual(ref('ReportDetail'));
+    expect(success('get', '/api/equity/backtest/{result_id}')).toEqual(ref('BacktestResult'));
+    for (const name of ['Order', 'Position', 'Account', 'Report', 'ReportDetail', 'Trace', 'ExchangeKey', 'BacktestResult', 'ErrorBody']) {
+      expect(doc.components.schemas[name], name).toMatchObject({ type: 'object' });
+    }
   });
 
   it('public operations (register, login, refresh, health) say so with security: []', () => {

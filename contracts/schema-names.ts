@@ -1,0 +1,71 @@
+// The names the OpenAPI document gives the shared wire shapes (its components), so that a client
+// generated from it has named types (`components["schemas"]["Order"]`) rather than anonymous ones.
+// Registered on the schemas themselves (zod's global registry), which the document's generator reads.
+import { z } from 'zod';
+import { ZAdminOverview, ZAdminUserDetail, ZCriticalAlert, ZCriticalAlertList, ZHaltState, ZUserList } from './admin.ts';
+import { ZAnalyzeResponse, ZReport, ZReportDetail, ZReportList, ZTrace, ZTraceList } from './analysis.ts';
+import { ZAdminAuditList, ZAdminAuditRecord, ZAuditList, ZAuditRecord } from './audit.ts';
+import { ZSession, ZSessionList, ZTokenResponse, ZUserResponse } from './auth.ts';
+import { ZBacktestList, ZBacktestResult, ZBacktestSummary, ZBacktestTrade, ZStrategyInfo, ZStrategyList, ZSweepList, ZSweepResult, ZSweepSummary, ZWalkForwardResult } from './backtest.ts';
+import { ZBotStatus, ZBotTrade, ZBotTradeList } from './bot.ts';
+import { ZInstrument, ZInstrumentList } from './instruments.ts';
+import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
+import { ZLiveReadiness, ZLiveStatus } from './live.ts';
+import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
+import { ZCancelAllResult, ZOrderList, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
+import { ZAccountResponse } from './simulator.ts';
+
+const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
+  [ZOrderResponse, 'Order'],
+  [ZOrderList, 'OrderList'],
+  [ZCancelAllResult, 'CancelAllResult'],
+  [ZPosition, 'Position'],
+  [ZPositionList, 'PositionList'],
+  [ZAccountResponse, 'Account'],
+  [ZTokenResponse, 'TokenResponse'],
+  [ZUserResponse, 'User'],
+  [ZSession, 'Session'],
+  [ZSessionList, 'SessionList'],
+  [ZExchangeKeyResponse, 'ExchangeKey'],
+  [ZExchangeKeyTestResponse, 'ExchangeKeyTest'],
+  [ZInstrument, 'Instrument'],
+  [ZInstrumentList, 'InstrumentList'],
+  [ZOhlcvBar, 'OhlcvBar'],
+  [ZOhlcvResponse, 'OhlcvBars'],
+  [ZBacktestResult, 'BacktestResult'],
+  [ZBacktestSummary, 'BacktestSummary'],
+  [ZBacktestList, 'BacktestList'],
+  [ZBacktestTrade, 'BacktestTrade'],
+  [ZStrategyInfo, 'Strategy'],
+  [ZStrategyList, 'StrategyList'],
+  [ZSweepResult, 'SweepResult'],
+  [ZSweepSummary, 'SweepSummary'],
+  [ZSweepList, 'SweepList'],
+  [ZWalkForwardResult, 'WalkForwardResult'],
+  [ZAnalyzeResponse, 'AnalyzeResponse'],
+  [ZReport, 'Report'],
+  [ZReportDetail, 'ReportDetail'],
+  [ZReportList, 'ReportList'],
+  [ZTrace, 'Trace'],
+  [ZTraceList, 'TraceList'],
+  [ZAuditRecord, 'AuditRecord'],
+  [ZAuditList, 'AuditList'],
+  [ZAdminAuditRecord, 'AdminAuditRecord'],
+  [ZAdminAuditList, 'AdminAuditList'],
+  [ZUserList, 'UserList'],
+  [ZAdminUserDetail, 'AdminUserDetail'],
+  [ZAdminOverview, 'AdminOverview'],
+  [ZHaltState, 'HaltState'],
+  [ZCriticalAlert, 'CriticalAlert'],
+  [ZCriticalAlertList, 'CriticalAlertList'],
+  [ZLiveStatus, 'LiveStatus'],
+  [ZLiveReadiness, 'LiveReadiness'],
+  [ZBotStatus, 'BotStatus'],
+  [ZBotTrade, 'BotTrade'],
+  [ZBotTradeList, 'BotTradeList'],
+];
+
+/** Gives each shared shape its component name, once (the registry refuses a name given twice). */
+export const nameSchemas = (): void => {
+  for (const [schema, id] of NAMES) if (!z.globalRegistry.has(schema)) z.globalRegistry.add(schema, { id });
+};
