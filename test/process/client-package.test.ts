@@ -121,7 +121,7 @@ beforeAll(async () => {
   consumer = tempDir('ts-client-consumer-');
   cpSync(path.join(REPO, 'test', 'fixtures', 'client-consumer'), consumer, { recursive: true });
   const typescript = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.typescript!;
-  const install = ok(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'http', path.join(packed, tarball!), `typescript@${typescript}`], { cwd: consumer }), 'npm install');
+  const install = ok(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'http', '--fetch-timeout', '60000', path.join(packed, tarball!), `typescript@${typescript}`], { cwd: consumer }), 'npm install');
   timings.install = install.ms;
   timings.setup = Math.round(performance.now() - started);
 
