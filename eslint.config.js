@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'server/db/migrations/**', 'coverage/**', 'client/console/dist/**', 'test-results/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'server/db/migrations/**', 'coverage/**', 'client/console/dist/**', 'client/dist/**', 'test/fixtures/client-consumer/**', 'test/fixtures/client-router/**', 'test-results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -6,7 +6,7 @@ import type { TAssetClass } from '../contracts/common.ts';
 import type { TAppErrorCode, TErrorBody, TFieldError } from '../contracts/errors.ts';
 import type { TOrderEventFrame, TOrdersFrame } from '../contracts/events.ts';
 import type { TOrderList } from '../contracts/orders.ts';
-import type { AppRouter } from '../server/routers/index.ts';
+import type { AppRouter } from './router.ts';
 import { backoffMs, connectLiveChannel, connectOrdersChannel, type Channel, type ChannelOptions, type TChannelState, type WebSocketFactory } from './channels.ts';
 
 export type { AppRouter };

@@ -2,7 +2,7 @@
 // the project's client, so query keys and types come from the routers).
 import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
 import { createTRPCOptionsProxy } from '@trpc/tanstack-react-query';
-import { createTradingClient, errorCodeOf, type AppRouter } from '../../index.ts';
+import { createTradingClient, errorCodeOf, type AppRouter } from '@trading-service/client';
 import { session } from './session.ts';
 
 export const tradingClient = createTradingClient({ url: window.location.origin, getToken: () => session.accessToken() });

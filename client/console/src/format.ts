@@ -1,5 +1,5 @@
 // Numbers as the console shows them: always with their currency, and the mode beside them.
-import type { TAssetClass } from '../../index.ts';
+import type { TAssetClass } from '@trading-service/client';
 
 export const ASSET_CLASSES: readonly TAssetClass[] = ['crypto', 'us_equity', 'kr_equity'];
 

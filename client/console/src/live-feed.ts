@@ -2,7 +2,7 @@
 // one socket per tab while any view needs it (the interface recommends one per user), closed
 // when the last one leaves. Reconnects back off by themselves (client/channels.ts).
 import { useEffect, useRef, useState } from 'react';
-import type { TChannelState, TLiveFrame } from '../../index.ts';
+import type { TChannelState, TLiveFrame } from '@trading-service/client';
 import { tradingClient } from './api.ts';
 
 type TFrameListener = (frame: TLiveFrame) => void;

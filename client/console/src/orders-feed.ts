@@ -2,7 +2,7 @@
 // lists at once and has the orders, positions and accounts read again; after every
 // (re)connect the client backfills through GET /api/equity/orders. Reconnects back off by themselves.
 import { useEffect, useState } from 'react';
-import type { TChannelState, TOrderEventFrame, TOrderList } from '../../index.ts';
+import type { TChannelState, TOrderEventFrame, TOrderList } from '@trading-service/client';
 import { queryClient, tradingClient, trpc } from './api.ts';
 
 export type TFeedState = TChannelState | 'off';

@@ -1,5 +1,5 @@
 // The asset-class picker every trading view starts with.
-import type { TAssetClass } from '../../index.ts';
+import type { TAssetClass } from '@trading-service/client';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES } from './format.ts';
 
 export const AssetClassPicker = ({ value, onChange, id = 'asset-class' }: { value: TAssetClass; onChange: (next: TAssetClass) => void; id?: string }) => (

@@ -3,7 +3,7 @@
 // report, its traces and the list read again at once, and carry the agents' progress. Polling is
 // the fallback only while that socket is not open (connecting, or reconnecting after a drop).
 import { useSyncExternalStore } from 'react';
-import type { TReportStatus, TReportStatusFrame } from '../../index.ts';
+import type { TReportStatus, TReportStatusFrame } from '@trading-service/client';
 import { queryClient, trpc } from './api.ts';
 import { useLiveFrames } from './live-feed.ts';
 

@@ -3,7 +3,7 @@
 // in this tab (one promise) and across tabs (a Web Lock, the token read and written inside it),
 // because a refresh token is single-use: presenting a rotated one twice would revoke the whole
 // family.
-import { createTradingClient, TradingApiError, type TTokenResponse } from '../../index.ts';
+import { createTradingClient, TradingApiError, type TTokenResponse } from '@trading-service/client';
 import { refreshStore } from './refresh-store.ts';
 
 const REFRESH_LOCK = 'trading-console.refresh';

@@ -2,7 +2,7 @@
 // orders (from /health/flags), and the state of each socket: orders, and live (ticks, signals,
 // bot, analysis progress) while a page listens to it.
 import { useQuery } from '@tanstack/react-query';
-import type { TFeatureFlags, THealth } from '../../index.ts';
+import type { TFeatureFlags, THealth } from '@trading-service/client';
 import { LIVE_STATE_TEXT, useLiveChannelState } from './live-feed.ts';
 import type { TFeedState } from './orders-feed.ts';
 

@@ -3,7 +3,7 @@
 // (turned back into zod), so a value the API would refuse with 422 is refused in the page.
 import { useQuery } from '@tanstack/react-query';
 import { z } from 'zod';
-import type { TAssetClass, TStrategyList } from '../../index.ts';
+import type { TAssetClass, TStrategyList } from '@trading-service/client';
 import { trpc } from './api.ts';
 import { FieldError, fieldText, type TFieldErrors } from './forms.tsx';
 

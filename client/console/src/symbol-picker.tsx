@@ -2,7 +2,7 @@
 // (GET /api/instruments), each with its currency, so every price beside it can name one.
 import { useQuery } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import type { TAssetClass, TInstrument } from '../../index.ts';
+import type { TAssetClass, TInstrument } from '@trading-service/client';
 import { trpc } from './api.ts';
 import { ErrorNotice } from './feedback.tsx';
 

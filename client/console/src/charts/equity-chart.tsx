@@ -2,7 +2,7 @@
 // second pane below, on lightweight-charts' canvas.
 import { AreaSeries, createChart, LineSeries, type IChartApi, type ISeriesApi } from 'lightweight-charts';
 import { useEffect, useRef } from 'react';
-import type { TBacktestResult } from '../../../index.ts';
+import type { TBacktestResult } from '@trading-service/client';
 import { CHART_OPTIONS, COLORS } from './theme.ts';
 
 type TEquityPoint = TBacktestResult['equity_curve'][number];

@@ -2,7 +2,7 @@
 // the one opened (views/report.tsx).
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZAnalysisMode, ZAnalyzeRequest, type TAnalysisMode } from '../../../index.ts';
+import { ZAnalysisMode, ZAnalyzeRequest, type TAnalysisMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

@@ -3,7 +3,7 @@
 // parameter schema before it is sent. Also the fields a sweep and a walk-forward share.
 import { useMutation } from '@tanstack/react-query';
 import { useCallback, useState, type FormEvent, type ReactNode } from 'react';
-import { ZBacktestRequest, type TAssetClass, type TBacktestResult, type TInstrument } from '../../../index.ts';
+import { ZBacktestRequest, type TAssetClass, type TBacktestResult, type TInstrument } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

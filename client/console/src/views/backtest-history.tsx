@@ -2,7 +2,7 @@
 // by side.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { TBacktestList, TBacktestResult } from '../../../index.ts';
+import type { TBacktestList, TBacktestResult } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { percent, when } from '../format.ts';

@@ -3,7 +3,7 @@
 // are marked so, never paper or live.
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import type { TBacktestResult, TAssetClass } from '../../../index.ts';
+import type { TBacktestResult, TAssetClass } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { PriceChart, type TFillMarker } from '../charts/price-chart.tsx';

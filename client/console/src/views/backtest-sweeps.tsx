@@ -3,7 +3,7 @@
 // ZWalkForwardRequest, and the ranked points or the windows as tables.
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZRankMetric, ZSweepRequest, ZWalkForwardRequest, type TSweepResult, type TWalkForwardResult } from '../../../index.ts';
+import { ZRankMetric, ZSweepRequest, ZWalkForwardRequest, type TSweepResult, type TWalkForwardResult } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';

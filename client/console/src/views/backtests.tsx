@@ -1,7 +1,7 @@
 // The backtests page: run a backtest and read its result, the saved history with a side-by-side
 // comparison, and sweeps and walk-forward.
 import { useState } from 'react';
-import type { TBacktestList, TBacktestResult } from '../../../index.ts';
+import type { TBacktestList, TBacktestResult } from '@trading-service/client';
 import { ErrorNotice } from '../feedback.tsx';
 import { BacktestForm } from './backtest-form.tsx';
 import { BacktestHistory } from './backtest-history.tsx';

@@ -4,7 +4,7 @@
 // backfills the fills.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZBotStartRequest, ZBotTimeframe, type TAssetClass, type TBotStatus, type TLiveFrame } from '../../../index.ts';
+import { ZBotStartRequest, ZBotTimeframe, type TAssetClass, type TBotStatus, type TLiveFrame } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

@@ -3,7 +3,7 @@
 // moving the last candle.
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo, useState } from 'react';
-import { errorCodeOf, type TAssetClass, type TOrderResponse, type TTickFrame } from '../../../index.ts';
+import { errorCodeOf, type TAssetClass, type TOrderResponse, type TTickFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { PriceChart, type TCandle, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';

@@ -3,7 +3,7 @@
 // returns it, with activation and deletion.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { EXCHANGE_OF_ASSET_CLASS, ZExchangeKeyCreate, ZExchangeKeyTestRequest, type TAssetClass } from '../../../index.ts';
+import { EXCHANGE_OF_ASSET_CLASS, ZExchangeKeyCreate, ZExchangeKeyTestRequest, type TAssetClass } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

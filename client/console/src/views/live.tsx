@@ -4,7 +4,7 @@
 // lines: the day's P&L of each account against the −4 % alert and the −5 % lock.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '../../../index.ts';
+import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

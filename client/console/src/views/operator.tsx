@@ -5,7 +5,7 @@
 // bars). Only operators see the page; the API refuses everyone else anyway.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZInstrumentUpsert, ZOhlcvImport, ZSimPriceRequest, type TAssetClass } from '../../../index.ts';
+import { ZInstrumentUpsert, ZOhlcvImport, ZSimPriceRequest, type TAssetClass } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

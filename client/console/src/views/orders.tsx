@@ -4,7 +4,7 @@
 // timeline (its audit records: placed, accepted, fills, cancel, by its client order id).
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '../../../index.ts';
+import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

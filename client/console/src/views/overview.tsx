@@ -3,7 +3,7 @@
 // since the page opened.
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { errorCodeOf, type TAssetClass, type TLiveFrame } from '../../../index.ts';
+import { errorCodeOf, type TAssetClass, type TLiveFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, quantity, when } from '../format.ts';

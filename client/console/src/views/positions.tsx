@@ -1,7 +1,7 @@
 // Positions of one asset class's paper account, each closable at market.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import type { TAssetClass } from '../../../index.ts';
+import type { TAssetClass } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { money, percent, quantity } from '../format.ts';

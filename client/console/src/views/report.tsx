@@ -2,7 +2,7 @@
 // output, the per-agent trace timeline, and what it cost against the daily budget. Everything
 // an LLM wrote is untrusted: text nodes, or markdown through DOMPurify (markdown.tsx).
 import { useQuery } from '@tanstack/react-query';
-import type { TReportDetail, TReportStatusFrame, TTrace } from '../../../index.ts';
+import type { TReportDetail, TReportStatusFrame, TTrace } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { money, percent, when } from '../format.ts';

@@ -2,7 +2,7 @@
 // account, one per sign-in, with the current one marked: end one, or every other one.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZPasswordChange } from '../../../index.ts';
+import { ZPasswordChange } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

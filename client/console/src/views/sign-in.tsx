@@ -1,7 +1,7 @@
 // Sign in and register. Both forms check their input with the contracts' schemas first.
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZUserLogin, ZUserRegister } from '../../../index.ts';
+import { ZUserLogin, ZUserRegister } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';

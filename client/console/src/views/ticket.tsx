@@ -5,7 +5,7 @@
 // (idempotent). A refusal says which of the five gates refused it and why.
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderResponse } from '../../../index.ts';
+import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderResponse } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
