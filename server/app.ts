@@ -176,7 +176,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const submissionFor = ({ mode }: { mode: TTradingMode }) => (!real && mode === 'paper' ? inBooks : remote);
     const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended(), replayWaitMs: options.replayWaitMs });
     const jobs = createJobQueue({ database, logger });
-    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config) });
+    const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config, clock) });
     const smtp = alertChannelsFromConfig(config).smtp;
     // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;

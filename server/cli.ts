@@ -14,11 +14,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
 import { ZAssetClass } from '../contracts/common.ts';
-import type { TOhlcvImportResult } from '../contracts/marketdata.ts';
-import { AppError } from './errors.ts';
 import { createServices, openMigratedDatabase } from './app.ts';
+import { checked, importedLine, ohlcvFetch, refuse, refuseAppError } from './cli-commands.ts';
 import { defaultAdminEmail, loadConfig } from './config.ts';
-import { CommandError, fail, runEntry } from './entry.ts';
+import { fail, runEntry } from './entry.ts';
 import { createLogger } from './observability/logger.ts';
 
 const USAGE = `usage: npm run cli -- <command>
@@ -28,10 +27,6 @@ const USAGE = `usage: npm run cli -- <command>
   ohlcv fetch --symbol SYMBOL --asset-class crypto|us_equity|kr_equity --user USERNAME [--from YYYY-MM-DD] [--to YYYY-MM-DD]`;
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
-/** Ends the command with a message once the database is closed (fail would exit at once). */
-const refuse = (message: string): never => {
-  throw new CommandError(message);
-};
 
 const readStdin = async (): Promise<string> => {
   if (process.stdin.isTTY) process.stderr.write('password: ');
@@ -46,12 +41,6 @@ const readText = (file: string): string => {
   } catch (error) {
     return refuse(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-};
-
-/** The value, checked by the same rule the API applies; a failure names the option. */
-const checked = <T>(name: string, schema: z.ZodType<T>, value: unknown): T => {
-  const result = schema.safeParse(value);
-  return result.success ? result.data : refuse(`${name}: ${result.error.issues[0]?.message ?? 'invalid value'}`);
 };
 
 runEntry(async () => {
@@ -75,28 +64,16 @@ runEntry(async () => {
     await database.close();
     throw error;
   });
-  /** A refusal of the service as the command's message, its field errors listed. */
-  const refuseAppError = (error: unknown): never => {
-    if (!(error instanceof AppError)) throw error;
-    const details = (error.errors ?? []).map((item) => `  ${item.path}: ${item.message}`).join('\n');
-    return refuse(`${error.message}${details ? `\n${details}` : ''}`);
-  };
-  const imported = (result: TOhlcvImportResult) =>
-    out(`imported ${result.imported} bars of ${result.asset_class} ${result.symbol} (${result.first_date} .. ${result.last_date}); ${result.replaced_synthetic} synthetic bars replaced`);
   try {
     if (command === 'ohlcv fetch') {
-      const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
-      const symbol = values.symbol ?? refuse('--symbol is required');
-      const username = values.user ?? refuse('--user is required: the user whose key fetches the bars');
-      const user = (await services.users.byUsername(username)) ?? refuse(`--user: no user named ${username.slice(0, 64)}`);
-      imported(await services.barsFetch({ userId: user.id, assetClass, symbol, from: values.from, to: values.to }).catch(refuseAppError));
+      out(await ohlcvFetch(services, values));
       return;
     }
     if (command === 'ohlcv import') {
       const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
       const symbol = values.symbol ?? refuse('--symbol is required');
       const csv = readText(file!);
-      imported(await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } }).catch(refuseAppError));
+      out(importedLine(await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } }).catch(refuseAppError)));
       return;
     }
     const username = checked('--username', ZUsername, values.username ?? config.ADMIN_USERNAME);

@@ -216,6 +216,7 @@ export const createAnalysis = ({ db, clock, config, logger, metrics, instruments
       debateRounds: config.ANALYSIS_DEBATE_ROUNDS,
       llm,
       intel,
+      clock,
       caps: { tokensPerCall: config.LLM_MAX_TOKENS_PER_CALL, tokensPerReport: config.LLM_MAX_TOKENS_PER_REPORT, reportTimeoutMs: config.ANALYSIS_REPORT_TIMEOUT_MS, callTimeoutMs: config.LLM_TIMEOUT_MS },
       onStep: async ({ agentDone, ...step }) => {
         await db.transaction(async (tx) => {

@@ -3,6 +3,7 @@
 // before the decision), each step recorded as a trace as it ends. Every run is bounded: tokens
 // per call and per report, and a wall-clock cap; the first cap reached ends the run and is named.
 import type { TAnalysisMode } from '../../contracts/analysis.ts';
+import { systemClock, wakeAt, type Clock } from '../clock.ts';
 import { bearAgent, bullAgent, decisionAgent, intelAgent, riskAgent, technicalAgent } from './agents/index.ts';
 import type { IntelItem } from './agents/intel.ts';
 import type { TDebateOutput, TDecisionOutput, TIntelOutput, TRiskOutput, TTechnicalOutput } from './agents/schemas.ts';
@@ -41,6 +42,8 @@ export interface RunOptions {
   /** What the news and fundamentals source found; null when none is configured. */
   intel: IntelItem[] | null;
   caps: RunCaps;
+  /** What the report's cap is measured on (the service's clock; the system's by default). */
+  clock?: Clock;
   /** Called as each step ends (the traces are written as the run goes). */
   onStep: (step: TraceStep) => Promise<void>;
 }
@@ -84,10 +87,10 @@ const jsonIn = (text: string): unknown => {
 };
 
 export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
-  const { input, mode, llm, caps, onStep } = options;
+  const { input, mode, llm, caps, onStep, clock = systemClock() } = options;
   const outcome: RunOutcome = { technical: null, intel: null, risk: null, debate: [], decision: null, failures: [], capReached: null, tokensInput: 0, tokensOutput: 0, costUsd: 0, model: null };
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), caps.reportTimeoutMs);
+  const cancelDeadline = wakeAt(clock, new Date(clock.now().getTime() + caps.reportTimeoutMs), () => deadline.abort());
   let stepIndex = 0;
 
   const record = (agent: Agent<never, unknown>, content: string, usage: { tokensInput: number; tokensOutput: number; latencyMs: number }, agentDone = true) =>
@@ -167,7 +170,7 @@ export const runAgents = async (options: RunOptions): Promise<RunOutcome> => {
     if (!(error instanceof CapReached)) throw error;
     outcome.capReached = error.cap;
   } finally {
-    clearTimeout(timer);
+    cancelDeadline();
   }
   return outcome;
 };

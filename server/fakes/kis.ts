@@ -207,9 +207,11 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
         const fault = index < 0 ? undefined : faults.splice(index, 1)[0];
         if (fault?.kind === 'hang') return void hung.add(response);
         if (fault?.kind === 'lose_answer') {
-          // The call is carried out as KIS would (an order is taken), and its answer goes nowhere.
-          hung.add(response);
-          return await route(request, lostAnswer, authenticate(request)).catch(() => undefined);
+          // The call is carried out as KIS would (an order is taken), and its answer goes nowhere:
+          // the connection drops. At once, rather than held open until the client's timeout, so a
+          // test needs no short timeout (which its calls that are answered would race).
+          await route(request, lostAnswer, authenticate(request)).catch(() => undefined);
+          return void response.destroy();
         }
         if (fault?.kind === 'status') return void response.writeHead(fault.status, { 'content-type': 'text/html' }).end(fault.text);
         if (fault?.kind === 'rate_limit') return sendJson(response, 500, { rt_cd: '1', msg_cd: KIS_MSG.rateLimited, msg1: '초당 거래건수를 초과하였습니다.' });
@@ -252,7 +254,7 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     hangNext: () => void faults.push({ kind: 'hang' }),
     /**
      * The next call (matching `match`) is carried out, an order placed, but its answer is lost:
-     * the caller hears nothing until it times out, as when the network drops KIS's answer.
+     * the connection drops before the caller hears anything, as when the network drops KIS's answer.
      */
     loseAnswerNext: (match?: FakeKisMatch) => void faults.push({ kind: 'lose_answer', ...(match ? { match } : {}) }),
     /** The next `times` calls answer EGW00201 (too many requests a second), HTTP 500 as KIS does. */

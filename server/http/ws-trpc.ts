@@ -12,6 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import { getWSConnectionHandler } from '@trpc/server/adapters/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { WS_CLOSE } from '../../contracts/events.ts';
+import { wakeAt } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Feeds } from '../events/feeds.ts';
 import type { AppRouter } from '../routers/index.ts';
@@ -178,11 +179,12 @@ export const createTrpcSockets = ({ router, services, connections, feeds, wss }:
     accept: (ws, req) => {
       const socket = new TrpcSocket(ws, config.WS_SEND_BUFFER_BYTES, (code) => connections.refused('trpc', code));
       // A socket that has not shown a valid token in time goes; its calls were answered 401 meanwhile.
-      const deadline = setTimeout(() => {
+      // The time is the service's clock's, so a test moves past it rather than racing it.
+      const { clock } = services;
+      const cancelDeadline = wakeAt(clock, new Date(clock.now().getTime() + config.WS_AUTH_TIMEOUT_SEC * 1000), () => {
         if (!socket.connection) socket.close(WS_CLOSE.unauthorized, socket.tokenSeen ? 'Invalid token' : 'Missing token');
-      }, config.WS_AUTH_TIMEOUT_SEC * 1000);
-      deadline.unref();
-      ws.once('close', () => clearTimeout(deadline));
+      });
+      ws.once('close', cancelDeadline);
       handle(socket as unknown as WebSocket, req);
     },
   };

@@ -1,7 +1,10 @@
 // Analysis on a real LLM wire format, against a local fake provider on 127.0.0.1: valid answers,
 // an invalid one asked again, a 429 retried, a call that never answers, the token cap, usage and
 // cost recorded, the daily budgets (what deleting a report does not give back, the reset at 00:00
-// UTC), and Anthropic's Messages API beside OpenAI's chat completions.
+// UTC), and Anthropic's Messages API beside OpenAI's chat completions. The deadlines (a call's,
+// a report's) are on the service's clock, which stands still unless a test moves it: a call that
+// answers is never timed out however loaded the machine, and one that hangs times out when the
+// test moves the clock past its deadline.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userSpentOn } from '../../server/analysis/queries.ts';
 import { manualClock } from '../../server/clock.ts';
@@ -12,6 +15,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
 const clock = manualClock('2026-03-10T15:00:00Z');
+/** Generous: only a test moving the clock ever reaches it. */
+const CALL_TIMEOUT_MS = 30_000;
 let fake: FakeLlm;
 let server: TestServer;
 
@@ -50,7 +55,7 @@ const settings = (provider: 'openai' | 'anthropic') => ({
   LLM_BASE_URL: provider === 'openai' ? `${fake.url}/v1` : fake.url,
   LLM_API_KEY: 'test-llm-key-123',
   LLM_MODEL: provider === 'openai' ? 'gpt-4o-mini' : 'claude-3-5-haiku-latest',
-  LLM_TIMEOUT_MS: '400',
+  LLM_TIMEOUT_MS: String(CALL_TIMEOUT_MS),
   LLM_MAX_RETRIES: '1',
   LLM_MAX_TOKENS_PER_REPORT: '100',
   // 9e-6 USD a quick report at the default gpt-4o-mini prices: one report of a user fits, a second does not.
@@ -75,6 +80,19 @@ afterAll(async () => {
   await server.stop();
   await fake.close();
 });
+
+/**
+ * Once `agent`'s call (sent after `since` requests) has reached the fake, its deadline is set (it is
+ * set before the request is sent): moving `on` by `ms` then reaches it, however slow the machine.
+ */
+const moveClockOnceAsked = async (agent: string, since: number, ms: number, on = clock) => {
+  await waitFor(
+    () => Promise.resolve(fake.requests.slice(since)),
+    (sent) => sent.some((request) => agentOf(request) === agent),
+    30_000,
+  );
+  on.advance(ms);
+};
 
 const quick = (user: FactoryUser, on = server, mode = 'quick') => on.http('POST', '/api/equity/analyze', { token: user.tokens.access_token, body: { symbol: 'AAPL', mode, inline: mode === 'quick' } });
 const reportOf = async (user: FactoryUser, id: string, on = server) => (await on.http('GET', `/api/equity/reports/${id}`, { token: user.tokens.access_token })).body;
@@ -128,7 +146,10 @@ describe('analysis on an OpenAI-compatible endpoint', () => {
   it('fails a report whose decision never answers (the call times out), naming the agent', async () => {
     useScript((agent, _ask, request) => (agent === 'decision' ? 'hang' : { json: validFor(request) }));
     const user = await newUser(server, { prefix: 'llm_hang' });
-    const res = await quick(user);
+    const before = fake.requests.length;
+    const pending = quick(user);
+    await moveClockOnceAsked('decision', before, CALL_TIMEOUT_MS);
+    const res = await pending;
     expect(res.body.status, res.text).toBe('failed');
     const report = await reportOf(user, res.body.report_id);
     expect(report.error_message).toContain('decision agent failed (timeout');
@@ -175,7 +196,7 @@ describe('the daily budgets', () => {
   });
 
   it('keep what a report cost when it was deleted while it ran', async () => {
-    // The technical agent answers (4.5e-6 USD), the decision hangs until the call's deadline.
+    // The technical agent answers (4.5e-6 USD), the decision hangs until the test moves the clock past the call's deadline.
     useScript((agent, _ask, request) => (agent === 'decision' ? 'hang' : { json: validFor(request) }));
     const user = await newUser(server, { prefix: 'llm_budget_running' });
     const before = fake.requests.length;
@@ -187,6 +208,8 @@ describe('the daily budgets', () => {
       30_000,
     );
     expect((await remove(user, queued.body.report_id)).status).toBe(204);
+    // Deleted while the decision hangs; then the call reaches its deadline and the run ends.
+    clock.advance(CALL_TIMEOUT_MS);
     const day = clock.now().toISOString().slice(0, 10);
     expect(await waitFor(() => userSpentOn(server.services.db, { userId: user.user.id, day }), (spent) => spent !== '0', 30_000)).toBe('0.0000045');
   });
@@ -235,7 +258,8 @@ describe('analysis on the Anthropic Messages API', () => {
   it('speaks its wire format (x-api-key, anthropic-version, system apart from the messages); a hung call ends at the report wall-clock cap', async () => {
     useScript((_agent, _ask, request) => ({ json: validFor(request), model: 'claude-3-5-haiku-20241022' }));
     // A report's wall-clock cap shorter than one call's: the cap, not the call, ends a hung run.
-    const anthropic = await startTestServer({ ...settings('anthropic'), LLM_TIMEOUT_MS: '10000', ANALYSIS_REPORT_TIMEOUT_MS: '1000' }, undefined, { clock });
+    const REPORT_TIMEOUT_MS = 1_000;
+    const anthropic = await startTestServer({ ...settings('anthropic'), LLM_TIMEOUT_MS: '10000', ANALYSIS_REPORT_TIMEOUT_MS: String(REPORT_TIMEOUT_MS) }, undefined, { clock });
     try {
       await upsertBars(anthropic.services.db, { assetClass: 'us_equity', symbol: 'AAPL', bars, source: 'test', at: clock.now() });
       const user = await newUser(anthropic, { prefix: 'llm_anthropic' });
@@ -255,7 +279,11 @@ describe('analysis on the Anthropic Messages API', () => {
 
       useScript((agent, _ask, request) => (agent === 'decision' ? 'hang' : { json: validFor(request) }));
       const slow = await newUser(anthropic, { prefix: 'llm_wall' });
-      const stopped = await quick(slow, anthropic);
+      const asked = fake.requests.length;
+      const pending = quick(slow, anthropic);
+      // To the report's cap, short of the call's own deadline.
+      await moveClockOnceAsked('decision', asked, REPORT_TIMEOUT_MS);
+      const stopped = await pending;
       expect(stopped.body.status, stopped.text).toBe('failed');
       const ended = await reportOf(slow, stopped.body.report_id, anthropic);
       expect(ended.error_message).toContain('wall-clock cap (ANALYSIS_REPORT_TIMEOUT_MS)');

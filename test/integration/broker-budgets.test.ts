@@ -50,8 +50,20 @@ afterAll(async () => {
 let budgets = 0;
 const budgetName = () => `us:key:test-${process.pid}-${++budgets}`;
 
+/** How many times each limiter has looked at the budget for its waiting callers (its onLook). */
+const looks = new Map<RequestLimiter, number>();
+
 const limiterOn = (db: Db, name: string, options: Partial<SharedLimiterOptions> = {}): RequestLimiter => {
-  const limiter = createSharedRequestLimiter({ db, clock, logger, name, requestsPerMinute: PER_SECOND * 60, burst: BURST, ...options });
+  const limiter: RequestLimiter = createSharedRequestLimiter({
+    db,
+    clock,
+    logger,
+    name,
+    requestsPerMinute: PER_SECOND * 60,
+    burst: BURST,
+    onLook: () => looks.set(limiter, (looks.get(limiter) ?? 0) + 1),
+    ...options,
+  });
   cleanups.unshift(() => limiter.close());
   return limiter;
 };
@@ -62,13 +74,18 @@ const callers = (limiter: RequestLimiter, count: number, grants: number[]) => {
 };
 
 /**
- * Waits until `expected` grants in all, then a few of the limiters' polls more (they look again
- * every 100 ms or less while callers wait): no further grant may come at this clock time.
+ * Waits until `expected` grants in all, then until each limiter has no caller left or has looked
+ * at the budget twice more (the second look began after the first ended, so after the grants
+ * counted and the clock's last move): no further grant may come at this clock time.
  */
-const settlesAt = async (grants: number[][], expected: number) => {
+const settlesAt = async (limiters: RequestLimiter[], grants: number[][], expected: number) => {
   const total = () => grants.reduce((sum, list) => sum + list.length, 0);
   await waitFor(() => Promise.resolve(total()), (count) => count >= expected);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  const from = limiters.map((limiter) => looks.get(limiter) ?? 0);
+  await waitFor(
+    () => Promise.resolve(limiters.every((limiter, i) => limiter.waiting === 0 || (looks.get(limiter) ?? 0) >= from[i]! + 2)),
+    (settled) => settled,
+  );
   expect(total()).toBe(expected);
 };
 
@@ -88,7 +105,7 @@ const emptied = async () => {
   const limiter = limiterOn(dbA, budgetName());
   const grants: number[] = [];
   callers(limiter, BURST, grants);
-  await settlesAt([grants], BURST);
+  await settlesAt([limiter], [grants], BURST);
   return { limiter, grants };
 };
 
@@ -104,11 +121,11 @@ describe('the request budget shared through the database', () => {
     callers(a, 50, grantsA);
     callers(b, 50, grantsB);
     // The burst, once, between the two: 10, not 10 each.
-    await settlesAt([grantsA, grantsB], BURST);
+    await settlesAt([a, b], [grantsA, grantsB], BURST);
     // Then what refills, whole tokens only: 2.5 a quarter second.
     for (let step = 1; step <= 12; step++) {
       clock.advance(250);
-      await settlesAt([grantsA, grantsB], Math.floor(BURST + (PER_SECOND * (clock.now().getTime() - startMs)) / 1_000));
+      await settlesAt([a, b], [grantsA, grantsB], Math.floor(BURST + (PER_SECOND * (clock.now().getTime() - startMs)) / 1_000));
     }
     expect(grantsA.length + grantsB.length).toBe(40);
     expect(a.waiting + b.waiting).toBe(60);
@@ -123,11 +140,11 @@ describe('the request budget shared through the database', () => {
     limiterOn(dbB, name);
     const grants: number[] = [];
     callers(alone, 25, grants);
-    await settlesAt([grants], BURST);
+    await settlesAt([alone], [grants], BURST);
     clock.advance(1_000);
-    await settlesAt([grants], BURST + PER_SECOND);
+    await settlesAt([alone], [grants], BURST + PER_SECOND);
     clock.advance(500);
-    await settlesAt([grants], 25);
+    await settlesAt([alone], [grants], 25);
   });
 
   it('a pause set by one instance (a 429 Retry-After) holds the other, which starts again from an empty bucket', async () => {
@@ -137,14 +154,14 @@ describe('the request budget shared through the database', () => {
     await waitFor(() => readBudget(dbA, name), (row) => row?.pausedUntil !== null && row?.pausedUntil !== undefined);
     const grants: number[] = [];
     callers(b, 3, grants);
-    await settlesAt([grants], 0);
+    await settlesAt([b], [grants], 0);
     clock.advance(400);
-    await settlesAt([grants], 0);
+    await settlesAt([b], [grants], 0);
     // 100 ms after the pause: one token has refilled, not the burst.
     clock.advance(200);
-    await settlesAt([grants], 1);
+    await settlesAt([b], [grants], 1);
     clock.advance(200);
-    await settlesAt([grants], 3);
+    await settlesAt([b], [grants], 3);
   });
 
   it('gives back the tokens it held for callers who did not come', async () => {
@@ -175,7 +192,7 @@ describe('the request budget shared through the database', () => {
     controller.abort();
     await expect(abandoned).rejects.toThrow(/abandoned/);
     clock.advance(100);
-    await settlesAt([grants], BURST + 1);
+    await settlesAt([limiter], [grants], BURST + 1);
     expect(limiter.waiting).toBe(0);
   });
 

@@ -321,7 +321,7 @@ describe('an order whose placement answer was lost', () => {
    * which a lost order is looked for), and a way to place orders whose answers KIS loses.
    */
   const lossyAccount = () => {
-    const account = newBroker({ timeoutMs: 300, now: () => new Date(Date.now() + 180_000) });
+    const account = newBroker({ now: () => new Date(Date.now() + 180_000) });
     const placeLost = async (request: BrokerOrderRequest) => {
       const sentAt = new Date();
       fake.loseAnswerNext({ method: 'POST', path: KIS_PATHS.orderCash });

@@ -8,6 +8,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
 import { BrokerUnavailableError, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+import type { Clock } from '../../server/clock.ts';
 import { auditEvents, orderFills, orders } from '../../server/db/schema/index.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -24,37 +25,34 @@ let server: TestServer;
 let alice: FactoryUser;
 
 /**
- * The fake's clock runs three minutes behind while orders are placed: within that much after
- * Seoul's midnight (15:00 UTC) its orders would fall on the day before the service's. In that
- * rare window the run waits until the window has passed (at most four minutes).
+ * The service's clock, and the fake's (three minutes behind it while orders are placed): both
+ * start at noon in Seoul (03:00 UTC) and run on from there, so the fake's orders fall on the
+ * service's day whatever the time of day the suite runs (within three minutes after Seoul's
+ * midnight they would not). They run rather than stand still: the budget of KIS requests refills
+ * on it while the events consumer polls.
  */
-const pastSeoulMidnight = async () => {
-  const sinceMidnightMs = (Date.now() - Date.UTC(2000, 0, 1, 15)) % 86_400_000;
-  const windowMs = PAST_MS + 60_000;
-  if (sinceMidnightMs < windowMs) await new Promise((resolve) => setTimeout(resolve, windowMs - sinceMidnightMs));
-};
+const startedAt = Date.now();
+const clock: Clock = { now: () => new Date(Date.parse('2026-03-10T03:00:00Z') + (Date.now() - startedAt)) };
 
 beforeAll(async () => {
-  await pastSeoulMidnight();
-  kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { '005930': '96500' }, now: () => new Date(Date.now() - fakeBehindMs) });
+  kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { '005930': '96500' }, now: () => new Date(clock.now().getTime() - fakeBehindMs) });
   server = await startTestServer({
     BROKER_MODE: 'real',
     BROKER_BASE_URLS: `kr_broker:paper=${kis.url}`,
     BROKER_KR_POLL_INTERVAL_MS: '200',
     BROKER_KR_REQUESTS_PER_SEC: '50',
-    BROKER_TIMEOUT_MS: '500',
     RISK_MARKET_HOURS: 'ignore',
     SIM_TICK_INTERVAL_MS: '0',
     // The workers' reconcile every minute would race the test's own passes, which it counts.
     WORKERS_IN_PROCESS: 'false',
-  });
+  }, undefined, { clock });
   alice = await newUser(server, { prefix: 'kis_lost' });
   const created = await server.http('POST', '/api/exchange-keys', {
     token: alice.tokens.access_token,
     body: { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, account_no: `${kisKey.accountNo}-01`, account_product_code: '01', api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url },
   });
   expect(created.status, created.text).toBe(201);
-}, 300_000);
+});
 afterAll(async () => {
   await server?.stop();
   await kis?.close();
@@ -83,7 +81,7 @@ const afterPolls = async (count: number) => {
  * three minutes ago by the fake's clock) and an order at KIS whose answer never reached us.
  */
 const placeLost = async (clientOrderId: string, qty: string) => {
-  const sentAt = new Date(Date.now() - PAST_MS - 1_000);
+  const sentAt = new Date(clock.now().getTime() - PAST_MS - 1_000);
   await server.services.db.insert(orders).values({
     userId: alice.user.id,
     clientOrderId,

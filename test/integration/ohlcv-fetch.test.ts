@@ -1,7 +1,9 @@
 // `ohlcv fetch`: daily bars from the broker of a user's key, imported as a file's would be, against
 // the fakes on 127.0.0.1 (Alpaca's data API with its page tokens, KIS's daily chart in pages of
 // 100, Binance's klines through ccxt), in simulated broker mode (reading bars places nothing).
-// The last test runs the command itself, as an operator would, on the same database.
+// The command's refusals run in-process on the running service; the last test runs the command
+// itself once, as an operator would, on the same database (a child process that loads the whole
+// service: seconds of CPU, so one run, not one per case).
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
+import { ohlcvFetch } from '../../server/cli-commands.ts';
+import { CommandError } from '../../server/entry.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { createTestDatabase, dataDirFromTemplate, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 
@@ -119,7 +123,27 @@ describe('ohlcv fetch from the broker of a user’s key', () => {
     await expect(server.services.barsFetch({ userId: alice.user.id, assetClass: 'kr_equity', symbol: '005930', from: '2019-01-01', to: '2019-12-31' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('runs as the operator’s command: npm run cli -- ohlcv fetch', async () => {
+  it('as the operator’s command, refuses a bad end date, an unknown user and a user without a key, naming each and no secret', async () => {
+    const refusal = async (values: Parameters<typeof ohlcvFetch>[1]) => {
+      const error = await ohlcvFetch(server.services, values).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(CommandError);
+      return (error as CommandError).message;
+    };
+    // A bad end date with the start left out: refused naming it, not a crash working out the start.
+    const badTo = await refusal({ symbol: 'AAPL', 'asset-class': 'us_equity', user: alice.user.username, to: 'soon' });
+    expect(badTo).toContain('to: must be a date, YYYY-MM-DD');
+    expect(badTo).not.toContain('RangeError');
+    expect(await refusal({ symbol: 'AAPL', 'asset-class': 'us_equity', user: 'no_such_user' })).toContain('no user named no_such_user');
+    const noKey = await refusal({ symbol: 'AAPL', 'asset-class': 'us_equity', user: keyless.user.username });
+    expect(noKey).toContain('no active us_equity key');
+    for (const secret of [alpacaKey.secretKey, kisKey.appSecret, binanceKey.secret]) expect(`${badTo}${noKey}`).not.toContain(secret);
+  });
+
+  // One child process that loads the whole service: a bound for a loaded machine, not a race.
+  it('runs as the operator’s command: npm run cli -- ohlcv fetch', { timeout: 180_000 }, async () => {
     // PGlite admits one process: the service lets go of the database first.
     await server.stop();
     const env: Record<string, string> = {
@@ -134,24 +158,13 @@ describe('ohlcv fetch from the broker of a user’s key', () => {
     };
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, ['server/cli.ts', 'ohlcv', 'fetch', ...args], { cwd: REPO, env, timeout: 60_000 }, (error, stdout, stderr) => {
+        execFile(process.execPath, ['server/cli.ts', 'ohlcv', 'fetch', ...args], { cwd: REPO, env, timeout: 170_000 }, (error, stdout, stderr) => {
           resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
         });
       });
     const ok = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', alice.user.username, '--from', '2025-07-01', '--to', '2025-07-04']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('imported 4 bars of us_equity AAPL (2025-07-01 .. 2025-07-04)');
-    // A bad end date with the start left out: refused naming it, not a crash working out the start.
-    const badTo = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', alice.user.username, '--to', 'soon']);
-    expect(badTo.code).toBe(1);
-    expect(badTo.stderr).toContain('to: must be a date, YYYY-MM-DD');
-    expect(badTo.stderr).not.toContain('RangeError');
-    const nobody = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', 'no_such_user']);
-    expect(nobody.code).toBe(1);
-    expect(nobody.stderr).toContain('no user named no_such_user');
-    const noKey = await run(['--symbol', 'AAPL', '--asset-class', 'us_equity', '--user', keyless.user.username]);
-    expect(noKey.code).toBe(1);
-    expect(noKey.stderr).toContain('no active us_equity key');
-    for (const secret of [alpacaKey.secretKey, kisKey.appSecret, binanceKey.secret]) expect(`${ok.stdout}${ok.stderr}${noKey.stderr}`).not.toContain(secret);
+    for (const secret of [alpacaKey.secretKey, kisKey.appSecret, binanceKey.secret]) expect(`${ok.stdout}${ok.stderr}`).not.toContain(secret);
   });
 });

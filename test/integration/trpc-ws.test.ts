@@ -38,7 +38,6 @@ beforeAll(async () => {
     BODY_LIMIT_BYTES: String(BODY_LIMIT_BYTES),
     WS_MAX_CONNECTIONS_PER_USER: '2',
     WS_MAX_SUBSCRIPTIONS_PER_SOCKET: String(MAX_SUBSCRIPTIONS),
-    WS_AUTH_TIMEOUT_SEC: '1',
     TRPC_MAX_BATCH_SIZE: String(MAX_BATCH),
     // A slow reader's close waits behind what it has not read: the heartbeat drops it.
     WS_HEARTBEAT_INTERVAL_SEC: '1',
@@ -258,16 +257,29 @@ describe('bounds', () => {
   });
 
   it('closes a socket that shows no valid token within WS_AUTH_TIMEOUT_SEC (4001), its calls answered UNAUTHORIZED meanwhile', async () => {
-    const silent = rawTrpc(server);
-    expect(await silent.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Missing token' });
-    const without = rawTrpc(server, '');
-    expect(await without.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Missing token' });
-    const invalid = rawTrpc(server);
-    await invalid.opened;
-    invalid.sendJson(connectionParams('garbage'));
-    invalid.sendJson({ id: 1, method: 'subscription', params: { path: 'events.orders', input: { json: {} } } });
-    expect(await invalid.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Invalid token' });
-    expect(invalid.messages[0]).toMatchObject({ id: 1, error: { json: { data: { domainCode: 'UNAUTHORIZED' } } } });
+    // A server of its own, on a clock that moves only when the test moves it, with a bound longer
+    // than the test may take: the sockets of the other tests never race a short bound, and these
+    // are closed when the clock says, not when a loaded machine gets round to sending.
+    const AUTH_TIMEOUT_SEC = 600;
+    const clock = manualClock('2026-03-10T15:00:00Z');
+    const strict = await startTestServer({ WS_AUTH_TIMEOUT_SEC: String(AUTH_TIMEOUT_SEC) }, undefined, { clock });
+    try {
+      const silent = rawTrpc(strict);
+      const without = rawTrpc(strict, '');
+      const invalid = rawTrpc(strict);
+      await Promise.all([silent.opened, without.opened, invalid.opened]);
+      invalid.sendJson(connectionParams('garbage'));
+      invalid.sendJson({ id: 1, method: 'subscription', params: { path: 'events.orders', input: { json: {} } } });
+      // The call's answer: the token before it has been read (and refused).
+      await until(() => invalid.messages.length, (count) => count >= 1);
+      expect(invalid.messages[0]).toMatchObject({ id: 1, error: { json: { data: { domainCode: 'UNAUTHORIZED' } } } });
+      clock.advance(AUTH_TIMEOUT_SEC * 1000);
+      expect(await silent.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Missing token' });
+      expect(await without.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Missing token' });
+      expect(await invalid.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Invalid token' });
+    } finally {
+      await strict.stop();
+    }
   });
 
   it('refuses a batch of more than TRPC_MAX_BATCH_SIZE calls, each call told so, and serves one of that size', async () => {

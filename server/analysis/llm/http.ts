@@ -2,6 +2,7 @@
 // trouble: 429, 5xx, a dropped connection; the whole of it bounded by one wall-clock budget) and
 // the settling of an answer into an LlmAnswer.
 import { retryDelayMs } from '../../alerts/backoff.ts';
+import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import { LlmError, type LlmAnswer, type LlmCall, type TModelPrices } from '../types.ts';
 import { costOf } from './pricing.ts';
 
@@ -13,6 +14,8 @@ export interface PostJsonOptions {
   body: unknown;
   /** The wall-clock cap of the call, retries and their waits included. */
   timeoutMs: number;
+  /** What the cap is measured on (the service's clock; the system's by default), so a test moves past it rather than waiting. */
+  clock?: Clock;
   /** Attempts after the first; 0 sends one request. */
   maxRetries: number;
   backoff: { baseMs: number; maxMs: number };
@@ -120,7 +123,7 @@ const parseJsonBody = (text: string, target: string): unknown => {
 };
 
 export const postJsonWithRetries = async (options: PostJsonOptions): Promise<PostJsonResult> => {
-  const { url, headers, body, timeoutMs, maxRetries, backoff, signal, random = Math.random, fetchImpl = fetch } = options;
+  const { url, headers, body, timeoutMs, maxRetries, backoff, signal, clock = systemClock(), random = Math.random, fetchImpl = fetch } = options;
   const target = targetOf(url);
   const scrub = scrubberOf(headers);
   const aborted = () => new LlmError('aborted', `the call to ${target} was aborted`);
@@ -134,10 +137,11 @@ export const postJsonWithRetries = async (options: PostJsonOptions): Promise<Pos
     stopped ??= error;
     controller.abort(stopped);
   };
+  // The latency is measured; the deadline is decided on the clock.
   const startedAt = performance.now();
-  const deadline = startedAt + timeoutMs;
+  const deadline = clock.now().getTime() + Math.max(0, timeoutMs);
   const timedOut = () => new LlmError('timeout', `the call to ${target} took longer than ${timeoutMs} ms`);
-  const deadlineTimer = setTimeout(() => stop(timedOut()), Math.max(0, timeoutMs));
+  const cancelDeadline = wakeAt(clock, new Date(deadline), () => stop(timedOut()));
   const onAbort = () => stop(aborted());
   signal?.addEventListener('abort', onAbort, { once: true });
   const stoppedError = (): LlmError => stopped ?? aborted();
@@ -165,7 +169,7 @@ export const postJsonWithRetries = async (options: PostJsonOptions): Promise<Pos
           const detail = scrub(await errorDetailOf(response)).slice(0, 300);
           throw new LlmError('http', `${target} answered HTTP ${response.status}${detail ? `: ${detail}` : ''}`, { status: response.status });
         }
-        waitMs = retryAfterMs(response.headers, Date.now());
+        waitMs = retryAfterMs(response.headers, clock.now().getTime());
         // The answer's content is not used; cancelling frees the connection for the retry.
         await response.body?.cancel().catch(() => undefined);
         failure = new LlmError('http', `${target} answered HTTP ${response.status} after ${attempts} attempt(s)`, { status: response.status });
@@ -176,7 +180,7 @@ export const postJsonWithRetries = async (options: PostJsonOptions): Promise<Pos
       }
       if (attempts > maxRetries) throw failure;
       const wantedMs = waitMs ?? retryDelayMs(attempts, backoff, random());
-      const remainingMs = Math.max(0, deadline - performance.now());
+      const remainingMs = Math.max(0, deadline - clock.now().getTime());
       await sleep(Math.min(wantedMs, remainingMs), controller.signal, stoppedError);
       // A wait that fills the budget leaves no time for another attempt; deciding here, rather
       // than racing the deadline's timer, keeps a doomed request from being sent.
@@ -186,7 +190,7 @@ export const postJsonWithRetries = async (options: PostJsonOptions): Promise<Pos
       }
     }
   } finally {
-    clearTimeout(deadlineTimer);
+    cancelDeadline();
     signal?.removeEventListener('abort', onAbort);
   }
 };
@@ -200,6 +204,8 @@ export interface ProviderClientOptions {
   prices: TModelPrices;
   /** A ceiling on every call's own `timeoutMs`: the lower of the two bounds the call. */
   timeoutMs: number;
+  /** The clock the calls' deadlines are on (the system's by default). */
+  clock?: Clock;
   maxRetries: number;
   backoff: { baseMs: number; maxMs: number };
   random?: () => number;
@@ -215,6 +221,7 @@ export const loopOptionsOf = (options: ProviderClientOptions, call: LlmCall) => 
   maxRetries: options.maxRetries,
   backoff: options.backoff,
   ...(call.signal ? { signal: call.signal } : {}),
+  ...(options.clock ? { clock: options.clock } : {}),
   ...(options.random ? { random: options.random } : {}),
   ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
 });

@@ -52,6 +52,12 @@ export interface SharedLimiterOptions extends TokenBucketOptions {
   prefetch?: number;
   holdMs?: number;
   answerTimeoutMs?: number;
+  /**
+   * Told each time the limiter has looked at the budget for its waiting callers (a round trip
+   * answered, or a turn skipped while paused): a test counts looks to know that no grant is coming
+   * at the clock's time, rather than sleeping.
+   */
+  onLook?: () => void;
 }
 
 export const createSharedRequestLimiter = (options: SharedLimiterOptions): RequestLimiter => {
@@ -150,6 +156,7 @@ export const createSharedRequestLimiter = (options: SharedLimiterOptions): Reque
     }
     armLapse();
     if (waiters.length > 0) scheduleAsk(Math.max(pausedUntil, dueAt(answer)) - now());
+    options.onLook?.();
   };
 
   /** One round trip for every caller waiting now, and the prefetch. */
@@ -157,7 +164,11 @@ export const createSharedRequestLimiter = (options: SharedLimiterOptions): Reque
     if (closed || asking || nextAsk || waiters.length === 0) return;
     admitFromHeld();
     if (waiters.length === 0) return;
-    if (now() < pausedUntil) return scheduleAsk(pausedUntil - now());
+    if (now() < pausedUntil) {
+      scheduleAsk(pausedUntil - now());
+      options.onLook?.();
+      return;
+    }
     const trip = {};
     asking = trip;
     const settle = () => {

@@ -130,6 +130,8 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
           replayToday: true,
+          // KIS's days are Seoul's, and a lost order is looked for by its age: both on the service's clock.
+          now: () => clock.now(),
           logger: warn,
         });
       case 'crypto': {
