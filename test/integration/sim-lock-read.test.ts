@@ -8,6 +8,7 @@ import { insertAccountIfMissing, insertOrder, type AccountKey } from '../../serv
 import { rowsOf, type DatabaseHandle, type Tx } from '../../server/db/client.ts';
 import { sql } from 'drizzle-orm';
 import { openTestDatabase } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const at = new Date('2026-03-10T15:00:00Z');
 let database: DatabaseHandle;
@@ -68,13 +69,16 @@ describe('the lock read', () => {
     const second = database.db.transaction((tx) => lockAccountForSymbol(tx, key, 'BTC/USDT'));
     // Wait until the second's read is waiting on the lock (its text is longer than pg_stat_activity
     // keeps: known by its start), then let the first commit.
-    for (;;) {
-      const [row] = await rowsOf<{ n: number }>(
-        database.db,
-        sql`select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like 'select json_build_object(%'`,
-      );
-      if (row!.n > 0) break;
-    }
+    await waitFor(
+      async () =>
+        (
+          await rowsOf<{ n: number }>(
+            database.db,
+            sql`select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like 'select json_build_object(%'`,
+          )
+        )[0]!.n,
+      (waiting) => waiting > 0,
+    );
     release();
     await first;
     expect((await second)?.working.map((order) => order.id)).toEqual(['lock-read-first']);
