@@ -31,10 +31,15 @@ export const ZBracketSpec = z.object({
   stop_loss_limit: positivePrice().nullable().optional(),
 });
 
-/** The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or `x:sl` (stop-loss). */
+/**
+ * The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or
+ * `x:sl` (stop-loss). An entry that fills again after its pair ended (a leg sold what it
+ * protected) gets a new pair for the new units: its second is `x:tp2` and `x:sl2`, and so on.
+ */
 export const BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' } as const;
-export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES) => `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}`;
-const endsInChildSuffix = (id: string) => Object.values(BRACKET_CHILD_SUFFIXES).some((suffix) => id.endsWith(suffix));
+export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES, pair = 1) =>
+  `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}${pair > 1 ? pair : ''}`;
+const CHILD_SUFFIX = /:(tp|sl)\d*$/;
 
 /**
  * Our client order id; an exchange that takes fewer characters is sent a digest form of it
@@ -46,7 +51,7 @@ export const ZClientOrderId = requestText()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
-  .refine((id) => !endsInChildSuffix(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, the suffixes of a bracket's children`);
+  .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')} (with or without a number), the suffixes of a bracket's children`);
 
 /** The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). */
 const PRICES_OF_TYPE: Record<z.infer<typeof ZOrderType>, { limit: boolean; stop: boolean }> = {

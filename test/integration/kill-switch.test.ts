@@ -192,15 +192,18 @@ describe('a bracket entry that fills in parts, under a lock', () => {
     await webhook.close();
   });
 
+  /** The entry's working children, by client id, with their quantities. */
+  const childrenOf = async (user: FactoryUser, entryClientOrderId: string) =>
+    (await openOrders(server, user))
+      .filter((order) => order.metadata.parent_client_order_id === entryClientOrderId)
+      .map((order) => ({ client_order_id: order.client_order_id, qty: order.qty }))
+      .sort((a, b) => a.client_order_id.localeCompare(b.client_order_id));
+
   it('its children cover what it has filled, growing with each fill, and the lock that cancels it keeps them', async () => {
     const user = await trader(server, 'partly');
     const entry = await place(server, user, { side: 'buy', qty: 0.025, order_type: 'limit', limit_price: 49_000, time_in_force: 'gtc', bracket: { take_profit: 60_000, stop_loss: 45_000 } });
     expect(entry.status, entry.text).toBe(201);
-    const children = async () =>
-      (await openOrders(server, user))
-        .filter((order) => order.metadata.parent_client_order_id === entry.body.client_order_id)
-        .map((order) => ({ client_order_id: order.client_order_id, qty: order.qty }))
-        .sort((a, b) => a.client_order_id.localeCompare(b.client_order_id));
+    const children = () => childrenOf(user, entry.body.client_order_id);
     const pairOf = (qty: number) => [`${entry.body.client_order_id}:sl`, `${entry.body.client_order_id}:tp`].map((client_order_id) => ({ client_order_id, qty }));
 
     await setPrice(server, admin, 48_900);
@@ -220,6 +223,41 @@ describe('a bracket entry that fills in parts, under a lock', () => {
     expect(await children()).toEqual(pairOf(0.02));
     const positions = await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token });
     expect(positions.body.items).toMatchObject([{ symbol: 'BTC/USDT', qty: 0.02 }]);
+  });
+
+  it('a leg selling in part shrinks the other in the order list; a fill after the pair ended gets a new pair', async () => {
+    const user = await trader(server, 'pairs');
+    await setPrice(server, admin, 50_000);
+    const entry = await place(server, user, { side: 'buy', qty: 0.025, order_type: 'limit', limit_price: 49_000, time_in_force: 'gtc', bracket: { take_profit: 60_000, stop_loss: 45_000 } });
+    expect(entry.status, entry.text).toBe(201);
+    const children = () => childrenOf(user, entry.body.client_order_id);
+    const id = (suffix: string) => `${entry.body.client_order_id}${suffix}`;
+    await setPrice(server, admin, 48_900);
+    await setPrice(server, admin, 48_800);
+    expect(await children()).toEqual([
+      { client_order_id: id(':sl'), qty: 0.02 },
+      { client_order_id: id(':tp'), qty: 0.02 },
+    ]);
+    // The take-profit sells 0.01 of the 0.02: the stop-loss protects the 0.01 still held.
+    await setPrice(server, admin, 61_000);
+    expect(await children()).toEqual([
+      { client_order_id: id(':sl'), qty: 0.01 },
+      { client_order_id: id(':tp'), qty: 0.02 },
+    ]);
+    // It sells the rest: the pair has ended, nothing is held.
+    await setPrice(server, admin, 61_100);
+    expect(await children()).toEqual([]);
+    // The entry's last 0.005 fills: a new pair protects it.
+    await setPrice(server, admin, 48_700);
+    expect(await children()).toEqual([
+      { client_order_id: id(':sl2'), qty: 0.005 },
+      { client_order_id: id(':tp2'), qty: 0.005 },
+    ]);
+    const positions = await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token });
+    expect(positions.body.items).toMatchObject([{ symbol: 'BTC/USDT', qty: 0.005 }]);
+    // Those names stay the broker's: an order of the user's own may not take one.
+    const named = await place(server, user, { side: 'buy', qty: 0.001, order_type: 'market', client_order_id: 'mine:tp3' });
+    expect(named.status, named.text).toBe(422);
   });
 });
 

@@ -374,6 +374,8 @@ describe('brackets', () => {
     await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '112' });
     await account.seen({ type: 'partial_fill', broker_order_id: takeProfit.brokerOrderId });
     expect((await orderRow(account.userId, stopLoss.brokerOrderId)).qty).toBe('0.003');
+    // The broker's own change of the stop-loss says its new quantity, as a growth does.
+    expect(await account.seen({ type: 'replaced', broker_order_id: stopLoss.brokerOrderId })).toMatchObject({ qty: '0.003', reason: 'oco: the other leg filled 0.002' });
     // The stop-loss triggers and sells the rest: the take-profit ends.
     await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '85' });
     await account.seen({ type: 'fill', broker_order_id: stopLoss.brokerOrderId });
@@ -422,6 +424,37 @@ describe('brackets', () => {
       ]);
       expect((await children()).map((child) => child.brokerOrderId).sort()).toEqual([stopLoss!.brokerOrderId, takeProfit!.brokerOrderId].sort());
       expect(typesOf(account, stopLoss!.brokerOrderId)).toEqual(['accepted', 'open', 'replaced', 'replaced']);
+    });
+
+    it('a fill after its pair ended (the take-profit sold what it protected) gets a new pair for what it bought', async () => {
+      const { symbol, account, entry, children } = await partlyFilled();
+      const first = await children();
+      const takeProfit = first.find((child) => child.metadata.leg === 'take_profit')!;
+      const stopLoss = first.find((child) => child.metadata.leg === 'stop_loss')!;
+      // Up through the take-profit: it sells the 0.002 bought (two lots a tick), the stop-loss ends with it.
+      await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '111' });
+      await account.seen({ type: 'fill', broker_order_id: takeProfit.brokerOrderId });
+      await account.seen({ type: 'canceled', broker_order_id: stopLoss.brokerOrderId });
+      expect(await children()).toEqual([]);
+      // Back down to the entry's limit: it buys 0.002 more, and that is protected again.
+      await thinSim.setPrice({ assetClass: 'crypto', symbol, price: '98' });
+      expect(await orderRow(account.userId, entry.brokerOrderId)).toMatchObject({ status: 'partially_filled', filledQty: '0.004' });
+      const second = await children();
+      expect(legs(second)).toEqual([
+        { leg: 'stop_loss', qty: '0.002', status: 'open' },
+        { leg: 'take_profit', qty: '0.002', status: 'open' },
+      ]);
+      expect(second.map((child) => child.clientOrderId).sort()).toEqual([`${entry.clientOrderId}:sl2`, `${entry.clientOrderId}:tp2`]);
+      const [stopLoss2, takeProfit2] = second.sort((a, b) => String(a.metadata.leg).localeCompare(String(b.metadata.leg)));
+      expect((await orderRow(account.userId, takeProfit2!.brokerOrderId)).ocoSiblingId).toBe(stopLoss2!.brokerOrderId);
+      // The next fill grows the new pair, not the ended one.
+      await thinSim.tick();
+      expect(legs(await children())).toEqual([
+        { leg: 'stop_loss', qty: '0.003', status: 'open' },
+        { leg: 'take_profit', qty: '0.003', status: 'open' },
+      ]);
+      expect(await orderRow(account.userId, takeProfit.brokerOrderId)).toMatchObject({ status: 'filled', qty: '0.002' });
+      expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('0.003');
     });
 
     it('a cancel of the partly filled entry (as a lock makes) keeps the children of its filled part', async () => {

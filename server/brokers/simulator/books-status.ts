@@ -47,10 +47,10 @@ export const endOrder = async (session: Session, row: SimOrderRow, trigger: Extr
   return updated;
 };
 
-const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, at: Date) => ({
+const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, pair: number, at: Date) => ({
   userId: entry.userId,
   id: ids.id,
-  clientOrderId: bracketChildClientOrderId(entry.clientOrderId, child.leg),
+  clientOrderId: bracketChildClientOrderId(entry.clientOrderId, child.leg, pair),
   assetClass: entry.assetClass,
   mode: entry.mode,
   symbol: entry.symbol,
@@ -70,42 +70,60 @@ const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; si
   updatedAt: at,
 });
 
+const pairIds = (entry: SimOrderRow, pair: number) => [bracketChildClientOrderId(entry.clientOrderId, 'take_profit', pair), bracketChildClientOrderId(entry.clientOrderId, 'stop_loss', pair)];
+
+/**
+ * The entry's last OCO pair (locked) and its number, or none when it has none yet. A pair ends
+ * whole (a leg's fill or cancel ends the other), so a later pair exists only after one ended.
+ */
+const lastPairOf = async (session: Session, entry: SimOrderRow): Promise<{ pair: number; legs: SimOrderRow[] } | undefined> => {
+  let last: { pair: number; legs: SimOrderRow[] } | undefined;
+  for (let pair = 1; ; pair += 1) {
+    const legs = await lockBracketChildren(session.tx, entry, pairIds(entry, pair));
+    if (legs.length === 0) return last;
+    last = { pair, legs };
+    if (legs.some(active)) return last;
+  }
+};
+
 /**
  * A bracket entry's children follow its fills (DESIGN §6): its first fill makes the OCO pair for
  * the filled quantity, and each later fill (`fillQty`) grows both working legs by what it filled,
- * so what is bought is protected while the rest of the entry still works. An entry that ends
- * keeps the pair of its filled part (made then if it had none, as an entry filled before children
- * followed fills). A pair that has ended (a leg sold what it protected, or its owner canceled it)
- * is not made again: the children's client ids are the entry's.
+ * so what is bought is protected while the rest of the entry still works. A fill after the pair
+ * ended (a leg sold what it protected, or its owner canceled it) makes a new pair for what that
+ * fill bought, as the bracket promised for every unit of the entry. An entry that ends keeps the
+ * pairs of its filled part (made then if it had none, as an entry filled before children
+ * followed fills).
  */
 export const protectEntry = async (session: Session, entry: SimOrderRow, fillQty?: Decimal): Promise<void> => {
   const { bracket } = entry;
   if (!bracket || d(entry.filledQty).lte(0)) return;
   // The entry's first fill: no children yet, nothing to read.
-  if (fillQty && d(entry.filledQty).eq(fillQty)) return makeChildren(session, entry, bracket);
-  const childIds = [bracketChildClientOrderId(entry.clientOrderId, 'take_profit'), bracketChildClientOrderId(entry.clientOrderId, 'stop_loss')];
-  const children = await lockBracketChildren(session.tx, entry, childIds);
-  if (children.length === 0) return makeChildren(session, entry, bracket);
+  if (fillQty && d(entry.filledQty).eq(fillQty)) return makeChildren(session, entry, bracket, 1, fillQty);
+  const last = await lastPairOf(session, entry);
+  if (!last) return makeChildren(session, entry, bracket, 1, d(entry.filledQty));
   if (!fillQty) return;
-  for (const child of children.filter(active)) {
+  const working = last.legs.filter(active);
+  if (working.length === 0) return makeChildren(session, entry, bracket, last.pair + 1, fillQty);
+  for (const child of working) {
     // The broker's own change, which its owner did not ask for: the event says the new quantity.
     const grown = await updateOrder(session.tx, child, { qty: text(d(child.qty).plus(fillQty)), updatedAt: session.at });
     session.events.push(eventOf(grown, 'replaced', session.at, { reason: `bracket: the entry filled ${text(fillQty)} more`, qty: text(d(grown.qty)) }));
   }
 };
 
-/** The OCO pair protecting what the entry has filled: a take-profit limit and a stop-loss stop. */
-const makeChildren = async (session: Session, entry: SimOrderRow, bracket: NonNullable<SimOrderRow['bracket']>): Promise<void> => {
-  const pair = bracketChildren(
-    { side: entry.side, filledQty: d(entry.filledQty) },
+/** The OCO pair protecting `qty` of what the entry has filled: a take-profit limit and a stop-loss stop. */
+const makeChildren = async (session: Session, entry: SimOrderRow, bracket: NonNullable<SimOrderRow['bracket']>, pair: number, qty: Decimal): Promise<void> => {
+  const legs = bracketChildren(
+    { side: entry.side, filledQty: qty },
     { takeProfit: d(bracket.take_profit), stopLoss: d(bracket.stop_loss), stopLossLimit: maybe(bracket.stop_loss_limit) },
   );
   const ids = { takeProfit: newBrokerOrderId(), stopLoss: newBrokerOrderId() };
   for (const [child, id, siblingId] of [
-    [pair.takeProfit, ids.takeProfit, ids.stopLoss],
-    [pair.stopLoss, ids.stopLoss, ids.takeProfit],
+    [legs.takeProfit, ids.takeProfit, ids.stopLoss],
+    [legs.stopLoss, ids.stopLoss, ids.takeProfit],
   ] as const) {
-    const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, session.at));
+    const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, pair, session.at));
     // Accepted and working at once: the broker takes the children on the entry's fill.
     session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
   }
@@ -138,7 +156,8 @@ export const settleOco = async (session: Session, leg: SimOrderRow, remainingBef
     await changeStatus(session, sibling, { kind: 'cancel' }, 'oco: the other leg filled');
     return;
   }
-  // The broker's own bookkeeping, not a replace the owner asked for: no `replaced` event; the
-  // shrunk quantity shows in the order itself.
-  await updateOrder(session.tx, sibling, { qty: text(d(sibling.filledQty).plus(action.qty)), updatedAt: session.at });
+  // The broker's own change, which its owner did not ask for: the event says the new quantity, so
+  // that the order service's record of the leg (and its clients) shrinks with it.
+  const shrunk = await updateOrder(session.tx, sibling, { qty: text(d(sibling.filledQty).plus(action.qty)), updatedAt: session.at });
+  session.events.push(eventOf(shrunk, 'replaced', session.at, { reason: `oco: the other leg filled ${text(fillQty)}`, qty: text(d(shrunk.qty)) }));
 };
