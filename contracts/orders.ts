@@ -38,8 +38,8 @@ export const ZBracketSpec = z.object({
  */
 export const BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' } as const;
 export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES, pair = 1) =>
-  `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}${pair > 1 ? pair : ''}`;
-const CHILD_SUFFIX = /:(tp|sl)\d*$/;
+  `${entryClientOrderId}${BRACKET_CHILD_SUFFIXES[leg]}${pair > 1 ? `.${pair}` : ''}`;
+const CHILD_SUFFIX = /:(tp|sl)(\.\d+)?$/;
 
 /**
  * Our client order id; an exchange that takes fewer characters is sent a digest form of it
@@ -51,7 +51,7 @@ export const ZClientOrderId = requestText()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
-  .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')} (with or without a number), the suffixes of a bracket's children`);
+  .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, alone or with a pair number (:tp.2), the suffixes of a bracket's children`);
 
 /** The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). */
 const PRICES_OF_TYPE: Record<z.infer<typeof ZOrderType>, { limit: boolean; stop: boolean }> = {

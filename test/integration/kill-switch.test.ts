@@ -250,13 +250,13 @@ describe('a bracket entry that fills in parts, under a lock', () => {
     // The entry's last 0.005 fills: a new pair protects it.
     await setPrice(server, admin, 48_700);
     expect(await children()).toEqual([
-      { client_order_id: id(':sl2'), qty: 0.005 },
-      { client_order_id: id(':tp2'), qty: 0.005 },
+      { client_order_id: id(':sl.2'), qty: 0.005 },
+      { client_order_id: id(':tp.2'), qty: 0.005 },
     ]);
     const positions = await server.http('GET', '/api/equity/positions?asset_class=crypto', { token: user.tokens.access_token });
     expect(positions.body.items).toMatchObject([{ symbol: 'BTC/USDT', qty: 0.005 }]);
     // Those names stay the broker's: an order of the user's own may not take one.
-    const named = await place(server, user, { side: 'buy', qty: 0.001, order_type: 'market', client_order_id: 'mine:tp3' });
+    const named = await place(server, user, { side: 'buy', qty: 0.001, order_type: 'market', client_order_id: 'mine:tp.3' });
     expect(named.status, named.text).toBe(422);
   });
 });

@@ -444,7 +444,7 @@ describe('brackets', () => {
         { leg: 'stop_loss', qty: '0.002', status: 'open' },
         { leg: 'take_profit', qty: '0.002', status: 'open' },
       ]);
-      expect(second.map((child) => child.clientOrderId).sort()).toEqual([`${entry.clientOrderId}:sl2`, `${entry.clientOrderId}:tp2`]);
+      expect(second.map((child) => child.clientOrderId).sort()).toEqual([`${entry.clientOrderId}:sl.2`, `${entry.clientOrderId}:tp.2`]);
       const [stopLoss2, takeProfit2] = second.sort((a, b) => String(a.metadata.leg).localeCompare(String(b.metadata.leg)));
       expect((await orderRow(account.userId, takeProfit2!.brokerOrderId)).ocoSiblingId).toBe(stopLoss2!.brokerOrderId);
       // The next fill grows the new pair, not the ended one.
