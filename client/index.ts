@@ -8,18 +8,25 @@ import type { TOrderEventFrame, TOrdersFrame } from '../contracts/events.ts';
 import type { TOrderList } from '../contracts/orders.ts';
 import type { AppRouter } from './router.ts';
 import { backoffMs, connectLiveChannel, connectOrdersChannel, type Channel, type ChannelOptions, type TChannelState, type WebSocketFactory } from './channels.ts';
+import { createSession, type SessionOptions } from './session.ts';
 
 export type { AppRouter };
 export * from '../contracts/index.ts';
 export { backoffMs, connectLiveChannel, connectOrdersChannel, type Channel, type ChannelOptions, type TChannelState, type WebSocketFactory };
+export type { SessionOptions };
 
 export interface TradingClientOptions {
   /** Base URL of the service, e.g. http://127.0.0.1:8000 */
   url: string;
   /** A fixed access token... */
   token?: string;
-  /** ...or a function asked before every request (to hand in a refreshed one). */
+  /** ...or a function asked before every request (to hand in a refreshed one)... */
   getToken?: () => string | undefined | Promise<string | undefined>;
+  /**
+   * ...or the tokens of a login, kept alive by the client: the access token is refreshed before
+   * it expires and when a request meets a 401 (then sent again once), one refresh at a time.
+   */
+  session?: SessionOptions;
   fetch?: typeof globalThis.fetch;
   /** For the channels and tRPC subscriptions; defaults to globalThis.WebSocket. */
   webSocket?: WebSocketFactory;
@@ -73,14 +80,28 @@ export const errorCodeOf = (error: unknown): TAppErrorCode | undefined => {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+const PUBLIC_AUTH_PATHS = new Set(['/api/auth/register', '/api/auth/login', '/api/auth/refresh']);
+
 export const createTradingClient = (options: TradingClientOptions) => {
   const base = options.url.replace(/\/+$/, '');
-  const doFetch = options.fetch ?? globalThis.fetch;
-  const tokenOf = async () => options.token ?? (await options.getToken?.());
+  const plainFetch = options.fetch ?? globalThis.fetch;
+  const session = options.session && createSession(base, plainFetch, options.session);
+  const tokenOf = async () => options.token ?? (session ? await session.accessToken() : await options.getToken?.());
   const authHeaders = async (): Promise<Record<string, string>> => {
     const token = await tokenOf();
     return token ? { authorization: `Bearer ${token}` } : {};
   };
+  /** With a session: a request refused for its token is sent once more with the renewed one. */
+  const doFetch: typeof globalThis.fetch = !session
+    ? plainFetch
+    : async (input, init) => {
+        const headers = new Headers(init?.headers);
+        const used = headers.get('authorization')?.replace(/^Bearer /, '');
+        const response = await plainFetch(input, init);
+        if (response.status !== 401 || used === undefined || !(await session.renewAfter(used))) return response;
+        headers.set('authorization', `Bearer ${(await tokenOf()) ?? ''}`);
+        return plainFetch(input, { ...init, headers });
+      };
 
   // Subscriptions travel over tRPC's WebSocket protocol (opened on first use, the token in the
   // connection params); everything else over HTTP.
@@ -107,7 +128,8 @@ export const createTradingClient = (options: TradingClientOptions) => {
   const request = async <T>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> => {
     const url = new URL(`${base}${path}`);
     for (const [key, value] of Object.entries(opts.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { ...(await authHeaders()) };
+    // The routes that sign in take no token: their 401 is about the credentials, not the session.
+    const headers: Record<string, string> = PUBLIC_AUTH_PATHS.has(path) ? {} : { ...(await authHeaders()) };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     const response = await doFetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
     if (response.status === 204) return undefined as T;

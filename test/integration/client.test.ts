@@ -2,7 +2,8 @@
 // per-request token, the domain code of every error through errorCodeOf, and the REST helper.
 import { TRPCClientError } from '@trpc/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTradingClient, errorCodeOf, TradingApiError, type TradingClient } from '../../client/index.ts';
+import { createTradingClient, errorCodeOf, TradingApiError, type TradingClient, type TTokenResponse, type TUserResponse } from '../../client/index.ts';
+import { manualClock } from '../../server/clock.ts';
 import { registerAndLogin, startTestServer, uniqueName, type TestServer, type TestUser } from '../support/server.ts';
 
 let server: TestServer;
@@ -200,5 +201,66 @@ describe('/trpc on the wire', () => {
     });
     expect(res.status).toBe(status);
     expect(((await res.json()) as any).error.json.data.domainCode).toBe(code);
+  });
+});
+
+describe('a session the client keeps alive (session option)', () => {
+  // The service's clock, to let an access token expire; the client's own is `clientNow`.
+  const clock = manualClock('2026-03-10T01:00:00Z');
+  let timed: TestServer;
+  beforeAll(async () => {
+    timed = await startTestServer({}, undefined, { clock });
+  });
+  afterAll(() => timed?.stop());
+
+  const sessionClient = async (prefix: string, clientNow = () => 0) => {
+    const user = await registerAndLogin(timed, prefix);
+    const kept: TTokenResponse[] = [];
+    let ended = 0;
+    const sessionOf = createTradingClient({ url: timed.url, session: { tokens: user.tokens, onTokens: (tokens) => kept.push(tokens), onEnded: () => ended++, now: clientNow } });
+    return { user, client: sessionOf, kept, ended: () => ended };
+  };
+
+  it('refreshes once for all the requests its expired token met, and sends each of them again', async () => {
+    const { user, client: sessionOf, kept } = await sessionClient('csess');
+    expect((await sessionOf.rest.get<TUserResponse>('/api/auth/me')).id).toBe(user.user.id);
+    clock.advance((user.tokens.expires_in + 60) * 1000);
+    const answers = await Promise.all([
+      ...Array.from({ length: 8 }, () => sessionOf.rest.get<TUserResponse>('/api/auth/me')),
+      ...Array.from({ length: 4 }, () => sessionOf.trpc.auth.me.query()),
+    ]);
+    expect(answers.map((answer) => answer.id)).toEqual(Array.from({ length: 12 }, () => user.user.id));
+    // One rotation: a second one would have presented the spent refresh token and ended the session.
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.refresh_token).not.toBe(user.tokens.refresh_token);
+    const spent = await timed.http('POST', '/api/auth/refresh', { body: { refresh_token: user.tokens.refresh_token } });
+    expect(spent.status).toBe(401);
+  });
+
+  it('refreshes before the access token expires, by its own clock', async () => {
+    let clientNow = 0;
+    const { user, client: sessionOf, kept } = await sessionClient('cearly', () => clientNow);
+    await sessionOf.rest.get('/api/auth/me');
+    expect(kept).toHaveLength(0);
+    // Within the last 30 s of the token's life, as the client counts it.
+    clientNow = user.tokens.expires_in * 1000 - 10_000;
+    expect((await sessionOf.trpc.auth.me.query()).id).toBe(user.user.id);
+    expect(kept).toHaveLength(1);
+  });
+
+  it('ends when the service refuses the refresh token, and the request fails with its 401', async () => {
+    const { user, client: sessionOf, kept, ended } = await sessionClient('cend');
+    // Someone else spent the refresh token: the client's rotation presents it again and is refused.
+    expect((await timed.http('POST', '/api/auth/refresh', { body: { refresh_token: user.tokens.refresh_token } })).status).toBe(200);
+    clock.advance((user.tokens.expires_in + 60) * 1000);
+    const error = await rejectionOf(sessionOf.rest.get('/api/auth/me'));
+    expect(error).toBeInstanceOf(TradingApiError);
+    expect((error as TradingApiError).status).toBe(401);
+    expect(kept).toHaveLength(0);
+    expect(ended()).toBe(1);
+    // A wrong password at login is about the credentials: no refresh is tried for it.
+    const login = await rejectionOf(sessionOf.rest.post('/api/auth/login', { username: user.username, password: 'wrong-password' }));
+    expect((login as TradingApiError).status).toBe(401);
+    expect(ended()).toBe(1);
   });
 });
