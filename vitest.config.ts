@@ -1,9 +1,19 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
-// Three projects: unit (pure logic) and process (the entry points as child processes) first,
-// then integration (the real server in-process over HTTP, each file on its own copy of a migrated
-// template database; the model-based test of a paper account, test/model, runs here with a
-// bounded number of runs).
+// Four projects, run together on the two workers (the longest files first):
+// - unit: pure logic;
+// - process: the entry points as child processes (its files are the suite's longest);
+// - integration: the real server in-process over HTTP, each file on its own copy of a migrated
+//   template database; the model-based test of a paper account (test/model) runs here with a
+//   bounded number of runs;
+// - isolated: the few files that replace a module (vi.mock) or fake the timers, which need a
+//   module graph of their own.
+// unit and integration share one module graph per worker (isolate: false): every file importing
+// the whole server again cost about half of their time. Each file still builds its own app (its
+// own database, config, clock and services), so no state of one is seen by another.
+const OWN_MODULES = ['test/integration/db-internals.test.ts', 'test/integration/duplicate-wait.test.ts', 'test/unit/clock.test.ts', 'test/unit/logger.test.ts'];
+const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -12,14 +22,13 @@ export default defineConfig({
     // Two cores: two files at a time.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false } },
+      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'], sequence: { groupOrder: 1 } },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false, ...DATABASE },
       },
-      // With the unit tests, before the integration files: its files are the suite's longest (each
-      // starts the service as a child process), and run last they left one worker idle at the end.
-      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'isolated', include: OWN_MODULES, ...DATABASE } },
     ],
   },
 });

@@ -33,11 +33,19 @@ interface Run {
   ms: number;
 }
 
+/**
+ * The machine's way to the registry, passed on to npm: a proxy, and the certificate authority of
+ * one that re-signs TLS (npm is a Node program: without NODE_EXTRA_CA_CERTS it refuses that chain).
+ */
+const NETWORK = Object.fromEntries(
+  Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && /^(NODE_EXTRA_CA_CERTS|(https?|no)_proxy|npm_config_(cafile|registry|proxy|https_proxy|strict_ssl))$/i.test(entry[0])),
+);
+
 /** Runs a command to its end, killed past STEP_MS. */
 const run = (command: string, args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<Run> =>
   new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(command, args, { cwd: options.cwd, env: { PATH, HOME: process.env.HOME ?? tmpdir(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: { PATH, HOME: process.env.HOME ?? tmpdir(), ...NETWORK, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
