@@ -1,6 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
-// Four projects, run together on the two workers (the longest files first):
+// Four projects, run together on the two workers (the process files first: test/support/sequencer.ts):
 // - unit: pure logic;
 // - process: the entry points as child processes (its files are the suite's longest);
 // - integration: the real server in-process over HTTP, each file on its own copy of a migrated
@@ -21,6 +22,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: two files at a time.
     maxWorkers: 2,
+    sequence: { sequencer: ProcessFilesFirst },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false } },
       { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'] } },
