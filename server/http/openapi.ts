@@ -123,10 +123,11 @@ const SUBSCHEMA_LIST_KEYS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
 /**
  * Gives each property of `schema` (and of the schemas inside it) without a description the
  * dictionary's, looked up under `roots` (the component, or the operation) followed by the path of
- * properties that leads to it, then under its parent property. A `$ref` is left alone: the
- * component it names is described where it is defined. OpenAPI 3.1 lets a property that is a
- * `$ref` carry a description beside it. A name the dictionary lacks stays undescribed rather
- * than failing the build: the OpenAPI test lists it.
+ * properties that leads to it, then under its parent property. The walk does not follow a
+ * `$ref`: the component it names is described where it is defined. A property that is itself a
+ * `$ref` would get its description beside it, which OpenAPI 3.1 (this document's version)
+ * allows. A name the dictionary lacks stays undescribed rather than failing the build: the
+ * OpenAPI test lists it.
  */
 const describeProperties = (schema: unknown, roots: readonly string[], trail: readonly string[] = []): void => {
   if (!isNode(schema)) return;
