@@ -2,7 +2,7 @@
 // property and parameter without a description of its own (a zod `.meta({ description })`) the
 // one found here. Kept apart from the zod schemas so that the shapes stay readable and a word
 // shared by many schemas (`asset_class`, `page`) is written once. Words follow the interface
-// (/work/shared/spec/trading-service-interface.md) and DESIGN where it extends it; a test
+// specification and DESIGN where it extends it; a test
 // (test/integration/openapi.test.ts) lists every property or parameter still without one.
 
 /**
