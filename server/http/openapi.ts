@@ -1,8 +1,9 @@
 // The OpenAPI document: generated from the procedures' meta by trpc-to-openapi, then corrected
 // in this one place: full /api paths, stable operation ids, the real success statuses, the
-// documented error statuses with the error envelope, security on every operation, and the plain
-// /health routes beside the procedures.
+// documented error statuses with the error envelope, security on every operation, the plain
+// /health routes beside the procedures, and a description on every property and parameter.
 import { generateOpenApiDocument } from 'trpc-to-openapi';
+import { descriptionOf } from '../../contracts/descriptions.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
@@ -18,6 +19,8 @@ type Operation = {
   requestBody?: unknown;
   parameters?: unknown[];
 };
+/** A JSON Schema or an OpenAPI object as the generator leaves it: read only through `isNode`. */
+type Node = Record<string, unknown>;
 type PathItem = Record<string, Operation>;
 
 const REASONS: Record<number, string> = {
@@ -110,6 +113,65 @@ const healthPaths = (): Record<string, PathItem> => ({
   },
 });
 
+const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
+const hasDescription = (node: Node) => typeof node.description === 'string' && node.description.trim() !== '';
+
+/** The keywords through which a schema holds other schemas (besides `properties`). */
+const SUBSCHEMA_KEYS = ['items', 'additionalProperties', 'not'] as const;
+const SUBSCHEMA_LIST_KEYS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+
+/**
+ * Gives each property of `schema` (and of the schemas inside it) without a description the
+ * dictionary's, looked up under `roots` (the component, or the operation) followed by the path of
+ * properties that leads to it, then under its parent property. The walk does not follow a
+ * `$ref`: the component it names is described where it is defined. A property that is itself a
+ * `$ref` would get its description beside it, which OpenAPI 3.1 (this document's version)
+ * allows. A name the dictionary lacks stays undescribed rather than failing the build: the
+ * OpenAPI test lists it.
+ */
+const describeProperties = (schema: unknown, roots: readonly string[], trail: readonly string[] = []): void => {
+  if (!isNode(schema)) return;
+  if (isNode(schema.properties)) {
+    for (const [name, property] of Object.entries(schema.properties)) {
+      if (!isNode(property)) continue;
+      if (!hasDescription(property)) {
+        const path = trail.map((step) => `.${step}`).join('');
+        const parent = trail.at(-1);
+        const description = descriptionOf(name, [...roots.map((root) => `${root}${path}`), ...(parent === undefined ? [] : [parent])]);
+        if (description !== undefined) property.description = description;
+      }
+      describeProperties(property, roots, [...trail, name]);
+    }
+  }
+  for (const key of SUBSCHEMA_KEYS) describeProperties(schema[key], roots, trail);
+  for (const key of SUBSCHEMA_LIST_KEYS) {
+    const list = schema[key];
+    if (Array.isArray(list)) for (const item of list) describeProperties(item, roots, trail);
+  }
+};
+
+const schemasOfContent = (content: unknown): unknown[] => (isNode(content) ? Object.values(content).map((media) => (isNode(media) ? media.schema : undefined)) : []);
+
+/** Every component's properties, and each operation's parameters, inline body and inline answers. */
+const describeDocument = (paths: Record<string, PathItem>, schemas: Record<string, unknown>): void => {
+  for (const [name, schema] of Object.entries(schemas)) describeProperties(schema, [name]);
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const id = operation.operationId ?? '';
+      for (const parameter of operation.parameters ?? []) {
+        if (!isNode(parameter) || hasDescription(parameter) || typeof parameter.name !== 'string') continue;
+        const description = descriptionOf(parameter.name, [id], true);
+        if (description !== undefined) parameter.description = description;
+      }
+      const body = isNode(operation.requestBody) ? operation.requestBody.content : undefined;
+      for (const schema of schemasOfContent(body)) describeProperties(schema, [`${id}.request`, id]);
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const schema of schemasOfContent(isNode(response) ? response.content : undefined)) describeProperties(schema, [`${id}.response`, id]);
+      }
+    }
+  }
+};
+
 export const buildOpenApiDocument = (router: AppRouter, version: string): string => {
   nameSchemas();
   const doc = generateOpenApiDocument(router, {
@@ -152,5 +214,9 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   // trpc-to-openapi adds schemas of its own error shape; our errors all use ErrorBody.
   const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
-  return JSON.stringify(doc);
+  // A copy: the generator may hand one schema object to several places, and a description must
+  // follow the place it is written for, not whichever place was described first.
+  const described = structuredClone(doc);
+  describeDocument(described.paths as Record<string, PathItem>, described.components?.schemas ?? {});
+  return JSON.stringify(described);
 };

@@ -214,6 +214,38 @@ describe('the document', () => {
     }
   });
 
+  it('describes every property of every schema (components and inline) and every parameter', () => {
+    const undescribed: string[] = [];
+    let described = 0;
+    const isBlank = (node: any) => typeof node?.description !== 'string' || node.description.trim() === '';
+    // Every place a schema can hold another: a property named like a keyword (`items`) is only ever
+    // reached through `properties`, so it is never taken for one.
+    const walk = (schema: any, where: string): void => {
+      if (typeof schema !== 'object' || schema === null) return;
+      if (Array.isArray(schema)) return schema.forEach((item, index) => walk(item, `${where}[${index}]`));
+      for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+        if (isBlank(property)) undescribed.push(`${where}.${name}`);
+        else described++;
+        walk(property, `${where}.${name}`);
+      }
+      for (const key of ['items', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'prefixItems', 'not']) walk(schema[key], `${where}/${key}`);
+    };
+    for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, `#/components/schemas/${name}`);
+    for (const o of operations()) {
+      const where = `${o.method} ${o.path}`;
+      for (const parameter of o.op.parameters ?? []) {
+        if (isBlank(parameter)) undescribed.push(`${where} ${parameter.in} parameter ${parameter.name}`);
+        else described++;
+      }
+      for (const [type, media] of Object.entries<any>(o.op.requestBody?.content ?? {})) walk(media.schema, `${where} request ${type}`);
+      for (const [status, response] of Object.entries<any>(o.op.responses)) {
+        for (const [type, media] of Object.entries<any>(response.content ?? {})) walk(media.schema, `${where} ${status} ${type}`);
+      }
+    }
+    expect(undescribed, `${undescribed.length} without a description`).toEqual([]);
+    expect(described).toBeGreaterThan(600);
+  });
+
   it('public operations (register, login, refresh, health) say so with security: []', () => {
     const publicOps = [
       ['POST', '/api/auth/register'],
