@@ -10,7 +10,7 @@ export const ZUserList = pageOf(ZUserResponse);
 export type TUserList = z.infer<typeof ZUserList>;
 
 export const ZUserIdPath = z.object({
-  id: intParam({ min: 1, max: 2_147_483_647 }),
+  user_id: intParam({ min: 1, max: 2_147_483_647 }),
 });
 
 export const ZHaltRequest = z.object({ halted: bodyBoolean() });
@@ -52,7 +52,7 @@ export const ZAdminLiveAccount = ZLiveAccountStatus.extend({
 });
 
 /**
- * GET /api/admin/users/{id}: the user as the user list shows it, its live trading per asset class
+ * GET /api/admin/users/{user_id}: the user as the user list shows it, its live trading per asset class
  * (flag, first live order, lock, today's live orders against the daily limit), and its bot as
  * GET /api/bot/status shows it (null when it never started one).
  */

@@ -17,7 +17,7 @@ export const ZLiveStatus = z.object({ crypto: ZLiveAccountStatus, us_equity: ZLi
 export type TLiveStatus = z.infer<typeof ZLiveStatus>;
 
 /** An operator's action on one user's asset class: the user in the path, the asset class in the body. */
-export const ZUserAssetClassRequest = z.object({ id: intParam({ min: 1, max: 2_147_483_647 }), asset_class: ZAssetClass });
+export const ZUserAssetClassRequest = z.object({ user_id: intParam({ min: 1, max: 2_147_483_647 }), asset_class: ZAssetClass });
 
 export const ZLiveDisabled = z.object({ user_id: z.number().int(), asset_class: ZAssetClass, live_enabled: z.literal(false) });
 export const ZLockCleared = z.object({ user_id: z.number().int(), asset_class: ZAssetClass, locked_until: z.null(), cleared: z.boolean() });

@@ -7,7 +7,7 @@ import type { ProcedureMeta } from '../trpc/meta.ts';
 
 export interface RestRoute {
   method: string;
-  /** e.g. `/api/admin/users/{id}/deactivate`: what logs and metrics call the route. */
+  /** e.g. `/api/admin/users/{user_id}/deactivate`: what logs and metrics call the route. */
   template: string;
   /** Dotted procedure path, e.g. `admin.deactivateUser`. */
   procedure: string;

@@ -74,7 +74,7 @@ export const createLive = ({ db, clock, config, promotion, suspension, halt, run
     return { crypto: own(crypto), us_equity: own(us_equity), kr_equity: own(kr_equity) };
   };
 
-  /** GET /api/admin/users/{id}: the user, its live state per asset class and its bot. */
+  /** GET /api/admin/users/{user_id}: the user, its live state per asset class and its bot. */
   const userDetail = async ({ userId }: { userId: number }): Promise<TAdminUserDetail> => {
     const row = await findUserById(db, userId);
     if (!row) throw userNotFound();

@@ -22,10 +22,10 @@ export const adminRouter = router({
     .query(({ ctx, input }) => ctx.users.list({ page: input })),
 
   userDetail: adminProcedure
-    .meta({ openapi: openapi('GET', '/admin/users/{id}', 'One user: its live trading per asset class (flag, first live order, lock, today’s live orders and the limit) and its bot'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .meta({ openapi: openapi('GET', '/admin/users/{user_id}', 'One user: its live trading per asset class (flag, first live order, lock, today’s live orders and the limit) and its bot'), haltExempt: true, errors: ['NOT_FOUND'] })
     .input(ZUserIdPath)
     .output(ZAdminUserDetail)
-    .query(({ ctx, input }) => ctx.live.userDetail({ userId: input.id })),
+    .query(({ ctx, input }) => ctx.live.userDetail({ userId: input.user_id })),
 
   auditLog: adminProcedure
     .meta({ openapi: openapi('GET', '/admin/audit', 'Every audit record, or one user’s (user_id), newest first, filtered by an action prefix'), haltExempt: true })
@@ -34,28 +34,28 @@ export const adminRouter = router({
     .query(({ ctx, input }) => ctx.audit.listAll({ query: input })),
 
   deactivateUser: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/deactivate', 'Deactivate a user; its tokens and sessions end at once'), haltExempt: true, errors: ['NOT_FOUND', 'CONFLICT'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{user_id}/deactivate', 'Deactivate a user; its tokens and sessions end at once'), haltExempt: true, errors: ['NOT_FOUND', 'CONFLICT'] })
     .input(ZUserIdPath)
     .output(ZUserResponse)
-    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: false, origin: ctx.origin }))),
+    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.user_id, active: false, origin: ctx.origin }))),
 
   activateUser: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/activate', 'Reactivate a user (tokens issued before stay invalid)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{user_id}/activate', 'Reactivate a user (tokens issued before stay invalid)'), haltExempt: true, errors: ['NOT_FOUND'] })
     .input(ZUserIdPath)
     .output(ZUserResponse)
-    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.id, active: true, origin: ctx.origin }))),
+    .mutation(async ({ ctx, input }) => toUserResponse(await ctx.users.setActive({ actor: ctx.user, userId: input.user_id, active: true, origin: ctx.origin }))),
 
   disableLive: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/live/disable', 'Turn a user’s live trading off for an asset class (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{user_id}/live/disable', 'Turn a user’s live trading off for an asset class (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
     .input(ZUserAssetClassRequest)
     .output(ZLiveDisabled)
-    .mutation(({ ctx, input }) => ctx.live.disable({ actor: ctx.user, userId: input.id, assetClass: input.asset_class, origin: ctx.origin })),
+    .mutation(({ ctx, input }) => ctx.live.disable({ actor: ctx.user, userId: input.user_id, assetClass: input.asset_class, origin: ctx.origin })),
 
   clearLock: adminProcedure
-    .meta({ openapi: openapi('POST', '/admin/users/{id}/locks/clear', 'End a user’s emergency lock of an asset class early (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
+    .meta({ openapi: openapi('POST', '/admin/users/{user_id}/locks/clear', 'End a user’s emergency lock of an asset class early (audited)'), haltExempt: true, errors: ['NOT_FOUND'] })
     .input(ZUserAssetClassRequest)
     .output(ZLockCleared)
-    .mutation(({ ctx, input }) => ctx.live.clearLock({ actor: ctx.user, userId: input.id, assetClass: input.asset_class, origin: ctx.origin })),
+    .mutation(({ ctx, input }) => ctx.live.clearLock({ actor: ctx.user, userId: input.user_id, assetClass: input.asset_class, origin: ctx.origin })),
 
   stopUserBot: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/users/{user_id}/bot/stop', 'Force-stop a user’s bot (audited; answered with its status whether or not it ran)'), haltExempt: true, errors: ['NOT_FOUND'] })

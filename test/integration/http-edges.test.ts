@@ -154,11 +154,11 @@ describe('integer path and query parameters accept only canonical decimal digits
 
   const activate = (id: string) => send('POST', `/api/admin/users/${id}/activate`, { headers: asAdmin() });
 
-  it.each(['0x10', '%201', '1%20', '1e1', '+1', '01', '1.0', '-1', '0', '-0', '2147483648', '99999999999999999999', '1_0', '١'])('id %s is 422 naming id', async (id) => {
+  it.each(['0x10', '%201', '1%20', '1e1', '+1', '01', '1.0', '-1', '0', '-0', '2147483648', '99999999999999999999', '1_0', '١'])('user id %s is 422 naming user_id', async (id) => {
     const res = await activate(id);
     expect(res.status, res.text).toBe(422);
     expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', status: 422 });
-    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(['id']);
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(['user_id']);
   });
 
   it('a written-out id reaches its user', async () => {
@@ -202,7 +202,7 @@ describe('integer path and query parameters accept only canonical decimal digits
 
   it('the document describes them as bounded integers', async () => {
     const doc = (await send('GET', '/api/openapi.json')).body;
-    const id = doc.paths['/api/admin/users/{id}/activate'].post.parameters.find((p: { name: string }) => p.name === 'id');
+    const id = doc.paths['/api/admin/users/{user_id}/activate'].post.parameters.find((p: { name: string }) => p.name === 'user_id');
     expect(id).toMatchObject({ in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } });
     expect(id.schema.anyOf).toBeUndefined();
     const query = Object.fromEntries(doc.paths['/api/admin/users'].get.parameters.map((p: { name: string; schema: unknown }) => [p.name, p.schema]));

@@ -125,7 +125,7 @@ describe('invalid input on every documented route answers 422 VALIDATION_ERROR',
   it('reads the route list from the OpenAPI document', () => {
     expect(operations.length).toBeGreaterThanOrEqual(10);
     expect(operations.map((op) => `${op.method} ${op.path}`)).toEqual(
-      expect.arrayContaining(['POST /api/auth/register', 'GET /api/auth/me', 'POST /api/admin/users/{id}/deactivate', 'POST /api/admin/halt']),
+      expect.arrayContaining(['POST /api/auth/register', 'GET /api/auth/me', 'POST /api/admin/users/{user_id}/deactivate', 'POST /api/admin/halt']),
     );
   });
 

@@ -67,7 +67,7 @@ describe('GET /metrics', () => {
     const res = await server.http('POST', '/api/admin/users/5/deactivate', { token: adminToken });
     expect(res.status).toBe(404);
     const { samples } = await scrape();
-    const labels = { method: 'POST', route: '/api/admin/users/{id}/deactivate', status: '404' };
+    const labels = { method: 'POST', route: '/api/admin/users/{user_id}/deactivate', status: '404' };
     expect(withLabels(samples, 'http_requests_total', labels)[0]?.value).toBe(1);
     expect(withLabels(samples, 'http_request_duration_seconds_count', labels)[0]?.value).toBe(1);
     const routes = new Set(samples.map((s) => s.labels.route).filter((route) => route !== undefined));
@@ -90,7 +90,7 @@ describe('GET /metrics', () => {
       expect(route).not.toContain('?');
       expect(route).not.toMatch(/\/\d+(\/|$)/);
     }
-    expect(routes).toEqual(expect.arrayContaining(['/api/auth/me', '/api/admin/users/{id}/activate', '/api/admin/users']));
+    expect(routes).toEqual(expect.arrayContaining(['/api/auth/me', '/api/admin/users/{user_id}/activate', '/api/admin/users']));
   });
 
   it('declares the HTTP series with their help and type', async () => {

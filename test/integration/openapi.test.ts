@@ -120,8 +120,8 @@ describe('the document', () => {
         '/api/auth/logout',
         '/api/auth/password',
         '/api/admin/users',
-        '/api/admin/users/{id}/deactivate',
-        '/api/admin/users/{id}/activate',
+        '/api/admin/users/{user_id}/deactivate',
+        '/api/admin/users/{user_id}/activate',
         '/api/admin/halt',
       ]),
     );
@@ -136,7 +136,7 @@ describe('the document', () => {
     const expected = routes.map((route) => [route.procedure, route.procedure.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())]);
     expect(documented).toEqual(expected);
     expect(operation('POST', '/api/auth/login').operationId).toBe('authLogin');
-    expect(operation('POST', '/api/admin/users/{id}/deactivate').operationId).toBe('adminDeactivateUser');
+    expect(operation('POST', '/api/admin/users/{user_id}/deactivate').operationId).toBe('adminDeactivateUser');
     expect(apiOperations().length).toBe(routes.length);
   });
 
@@ -353,7 +353,7 @@ describe('every documented path reaches its own procedure', () => {
     // An operator reactivating an active user: 200 with the user, as documented.
     const activate = await send('POST', `/api/admin/users/${user.user.id}/activate`, { headers: { authorization: `Bearer ${adminToken}` } });
     expect(activate.status).toBe(200);
-    expect(operation('POST', '/api/admin/users/{id}/activate').responses['200']).toBeDefined();
+    expect(operation('POST', '/api/admin/users/{user_id}/activate').responses['200']).toBeDefined();
   });
 
   it('an unknown id on an operator route is 404 NOT_FOUND from the procedure, not from routing', async () => {

@@ -1,4 +1,4 @@
-// The operator's views for the console: GET /api/admin/users/{id} (the user, its live trading per
+// The operator's views for the console: GET /api/admin/users/{user_id} (the user, its live trading per
 // asset class with locks and today's live orders, its bot) and GET /api/admin/alerts (the kill
 // switch's critical alerts, newest first, by user and kind).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,7 @@ const cryptoTrader = async (prefix: string) => {
 
 const quiet = { live_enabled: false, first_live_order_at: null, locked_until: null, lock_reason: null, live_orders_today: 0, daily_limit: 7 };
 
-describe('GET /api/admin/users/{id}', () => {
+describe('GET /api/admin/users/{user_id}', () => {
   it('shows the user, its live trading per asset class (flag, first live order, lock and reason, today’s live orders) and its bot', async () => {
     const user = await cryptoTrader('ov_detail');
     await server.services.orders.setLive({ userId: user.user.id, assetClass: 'crypto', enabled: true });

@@ -75,7 +75,7 @@ const TradingPanel = () => {
               <td>until {when(lock.locked_until)}</td>
               <td>{lock.reason}</td>
               <td>
-                <button type="button" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ id: lock.user_id, asset_class: lock.asset_class })}>
+                <button type="button" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: lock.user_id, asset_class: lock.asset_class })}>
                   Clear lock
                 </button>
               </td>
@@ -94,7 +94,7 @@ const TradingPanel = () => {
               <td>{entry.first_live_order_at ? `first live order ${when(entry.first_live_order_at)}` : 'no live order yet'}</td>
               <td>{data.live_orders_today.find((count) => count.user_id === entry.user_id && count.asset_class === entry.asset_class)?.count ?? 0} live orders today</td>
               <td>
-                <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ id: entry.user_id, asset_class: entry.asset_class })}>
+                <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: entry.user_id, asset_class: entry.asset_class })}>
                   Disable live
                 </button>
               </td>
@@ -127,7 +127,7 @@ const TradingPanel = () => {
 };
 
 const UserDetail = ({ userId }: { userId: number }) => {
-  const detail = useQuery(trpc.admin.userDetail.queryOptions({ id: userId }));
+  const detail = useQuery(trpc.admin.userDetail.queryOptions({ user_id: userId }));
   const clearLock = useMutation(trpc.admin.clearLock.mutationOptions({ onSettled: readAgain }));
   const disableLive = useMutation(trpc.admin.disableLive.mutationOptions({ onSettled: readAgain }));
   const stopBot = useMutation(trpc.admin.stopUserBot.mutationOptions({ onSettled: readAgain }));
@@ -163,12 +163,12 @@ const UserDetail = ({ userId }: { userId: number }) => {
                     </td>
                     <td>
                       {live.locked_until ? (
-                        <button type="button" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ id: userId, asset_class: assetClass })}>
+                        <button type="button" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: userId, asset_class: assetClass })}>
                           Clear lock
                         </button>
                       ) : null}{' '}
                       {live.live_enabled ? (
-                        <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ id: userId, asset_class: assetClass })}>
+                        <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: userId, asset_class: assetClass })}>
                           Disable live
                         </button>
                       ) : null}
@@ -258,11 +258,11 @@ const UsersPanel = () => {
                   {shown === user.id ? 'Hide' : 'Details'}
                 </button>{' '}
                 {user.is_active ? (
-                  <button type="button" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ id: user.id })}>
+                  <button type="button" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ user_id: user.id })}>
                     Deactivate
                   </button>
                 ) : (
-                  <button type="button" disabled={activate.isPending} onClick={() => activate.mutate({ id: user.id })}>
+                  <button type="button" disabled={activate.isPending} onClick={() => activate.mutate({ user_id: user.id })}>
                     Activate
                   </button>
                 )}
