@@ -1,9 +1,11 @@
 // The OpenAPI document: generated from the procedures' meta by trpc-to-openapi, then corrected
 // in this one place: full /api paths, stable operation ids, the real success statuses, the
 // documented error statuses with the error envelope, security on every operation, the plain
-// /health routes beside the procedures, and a description on every property and parameter.
+// /health routes beside the procedures, a description on every property and parameter, and an
+// example of every operation's parameters, request body, success answer and 422 answer.
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { descriptionOf } from '../../contracts/descriptions.ts';
+import { examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
@@ -172,6 +174,45 @@ const describeDocument = (paths: Record<string, PathItem>, schemas: Record<strin
   }
 };
 
+/**
+ * `content` with `example` on its JSON media type, as new objects: the generator may hand one
+ * content or response object to several places, and an example belongs to one.
+ */
+const withExample = (content: unknown, example: unknown): unknown =>
+  isNode(content) && isNode(content['application/json']) ? { ...content, 'application/json': { ...content['application/json'], example } } : content;
+
+/**
+ * The examples of contracts/examples on each operation: a parameter's is the input field of its
+ * name, the request body's is the rest of the input, the success answer's is the output, and
+ * the 422 answer names one field of the input. An operation without examples stays without
+ * them rather than failing the build: the examples test lists it.
+ */
+const exemplifyDocument = (paths: Record<string, PathItem>): void => {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const found = examplesOf(operation.operationId ?? '');
+      const input = isNode(found?.input) ? found.input : {};
+      const parameterNames = new Set<string>();
+      operation.parameters = operation.parameters?.map((parameter) => {
+        if (!isNode(parameter) || typeof parameter.name !== 'string') return parameter;
+        parameterNames.add(parameter.name);
+        return parameter.name in input ? { ...parameter, example: input[parameter.name] } : parameter;
+      });
+      const { requestBody } = operation;
+      const body = Object.fromEntries(Object.entries(input).filter(([name]) => !parameterNames.has(name)));
+      if (isNode(requestBody) && found?.input !== undefined) operation.requestBody = { ...requestBody, content: withExample(requestBody.content, body) };
+      // The 422 names a body field where there is a body, else a parameter.
+      const faulty = Object.keys(body)[0] ?? Object.keys(input)[0];
+      const responses = operation.responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        if (!isNode(response)) continue;
+        if (Number(status) < 300 && found?.output !== undefined) responses[status] = { ...response, content: withExample(response.content, found.output) };
+        if (status === '422') responses[status] = { ...response, content: withExample(response.content, validationErrorExample(faulty)) };
+      }
+    }
+  }
+};
+
 export const buildOpenApiDocument = (router: AppRouter, version: string): string => {
   nameSchemas();
   const doc = generateOpenApiDocument(router, {
@@ -218,5 +259,6 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   // follow the place it is written for, not whichever place was described first.
   const described = structuredClone(doc);
   describeDocument(described.paths as Record<string, PathItem>, described.components?.schemas ?? {});
+  exemplifyDocument(described.paths as Record<string, PathItem>);
   return JSON.stringify(described);
 };
