@@ -24,7 +24,7 @@ export const ADMIN_USER_EXAMPLES: Record<string, OperationExample> = {
     },
   }),
   adminUserDetail: example<typeof ZUserIdPath, typeof ZAdminUserDetail>({
-    input: { id: 42 },
+    input: { user_id: 42 },
     output: {
       ...EXAMPLE_USER,
       live: {
@@ -39,10 +39,10 @@ export const ADMIN_USER_EXAMPLES: Record<string, OperationExample> = {
     input: { page: 1, size: 20, action: 'order.', client_order_id: 'dca-btc-2026-12-02-001', user_id: 42 },
     output: { items: [{ ...EXAMPLE_AUDIT_RECORD, subject_user_id: 42, address: '203.0.113.24' }], total: 1, page: 1, size: 20 },
   }),
-  adminDeactivateUser: example<typeof ZUserIdPath, typeof ZUserResponse>({ input: { id: 43 }, output: { id: 43, username: 'bob_swing', email: 'bob@example.com', role: 'user', is_active: false, created_at: '2026-09-14T12:00:05.000Z' } }),
-  adminActivateUser: example<typeof ZUserIdPath, typeof ZUserResponse>({ input: { id: 43 }, output: { id: 43, username: 'bob_swing', email: 'bob@example.com', role: 'user', is_active: true, created_at: '2026-09-14T12:00:05.000Z' } }),
-  adminDisableLive: example<typeof ZUserAssetClassRequest, typeof ZLiveDisabled>({ input: { id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', live_enabled: false } }),
-  adminClearLock: example<typeof ZUserAssetClassRequest, typeof ZLockCleared>({ input: { id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', locked_until: null, cleared: true } }),
+  adminDeactivateUser: example<typeof ZUserIdPath, typeof ZUserResponse>({ input: { user_id: 43 }, output: { id: 43, username: 'bob_swing', email: 'bob@example.com', role: 'user', is_active: false, created_at: '2026-09-14T12:00:05.000Z' } }),
+  adminActivateUser: example<typeof ZUserIdPath, typeof ZUserResponse>({ input: { user_id: 43 }, output: { id: 43, username: 'bob_swing', email: 'bob@example.com', role: 'user', is_active: true, created_at: '2026-09-14T12:00:05.000Z' } }),
+  adminDisableLive: example<typeof ZUserAssetClassRequest, typeof ZLiveDisabled>({ input: { user_id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', live_enabled: false } }),
+  adminClearLock: example<typeof ZUserAssetClassRequest, typeof ZLockCleared>({ input: { user_id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', locked_until: null, cleared: true } }),
   adminStopUserBot: example<typeof ZBotUserPath, typeof ZBotForceStopped>({
     input: { user_id: 42 },
     output: { ...EXAMPLE_BOT, is_running: false, stopped_at: '2026-12-02T04:20:00.000Z', stopped_by: 'admin', ts: '2026-12-02T04:20:00.000Z', user_id: 42 },
