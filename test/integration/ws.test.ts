@@ -9,6 +9,7 @@ import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { capturedLogger } from '../support/logs.ts';
+import { SAFETY_NET_MS } from '../support/wait.ts';
 import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
 
 let server: TestServer;
@@ -319,7 +320,7 @@ const waitOpen = (socket: TestSocket) =>
     socket.ws.once('close', () => reject(new Error('closed before open')));
   });
 
-const waitFor = async (done: () => boolean, ms = 10_000) => {
+const waitFor = async (done: () => boolean, ms = SAFETY_NET_MS) => {
   const deadline = Date.now() + ms;
   while (!done()) {
     if (Date.now() > deadline) throw new Error('condition not reached');
