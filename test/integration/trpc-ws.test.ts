@@ -53,7 +53,7 @@ afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-const until = <T>(probe: () => T, accept: (value: T) => boolean, ms = 15_000) => waitFor(() => Promise.resolve(probe()), accept, ms);
+const until = <T>(probe: () => T, accept: (value: T) => boolean) => waitFor(() => Promise.resolve(probe()), accept);
 
 const trader = async (on: TestServer, prefix: string) => {
   const user = await newUser(on, { prefix });
