@@ -76,6 +76,8 @@ export interface AppOptions {
   takeBrokerEvents?: boolean;
   /** How long a duplicate placement waits for its first copy's answer: tests lengthen it, so only a wake-up answers it. */
   replayWaitMs?: number;
+  /** What paces the WebSocket heartbeat's rounds (pings, the tokens' expiry): timers by default; tests move a clock of their own to run a round. */
+  heartbeatClock?: Clock;
 }
 
 /**
@@ -302,7 +304,7 @@ export const startApp = async (config: Config, options: AppOptions = {}): Promis
     if (config.ADMIN_USERNAME) await bootstrapAdmin(services);
     workers = config.WORKERS_IN_PROCESS ? await startWorkers(services) : undefined;
     server = createHttpServer(appRouter, services);
-    channels = attachWebSocketChannels(server, appRouter, services);
+    channels = attachWebSocketChannels(server, appRouter, services, options.heartbeatClock);
     await listen(server, config.PORT, config.HOST);
   } catch (error) {
     // Nothing started here may outlive a failed start: a port in use must not leave the data dir held.

@@ -4,6 +4,7 @@
 // deactivated or its tokens ended (4001), a halt (1013).
 import type { WebSocket } from 'ws';
 import { WS_CLOSE } from '../../contracts/events.ts';
+import { systemClock, wakeAt, type Clock } from '../clock.ts';
 import type { Services } from '../services.ts';
 
 /** What a socket speaks: one of the two channels, or tRPC's protocol. Also its metrics label. */
@@ -56,7 +57,12 @@ interface Entry extends Connection {
   ended: boolean;
 }
 
-export const createConnections = (services: Services): Connections => {
+/**
+ * `heartbeatClock` paces the heartbeat's rounds, WS_HEARTBEAT_INTERVAL_SEC apart: the event
+ * loop's timers by default; a test passes a clock it moves, and each move across a round's
+ * instant runs that round (the token's expiry is still judged by the service's clock).
+ */
+export const createConnections = (services: Services, heartbeatClock: Clock = systemClock()): Connections => {
   const { config, logger, metrics, halt, changes } = services;
   const log = logger.child({ area: 'ws' });
   const byUser = new Map<number, Set<Entry>>();
@@ -136,7 +142,7 @@ export const createConnections = (services: Services): Connections => {
 
   // One timer for every connection: pings (a client that left MISSED_PINGS_ALLOWED unanswered is
   // dropped) and the tokens' expiry.
-  const heartbeat = setInterval(() => {
+  const round = () => {
     const now = services.clock.now().getTime();
     for (const set of byUser.values()) {
       for (const entry of [...set]) {
@@ -161,8 +167,16 @@ export const createConnections = (services: Services): Connections => {
         }
       }
     }
-  }, config.WS_HEARTBEAT_INTERVAL_SEC * 1000);
-  heartbeat.unref();
+  };
+  // Each round is asked for when the last one ran (a wake-up never keeps the process running).
+  let stopHeartbeat: () => void = () => undefined;
+  const nextRound = () => {
+    stopHeartbeat = wakeAt(heartbeatClock, new Date(heartbeatClock.now().getTime() + config.WS_HEARTBEAT_INTERVAL_SEC * 1000), () => {
+      round();
+      nextRound();
+    });
+  };
+  nextRound();
 
   /** Checks the users of these connections again: a deactivated user or a raised token version ends them (4001). */
   const recheck = (entries: Iterable<Entry>) => {
@@ -191,7 +205,7 @@ export const createConnections = (services: Services): Connections => {
     count: () => open,
     connectionsOf: (userId) => byUser.get(userId)?.size ?? 0,
     close: () => {
-      clearInterval(heartbeat);
+      stopHeartbeat();
       stopChanges();
       stopHalt();
       const closing = all();

@@ -10,6 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_CLOSE, WS_PATHS } from '../../contracts/events.ts';
 import { createFeeds } from '../events/feeds.ts';
 import type { AppRouter } from '../routers/index.ts';
+import type { Clock } from '../clock.ts';
 import type { Services } from '../services.ts';
 import { createChannels, type TChannel } from './ws-channels.ts';
 import { createConnections, ignoreSocketError } from './ws-connections.ts';
@@ -31,10 +32,11 @@ export interface WebSocketChannels {
   close(): Promise<void>;
 }
 
-export const attachWebSocketChannels = (server: Server, router: AppRouter, services: Services): WebSocketChannels => {
+/** `heartbeatClock`: what paces the heartbeat's rounds (./ws-connections.ts); the event loop's timers by default. */
+export const attachWebSocketChannels = (server: Server, router: AppRouter, services: Services, heartbeatClock?: Clock): WebSocketChannels => {
   const { config, logger } = services;
   const log = logger.child({ area: 'ws' });
-  const connections = createConnections(services);
+  const connections = createConnections(services, heartbeatClock);
   const feeds = createFeeds({ events: services.events, keys: services.keys, orders: services.orders, bots: services.bots });
   const channels = createChannels({ services, connections, feeds });
   const channelWss = new WebSocketServer({ noServer: true, maxPayload: MAX_CHANNEL_FRAME_BYTES, perMessageDeflate: false });

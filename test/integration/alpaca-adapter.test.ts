@@ -41,7 +41,8 @@ const newBroker = (options: Partial<AlpacaBrokerOptions> & { cash?: string } = {
     secretKey,
     baseUrl: fake.url,
     dataUrl: fake.url,
-    timeoutMs: 2_000,
+    // A bound no answered call comes near on a loaded machine; the timeout has a test of its own.
+    timeoutMs: 20_000,
     limiter: limiters.forKey(keyId),
     silenceSeconds: 5,
     backoff: { initialMs: 20, maxMs: 200 },

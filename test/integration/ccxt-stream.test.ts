@@ -8,9 +8,19 @@ import { createRequestLimiter } from '../../server/brokers/alpaca/limiter.ts';
 import { createCcxtBroker, type CcxtBrokerOptions } from '../../server/brokers/ccxt/index.ts';
 import { BrokerRejectedError, type TBrokerEvent } from '../../server/brokers/types.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { waitFor } from '../support/wait.ts';
 
 let fake: FakeBinance;
+/**
+ * Bounds no healthy call or stream comes near, even on a loaded machine: per REST call, and the
+ * silence after which a stream is dropped (its pings go at a quarter of it). The silence watchdog
+ * has a test of its own, with a short one.
+ */
+const ROOMY_TIMEOUT_MS = 20_000;
+const ROOMY_SILENCE_SECONDS = 30;
+/** The silence watchdog's own test: a stream gone silent is dropped after this. */
+const SHORT_SILENCE_SECONDS = 0.5;
 
 beforeAll(async () => {
   fake = await startFakeBinance({ prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
@@ -31,10 +41,10 @@ const account = (overrides: Partial<CcxtBrokerOptions> = {}) => {
     apiKey: key.apiKey,
     secret: key.secret,
     baseUrl: fake.url,
-    timeoutMs: 2_000,
+    timeoutMs: ROOMY_TIMEOUT_MS,
     limiter: createRequestLimiter({ requestsPerMinute: 60_000, burst: 100 }),
     pollIntervalMs: 50,
-    silenceSeconds: 0.5,
+    silenceSeconds: ROOMY_SILENCE_SECONDS,
     streamBackoff: { initialMs: 20, maxMs: 200 },
     onReconnect: () => void reconnects.push(Date.now()),
     ...overrides,
@@ -189,10 +199,13 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
   });
 
   it('reconnects a stream gone silent (no updates, no pongs), then reports through the new one', async () => {
-    const account_ = await streamingAccount();
+    const logs = capturedLogger('warn');
+    const account_ = await streamingAccount({ silenceSeconds: SHORT_SILENCE_SECONDS, logger: logs.logger });
     const connections = fake.userStreamConnections;
     fake.silenceUserStreams();
     await until(() => account_.reconnects.length, (count) => count >= 1);
+    // Dropped by the silence watchdog (ccxt's own keep-alive would give up only after eight missed pongs, twice as late).
+    expect(logs.lines.find((line) => line.msg === 'ccxt stream: the order stream dropped; reconnecting')).toMatchObject({ reason: 'silent' });
     expect(fake.userStreamConnections).toBeGreaterThan(connections);
     await account_.subscribed();
     const order = await account_.adapter.placeOrder({ clientOrderId: 'ws-silent-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.01', orderType: 'market', timeInForce: 'gtc' });
@@ -205,7 +218,7 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
     const account_ = account();
     await account_.stop();
     const wrong = `wrong-${account_.key.secret}`;
-    const refused = createCcxtBroker({ userId: 1, mode: 'paper', exchangeId: 'binance', apiKey: account_.key.apiKey, secret: wrong, baseUrl: fake.url, limiter: createRequestLimiter({ requestsPerMinute: 60_000, burst: 100 }), silenceSeconds: 0.5 });
+    const refused = createCcxtBroker({ userId: 1, mode: 'paper', exchangeId: 'binance', apiKey: account_.key.apiKey, secret: wrong, baseUrl: fake.url, limiter: createRequestLimiter({ requestsPerMinute: 60_000, burst: 100 }), silenceSeconds: ROOMY_SILENCE_SECONDS });
     const error = await (async () => {
       for await (const event of refused.events(new AbortController().signal)) void event;
     })().catch((caught: unknown) => caught);

@@ -9,14 +9,17 @@ import { auditEvents } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { capturedLogger } from '../support/logs.ts';
+import { SAFETY_NET_MS } from '../support/wait.ts';
 import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
 
 let server: TestServer;
 let admin: FactoryUser;
 let keyCount = 0;
+/** The heartbeat's rounds run when the test moves this clock (heartbeatRound), never by themselves. */
+const beat = manualClock();
 
 beforeAll(async () => {
-  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_MAX_CONNECTIONS_PER_USER: '3', WS_HEARTBEAT_INTERVAL_SEC: '1', RATE_LIMIT_ORDERS_PER_MIN: '1000' });
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_MAX_CONNECTIONS_PER_USER: '3', RATE_LIMIT_ORDERS_PER_MIN: '1000' }, undefined, { heartbeatClock: beat });
   admin = await newUser(server, { role: 'admin', prefix: 'ws_admin' });
   const price = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 50000 } });
   expect(price.status, price.text).toBe(200);
@@ -140,8 +143,9 @@ describe('who may connect', () => {
   });
 
   it("closes 4001 for an expired token, and closes an open connection (4001) once its token expires; the user's feed stops with its last connection", async () => {
+    // One clock for the service and its heartbeat: moving it past the token's expiry runs a round.
     const clock = manualClock();
-    const timed = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WS_HEARTBEAT_INTERVAL_SEC: '1' }, undefined, { clock });
+    const timed = await startTestServer({ SIM_TICK_INTERVAL_MS: '0' }, undefined, { clock, heartbeatClock: clock });
     try {
       const user = await newUser(timed, { prefix: 'ws_expiry' });
       const socket = connect(wsUrl(timed, '/ws/equity/orders', { token: user.tokens.access_token }));
@@ -257,7 +261,14 @@ describe('keeping connections healthy', () => {
     const user = await trader('ws_dead', false);
     const socket = open('/ws/equity/orders', { token: user.tokens.access_token }, { autoPong: false });
     await socket.next();
-    // The server pings every second and drops the client after two unanswered pings.
+    // Each round pings; the client leaves two pings unanswered, and the third round drops it.
+    for (let round = 0; round < 2; round++) {
+      const pinged = new Promise((resolve) => socket.ws.once('ping', resolve));
+      heartbeatRound();
+      await pinged;
+    }
+    expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+    heartbeatRound();
     expect((await socket.closed).code).toBe(1006);
     await waitFor(() => countOf(user) === 0);
   });
@@ -268,14 +279,17 @@ describe('keeping connections healthy', () => {
     await socket.next();
     // The client stops reading: its kernel buffers fill, then the server's send buffer.
     (socket.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const before = await slowCloses();
     const frame = { type: 'order_event', event_type: 'open', padding: 'x'.repeat(2_000) };
-    for (let round = 0; round < 20 && countOf(user) > 0; round++) {
+    for (let round = 0; round < 20 && (await slowCloses()) === before; round++) {
       await server.services.db.transaction((tx) => server.services.events.append(tx, Array.from({ length: 500 }, () => ({ userId: user.user.id, channel: 'orders' as const, frame, at: new Date() }))));
       await server.services.events.poll();
     }
+    expect(await slowCloses()).toBe(before + 1);
+    // Its close frame waits behind what it does not read, and it cannot answer a ping either:
+    // the heartbeat drops it at its third round.
+    for (let round = 0; round < 3; round++) heartbeatRound();
     await waitFor(() => countOf(user) === 0);
-    const closedWith = await server.services.metrics.registry.getSingleMetricAsString('ws_closed_total');
-    expect(closedWith).toMatch(/ws_closed_total\{channel="orders",code="1013"\} [1-9]/);
   });
 
   it('counts open connections in /metrics as ws_connections', async () => {
@@ -287,6 +301,15 @@ describe('keeping connections healthy', () => {
   });
 });
 
+/** Runs one round of the main server's heartbeat (pings, and the drop of a client that left two unanswered). */
+const heartbeatRound = () => beat.advance(server.config.WS_HEARTBEAT_INTERVAL_SEC * 1000);
+
+/** Sockets of the orders channel closed as too slow (1013, send buffer full) so far. */
+const slowCloses = async () => {
+  const text = await server.services.metrics.registry.getSingleMetricAsString('ws_closed_total');
+  return Number(/ws_closed_total\{channel="orders",code="1013"\} (\d+)/.exec(text)?.[1] ?? 0);
+};
+
 /** Connections of a user open on the server right now. */
 const countOf = (user: FactoryUser) => server.channels.connectionsOf(user.user.id);
 
@@ -297,7 +320,7 @@ const waitOpen = (socket: TestSocket) =>
     socket.ws.once('close', () => reject(new Error('closed before open')));
   });
 
-const waitFor = async (done: () => boolean, ms = 10_000) => {
+const waitFor = async (done: () => boolean, ms = SAFETY_NET_MS) => {
   const deadline = Date.now() + ms;
   while (!done()) {
     if (Date.now() > deadline) throw new Error('condition not reached');

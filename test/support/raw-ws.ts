@@ -3,6 +3,7 @@
 // so that they reach the server before anything it checks at connect has finished.
 import { randomBytes } from 'node:crypto';
 import { connect as netConnect } from 'node:net';
+import { SAFETY_NET_MS } from './wait.ts';
 
 export const OPCODE = { text: 0x1, binary: 0x2, reserved: 0x3, close: 0x8 } as const;
 
@@ -77,10 +78,10 @@ export interface RawFrames {
  * sends the other frames as `frames` says, and resolves with what the server answered once it
  * sends its close frame (answered with ours) or ends the connection. Rejects after `ms`.
  */
-export const rawWebSocket = (baseUrl: string, pathAndQuery: string, frames: RawFrames = {}, ms = 10_000): Promise<RawOutcome> => openRawWebSocket(baseUrl, pathAndQuery, frames, ms).outcome;
+export const rawWebSocket = (baseUrl: string, pathAndQuery: string, frames: RawFrames = {}, ms = SAFETY_NET_MS): Promise<RawOutcome> => openRawWebSocket(baseUrl, pathAndQuery, frames, ms).outcome;
 
 /** rawWebSocket, with a way to write more frames while it is open. */
-export const openRawWebSocket = (baseUrl: string, pathAndQuery: string, frames: RawFrames = {}, ms = 10_000): { outcome: Promise<RawOutcome>; write: (frame: Buffer) => void } => {
+export const openRawWebSocket = (baseUrl: string, pathAndQuery: string, frames: RawFrames = {}, ms = SAFETY_NET_MS): { outcome: Promise<RawOutcome>; write: (frame: Buffer) => void } => {
   const url = new URL(baseUrl);
   const socket = netConnect({ host: url.hostname, port: Number(url.port) });
   const outcome = new Promise<RawOutcome>((resolve, reject) => {

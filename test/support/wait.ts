@@ -1,5 +1,12 @@
 // Waiting without sleeping blind: poll a condition until it holds or a deadline passes.
-export const waitFor = async <T>(probe: () => Promise<T>, accept: (value: T) => boolean, deadlineMs = 10_000): Promise<T> => {
+/**
+ * How long a helper waits for what a test waits on before it gives up: a safety net only (what is
+ * waited for comes in milliseconds), roomy enough that a loaded machine never meets it, and within
+ * vitest's 30 s per test so a test that waits in vain fails with the helper's message.
+ */
+export const SAFETY_NET_MS = 20_000;
+
+export const waitFor = async <T>(probe: () => Promise<T>, accept: (value: T) => boolean, deadlineMs = SAFETY_NET_MS): Promise<T> => {
   const until = Date.now() + deadlineMs;
   for (;;) {
     const value = await probe();

@@ -2,7 +2,7 @@
 // server closed the connection.
 import { WebSocket } from 'ws';
 import type { TestServer } from './server.ts';
-import { waitFor } from './wait.ts';
+import { SAFETY_NET_MS, waitFor } from './wait.ts';
 
 export interface Closed {
   code: number;
@@ -41,7 +41,7 @@ export const connect = (url: string, options: { autoPong?: boolean } = {}): Test
     });
   });
   ws.on('error', () => undefined);
-  const next: TestSocket['next'] = (match = () => true, { from = 0, ms = 10_000 } = {}) =>
+  const next: TestSocket['next'] = (match = () => true, { from = 0, ms = SAFETY_NET_MS } = {}) =>
     new Promise((resolve, reject) => {
       const check = () => {
         const found = frames.slice(from).find(match);
