@@ -3,7 +3,8 @@ import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
 // Four projects, run together on the two workers (the process files first: test/support/sequencer.ts):
 // - unit: pure logic;
-// - process: the entry points as child processes (its files are the suite's longest);
+// - process: the entry points as child processes (its files are the suite's longest); those whose
+//   children run on embedded PGlite whatever the suite runs on run in the PGlite run only;
 // - integration: the real server in-process over HTTP, each file on its own copy of a migrated
 //   template database; the model-based test of a paper account (test/model) runs here with a
 //   bounded number of runs;
@@ -25,7 +26,7 @@ export default defineConfig({
     sequence: { sequencer: ProcessFilesFirst },
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false } },
-      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'] } },
+      { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], ...DATABASE } },
       {
         extends: true,
         test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false, ...DATABASE },

@@ -14,11 +14,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
 import { ZAssetClass } from '../contracts/common.ts';
-import { createServices, openMigratedDatabase } from './app.ts';
 import { checked, importedLine, ohlcvFetch, refuse, refuseAppError } from './cli-commands.ts';
 import { defaultAdminEmail, loadConfig } from './config.ts';
-import { fail, runEntry } from './entry.ts';
-import { createLogger } from './observability/logger.ts';
+import { fail, loadModules, runEntry } from './entry.ts';
 
 const USAGE = `usage: npm run cli -- <command>
   db migrate
@@ -54,6 +52,8 @@ runEntry(async () => {
   if (!known.includes(command) || (command === 'ohlcv import' ? file === undefined || rest.length > 0 : file !== undefined)) fail(USAGE);
 
   const config = loadConfig();
+  // The service's modules only once the command and the settings are known to be good.
+  const [{ createServices, openMigratedDatabase }, { createLogger }] = await loadModules(() => Promise.all([import('./app.ts'), import('./observability/logger.ts')]));
   const database = await openMigratedDatabase(config);
   if (command === 'db migrate') {
     await database.close();

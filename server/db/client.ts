@@ -9,8 +9,10 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
 import type { Sql as PostgresSql } from 'postgres';
 import type { Logger } from '../observability/logger.ts';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from './errors.ts';
+import { DatabaseNotReachedError, DatabaseUnavailableError, DataDirLockedError, isDatabaseUnavailable } from './errors.ts';
 import * as schema from './schema/index.ts';
+
+export { DatabaseNotReachedError, DataDirLockedError };
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -50,16 +52,6 @@ export interface DatabaseOptions {
 const MIGRATIONS_FOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 /** Arbitrary constant shared by every instance: the key of the migration advisory lock. */
 const MIGRATION_LOCK_KEY = 7_326_501_901;
-
-export class DataDirLockedError extends Error {
-  constructor(dir: string, pid: number) {
-    super(
-      `DATA_DIR ${dir} is in use by process ${pid} (embedded database). Stop it first, ` +
-        'use its HTTP routes, or point DATABASE_URL at PostgreSQL to run several processes.',
-    );
-    this.name = 'DataDirLockedError';
-  }
-}
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -320,14 +312,6 @@ const openPostgres = async ({ databaseUrl, poolSize }: DatabaseOptions): Promise
 
 export const openDatabase = (options: DatabaseOptions): Promise<DatabaseHandle> =>
   options.databaseUrl ? openPostgres(options) : openPglite(options.dataDir);
-
-/** Start-up gave up on a database it could not reach within DB_CONNECT_TIMEOUT_SEC. */
-export class DatabaseNotReachedError extends Error {
-  override readonly name = 'DatabaseNotReachedError';
-  constructor(timeoutSec: number, reason: string) {
-    super(`the database could not be reached within DB_CONNECT_TIMEOUT_SEC (${timeoutSec} s); last error: ${reason}`);
-  }
-}
 
 export interface ReachOptions {
   /** DB_CONNECT_TIMEOUT_SEC: how long to keep trying; 0 tries once. */

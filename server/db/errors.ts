@@ -75,3 +75,22 @@ export const isDatabaseUnavailable = (error: unknown, { fromDatabase = false } =
   }
   return false;
 };
+
+/** Another process holds the embedded database's DATA_DIR. */
+export class DataDirLockedError extends Error {
+  constructor(dir: string, pid: number) {
+    super(
+      `DATA_DIR ${dir} is in use by process ${pid} (embedded database). Stop it first, ` +
+        'use its HTTP routes, or point DATABASE_URL at PostgreSQL to run several processes.',
+    );
+    this.name = 'DataDirLockedError';
+  }
+}
+
+/** Start-up gave up on a database it could not reach within DB_CONNECT_TIMEOUT_SEC. */
+export class DatabaseNotReachedError extends Error {
+  override readonly name = 'DatabaseNotReachedError';
+  constructor(timeoutSec: number, reason: string) {
+    super(`the database could not be reached within DB_CONNECT_TIMEOUT_SEC (${timeoutSec} s); last error: ${reason}`);
+  }
+}

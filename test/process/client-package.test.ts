@@ -10,6 +10,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ON_PGLITE } from '../support/suite-pass.ts';
+import { dataDirFromTemplate } from '../support/template.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const NODE24 = Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : path.join(REPO, 'node_modules', 'node', 'bin', 'node');
@@ -75,7 +77,8 @@ const timings: Record<string, number> = {};
 
 /** `node server/main.ts` on a data dir of its own, with an operator to set the price. */
 const startServer = async () => {
-  const dataDir = tempDir('ts-client-pkg-data-');
+  const dataDir = dataDirFromTemplate();
+  dirs.push(dataDir);
   const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ADMIN_USERNAME: 'pkg_admin', ADMIN_PASSWORD: 'pkg-admin-password', SIM_TICK_INTERVAL_MS: '0', DEMO_DATA: 'false' };
   const child = spawn(NODE24, ['server/main.ts'], { cwd: REPO, env: { PATH, HOME: process.env.HOME ?? tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -116,7 +119,7 @@ const call = async (method: string, url: string, body?: unknown, token?: string)
 };
 
 beforeAll(async () => {
-  if (process.env.DATABASE_URL) return;
+  if (!ON_PGLITE) return;
   const packed = tempDir('ts-client-pack-');
   const started = performance.now();
   const [pack, started_] = await Promise.all([run('npm', ['pack', '--pack-destination', packed, '--silent'], { cwd: path.join(REPO, 'client') }), startServer()]);
@@ -145,7 +148,7 @@ afterAll(async () => {
   console.log(`client package timings (ms): ${JSON.stringify(timings)}`);
 });
 
-describe.skipIf(process.env.DATABASE_URL)('the packed client in a fresh project', () => {
+describe.skipIf(!ON_PGLITE)('the packed client in a fresh project', () => {
   it('holds only the built package: no TypeScript source, no server', () => {
     const installed = path.join(consumer, 'node_modules', '@trading-service', 'client');
     const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };

@@ -1,13 +1,15 @@
 // The real entry points as child processes: `node server/main.ts` and `node server/cli.ts`.
 // Start-up refusals, the PGlite DATA_DIR lock, graceful shutdown, the first admin, and a restart
 // that keeps users and tokens (DESIGN §4). These always exercise embedded PGlite: the children
-// get an explicit environment without DATABASE_URL, whatever the suite runs on.
+// get an explicit environment without DATABASE_URL, whatever the suite runs on, so they run in
+// the suite's PGlite run only (ON_PGLITE); the Postgres run has its own two-process case below.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../support/server.ts';
+import { createTestDatabase, dataDirFromTemplate } from '../support/server.ts';
+import { ON_PGLITE } from '../support/suite-pass.ts';
 import { connect, type TestSocket } from '../support/ws.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -42,6 +44,13 @@ const dirs: string[] = [];
 
 const tempDir = () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'ts-process-'));
+  dirs.push(dir);
+  return dir;
+};
+
+/** A DATA_DIR whose database is already migrated (a copy of the suite's template), for the cases that are not about migrating. */
+const migratedDir = () => {
+  const dir = dataDirFromTemplate();
   dirs.push(dir);
   return dir;
 };
@@ -197,7 +206,7 @@ const register = async (server: Server, username: string, password: string) => {
   return res.body as { id: number; username: string };
 };
 
-describe('a bad configuration stops start-up with a non-zero exit naming the setting', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('a bad configuration stops start-up with a non-zero exit naming the setting', TIMEOUT, () => {
   it.each([
     ['AUTH_SECRET_KEY=change-me', { AUTH_SECRET_KEY: 'change-me' }, 'AUTH_SECRET_KEY'],
     ['ENCRYPTION_SALT=secret', { ENCRYPTION_SALT: 'secret' }, 'ENCRYPTION_SALT'],
@@ -223,7 +232,7 @@ describe('a bad configuration stops start-up with a non-zero exit naming the set
   });
 });
 
-describe('CLI usage', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('CLI usage', TIMEOUT, () => {
   it.each([[['frobnicate']], [['db']], [[]]])('%j exits non-zero with the usage', async (args) => {
     const result = await run(['server/cli.ts', ...args], envFor(tempDir()));
     expect(result.code).not.toBe(0);
@@ -236,7 +245,7 @@ describe('CLI usage', TIMEOUT, () => {
 
 // One DATA_DIR through its life, with no secrets in the environment: generated once into
 // DATA_DIR/secrets.json and kept. The steps run in order and build on one another.
-describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
   let dataDir: string;
   let server: Server | undefined;
   const envAdmin = { username: 'env_admin', password: 'env-admin-password' };
@@ -405,9 +414,9 @@ describe('one DATA_DIR: CLI, server, lock, shutdown, restart', TIMEOUT, () => {
 });
 
 // Process managers signal the process they started: for `npm start` that is npm, not node.
-describe('npm start', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('npm start', TIMEOUT, () => {
   it('stops the server gracefully when npm itself gets SIGTERM, leaving no process and no lock behind', async () => {
-    const dataDir = tempDir();
+    const dataDir = migratedDir();
     const npm = spawnNode(['start'], envFor(dataDir), '', 'npm');
     await waitForLog(npm, 'listening');
     const serverPid = Number(readFileSync(path.join(dataDir, 'pglite.lock'), 'utf8'));
@@ -420,11 +429,11 @@ describe('npm start', TIMEOUT, () => {
   });
 });
 
-describe('ohlcv import (CLI)', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('ohlcv import (CLI)', TIMEOUT, () => {
   const fixture = path.join(REPO, 'test/fixtures/ohlcv/orcl-adj-close.csv');
 
   it('imports a CSV file for a registered instrument, and refuses a bad file naming its rows, writing nothing', async () => {
-    const dataDir = tempDir();
+    const dataDir = migratedDir();
     const rows = readFileSync(fixture, 'utf8').trim().split('\n').length - 1;
     const ok = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'orcl', '--asset-class', 'us_equity'], envFor(dataDir));
     expect(ok.code, ok.stderr).toBe(0);
@@ -450,9 +459,9 @@ describe('ohlcv import (CLI)', TIMEOUT, () => {
 
 // Crash safety: orders in flight when the process is killed without warning are neither lost nor
 // placed twice, and every position equals the fills of its orders after the restart.
-describe('SIGKILL while orders are in flight', TIMEOUT, () => {
+describe.skipIf(!ON_PGLITE)('SIGKILL while orders are in flight', TIMEOUT, () => {
   it('loses and doubles nothing: after a restart every order is answered once, and positions equal their fills', async () => {
-    const dataDir = tempDir();
+    const dataDir = migratedDir();
     const env = envFor(dataDir, { ADMIN_USERNAME: 'crash_admin', ADMIN_PASSWORD: 'crash-admin-password', SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '1000', DEMO_DATA: 'false' });
     let server = await startServer(env);
     const admin = await login(server, 'crash_admin', 'crash-admin-password');

@@ -1,10 +1,12 @@
 // `npm run worker` (server/worker.ts) as a process of its own, and a start-up admin whose
-// e-mail belongs to someone else. Children get an explicit environment (embedded PGlite).
+// e-mail belongs to someone else. Children get an explicit environment (embedded PGlite, a copy of
+// the suite's migrated template), so they run in the suite's PGlite run only.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ON_PGLITE } from '../support/suite-pass.ts';
+import { dataDirFromTemplate } from '../support/template.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 // Entry points are TypeScript run by Node's type stripping: Node 24, as under `npm test`.
@@ -13,7 +15,7 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const dataDir = () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ts-worker-'));
+  const dir = dataDirFromTemplate();
   dirs.push(dir);
   return dir;
 };
@@ -39,7 +41,7 @@ const start = (script: string, env: Record<string, string>, args: string[] = [])
   return { child, exited, until, out: () => stdout, err: () => stderr };
 };
 
-describe('npm run worker', () => {
+describe.skipIf(!ON_PGLITE)('npm run worker', () => {
   it('runs the auth sweep without the HTTP API and stops cleanly on SIGTERM', async () => {
     const worker = start('server/worker.ts', { DATA_DIR: dataDir() });
     try {
@@ -55,7 +57,7 @@ describe('npm run worker', () => {
   }, 120_000);
 });
 
-describe('start-up admin', () => {
+describe.skipIf(!ON_PGLITE)('start-up admin', () => {
   it('refuses, naming ADMIN_EMAIL, when that e-mail belongs to another user', async () => {
     const dir = dataDir();
     const first = start('server/cli.ts', { DATA_DIR: dir, ADMIN_PASSWORD: 'first-admin-password' }, ['users', 'create-admin', '--username', 'first_admin', '--email', 'taken@example.com']);

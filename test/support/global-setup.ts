@@ -1,4 +1,5 @@
-// Runs once before the integration files: migrates one template database, so that each test
+// Runs once before the files that touch a database (the integration, isolated and process
+// projects share it): migrates one template database, so that each test
 // server starts from a copy of it instead of paying for the migrations (PGlite's first open and
 // migrate take seconds; copying its data directory takes milliseconds). On Postgres the template
 // is a database that `create database ... template` clones.
@@ -10,10 +11,12 @@ import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../server/db/client.ts';
 
+/** PGlite: a migrated DATA_DIR to copy. Postgres: the name of a migrated template database. */
+type DatabaseTemplate = { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; name: string };
+
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** PGlite: a migrated DATA_DIR to copy. Postgres: the name of a migrated template database. */
-    databaseTemplate: { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; name: string };
+    databaseTemplate: DatabaseTemplate;
   }
 }
 
@@ -26,27 +29,60 @@ const migrated = async (options: { databaseUrl: string; dataDir: string }) => {
   }
 };
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+interface SharedTemplate {
+  template: Promise<DatabaseTemplate>;
+  remove: () => Promise<void>;
+  users: number;
+}
+
+/**
+ * One template per run, whichever projects ask for it (each migration of a fresh PGlite costs
+ * seconds of CPU). Vitest runs each project's global setup in its own process, loading this module
+ * once per project: the template is kept on the process's global object instead, and the last
+ * teardown removes it.
+ */
+const SHARED = Symbol.for('trading-service.test.databaseTemplate');
+const sharing = globalThis as { [SHARED]?: SharedTemplate };
+
+const makeTemplate = (): Omit<SharedTemplate, 'users'> => {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-template-'));
-    await migrated({ databaseUrl: '', dataDir });
-    // The lock file went with close(); what stays is the data directory alone.
-    project.provide('databaseTemplate', { kind: 'pglite', dataDir });
-    return () => {
-      rmSync(dataDir, { recursive: true, force: true });
-      return Promise.resolve();
+    // The lock file goes with close(); what stays is the data directory alone.
+    const template = migrated({ databaseUrl: '', dataDir }).then((): DatabaseTemplate => ({ kind: 'pglite', dataDir }));
+    return {
+      template,
+      remove: () => {
+        rmSync(dataDir, { recursive: true, force: true });
+        return Promise.resolve();
+      },
     };
   }
   const name = `ts_template_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  await admin.unsafe(`create database ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  await migrated({ databaseUrl: url.toString(), dataDir: '' });
-  project.provide('databaseTemplate', { kind: 'postgres', name });
+  const template = admin.unsafe(`create database ${name}`).then(async (): Promise<DatabaseTemplate> => {
+    await migrated({ databaseUrl: url.toString(), dataDir: '' });
+    return { kind: 'postgres', name };
+  });
+  return {
+    template,
+    remove: async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+};
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const mine = (sharing[SHARED] ??= { ...makeTemplate(), users: 0 });
+  mine.users += 1;
+  project.provide('databaseTemplate', await mine.template);
   return async () => {
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    mine.users -= 1;
+    if (mine.users > 0) return;
+    delete sharing[SHARED];
+    await mine.remove();
   };
 }

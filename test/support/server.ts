@@ -1,12 +1,10 @@
 // Starts the real service on an ephemeral port with a database of its own: embedded PGlite in
 // a temporary DATA_DIR, or, when DATABASE_URL is set, a fresh PostgreSQL database per server.
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import postgres from 'postgres';
-import { inject } from 'vitest';
 import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
+import { databaseTemplate, dataDirFromTemplate, tempDir } from './template.ts';
 import { startApp, type AppOptions, type RunningApp } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
@@ -26,23 +24,13 @@ export interface TestServer extends RunningApp {
   stop(): Promise<void>;
 }
 
-/** The migrated template of test/support/global-setup.ts, when this project has one. */
-const template = (): ReturnType<typeof inject<'databaseTemplate'>> | undefined => {
-  try {
-    return inject('databaseTemplate');
-  } catch {
-    // Outside a vitest worker (npm run bench): no template, a plain database.
-    return undefined;
-  }
-};
-
 /** A fresh database on the Postgres named by DATABASE_URL (a copy of the migrated template); '' on PGlite. */
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) return { url: '', drop: () => Promise.resolve() };
   const name = `ts_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  const source = template();
+  const source = databaseTemplate();
   await admin.unsafe(source?.kind === 'postgres' ? `create database ${name} template ${source.name}` : `create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
@@ -57,15 +45,7 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
   };
 };
 
-export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
-
-/** A DATA_DIR holding a copy of the migrated PGlite template, when there is one. */
-export const dataDirFromTemplate = (): string => {
-  const dir = tempDir();
-  const source = template();
-  if (source?.kind === 'pglite') cpSync(path.join(source.dataDir, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
-  return dir;
-};
+export { dataDirFromTemplate, tempDir };
 
 /**
  * A migrated database of its own, without a server: a copy of the PGlite template, or a fresh
