@@ -19,8 +19,10 @@ const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
 export default defineConfig({
   test: {
     pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Bounds, not waits: a test that starts servers takes seconds of CPU, and the suite must pass
+    // on a loaded machine (two CPU hogs beside it, or CI's other work).
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     // Two cores: two files at a time.
     maxWorkers: 2,
     sequence: { sequencer: ProcessFilesFirst },

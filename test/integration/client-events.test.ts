@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTradingClient, type TChannelState, type TOrderEventFrame, type TOrderList } from '../../client/index.ts';
 import type { TOrdersFrame } from '../../contracts/events.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
-import { startTestServer, tempDir, type TestServer } from '../support/server.ts';
+import { startTestServer, dataDirFromTemplate, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
 let server: TestServer;
 let admin: FactoryUser;
 let keyCount = 0;
-const dataDir = tempDir();
+const dataDir = dataDirFromTemplate();
 
 const env = { SIM_TICK_INTERVAL_MS: '0', RATE_LIMIT_ORDERS_PER_MIN: '1000', AUTH_SECRET_KEY: 'client-events-secret-key-0123456789', ENCRYPTION_SALT: 'client-events-salt-0123456789' };
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEvents, exchangeKeys } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { capturedLogger } from '../support/logs.ts';
-import { createTestDatabase, startTestServer, tempDir, type TestServer } from '../support/server.ts';
+import { createTestDatabase, startTestServer, dataDirFromTemplate, type TestServer } from '../support/server.ts';
 
 const FAKE_ORIGIN = 'http://127.0.0.1:9';
 // Crypto keys may name binance (CRYPTO_EXCHANGE_ID, by default) or kraken.
@@ -207,7 +207,7 @@ describe('secrets', () => {
   });
 
   it('a restart with another ENCRYPTION_SALT shows **** for keys that no longer decrypt', async () => {
-    const dataDir = tempDir();
+    const dataDir = dataDirFromTemplate();
     const database = await createTestDatabase();
     const reuse = { dataDir, databaseUrl: database.url };
     const secrets = { AUTH_SECRET_KEY: 'k'.repeat(40), ENCRYPTION_SALT: 'first-salt-of-this-test-1234567890' };

@@ -10,10 +10,10 @@ import { createLogger } from '../../server/observability/logger.ts';
 import {
   adminEnv,
   createTestDatabase,
+  dataDirFromTemplate,
   loginAdmin,
   registerAndLogin,
   startTestServer,
-  tempDir,
   uniqueName,
   type HttpResult,
   type TestServer,
@@ -233,7 +233,7 @@ describe('logs', () => {
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    const dataDir = tempDir();
+    const dataDir = dataDirFromTemplate();
     const database = await createTestDatabase();
     const config = loadConfig({ NODE_ENV: 'test', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database.url });
     // Trace: whatever any level would print is in the capture.

@@ -8,10 +8,10 @@ import { loadConfig } from '../../server/config.ts';
 import { findUserByUsername } from '../../server/users/queries.ts';
 import { newUser } from '../support/factories.ts';
 import { capturedLogger } from '../support/logs.ts';
-import { createTestDatabase, startTestServer, tempDir, type TestServer } from '../support/server.ts';
+import { createTestDatabase, dataDirFromTemplate, startTestServer, type TestServer } from '../support/server.ts';
 
 describe('ADMIN_USERNAME at start-up', () => {
-  const dataDir = tempDir();
+  const dataDir = dataDirFromTemplate();
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   const reuse = () => ({ dataDir, databaseUrl: database.url });
   let registered: string;
@@ -67,7 +67,7 @@ describe('a start that fails at listen', () => {
   afterAll(() => running.stop());
 
   it('rejects, and releases the database and everything it started', async () => {
-    const dataDir = tempDir();
+    const dataDir = dataDirFromTemplate();
     const database = await createTestDatabase();
     try {
       const config = loadConfig({ NODE_ENV: 'test', HOST: '127.0.0.1', PORT: String(running.port), DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
