@@ -175,7 +175,8 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   await page.getByLabel('Take profit', { exact: true }).fill('5000');
   await page.getByLabel('Stop loss', { exact: true }).fill('900');
   await page.getByRole('button', { name: 'Place paper order' }).click();
-  await expect(page.getByTestId('done')).toContainText('limit');
+  // The order type once, the price to the tick (ETH/USDT: 0.01), the quantity to the lot (0.0001).
+  await expect(page.getByTestId('done')).toContainText('buy 0.0100 ETH/USDT limit 1,000.00 USDT (paper)');
 
   // A buy far beyond what the account may risk: refused by the risk manager, and said so.
   await page.getByRole('button', { name: 'New ticket' }).click();
@@ -189,13 +190,14 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   const row = page.getByTestId('order-row').filter({ hasText: 'ETH/USDT' });
   await expect(row).toHaveCount(1);
   await expect(row.getByTestId('order-status')).toHaveText(/^(accepted|open)$/);
+  await expect(row.getByTestId('order-type')).toHaveText('limit 1,000.00 USDT');
   await row.getByTestId('order-timeline-toggle').click();
   await expect(page.getByTestId('timeline-entry').filter({ hasText: 'placed' })).toHaveCount(1);
   await expect(page.getByTestId('timeline-entry').filter({ hasText: 'accepted' })).toHaveCount(1);
   await row.getByTestId('order-replace-toggle').click();
   await page.getByTestId('replace-form').getByLabel('New quantity').fill('0.02');
   await page.getByTestId('replace-form').getByRole('button', { name: 'Replace' }).click();
-  await expect(row.getByTestId('order-qty')).toHaveText('0.02');
+  await expect(row.getByTestId('order-qty')).toHaveText('0.0200');
   await page.getByTestId('cancel-all').click();
   await expect(page.getByTestId('done')).toContainText('1 order(s) canceled');
   await expect(row.getByTestId('order-status')).toHaveText('canceled');
