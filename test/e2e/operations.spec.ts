@@ -91,6 +91,10 @@ test('a price crash locks the account, the user sees the lock, and an operator c
   await go(page, 'Overview');
   await expect(page.getByTestId('account-crypto').getByTestId('day-pnl')).toContainText('at the lock line');
   await expect(page.getByTestId('latest-fill').filter({ hasText: 'SOL/USDT' })).toHaveCount(2);
+  // Newest first: the sell after the crash above the buy.
+  await expect(page.getByTestId('latest-fill').first()).toContainText('sell');
+  const fillTimes = await page.getByTestId('latest-fill').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-updated-at') ?? ''));
+  expect(fillTimes).toEqual([...fillTimes].sort().reverse());
   // The status bar: both sockets (the overview listens to /ws/live for signals) and the flags.
   await expect(page.getByTestId('feed-state')).toHaveText('orders socket: live');
   await expect(page.getByTestId('live-socket-state')).toHaveText('live socket: live');
