@@ -74,6 +74,9 @@ export type KillSwitch = ReturnType<typeof createKillSwitch>;
 
 const showPct = (pct: Decimal) => pct.toDecimalPlaces(2).toFixed(2);
 
+/** The −4 % warning's title (its alert and its critical-alert row), never the lock's. */
+const warningTitle = (account: { userId: number; assetClass: TAssetClass; mode: string }, pct: string) => `Daily loss ${pct} % on user ${account.userId}'s ${account.assetClass} (${account.mode})`;
+
 export const createKillSwitch = ({ db, clock, config, logger, alerts, events, orders, forUser, equities, jobs, mailer, evaluationGapMs = EVALUATION_GAP_MS }: KillSwitchDeps) => {
   const log = logger.child({ area: 'kill_switch' });
   const listeners = createListeners<Parameters<LockListener>>((error) => log.error({ err: error }, 'kill switch lock listener failed'));
@@ -88,7 +91,7 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
   };
 
   const warn = async (worst: EvaluatedAccount & { pct: Decimal }, day: string) => {
-    const title = `Daily loss ${showPct(worst.pct)} % on user ${worst.userId}'s ${worst.assetClass} (${worst.mode})`;
+    const title = warningTitle(worst, showPct(worst.pct));
     const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity, day_flows: worst.flows };
     const first = await recordCriticalAlert(db, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at: clock.now() });
     if (!first) return false;
@@ -169,8 +172,9 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
     const haltReason = `kill switch: daily loss ${pct} % in ${assetClass}; locked until ${lockedUntil.toISOString()}`;
     const won = await db.transaction(async (tx) => {
       if (!(await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'kill_switch_lock', title, data, at }))) return false;
-      // The lock's alert is the day's critical alert: no separate −4 % one after it.
-      await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'daily_loss_warning', title, data, at });
+      // The lock's alert is the day's critical alert: no separate −4 % one after it. The warning's
+      // row it records keeps the warning's own title (the loss it passed), not the lock's.
+      await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'daily_loss_warning', title: warningTitle(worst, pct), data, at });
       await setLock(tx, { userId, assetClass, lockedUntil, reason: haltReason, at });
       await recordAudit(tx, { action: 'kill_switch.locked', subjectUserId: userId, data, at });
       await events.append(tx, [{ userId, channel: 'live', frame: { type: 'bot_status', is_running: false, is_halted: true, halt_reason: haltReason, ts: at.toISOString() }, at }]);

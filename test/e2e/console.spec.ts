@@ -127,7 +127,8 @@ test('register, add a paper key, buy BTC/USDT at market: filled in the blotter, 
 
   await go(page, 'Overview');
   const crypto = page.getByTestId('account-crypto');
-  await expect(crypto.getByTestId('cash')).toHaveText('100,000 USDT');
+  // Amounts in the currency's minor units (USDT: 2 decimals).
+  await expect(crypto.getByTestId('cash')).toHaveText('100,000.00 USDT');
   await expect(crypto.getByTestId('mode')).toHaveText('paper');
 
   const clientOrderId = await placeOrder(page, { symbol: 'BTC/USDT', side: 'buy', qty: '0.01' });
@@ -141,9 +142,10 @@ test('register, add a paper key, buy BTC/USDT at market: filled in the blotter, 
 
   await go(page, 'Positions');
   const position = page.locator('[data-testid="position-row"][data-symbol="BTC/USDT"]');
-  await expect(position.getByTestId('position-qty')).toHaveText('0.01');
+  // Quantities to the instrument's lot decimals (BTC/USDT: 0.00001).
+  await expect(position.getByTestId('position-qty')).toHaveText('0.01000');
   await position.getByRole('button', { name: 'Close' }).click();
-  await expect(page.getByTestId('done')).toContainText('sell 0.01 BTC/USDT at market (paper)');
+  await expect(page.getByTestId('done')).toContainText('sell 0.01000 BTC/USDT at market (paper)');
   await expect(page.getByTestId('no-positions')).toBeVisible();
 
   expect(errors).toEqual([]);

@@ -91,14 +91,18 @@ test('a price crash locks the account, the user sees the lock, and an operator c
   await go(page, 'Overview');
   await expect(page.getByTestId('account-crypto').getByTestId('day-pnl')).toContainText('at the lock line');
   await expect(page.getByTestId('latest-fill').filter({ hasText: 'SOL/USDT' })).toHaveCount(2);
+  // Newest first: the sell after the crash above the buy.
+  await expect(page.getByTestId('latest-fill').first()).toContainText('sell');
+  const fillTimes = await page.getByTestId('latest-fill').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-updated-at') ?? ''));
+  expect(fillTimes).toEqual([...fillTimes].sort().reverse());
   // The status bar: both sockets (the overview listens to /ws/live for signals) and the flags.
   await expect(page.getByTestId('feed-state')).toHaveText('orders socket: live');
   await expect(page.getByTestId('live-socket-state')).toHaveText('live socket: live');
   await expect(page.getByTestId('flags')).toContainText('paper orders on, live orders off');
 
   const operator = await signInAsOperator(browser);
-  const me = await api('GET', '/api/auth/me', undefined, token);
-  const alerts = operator.getByTestId('alert-row').filter({ hasText: `user ${String(me.id)}` });
+  // The alerts name the user by its username, as the other lists do.
+  const alerts = operator.getByTestId('alert-row').filter({ hasText: username });
   await expect(alerts.filter({ has: operator.getByTestId('alert-kind').getByText('lock', { exact: true }) })).toHaveCount(1);
   await operator.getByTestId('user-row').filter({ hasText: username }).getByTestId('user-details').click();
   await expect(operator.getByTestId('user-detail').getByTestId('detail-crypto').getByTestId('detail-lock')).toContainText('until');
@@ -175,7 +179,8 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   await page.getByLabel('Take profit', { exact: true }).fill('5000');
   await page.getByLabel('Stop loss', { exact: true }).fill('900');
   await page.getByRole('button', { name: 'Place paper order' }).click();
-  await expect(page.getByTestId('done')).toContainText('limit');
+  // The order type once, the price to the tick (ETH/USDT: 0.01), the quantity to the lot (0.0001).
+  await expect(page.getByTestId('done')).toContainText('buy 0.0100 ETH/USDT limit 1,000.00 USDT (paper)');
 
   // A buy far beyond what the account may risk: refused by the risk manager, and said so.
   await page.getByRole('button', { name: 'New ticket' }).click();
@@ -189,13 +194,14 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   const row = page.getByTestId('order-row').filter({ hasText: 'ETH/USDT' });
   await expect(row).toHaveCount(1);
   await expect(row.getByTestId('order-status')).toHaveText(/^(accepted|open)$/);
+  await expect(row.getByTestId('order-type')).toHaveText('limit 1,000.00 USDT');
   await row.getByTestId('order-timeline-toggle').click();
   await expect(page.getByTestId('timeline-entry').filter({ hasText: 'placed' })).toHaveCount(1);
   await expect(page.getByTestId('timeline-entry').filter({ hasText: 'accepted' })).toHaveCount(1);
   await row.getByTestId('order-replace-toggle').click();
   await page.getByTestId('replace-form').getByLabel('New quantity').fill('0.02');
   await page.getByTestId('replace-form').getByRole('button', { name: 'Replace' }).click();
-  await expect(row.getByTestId('order-qty')).toHaveText('0.02');
+  await expect(row.getByTestId('order-qty')).toHaveText('0.0200');
   await page.getByTestId('cancel-all').click();
   await expect(page.getByTestId('done')).toContainText('1 order(s) canceled');
   await expect(row.getByTestId('order-status')).toHaveText('canceled');

@@ -55,7 +55,7 @@ test('chart: daily candles, the own fill as a marker, and a tick moving the last
   // The socket names its symbols when it subscribes; the price an operator sets is a tick.
   await expect(async () => {
     await api('POST', '/api/admin/sim/prices', { asset_class: 'crypto', symbol: 'ETH/USDT', price: 3100 }, admin);
-    await expect(page.getByTestId('chart-last')).toHaveText('3,100 USDT', { timeout: 1_000 });
+    await expect(page.getByTestId('chart-last')).toHaveText('3,100.00 USDT', { timeout: 1_000 });
   }).toPass({ timeout: 15_000 });
   await expect(chart).toHaveAttribute('data-last', '3100');
   expect(errors).toEqual([]);
@@ -92,7 +92,7 @@ test('backtests: the form refuses what the API would, a run shows metrics, chart
   };
   const result = await run('5', '20');
   await expect(result.getByTestId('metric-cards').locator('.metric')).toHaveCount(10);
-  await expect(result.getByTestId('metric-initial_capital')).toContainText('10,000 USD');
+  await expect(result.getByTestId('metric-initial_capital')).toContainText('10,000.00 USD');
   await expect(result.getByTestId('mode').first()).toHaveText('backtest');
   const roundTrips = Number(await result.getByTestId('metric-total_trades').locator('.metric-value').textContent());
   expect(roundTrips).toBeGreaterThan(0);
@@ -141,7 +141,7 @@ test('analysis: a quick report shows its decision, traces and cost; markup from 
   await expect(report.locator('[data-testid="trace"][data-agent="decision"]')).toHaveCount(1);
   await expect(report.getByTestId('cost')).toContainText('USD');
   await expect(report.getByTestId('budget')).toContainText('USD');
-  await expect(report.getByTestId('report-decision')).toContainText('150 USD');
+  await expect(report.getByTestId('report-decision')).toContainText('150.00 USD');
   // The markup is text in the traces and agent views; the summary's markdown is rendered but sanitised.
   await expect(report.getByTestId('trace-content').first()).toContainText('<script>window.__xss=1</script>');
   await expect(report.getByTestId('agent-technical')).toContainText('<img src=x onerror=');

@@ -300,6 +300,11 @@ describe('with KILL_SWITCH_LIQUIDATE=true', () => {
     // Canceling one of the bracket's OCO pair cancels its sibling at the broker: one or two cancels.
     expect(alert.data).toMatchObject({ liquidate: true, liquidation_orders: 1 });
     expect(alert.data.canceled_orders).toBeGreaterThanOrEqual(1);
+    // Straight past −5 %: the day's −4 % row is written with the lock, under the warning's own title.
+    const stored = await server.services.db.select().from(criticalAlerts).where(eq(criticalAlerts.userId, user.user.id));
+    const titles = Object.fromEntries(stored.map((row) => [row.kind, row.title]));
+    expect(titles.kill_switch_lock).toMatch(new RegExp(`^Kill switch: user ${user.user.id}'s crypto locked until `));
+    expect(titles.daily_loss_warning).toMatch(new RegExp(`^Daily loss -\\d+\\.\\d{2} % on user ${user.user.id}'s crypto \\(paper\\)$`));
   });
 
   it('a closed market’s liquidation waits for its open: a pg-boss job that starts then', async () => {

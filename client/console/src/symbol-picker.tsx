@@ -7,7 +7,8 @@ import { trpc } from './api.ts';
 import { ErrorNotice } from './feedback.tsx';
 
 /** The instruments of an asset class (the registry's first 100: the seeded universe fits). */
-export const useInstruments = (assetClass: TAssetClass) => useQuery(trpc.instruments.list.queryOptions({ asset_class: assetClass, page: 1, size: 100 }, { staleTime: 60_000 }));
+export const instrumentsQuery = (assetClass: TAssetClass) => trpc.instruments.list.queryOptions({ asset_class: assetClass, page: 1, size: 100 }, { staleTime: 60_000 });
+export const useInstruments = (assetClass: TAssetClass) => useQuery(instrumentsQuery(assetClass));
 
 export const SymbolPicker = ({
   assetClass,

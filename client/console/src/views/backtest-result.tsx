@@ -3,12 +3,13 @@
 // are marked so, never paper or live.
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import type { TBacktestResult, TAssetClass } from '@trading-service/client';
+import type { TBacktestResult, TAssetClass, TInstrument } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { PriceChart, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
-import { money, percent, quantity, when } from '../format.ts';
+import { money, percent, pnlPercent, price, quantity, when } from '../format.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
 
 export const BacktestBadge = () => (
   <span className="badge paper" data-testid="mode">
@@ -20,7 +21,7 @@ const ratio = (value: number | null) => (value === null ? '–' : value.toFixed(
 
 /** The metrics every result view shows, as label and text (money with its currency). */
 export const metricRows = (result: TBacktestResult): [string, string, string][] => [
-  ['total_return_pct', 'Total return', percent(result.total_return_pct)],
+  ['total_return_pct', 'Total return', pnlPercent(result.total_return_pct)],
   ['annual_return', 'Annual return (CAGR)', percent(result.annual_return)],
   ['sharpe_ratio', 'Sharpe ratio', ratio(result.sharpe_ratio)],
   ['max_drawdown_pct', 'Max drawdown', percent(result.max_drawdown_pct)],
@@ -43,7 +44,7 @@ const MetricCards = ({ result }: { result: TBacktestResult }) => (
   </div>
 );
 
-const TradesTable = ({ result }: { result: TBacktestResult }) => (
+const TradesTable = ({ result, instrument }: { result: TBacktestResult; instrument: TInstrument | undefined }) => (
   <>
     <h3>
       Fills ({result.trades.length}
@@ -64,8 +65,8 @@ const TradesTable = ({ result }: { result: TBacktestResult }) => (
           <tr key={`${trade.timestamp}-${index}`} data-testid="backtest-trade-row">
             <td>{when(trade.timestamp)}</td>
             <td>{trade.side}</td>
-            <td>{money(trade.price, result.currency)}</td>
-            <td>{quantity(trade.amount)}</td>
+            <td>{price(trade.price, result.currency, instrument)}</td>
+            <td>{quantity(trade.amount, instrument)}</td>
             <td>{money(trade.fee, result.currency)}</td>
           </tr>
         ))}
@@ -75,11 +76,11 @@ const TradesTable = ({ result }: { result: TBacktestResult }) => (
 );
 
 /** The result's fills on the daily candles of its range. */
-const TradesChart = ({ result }: { result: TBacktestResult }) => {
+const TradesChart = ({ result, instrument }: { result: TBacktestResult; instrument: TInstrument | undefined }) => {
   const bars = useQuery(trpc.marketData.ohlcv.queryOptions({ asset_class: result.asset_class as TAssetClass, symbol: result.symbol, from: result.start_date, to: result.end_date }, { retry: false }));
   const fills = useMemo(
-    (): TFillMarker[] => result.trades.map((trade) => ({ date: trade.timestamp.slice(0, 10), side: trade.side, price: trade.price, text: `${trade.side} @ ${money(trade.price, result.currency)}` })),
-    [result],
+    (): TFillMarker[] => result.trades.map((trade) => ({ date: trade.timestamp.slice(0, 10), side: trade.side, price: trade.price, text: `${trade.side} @ ${price(trade.price, result.currency, instrument)}` })),
+    [result, instrument],
   );
   return (
     <>
@@ -89,7 +90,10 @@ const TradesChart = ({ result }: { result: TBacktestResult }) => {
   );
 };
 
-export const BacktestResultView = ({ result }: { result: TBacktestResult }) => (
+export const BacktestResultView = ({ result }: { result: TBacktestResult }) => {
+  // Prices and amounts follow the instrument's tick and lot; capital, fees and curve the currency's minor units.
+  const instrument = useInstrumentOf()(result.asset_class as TAssetClass, result.symbol);
+  return (
   <article data-testid="backtest-result" data-result-id={result.result_id}>
     <h2>
       {result.strategy_name} on {result.symbol} ({result.asset_class}), {result.start_date} to {result.end_date} <BacktestBadge />
@@ -102,10 +106,11 @@ export const BacktestResultView = ({ result }: { result: TBacktestResult }) => (
     <h3>Equity ({result.currency}) and drawdown</h3>
     <EquityChart curve={result.equity_curve} currency={result.currency} />
     <h3>Fills on the price ({result.currency})</h3>
-    <TradesChart result={result} />
-    <TradesTable result={result} />
+    <TradesChart result={result} instrument={instrument} />
+    <TradesTable result={result} instrument={instrument} />
   </article>
-);
+  );
+};
 
 /** Which family's routes hold a result: crypto results live at /api/backtest. */
 export const familyOf = (assetClass: string) => (assetClass === 'crypto' ? 'crypto' : 'equity');

@@ -8,11 +8,11 @@ import { ZBotStartRequest, ZBotTimeframe, type TAssetClass, type TBotStatus, typ
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { ASSET_CLASSES, money, quantity, when } from '../format.ts';
+import { ASSET_CLASSES, money, price, quantity, when } from '../format.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
 import { LIVE_STATE_TEXT, useLiveFrames } from '../live-feed.ts';
 import { AssetClassPicker } from '../pickers.tsx';
 import { checkedParams, StrategyParamFields, StrategyPicker, strategiesFor, useStrategies } from '../strategy-fields.tsx';
-import { useInstruments } from '../symbol-picker.tsx';
 
 const TRADES_SIZE = 20;
 /** Signals have no backfill route: the page keeps the newest it saw. */
@@ -26,15 +26,6 @@ const ModeBadge = ({ live }: { live: boolean }) => (
   </span>
 );
 
-/** A symbol's quote currency, from the registry (every price on this page names one). */
-const useCurrencyOf = () => {
-  const crypto = useInstruments('crypto');
-  const us = useInstruments('us_equity');
-  const kr = useInstruments('kr_equity');
-  const byKey = new Map<string, string>();
-  for (const list of [crypto.data, us.data, kr.data]) for (const item of list?.items ?? []) byKey.set(`${item.asset_class}:${item.symbol}`, item.currency);
-  return (assetClass: TAssetClass, symbol: string) => byKey.get(`${assetClass}:${symbol}`) ?? '';
-};
 
 const StatusCard = ({ status }: { status: TBotStatus }) => (
   <article className="card" data-testid="bot-status">
@@ -127,7 +118,9 @@ export const Bot = () => {
   const status = useQuery(trpc.bot.status.queryOptions());
   const trades = useQuery(trpc.bot.trades.queryOptions({ page: 1, size: TRADES_SIZE }));
   const [signals, setSignals] = useState<TSignalFrame[]>([]);
-  const currencyOf = useCurrencyOf();
+  // Every price on this page names its quote currency and follows its instrument's tick, from the registry.
+  const instrumentOf = useInstrumentOf();
+  const currencyOf = (assetClass: TAssetClass, symbol: string) => instrumentOf(assetClass, symbol)?.currency ?? '';
   const stop = useMutation(trpc.bot.stop.mutationOptions({ onSuccess: (next) => queryClient.setQueryData(trpc.bot.status.queryKey(), next) }));
   const socket = useLiveFrames((frame) => {
     if (frame.type === 'signal') setSignals((current) => [frame, ...current].slice(0, KEPT_SIGNALS));
@@ -160,8 +153,8 @@ export const Bot = () => {
       <ul data-testid="signals">
         {signals.map((signal) => (
           <li key={signal.event_id} data-testid="signal-row">
-            {when(signal.ts)} {signal.direction} {signal.symbol} ({Math.round(signal.confidence * 100)} %), stop {money(signal.stop_loss, currencyOf(signal.asset_class, signal.symbol))}, take profit{' '}
-            {money(signal.take_profit, currencyOf(signal.asset_class, signal.symbol))} <ModeBadge live={live} />
+            {when(signal.ts)} {signal.direction} {signal.symbol} ({Math.round(signal.confidence * 100)} %), stop {price(signal.stop_loss, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))}, take profit{' '}
+            {price(signal.take_profit, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))} <ModeBadge live={live} />
           </li>
         ))}
       </ul>
@@ -187,8 +180,8 @@ export const Bot = () => {
                 <td>{when(trade.ts)}</td>
                 <td>{trade.symbol}</td>
                 <td>{trade.side}</td>
-                <td>{quantity(trade.amount)}</td>
-                <td>{money(trade.price, currencyOf(trade.asset_class, trade.symbol))}</td>
+                <td>{quantity(trade.amount, instrumentOf(trade.asset_class, trade.symbol))}</td>
+                <td>{price(trade.price, currencyOf(trade.asset_class, trade.symbol), instrumentOf(trade.asset_class, trade.symbol))}</td>
                 <td>{money(trade.fee, currencyOf(trade.asset_class, trade.symbol))}</td>
               </tr>
             ))}

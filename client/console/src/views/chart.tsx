@@ -3,11 +3,11 @@
 // moving the last candle.
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo, useState } from 'react';
-import { errorCodeOf, type TAssetClass, type TOrderResponse, type TTickFrame } from '@trading-service/client';
+import { errorCodeOf, type TAssetClass, type TInstrument, type TOrderResponse, type TTickFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { PriceChart, type TCandle, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
-import { money, quantity, when } from '../format.ts';
+import { price, quantity, when } from '../format.ts';
 import { LIVE_STATE_TEXT, useLiveFrames } from '../live-feed.ts';
 import { AssetClassPicker } from '../pickers.tsx';
 import { SymbolPicker } from '../symbol-picker.tsx';
@@ -17,14 +17,14 @@ const FILLS_PAGE = 100;
 
 const modeOf = (order: TOrderResponse) => (order.metadata.live === true ? 'live' : 'paper');
 
-const fillOf = (order: TOrderResponse): TFillMarker | undefined =>
+const fillOf = (order: TOrderResponse, instrument: TInstrument | undefined): TFillMarker | undefined =>
   order.avg_fill_price === null
     ? undefined
     : {
         date: order.updated_at.slice(0, 10),
         side: order.side,
         price: order.avg_fill_price,
-        text: `${order.side} ${quantity(order.filled_qty)} @ ${money(order.avg_fill_price, order.currency)} (${modeOf(order)})`,
+        text: `${order.side} ${quantity(order.filled_qty, instrument)} @ ${price(order.avg_fill_price, order.currency, instrument)} (${modeOf(order)})`,
       };
 
 /** The bars with a tick folded into the last one (or starting a new day's candle). */
@@ -41,7 +41,8 @@ export const Chart = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
   const [symbol, setSymbol] = useState('');
   const [tick, setTick] = useState<TTickFrame>();
-  const chooseSymbol = useCallback((next: string) => (setSymbol(next), setTick(undefined)), []);
+  const [instrument, setInstrument] = useState<TInstrument>();
+  const chooseSymbol = useCallback((next: string, chosen: TInstrument | undefined) => (setSymbol(next), setInstrument(chosen), setTick(undefined)), []);
 
   const ohlcv = useQuery(trpc.marketData.ohlcv.queryOptions({ asset_class: assetClass, symbol }, { enabled: symbol !== '', retry: false }));
   const orders = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'filled', page: 1, size: FILLS_PAGE }, { enabled: symbol !== '', retry: false }));
@@ -50,7 +51,7 @@ export const Chart = () => {
   });
 
   const candles = useMemo(() => withTick(ohlcv.data?.bars ?? [], tick), [ohlcv.data, tick]);
-  const fills = useMemo(() => (orders.data?.items ?? []).filter((order) => order.symbol === symbol).flatMap((order) => fillOf(order) ?? []), [orders.data, symbol]);
+  const fills = useMemo(() => (orders.data?.items ?? []).filter((order) => order.symbol === symbol).flatMap((order) => fillOf(order, instrument) ?? []), [orders.data, symbol, instrument]);
   const currency = ohlcv.data?.currency ?? '';
   const lastClose = candles.at(-1)?.close;
 
@@ -58,7 +59,7 @@ export const Chart = () => {
     <section>
       <h1>Chart</h1>
       <div className="filters">
-        <AssetClassPicker value={assetClass} onChange={(next) => (setAssetClass(next), setSymbol(''), setTick(undefined))} />
+        <AssetClassPicker value={assetClass} onChange={(next) => (setAssetClass(next), setSymbol(''), setInstrument(undefined), setTick(undefined))} />
         <SymbolPicker assetClass={assetClass} value={symbol} onChange={chooseSymbol} />
         <span className="hint" data-testid="live-state">
           ticks: {LIVE_STATE_TEXT[socket]}
@@ -69,7 +70,7 @@ export const Chart = () => {
       {orders.error && errorCodeOf(orders.error) !== 'BROKER_NOT_CONFIGURED' ? <ErrorNotice error={orders.error} /> : null}
       <p data-testid="chart-summary">
         {symbol} daily, {candles.length} bars{currency ? `, prices in ${currency}` : ''}; last{' '}
-        <strong data-testid="chart-last">{lastClose === undefined ? '–' : money(lastClose, currency)}</strong>
+        <strong data-testid="chart-last">{lastClose === undefined ? '–' : price(lastClose, currency, instrument)}</strong>
         {tick ? ` (tick ${when(tick.ts)})` : ' (last daily close)'}; your fills: <span data-testid="chart-fills">{fills.length}</span> (paper unless marked live)
       </p>
       {ohlcv.data && ohlcv.data.bars.length === 0 ? <p data-testid="no-bars">No daily bars loaded for {symbol}.</p> : null}

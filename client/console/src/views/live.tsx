@@ -8,7 +8,7 @@ import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '@tradi
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, when } from '../format.ts';
+import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, when } from '../format.ts';
 import { AssetClassPicker } from '../pickers.tsx';
 
 /** The kill switch's lines (DESIGN "Kill switch") as fractions, when an account's metadata does not say them. */
@@ -144,7 +144,9 @@ const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
     <tr data-testid={`risk-${assetClass}`}>
       <td>{ASSET_CLASS_NAMES[assetClass]} (paper)</td>
       <td>{day.day_start_equity ? money(Number(day.day_start_equity), account.data.currency) : '–'}</td>
-      <td data-testid="day-pnl">{pct === undefined ? '–' : percent(pct)}</td>
+      <td data-testid="day-pnl" className={pct === undefined ? undefined : percentDirection(pct)}>
+        {pct === undefined ? '–' : pnlPercent(pct)}
+      </td>
       <td data-testid="risk-state">{state}</td>
     </tr>
   );

@@ -24,6 +24,17 @@ const readAgain = () =>
     queryClient.invalidateQueries({ queryKey: ['health'] }),
   ]);
 
+/**
+ * A user's name as the user list shows it (GET /api/admin/users/{user_id}, the detail's cached
+ * read), for the lists whose rows carry only the user's id; `user N` until it arrives.
+ */
+const useUsername = (userId: number | undefined): string => {
+  const detail = useQuery(trpc.admin.userDetail.queryOptions({ user_id: userId ?? 1 }, { enabled: userId !== undefined, staleTime: 60_000 }));
+  return detail.data?.username ?? (userId === undefined ? '' : `user ${userId}`);
+};
+
+const Username = ({ userId }: { userId: number }) => <span data-testid="username-of">{useUsername(userId)}</span>;
+
 const ServicePanel = () => {
   const halt = useQuery(trpc.admin.haltState.queryOptions());
   const overview = useQuery(trpc.admin.overview.queryOptions());
@@ -59,11 +70,12 @@ const TradingPanel = () => {
   const disableLive = useMutation(trpc.admin.disableLive.mutationOptions({ onSettled: readAgain }));
   const stopBot = useMutation(trpc.admin.stopUserBot.mutationOptions({ onSettled: readAgain }));
   const data = overview.data;
+  const clearedFor = useUsername(clearLock.data?.user_id);
   return (
     <article className="card wide" data-testid="trading-panel">
       <h2>Live trading, locks and bots</h2>
       <ErrorNotice error={clearLock.error ?? disableLive.error ?? stopBot.error ?? overview.error} />
-      <DoneNotice text={clearLock.data ? `Lock of user ${clearLock.data.user_id} (${ASSET_CLASS_NAMES[clearLock.data.asset_class]}) cleared.` : undefined} />
+      <DoneNotice text={clearLock.data ? `Lock of ${clearedFor} (${ASSET_CLASS_NAMES[clearLock.data.asset_class]}) cleared.` : undefined} />
       <h3>Active locks</h3>
       {data && data.active_locks.length === 0 ? <p data-testid="no-locks">No account is locked.</p> : null}
       <table data-testid="locks">
@@ -108,7 +120,9 @@ const TradingPanel = () => {
         <tbody>
           {data?.running_bots.map((bot) => (
             <tr key={bot.user_id}>
-              <td>user {bot.user_id}</td>
+              <td>
+                <Username userId={bot.user_id} />
+              </td>
               <td>{ASSET_CLASS_NAMES[bot.asset_class]}</td>
               <td>{bot.strategy_name}</td>
               <td>{bot.live_mode ? 'live' : 'paper'}</td>
@@ -211,7 +225,9 @@ const AlertsPanel = () => {
           {alerts.data?.items.map((alert) => (
             <tr key={alert.id} data-testid="alert-row">
               <td>{when(alert.at)}</td>
-              <td>user {alert.user_id}</td>
+              <td>
+                <Username userId={alert.user_id} />
+              </td>
               <td>{ASSET_CLASS_NAMES[alert.asset_class]}</td>
               <td data-testid="alert-kind">{alert.kind === 'kill_switch_lock' ? 'lock' : 'warning'}</td>
               <td>{alert.title}</td>

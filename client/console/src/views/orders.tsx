@@ -8,7 +8,9 @@ import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '@tr
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { money, quantity, when } from '../format.ts';
+import { orderTerms } from '../format/order-terms.ts';
+import { price, quantity, when, type InstrumentSteps } from '../format.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
 import { AssetClassPicker, PaperBadge } from '../pickers.tsx';
 
 const PAGE_SIZE = 20;
@@ -80,6 +82,7 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
 
 const Row = ({
   order,
+  instrument,
   opened,
   onToggle,
   onCancel,
@@ -87,6 +90,7 @@ const Row = ({
   onReplaced,
 }: {
   order: TOrderResponse;
+  instrument: InstrumentSteps | undefined;
   opened: 'timeline' | 'replace' | undefined;
   onToggle: (id: string, what: 'timeline' | 'replace') => void;
   onCancel: (order: TOrderResponse) => void;
@@ -98,14 +102,10 @@ const Row = ({
       <td>{when(order.submitted_at)}</td>
       <td>{order.symbol}</td>
       <td>{order.side}</td>
-      <td data-testid="order-qty">{quantity(order.qty)}</td>
-      <td>
-        {order.order_type.replace('_', ' ')}
-        {order.stop_price === null ? '' : ` stop ${money(order.stop_price, order.currency)}`}
-        {order.limit_price === null ? '' : ` limit ${money(order.limit_price, order.currency)}`}
-      </td>
-      <td>{quantity(order.filled_qty)}</td>
-      <td data-testid="order-avg-price">{money(order.avg_fill_price, order.currency)}</td>
+      <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
+      <td data-testid="order-type">{orderTerms(order, instrument)}</td>
+      <td>{quantity(order.filled_qty, instrument)}</td>
+      <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
       <td data-testid="order-status">{order.status}</td>
       <td>
         <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
@@ -134,6 +134,7 @@ export const Orders = () => {
   const [page, setPage] = useState(1);
   const [done, setDone] = useState<string>();
   const [opened, setOpened] = useState<{ id: string; what: 'timeline' | 'replace' }>();
+  const instrumentOf = useInstrumentOf();
   const orders = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, page, size: PAGE_SIZE, ...(status ? { status } : {}) }, { retry: false }));
   const cancel = useMutation(
     trpc.equity.cancelOrder.mutationOptions({
@@ -195,7 +196,7 @@ export const Orders = () => {
           </thead>
           <tbody>
             {orders.data.items.map((order) => (
-              <Row key={order.broker_order_id} order={order} opened={opened?.id === order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
+              <Row key={order.broker_order_id} order={order} instrument={instrumentOf(order.asset_class, order.symbol)} opened={opened?.id === order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
             ))}
           </tbody>
         </table>

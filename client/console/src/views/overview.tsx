@@ -1,12 +1,14 @@
 // The overview: the paper account of each asset class (equity, cash, buying power, today's P&L
 // against the kill switch's lines, open orders), the bot, the latest fills and the signals heard
 // since the page opened.
-import { useQuery } from '@tanstack/react-query';
+import { useQueries, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorCodeOf, type TAssetClass, type TLiveFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, quantity, when } from '../format.ts';
+import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, price, quantity, when } from '../format.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
+import { newestFirst } from '../newest-first.ts';
 import { useLiveFrames } from '../live-feed.ts';
 import { PaperBadge } from '../pickers.tsx';
 
@@ -22,8 +24,8 @@ const DayPnl = ({ metadata }: { metadata: Record<string, unknown> }) => {
   const alert = Number(metadata.day_pnl_alert_pct ?? -0.04);
   const line = value <= lock ? 'at the lock line' : value <= alert ? 'past the alert line' : `alert at ${percent(alert)}, lock at ${percent(lock)}`;
   return (
-    <dd data-testid="day-pnl" className={value <= alert ? 'warning' : undefined}>
-      {percent(value)} ({line})
+    <dd data-testid="day-pnl" className={value <= alert ? `warning ${percentDirection(value)}` : percentDirection(value)}>
+      {pnlPercent(value)} ({line})
     </dd>
   );
 };
@@ -84,22 +86,34 @@ const BotCard = () => {
   );
 };
 
-/** The newest filled paper orders of one asset class (its fills, as the blotter shows them). */
-const LatestFills = ({ assetClass }: { assetClass: TAssetClass }) => {
-  const filled = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'filled', mode: 'paper', page: 1, size: LATEST_FILLS }, { retry: false }));
-  if (!filled.data || filled.data.items.length === 0) return null;
+/**
+ * The newest filled paper orders of every asset class, newest first across the classes: each
+ * class's newest few, merged by their last update (the fill), as the blotter shows them.
+ */
+const LatestFills = () => {
+  const instrumentOf = useInstrumentOf();
+  const filled = useQueries({
+    queries: ASSET_CLASSES.map((assetClass) => trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'filled', mode: 'paper', page: 1, size: LATEST_FILLS }, { retry: false })),
+  });
+  const newest = newestFirst(
+    filled.map((list) => list.data?.items ?? []),
+    LATEST_FILLS,
+  );
   return (
     <>
-      {filled.data.items.map((order) => (
-        <tr key={`${assetClass}:${order.broker_order_id}`} data-testid="latest-fill">
-          <td>{when(order.updated_at)}</td>
-          <td>{order.symbol}</td>
-          <td>{order.side}</td>
-          <td>{quantity(order.filled_qty)}</td>
-          <td>{order.avg_fill_price === null ? '–' : quantity(order.avg_fill_price)}</td>
-          <td>paper</td>
-        </tr>
-      ))}
+      {newest.map((order) => {
+        const instrument = instrumentOf(order.asset_class, order.symbol);
+        return (
+          <tr key={`${order.asset_class}:${order.broker_order_id}`} data-testid="latest-fill" data-updated-at={order.updated_at}>
+            <td>{when(order.updated_at)}</td>
+            <td>{order.symbol}</td>
+            <td>{order.side}</td>
+            <td>{quantity(order.filled_qty, instrument)}</td>
+            <td>{price(order.avg_fill_price, order.currency, instrument)}</td>
+            <td>paper</td>
+          </tr>
+        );
+      })}
     </>
   );
 };
@@ -153,9 +167,7 @@ export const Overview = () => {
           </tr>
         </thead>
         <tbody>
-          {ASSET_CLASSES.map((assetClass) => (
-            <LatestFills key={assetClass} assetClass={assetClass} />
-          ))}
+          <LatestFills />
         </tbody>
       </table>
     </section>

@@ -5,7 +5,8 @@ import { useQuery } from '@tanstack/react-query';
 import type { TReportDetail, TReportStatusFrame, TTrace } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { money, percent, when } from '../format.ts';
+import { percent, price, when } from '../format.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
 import { Markdown } from '../markdown.tsx';
 import { useReportProgress } from '../report-progress.ts';
 
@@ -14,6 +15,8 @@ const numberSetting = (settings: Record<string, unknown>, key: string) => (typeo
 
 const Decision = ({ report }: { report: TReportDetail }) => {
   const decision = report.decision_output;
+  // The decision's prices follow the instrument's tick (the currency's minor units until the registry answers).
+  const instrument = useInstrumentOf()(report.asset_class, report.symbol);
   return (
     <article className="card" data-testid="report-decision">
       <h3>Decision</h3>
@@ -25,13 +28,13 @@ const Decision = ({ report }: { report: TReportDetail }) => {
       {decision ? (
         <dl>
           <dt>Ideal buy</dt>
-          <dd>{money(decision.ideal_buy, decision.currency)}</dd>
+          <dd>{price(decision.ideal_buy, decision.currency, instrument)}</dd>
           <dt>Secondary buy</dt>
-          <dd>{money(decision.secondary_buy, decision.currency)}</dd>
+          <dd>{price(decision.secondary_buy, decision.currency, instrument)}</dd>
           <dt>Stop loss</dt>
-          <dd>{money(decision.stop_loss, decision.currency)}</dd>
+          <dd>{price(decision.stop_loss, decision.currency, instrument)}</dd>
           <dt>Take profit</dt>
-          <dd>{money(decision.take_profit, decision.currency)}</dd>
+          <dd>{price(decision.take_profit, decision.currency, instrument)}</dd>
         </dl>
       ) : null}
       {report.error_message ? <p className="notice error">{report.error_message}</p> : null}

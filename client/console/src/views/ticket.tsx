@@ -9,7 +9,9 @@ import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderResponse 
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { money, quantity } from '../format.ts';
+import { quantity, type InstrumentSteps } from '../format.ts';
+import { orderTerms } from '../format/order-terms.ts';
+import { useInstrumentOf } from '../instrument-steps.ts';
 import { AssetClassPicker } from '../pickers.tsx';
 
 type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
@@ -47,11 +49,8 @@ const GATE_OF_CODE: Record<string, string> = {
   IDEMPOTENCY_CONFLICT: 'the ticket id: another order already has it',
 };
 
-const placedText = (order: TOrderResponse, live: boolean) =>
-  `Order ${order.client_order_id} ${order.status}: ${order.side} ${quantity(order.qty)} ${order.symbol} ${order.order_type}` +
-  (order.limit_price === null ? '' : ` limit ${money(order.limit_price, order.currency)}`) +
-  (order.stop_price === null ? '' : ` stop ${money(order.stop_price, order.currency)}`) +
-  (live ? ' (live)' : ' (paper)');
+const placedText = (order: TOrderResponse, instrument: InstrumentSteps | undefined, live: boolean) =>
+  `Order ${order.client_order_id} ${order.status}: ${order.side} ${quantity(order.qty, instrument)} ${order.symbol} ${orderTerms(order, instrument)}` + (live ? ' (live)' : ' (paper)');
 
 export const Ticket = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
@@ -60,6 +59,7 @@ export const Ticket = () => {
   const [live, setLive] = useState(false);
   const [clientOrderId, setClientOrderId] = useState(newClientOrderId);
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
+  const instrumentOf = useInstrumentOf();
   const place = useMutation(
     trpc.equity.placeOrder.mutationOptions({
       onSettled: () => queryClient.invalidateQueries(trpc.equity.listOrders.pathFilter()),
@@ -183,7 +183,7 @@ export const Ticket = () => {
         </p>
       ) : null}
       <ErrorNotice error={place.error} />
-      <DoneNotice text={place.data ? placedText(place.data, live) : undefined} />
+      <DoneNotice text={place.data ? placedText(place.data, instrumentOf(place.data.asset_class, place.data.symbol), live) : undefined} />
     </section>
   );
 };
