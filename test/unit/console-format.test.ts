@@ -6,7 +6,7 @@ import { decimalsOf, fixed, upTo } from '../../client/console/src/format/decimal
 import { price, priceDecimals, quantity, type InstrumentSteps } from '../../client/console/src/format/instrument.ts';
 import { currencyDecimals, money } from '../../client/console/src/format/money.ts';
 import { orderTerms } from '../../client/console/src/format/order-terms.ts';
-import { direction, percent, percentDirection, pnl, pnlPercent } from '../../client/console/src/format/percent.ts';
+import { direction, percent, percentDirection, pnl, pnlPercent, share } from '../../client/console/src/format/percent.ts';
 
 const M = '\u2212';
 const fixedTick = (tick_size: number, lot_size = 1): InstrumentSteps => ({ tick_rule: 'fixed', tick_size, lot_size });
@@ -124,6 +124,16 @@ describe('signed percentages', () => {
   it('shows a dash without a value', () => {
     expect(percent(null)).toBe('–');
     expect(percent(undefined)).toBe('–');
+  });
+});
+
+describe('shares of a whole', () => {
+  it('a win rate or a confidence has no sign', () => {
+    expect(share(0.6)).toBe('60.00 %');
+    expect(share(0)).toBe('0.00 %');
+    expect(share(1)).toBe('100.00 %');
+    expect(share(0.33335)).toBe('33.34 %');
+    expect(share(null)).toBe('–');
   });
 });
 

@@ -5,7 +5,7 @@ import type { TAssetClass } from '@trading-service/client';
 
 export { money, currencyDecimals } from './format/money.ts';
 export { price, quantity, priceDecimals, type InstrumentSteps } from './format/instrument.ts';
-export { direction, percent, percentDirection, pnl, pnlPercent } from './format/percent.ts';
+export { direction, percent, percentDirection, pnl, pnlPercent, share } from './format/percent.ts';
 
 export const ASSET_CLASSES: readonly TAssetClass[] = ['crypto', 'us_equity', 'kr_equity'];
 

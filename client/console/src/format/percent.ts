@@ -13,6 +13,9 @@ export const percent = (fraction: number | null | undefined): string => {
   return `${signed(sign, digits)} %`;
 };
 
+/** A share of a whole (a win rate, a confidence) as a percentage without a sign: `60.00 %`; `–` without a value. */
+export const share = (fraction: number | null | undefined): string => (fraction === null || fraction === undefined ? '–' : `${round(fraction, 2, 2).digits} %`);
+
 /** Which way a P&L went once rounded to the currency: what its colour (a CSS class) and arrow follow. */
 export const direction = (value: number, currency: string): 'gain' | 'loss' | 'flat' => directionOf(round(value, currencyDecimals(currency)).sign);
 

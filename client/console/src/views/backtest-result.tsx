@@ -8,7 +8,7 @@ import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { PriceChart, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
-import { money, percent, pnlPercent, price, quantity, when } from '../format.ts';
+import { money, percent, pnlPercent, price, quantity, share, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 
 export const BacktestBadge = () => (
@@ -25,7 +25,7 @@ export const metricRows = (result: TBacktestResult): [string, string, string][] 
   ['annual_return', 'Annual return (CAGR)', percent(result.annual_return)],
   ['sharpe_ratio', 'Sharpe ratio', ratio(result.sharpe_ratio)],
   ['max_drawdown_pct', 'Max drawdown', percent(result.max_drawdown_pct)],
-  ['win_rate', 'Win rate', percent(result.win_rate)],
+  ['win_rate', 'Win rate', share(result.win_rate)],
   ['profit_factor', 'Profit factor', ratio(result.profit_factor)],
   ['total_trades', 'Round trips', String(result.total_trades)],
   ['buy_hold_return_pct', 'Buy and hold', percent(result.buy_hold_return_pct)],

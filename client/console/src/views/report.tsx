@@ -5,7 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import type { TReportDetail, TReportStatusFrame, TTrace } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { percent, price, when } from '../format.ts';
+import { price, share, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { Markdown } from '../markdown.tsx';
 import { useReportProgress } from '../report-progress.ts';
@@ -22,7 +22,7 @@ const Decision = ({ report }: { report: TReportDetail }) => {
       <h3>Decision</h3>
       <p>
         <strong data-testid="decision">{report.decision ?? 'none yet'}</strong>
-        {report.confidence === null ? null : `, confidence ${percent(report.confidence)}`}
+        {report.confidence === null ? null : `, confidence ${share(report.confidence)}`}
         {report.score === null ? null : `, score ${report.score.toFixed(2)}`}
       </p>
       {decision ? (
@@ -79,7 +79,7 @@ const AgentOutputs = ({ report }: { report: TReportDetail }) => {
         view ? (
           <article key={name} className="card" data-testid={`agent-${name}`}>
             <h3>
-              {name}: {view.signal} ({percent(view.confidence)})
+              {name}: {view.signal} ({share(view.confidence)})
             </h3>
             <p className="untrusted">{view.reasoning}</p>
           </article>
