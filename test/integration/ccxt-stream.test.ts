@@ -85,7 +85,7 @@ const streamingAccount = async (overrides: Partial<CcxtBrokerOptions> = {}) => {
   return made;
 };
 
-const until = <T>(probe: () => T, accept: (value: T) => boolean) => waitFor(() => Promise.resolve(probe()), accept, 20_000);
+const until = <T>(probe: () => T, accept: (value: T) => boolean) => waitFor(() => Promise.resolve(probe()), accept);
 
 describe('ccxt order events by watchOrders on the fake Binance', () => {
   it('takes a market order’s fill from the stream, without polling trades or open orders', async () => {
