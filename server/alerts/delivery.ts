@@ -10,6 +10,8 @@ export interface DeliveryOptions {
   retry: RetryPolicy;
   /** One attempt's limit, connection and answer included. */
   attemptTimeoutMs: number;
+  /** The signal that ends an attempt past its limit (a 'TimeoutError' reason). Default AbortSignal.timeout. */
+  attemptDeadline?: ((ms: number) => AbortSignal) | undefined;
   /** Alerts waiting to start; beyond it the oldest is dropped. */
   capacity: number;
   /** Deliveries under way at once (each holds its place while it waits to retry). */
@@ -36,9 +38,10 @@ export const createDeliveryQueue = (channel: Channel, options: DeliveryOptions):
   const idleWaiters: (() => void)[] = [];
   const cancel = new AbortController();
   let running = 0;
+  const attemptDeadline = options.attemptDeadline ?? ((ms: number) => AbortSignal.timeout(ms));
 
   const attemptOnce = async (alert: QueuedAlert): Promise<AttemptResult> => {
-    const signal = AbortSignal.any([cancel.signal, AbortSignal.timeout(options.attemptTimeoutMs)]);
+    const signal = AbortSignal.any([cancel.signal, attemptDeadline(options.attemptTimeoutMs)]);
     try {
       return await channel.attempt(alert, signal);
     } catch (error) {

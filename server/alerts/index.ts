@@ -36,6 +36,11 @@ export interface AlertsOptions {
   closeTimeoutMs?: number;
   /** Jitter source, in [0, 1). */
   random?: () => number;
+  /**
+   * The signal that ends a delivery attempt after retry.timeoutMs, aborting with a 'TimeoutError':
+   * AbortSignal.timeout by default; a test passes one it aborts itself.
+   */
+  attemptDeadline?: (ms: number) => AbortSignal;
 }
 
 export interface Alerts {
@@ -117,6 +122,7 @@ export const createAlerts = (options: AlertsOptions): Alerts => {
       capacity: options.queueCapacity ?? 100,
       concurrency: options.concurrency ?? 2,
       random: options.random ?? Math.random,
+      attemptDeadline: options.attemptDeadline,
     }),
   );
   let closing: Promise<void> | undefined;

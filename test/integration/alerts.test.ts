@@ -7,11 +7,15 @@ import { ConfigError } from '../../server/config.ts';
 import { startFakeSmtp } from '../support/fake-smtp.ts';
 import { startFakeWebhook } from '../support/fake-webhook.ts';
 import { capturedLogger } from '../support/logs.ts';
-import { waitFor } from '../support/wait.ts';
+import { SAFETY_NET_MS, waitFor } from '../support/wait.ts';
 
 const RAISED_AT = '2026-03-09T13:30:00.000Z';
-/** Retries in milliseconds, so a test awaits idle() instead of a real schedule. */
-const TINY_RETRY = { attempts: 3, baseMs: 1, maxMs: 2, timeoutMs: 2_000 };
+/**
+ * Retries in milliseconds, so a test awaits idle() instead of a real schedule; an attempt's limit
+ * no answered request comes near on a loaded machine (a receiver that never answers has its
+ * attempts ended by the test: heldAttempts).
+ */
+const TINY_RETRY = { attempts: 3, baseMs: 1, maxMs: 2, timeoutMs: SAFETY_NET_MS };
 const PATH_TOKEN = 'T0KEN-in-the-path-5ecret';
 const QUERY_TOKEN = 'query-5ecret-value';
 const SMTP_PASSWORD = 'smtp-Pa55word-never-logged';
@@ -42,6 +46,26 @@ const setUp = (options: Partial<AlertsOptions> = {}) => {
   cleanups.push(() => alerts.close());
   const linesWith = (msg: string) => logs.lines.filter((line) => line.msg === msg);
   return { alerts, logs, linesWith };
+};
+
+/**
+ * Attempt deadlines the test ends itself, for a receiver that never answers: an attempt times out
+ * once the receiver holds its request, never before it arrives however slow the machine.
+ */
+const heldAttempts = () => {
+  const open: AbortController[] = [];
+  return {
+    attemptDeadline: () => {
+      const deadline = new AbortController();
+      open.push(deadline);
+      return deadline.signal;
+    },
+    /** The receiver's answer: it holds the request, and the oldest attempt under way times out. */
+    holdAndExpire: () => {
+      open.shift()?.abort(new DOMException('the attempt timed out', 'TimeoutError'));
+      return 'never' as const;
+    },
+  };
 };
 
 const webhook = async (...args: Parameters<typeof startFakeWebhook>) => {
@@ -88,9 +112,9 @@ describe('alerts: webhook', () => {
   });
 
   it('returns at once from critical() when the receiver never answers, and gives up after the attempts', async () => {
-    const receiver = await webhook({ answer: () => 'never' });
-    // Long enough for a loopback request to arrive, short enough to wait out three times.
-    const { alerts, logs, linesWith } = setUp({ webhookUrl: receiver.url(`/hooks/${PATH_TOKEN}`), retry: { ...TINY_RETRY, timeoutMs: 250 } });
+    const held = heldAttempts();
+    const receiver = await webhook({ answer: held.holdAndExpire });
+    const { alerts, logs, linesWith } = setUp({ webhookUrl: receiver.url(`/hooks/${PATH_TOKEN}`), attemptDeadline: held.attemptDeadline });
 
     const returned: unknown = alerts.critical(firstLiveOrder);
 
@@ -137,10 +161,12 @@ describe('alerts: webhook', () => {
   });
 
   it('keeps the queue bounded: when full, the oldest waiting alert is dropped with an error log', async () => {
-    const receiver = await webhook({ answer: () => 'never' });
+    const held = heldAttempts();
+    const receiver = await webhook({ answer: held.holdAndExpire });
     const { alerts, linesWith } = setUp({
       webhookUrl: receiver.url(),
-      retry: { attempts: 1, baseMs: 1, maxMs: 1, timeoutMs: 250 },
+      retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+      attemptDeadline: held.attemptDeadline,
       queueCapacity: 2,
       concurrency: 1,
     });

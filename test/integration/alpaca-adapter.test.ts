@@ -6,6 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAlpacaBroker, createLimiterRegistry, type AlpacaBrokerOptions, type StreamRetry } from '../../server/brokers/alpaca/index.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrderRequest, type TBrokerEvent } from '../../server/brokers/types.ts';
+import { manualClock } from '../../server/clock.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -44,7 +45,9 @@ const newBroker = (options: Partial<AlpacaBrokerOptions> & { cash?: string } = {
     // A bound no answered call comes near on a loaded machine; the timeout has a test of its own.
     timeoutMs: 20_000,
     limiter: limiters.forKey(keyId),
-    silenceSeconds: 5,
+    // The stream's watchdog stands still unless a test moves its clock (it has tests of its own),
+    // so no stall of a loaded machine ends a stream; its silence is the production one.
+    watchdogClock: manualClock(),
     backoff: { initialMs: 20, maxMs: 200 },
     ...options,
   });
@@ -376,27 +379,67 @@ describe('the trade_updates stream', () => {
   });
 
   // What arrives after a reconnect is the drop test's; a fill during a gap is the reconciler's.
-  // Here only the watchdog: two seconds of silence (not less: on a loaded machine the event loop
-  // alone, which runs the fake too, can stall for a second) end the connection. The connection
-  // made while the fake is still silent has its auth dropped: once the fake talks again it
-  // answers pings but never listens, and the watchdog must end that one too.
-  it('catches a silent stream, and a connection that never listens, and reconnects once it talks again', async () => {
+  // Here only the watchdog, on a clock the test moves: its rounds (a quarter of the silence
+  // apart) run when the clock crosses them, and a pong is waited for before the clock moves on.
+  const SILENCE_MS = 30_000;
+  const ROUND_MS = SILENCE_MS / 4;
+  const watchedBroker = () => {
+    const clock = manualClock();
     const retries: StreamRetry[] = [];
     let reconnects = 0;
-    const { broker, keyId } = newBroker({ silenceSeconds: 2, onRetry: (retry) => retries.push(retry), onReconnect: () => void (reconnects += 1) });
+    let pongs = 0;
+    const { broker, keyId } = newBroker({
+      watchdogClock: clock,
+      onPong: () => void (pongs += 1),
+      onRetry: (retry) => retries.push(retry),
+      onReconnect: () => void (reconnects += 1),
+    });
     collectEvents(broker);
-    await streamReady(keyId);
+    return {
+      clock,
+      keyId,
+      reasons: () => retries.map((retry) => retry.reason),
+      reconnects: () => reconnects,
+      /** Moves the clock across the next round (a ping) and waits for the pong. */
+      roundAnswered: async () => {
+        const before = pongs;
+        clock.advance(ROUND_MS);
+        await until(() => pongs, (count) => count > before);
+      },
+    };
+  };
+
+  it('keeps a quiet stream that answers its pings, well past the silence', async () => {
+    const stream = watchedBroker();
+    await streamReady(stream.keyId);
+    // Eight rounds, twice the silence, with nothing but pongs: a round that ended the stream would ping no more.
+    for (let round = 0; round < 8; round += 1) await stream.roundAnswered();
+    expect(stream.reasons()).toEqual([]);
+    expect(fake.listenerCount(stream.keyId)).toBe(1);
+  });
+
+  // The connection made while the fake is still silent has its auth dropped: once the fake talks
+  // again it answers pings but never listens, and the watchdog must end that one too.
+  it('catches a silent stream, and a connection that never listens, and reconnects once it talks again', async () => {
+    const stream = watchedBroker();
+    await streamReady(stream.keyId);
+    const ignored = fake.ignoredWhileSilent;
     fake.setSilent(true);
     try {
-      await until(() => retries.map((retry) => retry.reason), (reasons) => reasons.includes('silent'));
-      const ignored = fake.ignoredWhileSilent;
+      // Past the silence with nothing heard: the round ends the stream.
+      stream.clock.advance(SILENCE_MS + 1);
+      await until(stream.reasons, (reasons) => reasons.includes('silent'));
+      // The connection tried meanwhile: its auth goes unanswered.
       await until(() => fake.ignoredWhileSilent, (count) => count > ignored);
     } finally {
       fake.setSilent(false);
     }
-    await until(() => reconnects, (count) => count >= 1);
-    expect(retries.map((retry) => retry.reason)).toContain('not listening');
-    await streamReady(keyId);
+    // Heard (a pong) within the silence, yet not listening once the silence has passed since it opened.
+    await stream.roundAnswered();
+    stream.clock.advance(SILENCE_MS + 1 - ROUND_MS);
+    await until(stream.reconnects, (count) => count >= 1);
+    expect(stream.reasons()).toEqual(['silent', 'not listening']);
+    await streamReady(stream.keyId);
   });
 
   it('ends with a rejection when the stream refuses the key', async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRequestLimiter } from '../../server/brokers/alpaca/limiter.ts';
 import { createCcxtBroker, type CcxtBrokerOptions } from '../../server/brokers/ccxt/index.ts';
 import { BrokerRejectedError, type TBrokerEvent } from '../../server/brokers/types.ts';
+import { manualClock } from '../../server/clock.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { capturedLogger } from '../support/logs.ts';
 import { waitFor } from '../support/wait.ts';
@@ -15,12 +16,12 @@ let fake: FakeBinance;
 /**
  * Bounds no healthy call or stream comes near, even on a loaded machine: per REST call, and the
  * silence after which a stream is dropped (its pings go at a quarter of it). The silence watchdog
- * has a test of its own, with a short one.
+ * has a test of its own, on a clock the test moves.
  */
 const ROOMY_TIMEOUT_MS = 20_000;
 const ROOMY_SILENCE_SECONDS = 30;
-/** The silence watchdog's own test: a stream gone silent is dropped after this. */
-const SHORT_SILENCE_SECONDS = 0.5;
+/** The watchdog's rounds: a quarter of the silence apart. */
+const ROUND_MS = (ROOMY_SILENCE_SECONDS * 1_000) / 4;
 
 beforeAll(async () => {
   fake = await startFakeBinance({ prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
@@ -84,7 +85,7 @@ const streamingAccount = async (overrides: Partial<CcxtBrokerOptions> = {}) => {
   return made;
 };
 
-const until = <T>(probe: () => T, accept: (value: T) => boolean) => waitFor(() => Promise.resolve(probe()), accept, 20_000);
+const until = <T>(probe: () => T, accept: (value: T) => boolean) => waitFor(() => Promise.resolve(probe()), accept);
 
 describe('ccxt order events by watchOrders on the fake Binance', () => {
   it('takes a market order’s fill from the stream, without polling trades or open orders', async () => {
@@ -200,12 +201,24 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
 
   it('reconnects a stream gone silent (no updates, no pongs), then reports through the new one', async () => {
     const logs = capturedLogger('warn');
-    const account_ = await streamingAccount({ silenceSeconds: SHORT_SILENCE_SECONDS, logger: logs.logger });
+    const clock = manualClock();
+    const account_ = await streamingAccount({ watchdogClock: clock, logger: logs.logger });
     const connections = fake.userStreamConnections;
     fake.silenceUserStreams();
+    const firstDrop = () => logs.lines.find((line) => line.msg === 'ccxt stream: the order stream dropped; reconnecting');
+    // The watchdog's clock moves a round at a time until the stream is dropped (once past the
+    // silence with nothing heard), then stands still: the new connection's rounds never come.
+    await until(
+      () => {
+        const drop = firstDrop();
+        if (!drop) clock.advance(ROUND_MS);
+        return drop;
+      },
+      (drop) => drop !== undefined,
+    );
     await until(() => account_.reconnects.length, (count) => count >= 1);
     // Dropped by the silence watchdog (ccxt's own keep-alive would give up only after eight missed pongs, twice as late).
-    expect(logs.lines.find((line) => line.msg === 'ccxt stream: the order stream dropped; reconnecting')).toMatchObject({ reason: 'silent' });
+    expect(firstDrop()).toMatchObject({ reason: 'silent' });
     expect(fake.userStreamConnections).toBeGreaterThan(connections);
     await account_.subscribed();
     const order = await account_.adapter.placeOrder({ clientOrderId: 'ws-silent-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.01', orderType: 'market', timeInForce: 'gtc' });

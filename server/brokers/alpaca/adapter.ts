@@ -6,6 +6,7 @@ import { sharedLimiters, type RequestLimiter } from './limiter.ts';
 import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
 import { streamTradeUpdates, type StreamBackoff, type StreamRetry } from './stream.ts';
 import type { AlpacaAccount, AlpacaBarsPage, AlpacaLatestTrade, AlpacaOrder, AlpacaPosition } from './wire.ts';
+import type { Clock } from '../../clock.ts';
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 
@@ -34,6 +35,9 @@ export interface AlpacaBrokerOptions extends AlpacaAccountKey {
   backoff?: StreamBackoff;
   onReconnect?: () => void | Promise<void>;
   onRetry?: (retry: StreamRetry) => void;
+  /** The stream watchdog's clock (timers by default), and a word of each pong: for tests, see TradeUpdatesStreamOptions. */
+  watchdogClock?: Clock;
+  onPong?: () => void;
   random?: () => number;
   logger?: Pick<Logger, 'warn'>;
   now?: () => Date;
@@ -163,6 +167,8 @@ async function* eventsOf(options: AlpacaBrokerOptions, key: AlpacaAccountKey, si
       backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
       ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
       ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+      ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
+      ...(options.onPong ? { onPong: options.onPong } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     },

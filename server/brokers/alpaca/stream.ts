@@ -4,6 +4,7 @@
 // connection calls `onReconnect` (where the service reconciles what it may have missed).
 import { WebSocket, type RawData } from 'ws';
 import { retryDelayMs } from '../../alerts/backoff.ts';
+import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { BrokerRejectedError } from '../types.ts';
 import type { AlpacaStreamMessage, AlpacaTradeUpdate } from './wire.ts';
@@ -36,6 +37,13 @@ export interface TradeUpdatesStreamOptions {
   /** The jitter's source, [0, 1). */
   random?: () => number;
   logger?: Pick<Logger, 'warn'>;
+  /**
+   * What paces the watchdog's rounds and measures the silences: the event loop's timers and the
+   * wall by default; a test passes a clock it moves, and each move across a round's instant runs it.
+   */
+  watchdogClock?: Clock;
+  /** Told each pong, once it counts as heard (a test moving the watchdog's clock waits on it). */
+  onPong?: () => void;
 }
 
 /** Alpaca sends binary frames on the paper host and text frames elsewhere: both carry JSON text. */
@@ -53,6 +61,9 @@ const messagesOf = (data: RawData): AlpacaStreamMessage[] => {
 const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: AlpacaTradeUpdate) => void, onFatal: (error: Error) => void) => {
   const silenceMs = options.silenceSeconds * 1_000;
   const random = options.random ?? Math.random;
+  const clock = options.watchdogClock ?? systemClock();
+  const nowMs = () => clock.now().getTime();
+  const roundMs = Math.max(10, Math.floor(silenceMs / 4));
   let stopped = false;
   let attempt = 0;
   let listenedBefore = false;
@@ -103,25 +114,33 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
     if (stopped) return;
     const ws = new WebSocket(options.url, { handshakeTimeout: silenceMs });
     socket = ws;
-    let lastHeardAt = Date.now();
-    const heard = () => (lastHeardAt = Date.now());
-    const openedAt = Date.now();
+    let lastHeardAt = nowMs();
+    const heard = () => (lastHeardAt = nowMs());
+    const openedAt = nowMs();
     // Alpaca sends no heartbeat of its own: pings several times per silence window keep a quiet
     // healthy stream talking (its pongs), so only a dead or stuck one falls silent. Pongs alone
     // do not make a stream, though: one not listening within the window (its auth or listen
     // unanswered) is ended and tried again, or it would stay open and deaf.
-    const watchdog = setInterval(
-      () => {
-        if (Date.now() - lastHeardAt > silenceMs || (!listening.has(ws) && Date.now() - openedAt > silenceMs)) ws.terminate();
-        else if (ws.readyState === WebSocket.OPEN) ws.ping();
-      },
-      Math.max(10, Math.floor(silenceMs / 4)),
-    );
+    let stopWatchdog = () => {};
+    const nextRound = () => {
+      stopWatchdog = wakeAt(clock, new Date(nowMs() + roundMs), () => {
+        if (nowMs() - lastHeardAt > silenceMs || (!listening.has(ws) && nowMs() - openedAt > silenceMs)) {
+          ws.terminate();
+          return;
+        }
+        if (ws.readyState === WebSocket.OPEN) ws.ping();
+        nextRound();
+      });
+    };
+    nextRound();
     ws.on('open', () => {
       heard();
       ws.send(JSON.stringify({ action: 'auth', key: options.keyId, secret: options.secretKey }));
     });
-    ws.on('pong', heard);
+    ws.on('pong', () => {
+      heard();
+      options.onPong?.();
+    });
     ws.on('message', (data) => {
       heard();
       let messages: AlpacaStreamMessage[];
@@ -136,9 +155,9 @@ const keepConnected = (options: TradeUpdatesStreamOptions, onUpdate: (update: Al
     // 'close' follows every error; the reconnection is decided there.
     ws.on('error', () => undefined);
     ws.on('close', (code) => {
-      clearInterval(watchdog);
+      stopWatchdog();
       if (socket === ws) socket = undefined;
-      retry(Date.now() - lastHeardAt > silenceMs ? 'silent' : listening.has(ws) ? `closed (${code})` : 'not listening');
+      retry(nowMs() - lastHeardAt > silenceMs ? 'silent' : listening.has(ws) ? `closed (${code})` : 'not listening');
     });
   }
 

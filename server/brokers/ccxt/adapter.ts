@@ -7,6 +7,7 @@
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
 // secret kept out.
 import type { Exchange, Market, Order, Trade } from 'ccxt';
+import type { Clock } from '../../clock.ts';
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
@@ -66,6 +67,8 @@ export interface CcxtBrokerOptions {
   streamBackoff?: StreamBackoff;
   /** Called after every reconnection of the order stream (where the service reconciles). */
   onReconnect?: () => void | Promise<void>;
+  /** The order stream watchdog's clock: timers by default; a test moves its own (see CcxtStreamOptions). */
+  watchdogClock?: Clock;
   logger?: Pick<Logger, 'warn'>;
 }
 
@@ -411,6 +414,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             silenceSeconds,
             backoff: options.streamBackoff ?? { initialMs: 500, maxMs: 30_000 },
             ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+            ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
             scrub,
             ...(options.logger ? { logger: options.logger } : {}),
           },

@@ -12,6 +12,7 @@ import type { Exchange, Order, Trade } from 'ccxt';
 import { EventEmitter, on } from 'node:events';
 import type { Decimal } from 'decimal.js';
 import { retryDelayMs } from '../../alerts/backoff.ts';
+import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { StreamBackoff, StreamRetry } from '../alpaca/stream.ts';
 import { ExactDecimal } from '../../decimal.ts';
@@ -53,6 +54,11 @@ export interface CcxtStreamOptions {
   /** Takes the secret out of a message. */
   scrub: (text: string) => string;
   logger?: Pick<Logger, 'warn'>;
+  /**
+   * What paces the watchdog's rounds and measures the silences: the event loop's timers and the
+   * wall by default; a test passes a clock it moves, and each move across a round's instant runs it.
+   */
+  watchdogClock?: Clock;
 }
 
 /** ccxt's errors that say the key itself is refused: retrying would only hammer the exchange. */
@@ -163,6 +169,9 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
   if (signal.aborted) return;
   const silenceMs = options.silenceSeconds * 1_000;
   const random = options.random ?? Math.random;
+  const clock = options.watchdogClock ?? systemClock();
+  const nowMs = () => clock.now().getTime();
+  const roundMs = Math.max(10, Math.floor(silenceMs / 4));
   const stopper = new AbortController();
   const stop = () => stopper.abort();
   signal.addEventListener('abort', stop, { once: true });
@@ -210,20 +219,30 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
   /** One connection, until it drops: the reason it dropped. */
   const session = async (): Promise<string> => {
     let connection: CcxtStreamConnection | undefined;
-    let lastHeardAt = Date.now();
+    let lastHeardAt = nowMs();
     let dropped: (reason: string) => void = () => undefined;
     const drop = new Promise<never>((_, reject) => (dropped = (reason) => reject(new Dropped(reason))));
     drop.catch(() => undefined);
     const onStop = () => dropped('stopped');
     stopper.signal.addEventListener('abort', onStop, { once: true });
     if (stopper.signal.aborted) onStop();
-    const watchdog = setInterval(
-      () => {
-        const heard = Math.max(lastHeardAt, connection ? lastPongOf(connection.exchange) : 0);
-        if (Date.now() - heard > silenceMs) dropped('silent');
-      },
-      Math.max(10, Math.floor(silenceMs / 4)),
-    );
+    // ccxt stamps its pongs with the wall's time: a round that sees a new one counts it as heard
+    // that long before the round (the very instant, on the wall's clock).
+    let pongSeen = 0;
+    let pongHeardAt = 0;
+    let stopWatchdog = () => {};
+    const nextRound = () => {
+      stopWatchdog = wakeAt(clock, new Date(nowMs() + roundMs), () => {
+        const pong = connection ? lastPongOf(connection.exchange) : 0;
+        if (pong > pongSeen) {
+          pongSeen = pong;
+          pongHeardAt = nowMs() - Math.max(0, Date.now() - pong);
+        }
+        if (nowMs() - Math.max(lastHeardAt, pongHeardAt) > silenceMs) dropped('silent');
+        else nextRound();
+      });
+    };
+    nextRound();
     /** The promise, or the drop if it comes first (the promise's own failure then goes unheard). */
     const until = <T>(promise: Promise<T>) => {
       promise.catch(() => undefined);
@@ -236,7 +255,7 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
       // Binance (and most pro classes) subscribe the user data here and answer once it is on.
       const authenticate = (exchange as unknown as { authenticate?: (params?: object) => Promise<unknown> }).authenticate;
       if (authenticate) await until(authenticate.call(exchange));
-      lastHeardAt = Date.now();
+      lastHeardAt = nowMs();
       attempt = 0;
       if (subscribedBefore && options.onReconnect) {
         void Promise.resolve()
@@ -249,7 +268,7 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
       handle(connection, [...((exchange as unknown as { orders?: Order[] }).orders ?? [])]);
       for (;;) {
         const orders = await until(exchange.watchOrders());
-        lastHeardAt = Date.now();
+        lastHeardAt = nowMs();
         handle(connection, orders);
       }
     } catch (error) {
@@ -258,7 +277,7 @@ export async function* streamCcxtOrders(options: CcxtStreamOptions, signal: Abor
       if (refusal) throw refusal;
       return options.scrub(error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 400);
     } finally {
-      clearInterval(watchdog);
+      stopWatchdog();
       stopper.signal.removeEventListener('abort', onStop);
       if (connection) terminate(connection.exchange);
     }
