@@ -1,6 +1,6 @@
 // Wire shapes of the operator routes under /api/admin.
 import { z } from 'zod';
-import { bodyBoolean, intParam, pageOf, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, intParam, pageOf, ZPageQuery, ZTimestamp, ZUserIdPath } from './common.ts';
 import { ZUserResponse } from './auth.ts';
 import { ZBotStatus } from './bot.ts';
 import { ZLiveAccountStatus } from './live.ts';
@@ -9,9 +9,7 @@ export const ZUserListQuery = ZPageQuery;
 export const ZUserList = pageOf(ZUserResponse);
 export type TUserList = z.infer<typeof ZUserList>;
 
-export const ZUserIdPath = z.object({
-  user_id: intParam({ min: 1, max: 2_147_483_647 }),
-});
+export { ZUserIdPath };
 
 export const ZHaltRequest = z.object({ halted: bodyBoolean() });
 export const ZHaltState = z.object({

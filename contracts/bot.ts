@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ZTradingMode } from './brokers.ts';
 import { ZTradeFrame } from './events.ts';
-import { bodyBoolean, intParam, pageOf, requestJson, requestText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
+import { bodyBoolean, pageOf, requestJson, requestText, ZAssetClass, ZPageQuery, ZTimestamp } from './common.ts';
 import { ZPositionList, type ZPosition } from './orders.ts';
 import { ZSymbolInput } from './symbols.ts';
 
@@ -53,7 +53,6 @@ export const ZBotStatus = z.object({
 export type TBotStatus = z.infer<typeof ZBotStatus>;
 
 /** The operator's force stop: the user in the path. */
-export const ZBotUserPath = z.object({ user_id: intParam({ min: 1, max: 2_147_483_647 }) });
 export const ZBotForceStopped = ZBotStatus.extend({ user_id: z.number().int() });
 
 /** A fill of one of the bot's orders: the `trade` frame's fields, plus its order. */

@@ -104,6 +104,9 @@ export const intParam = ({ min, max, default: fallback }: { min: number; max: nu
 };
 
 /** Page query of every list route: `page` from 1, `size` 1–100 (default 20). */
+/** A user named in a path (`/api/admin/users/{user_id}/...`): one name and one rule for every such route. */
+export const ZUserIdPath = z.object({ user_id: intParam({ min: 1, max: 2_147_483_647 }) });
+
 export const ZPageQuery = z.object({
   page: intParam({ min: 1, max: 1_000_000, default: 1 }),
   size: intParam({ min: 1, max: 100, default: 20 }),

@@ -1,7 +1,7 @@
 // Wire shapes of live trading's controls: the user's live status per asset class, and the
 // operator's live disable and lock clear.
 import { z } from 'zod';
-import { intParam, requestText, ZAssetClass, ZTimestamp } from './common.ts';
+import { requestText, ZAssetClass, ZTimestamp, ZUserIdPath } from './common.ts';
 
 export const ZLiveAccountStatus = z.object({
   live_enabled: z.boolean(),
@@ -17,7 +17,7 @@ export const ZLiveStatus = z.object({ crypto: ZLiveAccountStatus, us_equity: ZLi
 export type TLiveStatus = z.infer<typeof ZLiveStatus>;
 
 /** An operator's action on one user's asset class: the user in the path, the asset class in the body. */
-export const ZUserAssetClassRequest = z.object({ user_id: intParam({ min: 1, max: 2_147_483_647 }), asset_class: ZAssetClass });
+export const ZUserAssetClassRequest = ZUserIdPath.extend({ asset_class: ZAssetClass });
 
 export const ZLiveDisabled = z.object({ user_id: z.number().int(), asset_class: ZAssetClass, live_enabled: z.literal(false) });
 export const ZLockCleared = z.object({ user_id: z.number().int(), asset_class: ZAssetClass, locked_until: z.null(), cleared: z.boolean() });

@@ -3,7 +3,7 @@
 import type { ZAdminUserDetail, ZUserIdPath, ZUserList, ZUserListQuery } from '../admin.ts';
 import type { ZAdminAuditList, ZAdminAuditListQuery } from '../audit.ts';
 import type { ZUserResponse } from '../auth.ts';
-import type { ZBotForceStopped, ZBotUserPath } from '../bot.ts';
+import type { ZBotForceStopped } from '../bot.ts';
 import type { ZLiveDisabled, ZLockCleared, ZUserAssetClassRequest } from '../live.ts';
 import { EXAMPLE_AUDIT_RECORD } from './audit.ts';
 import { EXAMPLE_USER } from './auth.ts';
@@ -43,7 +43,7 @@ export const ADMIN_USER_EXAMPLES: Record<string, OperationExample> = {
   adminActivateUser: example<typeof ZUserIdPath, typeof ZUserResponse>({ input: { user_id: 43 }, output: { id: 43, username: 'bob_swing', email: 'bob@example.com', role: 'user', is_active: true, created_at: '2026-09-14T12:00:05.000Z' } }),
   adminDisableLive: example<typeof ZUserAssetClassRequest, typeof ZLiveDisabled>({ input: { user_id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', live_enabled: false } }),
   adminClearLock: example<typeof ZUserAssetClassRequest, typeof ZLockCleared>({ input: { user_id: 42, asset_class: 'crypto' }, output: { user_id: 42, asset_class: 'crypto', locked_until: null, cleared: true } }),
-  adminStopUserBot: example<typeof ZBotUserPath, typeof ZBotForceStopped>({
+  adminStopUserBot: example<typeof ZUserIdPath, typeof ZBotForceStopped>({
     input: { user_id: 42 },
     output: { ...EXAMPLE_BOT, is_running: false, stopped_at: '2026-12-02T04:20:00.000Z', stopped_by: 'admin', ts: '2026-12-02T04:20:00.000Z', user_id: 42 },
   }),

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ZAdminAuditList, ZAdminAuditListQuery } from '../../contracts/audit.ts';
 import { ZAdminOverview, ZAdminUserDetail, ZCriticalAlertList, ZCriticalAlertListQuery, ZHaltRequest, ZHaltState, ZLiveSuspendRequest, ZLiveSuspendState, ZUserIdPath, ZUserList, ZUserListQuery } from '../../contracts/admin.ts';
 import { ZUserResponse } from '../../contracts/auth.ts';
-import { ZBotForceStopped, ZBotUserPath } from '../../contracts/bot.ts';
+import { ZBotForceStopped } from '../../contracts/bot.ts';
 import { ZInstrument, ZInstrumentUpsert } from '../../contracts/instruments.ts';
 import { ZLiveDisabled, ZLockCleared, ZUserAssetClassRequest } from '../../contracts/live.ts';
 import { ZOhlcvImport, ZOhlcvImportResult } from '../../contracts/marketdata.ts';
@@ -59,7 +59,7 @@ export const adminRouter = router({
 
   stopUserBot: adminProcedure
     .meta({ openapi: openapi('POST', '/admin/users/{user_id}/bot/stop', 'Force-stop a user’s bot (audited; answered with its status whether or not it ran)'), haltExempt: true, errors: ['NOT_FOUND'] })
-    .input(ZBotUserPath)
+    .input(ZUserIdPath)
     .output(ZBotForceStopped)
     .mutation(({ ctx, input }) => ctx.bots.forceStop({ actor: ctx.user, userId: input.user_id, origin: ctx.origin })),
 
