@@ -15,6 +15,7 @@ import { WS_CLOSE } from '../../contracts/events.ts';
 import { manualClock } from '../../server/clock.ts';
 import { outboxEvents } from '../../server/db/schema/index.ts';
 import { BACKFILL_LIMIT } from '../../server/events/bus.ts';
+import { committedEnd, settledEnd } from '../../server/events/queries.ts';
 import type { AppRouter } from '../../server/routers/index.ts';
 import { FACTORY_PASSWORD, newUser, type FactoryUser } from '../support/factories.ts';
 import { capturedLogger } from '../support/logs.ts';
@@ -397,6 +398,16 @@ describe('a resume after a long absence', () => {
   it('takes the hello and a whole backfill (BACKFILL_LIMIT events) at once, however far the bound of a subscription', async () => {
     const user = await newUser(server, { prefix: 'tws_resume' });
     await publish(server, user.user.id, BACKFILL_LIMIT + 10);
+    // On a shared PostgreSQL cluster another database's open transaction can hold these rows
+    // unsettled for a while; once settled they are history, which only the backfill brings.
+    await waitFor(
+      async () => {
+        const [settled, committed] = await Promise.all([settledEnd(server.services.db), committedEnd(server.services.db)]);
+        return settled.id === committed.id && settled.txId === committed.txId;
+      },
+      (caughtUp) => caughtUp,
+    );
+    await server.services.events.poll();
     const [first] = await server.services.db.select({ id: outboxEvents.id }).from(outboxEvents).where(eq(outboxEvents.userId, user.user.id)).orderBy(asc(outboxEvents.id)).limit(1);
     const socket = rawTrpc(server);
     await socket.opened;
