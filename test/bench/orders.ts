@@ -79,12 +79,14 @@
 // BENCH_ORDERS_CONNECTIONS (clients of the one user, default 32, the goal's), BENCH_ORDERS_SYMBOLS
 // (1 to 4, default 4), BENCH_ORDERS_ROUNDS (slices per target and loop, default 2),
 // BENCH_ORDERS_WARMUP (warm-up and census orders per target, default 400, each at most 30 s),
-// BENCH_ORDERS_PIN (0: unpinned). The defaults take about two minutes. DATABASE_URL is required (an
+// BENCH_ORDERS_PIN (0: unpinned), BENCH_ORDERS_PROFILE (a folder: a V8 CPU profile of each of ours'
+// measured slices is written there, to see where ours' time goes). The defaults take about two minutes. DATABASE_URL is required (an
 // admin URL: a fresh database is created and dropped); without it the bench says so and exits 0.
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import inspector from 'node:inspector/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -782,6 +784,23 @@ const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.re
 const pct = (value: number) => `${fixed(value * 100)} %`;
 const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
+/** BENCH_ORDERS_PROFILE=<dir>: a V8 CPU profile of each of ours' measured slices, written there (the floor's slices are not profiled). */
+const profileDir = process.env.BENCH_ORDERS_PROFILE;
+let profiles = 0;
+const startProfile = async () => {
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    stop: async (name: string) => {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(`${profileDir}/${name}-${++profiles}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+};
+
 /** The figures a phase is judged by. */
 const figuresOf = (r: PhaseResult) => {
   const floorRps = r.closedLoop.floor.okInWindow / r.closedLoop.floor.windowSec;
@@ -1190,7 +1209,9 @@ const main = async () => {
     const gcObserver = new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((entry) => entry.duration)));
     loopDelay.enable();
     gcObserver.observe({ entryTypes: ['gc'] });
+    const profiling = profileDir !== undefined && command.target.name === 'ours' ? await startProfile() : undefined;
     const result = await run(command);
+    if (profiling) await profiling.stop(command.target.name);
     gcObserver.disconnect();
     loopDelay.disable();
     const stalls: Stalls = { loopDelayMaxMs: loopDelay.max / 1e6, gcCount: gcPauses.length, gcTotalMs: sumOf(gcPauses), gcMaxMs: Math.max(0, ...gcPauses) };
