@@ -2,10 +2,11 @@
 // in this one place: full /api paths, stable operation ids, the real success statuses, the
 // documented error statuses with the error envelope, security on every operation, the plain
 // /health routes beside the procedures, a description on every property and parameter, and an
-// example of every operation's parameters, request body, success answer and 422 answer.
+// example of every operation's parameters, request body, success answer and error answers (one
+// per error code the answer lists).
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { descriptionOf } from '../../contracts/descriptions.ts';
-import { examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
+import { errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
@@ -47,9 +48,12 @@ const PUBLIC: unknown[] = [];
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (name: string) => ({ 'application/json': { schema: schemaRef(name) } });
 
+/** One Example Object per code, keyed by it: a client sees what each code it may get looks like. */
+const errorExamples = (codes: Iterable<TAppErrorCode>) => Object.fromEntries([...codes].map((code) => [code, { summary: errorSummaryOf(code), value: errorExampleOf(code) }]));
+
 const errorResponse = (status: number, codes: Set<TAppErrorCode>) => ({
   description: `${REASONS[status] ?? 'Error'}. Codes: ${[...codes].join(', ')}`,
-  content: json('ErrorBody'),
+  content: { 'application/json': { schema: schemaRef('ErrorBody'), examples: errorExamples(codes) } },
 });
 
 /**
@@ -181,11 +185,18 @@ const describeDocument = (paths: Record<string, PathItem>, schemas: Record<strin
 const withExample = (content: unknown, example: unknown): unknown =>
   isNode(content) && isNode(content['application/json']) ? { ...content, 'application/json': { ...content['application/json'], example } } : content;
 
+/** `content` whose JSON media type's example of `code` has `value` instead, as new objects (see withExample). */
+const withCodeExample = (content: unknown, code: TAppErrorCode, value: unknown): unknown => {
+  const media = isNode(content) ? content['application/json'] : undefined;
+  if (!isNode(content) || !isNode(media) || !isNode(media.examples) || !isNode(media.examples[code])) return content;
+  return { ...content, 'application/json': { ...media, examples: { ...media.examples, [code]: { ...media.examples[code], value } } } };
+};
+
 /**
  * The examples of contracts/examples on each operation: a parameter's is the input field of its
  * name, the request body's is the rest of the input, the success answer's is the output, and
- * the 422 answer names one field of the input. An operation without examples stays without
- * them rather than failing the build: the examples test lists it.
+ * the 422 answer's VALIDATION_ERROR names one field of the input. An operation without examples
+ * stays without them rather than failing the build: the examples test lists it.
  */
 const exemplifyDocument = (paths: Record<string, PathItem>): void => {
   for (const item of Object.values(paths)) {
@@ -207,7 +218,7 @@ const exemplifyDocument = (paths: Record<string, PathItem>): void => {
       for (const [status, response] of Object.entries(responses)) {
         if (!isNode(response)) continue;
         if (Number(status) < 300 && found?.output !== undefined) responses[status] = { ...response, content: withExample(response.content, found.output) };
-        if (status === '422') responses[status] = { ...response, content: withExample(response.content, validationErrorExample(faulty)) };
+        if (status === '422') responses[status] = { ...response, content: withCodeExample(response.content, 'VALIDATION_ERROR', validationErrorExample(faulty)) };
       }
     }
   }
