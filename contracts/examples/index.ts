@@ -19,6 +19,7 @@ import { ORDER_EXAMPLES } from './orders.ts';
 import type { OperationExample } from './types.ts';
 
 export { errorExampleOf, errorSummaryOf, validationErrorExample } from './errors.ts';
+export { degradedHealthExample } from './health.ts';
 export type { OperationExample } from './types.ts';
 
 const AREAS: readonly Record<string, OperationExample>[] = [

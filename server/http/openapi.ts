@@ -6,7 +6,7 @@
 // per error code the answer lists).
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { descriptionOf } from '../../contracts/descriptions.ts';
-import { errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
+import { degradedHealthExample, errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
@@ -104,7 +104,10 @@ const healthPaths = (): Record<string, PathItem> => ({
       security: PUBLIC,
       responses: {
         '200': { description: 'The service and its database answer (also while halted: see `halted`)', content: json('Health') },
-        '503': { description: 'The database does not answer: `status` is `degraded`, `db` is `down`', content: json('Health') },
+        '503': {
+          description: 'The database does not answer: `status` is `degraded`, `db` is `down`',
+          content: { 'application/json': { schema: schemaRef('Health'), example: degradedHealthExample } },
+        },
       },
     },
   },

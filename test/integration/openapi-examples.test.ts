@@ -3,7 +3,7 @@
 // example, and each example is what its procedure accepts and answers: the request (parameters
 // and body together) parses with the procedure's own input schema, the answer with its own
 // output schema, unchanged; every error answer has an example of each code it lists, keyed by
-// the code, in the ErrorBody envelope with the answer's status.
+// the code, in the ErrorBody envelope with the answer's status; /health's 503 a degraded Health.
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -134,7 +134,7 @@ describe('the examples of the OpenAPI document', () => {
     const problems: string[] = [];
     let answers = 0;
     for (const { id, op } of operations) {
-      // /health's 503 is a Health body, not the envelope.
+      // /health's 503 is a Health body, not the envelope: its own test below.
       if (id === 'health') continue;
       for (const [status, response] of errorAnswersOf(op)) {
         const codes = listedCodesOf(response);
@@ -176,5 +176,11 @@ describe('the examples of the OpenAPI document', () => {
       expect(example, code).toMatchObject({ code, status: statusOf(code) });
       expect(example.message.trim(), code).not.toBe('');
     }
+  });
+
+  it('give /health’s 503 a Health body of a database that does not answer', () => {
+    const media = jsonOf(operations.find((o) => o.id === 'health')!.op.responses['503']);
+    expect(ZHealth.parse(media.example)).toEqual(media.example);
+    expect(media.example).toMatchObject({ status: 'degraded', db: 'down' });
   });
 });
