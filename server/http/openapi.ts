@@ -195,13 +195,38 @@ const withCodeExample = (content: unknown, code: TAppErrorCode, value: unknown):
   return { ...content, 'application/json': { ...media, examples: { ...media.examples, [code]: { ...media.examples[code], value } } } };
 };
 
+/** `content` with `example` on each media type other than JSON, as new objects (see withExample). */
+const withTextExample = (content: unknown, example: unknown): unknown =>
+  isNode(content)
+    ? Object.fromEntries(Object.entries(content).map(([type, media]) => [type, type === 'application/json' || !isNode(media) ? media : { ...media, example }]))
+    : content;
+
+/**
+ * The generator gives every media type of a body the input's schema; a text body (`textBodyField`,
+ * e.g. a CSV import) is only that field's text, the other fields coming in the query string. So
+ * each media type but JSON gets that field's schema, described as the field is.
+ */
+const withTextBodySchema = (requestBody: unknown, field: string, operationId: string): unknown => {
+  if (!isNode(requestBody) || !isNode(requestBody.content)) return requestBody;
+  const description = descriptionOf(field, [`${operationId}.request`, operationId]);
+  const textSchema = (schema: unknown): Node => {
+    const property = isNode(schema) && isNode(schema.properties) ? schema.properties[field] : undefined;
+    return { ...(isNode(property) ? property : { type: 'string' }), ...(description === undefined ? {} : { description }) };
+  };
+  const content = Object.fromEntries(
+    Object.entries(requestBody.content).map(([type, media]) => [type, type === 'application/json' || !isNode(media) ? media : { ...media, schema: textSchema(media.schema) }]),
+  );
+  return { ...requestBody, content };
+};
+
 /**
  * The examples of contracts/examples on each operation: a parameter's is the input field of its
- * name, the request body's is the rest of the input, the success answer's is the output, and
- * the 422 answer's VALIDATION_ERROR names one field of the input. An operation without examples
- * stays without them rather than failing the build: the examples test lists it.
+ * name, the request body's is the rest of the input (a text body's, the text field of
+ * `textInput`), the success answer's is the output, and the 422 answer's VALIDATION_ERROR names
+ * one field of the input. An operation without examples stays without them rather than failing
+ * the build: the examples test lists it. `textFields` maps an operation id to its `textBodyField`.
  */
-const exemplifyDocument = (paths: Record<string, PathItem>): void => {
+const exemplifyDocument = (paths: Record<string, PathItem>, textFields: ReadonlyMap<string, string>): void => {
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
       const found = examplesOf(operation.operationId ?? '');
@@ -215,6 +240,11 @@ const exemplifyDocument = (paths: Record<string, PathItem>): void => {
       const { requestBody } = operation;
       const body = Object.fromEntries(Object.entries(input).filter(([name]) => !parameterNames.has(name)));
       if (isNode(requestBody) && found?.input !== undefined) operation.requestBody = { ...requestBody, content: withExample(requestBody.content, body) };
+      const textField = textFields.get(operation.operationId ?? '');
+      const textInput = isNode(found?.textInput) ? found.textInput : {};
+      if (isNode(operation.requestBody) && textField !== undefined && textField in textInput) {
+        operation.requestBody = { ...operation.requestBody, content: withTextExample(operation.requestBody.content, textInput[textField]) };
+      }
       // The 422 names a body field where there is a body, else a parameter.
       const faulty = Object.keys(body)[0] ?? Object.keys(input)[0];
       const responses = operation.responses ?? {};
@@ -243,6 +273,7 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   const routeOf = new Map(restRoutesOf(router, '').map((route) => [`${route.method.toLowerCase()} ${route.template}`, route]));
 
   const paths: Record<string, PathItem> = {};
+  const textFields = new Map<string, string>();
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, PathItem>)) {
     for (const [method, operation] of Object.entries(item)) {
       const route = routeOf.get(`${method} ${path}`);
@@ -251,6 +282,11 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
       operation.operationId = operationIdOf(route.procedure);
       operation.responses = responsesOf(route, operation);
       operation.security = route.meta.openapi.protect ? BEARER : PUBLIC;
+      const { textBodyField } = route.meta;
+      if (textBodyField !== undefined) {
+        textFields.set(operation.operationId, textBodyField);
+        operation.requestBody = withTextBodySchema(operation.requestBody, textBodyField, operation.operationId);
+      }
     }
     paths[`/api${path}`] = item;
   }
@@ -273,6 +309,6 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   // follow the place it is written for, not whichever place was described first.
   const described = structuredClone(doc);
   describeDocument(described.paths as Record<string, PathItem>, described.components?.schemas ?? {});
-  exemplifyDocument(described.paths as Record<string, PathItem>);
+  exemplifyDocument(described.paths as Record<string, PathItem>, textFields);
   return JSON.stringify(described);
 };

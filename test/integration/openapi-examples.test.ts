@@ -3,16 +3,18 @@
 // example, and each example is what its procedure accepts and answers: the request (parameters
 // and body together) parses with the procedure's own input schema, the answer with its own
 // output schema, unchanged; every error answer has an example of each code it lists, keyed by
-// the code, in the ErrorBody envelope with the answer's status; /health's 503 a degraded Health.
+// the code, in the ErrorBody envelope with the answer's status; a text body (a CSV import) has
+// an example its procedure accepts in the field the text fills.
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { statusOf, ZAppErrorCode, ZErrorBody } from '../../contracts/errors.ts';
-import { errorExampleOf, exampledOperationIds } from '../../contracts/examples/index.ts';
+import { errorExampleOf, exampledOperationIds, examplesOf } from '../../contracts/examples/index.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { buildOpenApiDocument, operationIdOf } from '../../server/http/openapi.ts';
 import { restRoutesOf } from '../../server/http/routes.ts';
+import { parseOhlcvCsv } from '../../server/marketdata/csv.ts';
 import { appRouter } from '../../server/routers/index.ts';
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -182,5 +184,38 @@ describe('the examples of the OpenAPI document', () => {
     const media = jsonOf(operations.find((o) => o.id === 'health')!.op.responses['503']);
     expect(ZHealth.parse(media.example)).toEqual(media.example);
     expect(media.example).toMatchObject({ status: 'degraded', db: 'down' });
+  });
+
+  it('give every body that is not JSON an example: a text body’s is the text its procedure takes in the field it fills', () => {
+    const missing: string[] = [];
+    for (const { where, id, op } of operations) {
+      for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
+        if (type !== 'application/json' && media.example === undefined) missing.push(`${id} (${where}): ${type} request body`);
+      }
+    }
+    expect(missing).toEqual([]);
+    const textRoutes = restRoutesOf(appRouter, '/api').filter((route) => route.meta.textBodyField !== undefined);
+    expect(textRoutes.length).toBeGreaterThanOrEqual(1);
+    for (const route of textRoutes) {
+      const id = operationIdOf(route.procedure);
+      const field = route.meta.textBodyField!;
+      const textInput = examplesOf(id)?.textInput as Record<string, unknown> | undefined;
+      expect(textInput, id).toBeDefined();
+      // The text and the query fields together are what the route hands its procedure (server/http/rest.ts inputOf).
+      const result = schemasById.get(id)!.input!.safeParse(textInput);
+      expect(issuesOf(result), id).toBe('');
+      const op = operations.find((o) => o.id === id)!.op;
+      for (const [type, media] of Object.entries<any>(op.requestBody.content)) {
+        if (type === 'application/json') continue;
+        expect(media.schema.type, `${id} ${type}`).toBe('string');
+        expect(media.example, `${id} ${type}`).toBe(textInput![field]);
+      }
+    }
+  });
+
+  it('give the CSV import a file the service reads, of as many bars as its example answer imports', () => {
+    const op = operations.find((o) => o.id === 'adminImportOhlcv')!.op;
+    const read = parseOhlcvCsv(op.requestBody.content['text/csv'].example);
+    expect(read.ok && read.bars.length).toBe(jsonOf(successOf(op)[1]).example.imported);
   });
 });
