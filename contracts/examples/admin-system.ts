@@ -37,6 +37,12 @@ export const ADMIN_SYSTEM_EXAMPLES: Record<string, OperationExample> = {
       ],
     },
     output: { asset_class: 'us_equity', symbol: 'AAPL', imported: 2, replaced_synthetic: 2, first_date: '2026-11-27', last_date: '2026-11-28' },
+    // The same two bars as a text/csv body, in Yahoo's layout (server/marketdata/csv.ts reads its headers).
+    textInput: {
+      asset_class: 'us_equity',
+      symbol: 'AAPL',
+      csv: 'Date,Open,High,Low,Close,Adj Close,Volume\n2026-11-27,234.10,236.92,233.50,235.86,235.86,28481400\n2026-11-28,236.00,238.95,235.70,238.50,238.50,31904200\n',
+    },
   }),
   adminSetSimPrice: example<typeof ZSimPriceRequest, typeof ZSimPriceResponse>({
     input: { asset_class: 'crypto', symbol: 'BTC/USDT', price: 91500 },

@@ -1,7 +1,10 @@
 // Examples of the plain /health routes (no procedure: the schemas are the contracts' own).
 import type { z } from 'zod';
-import type { ZFeatureFlags, ZHealth } from '../health.ts';
+import type { THealth, ZFeatureFlags, ZHealth } from '../health.ts';
 import { example, type OperationExample } from './types.ts';
+
+/** The 503 of GET /health: the database did not answer its ping (server/http/health.ts checkHealth). */
+export const degradedHealthExample: THealth = { status: 'degraded', db: 'down', version: '0.1.0', uptime_s: 86412, halted: false };
 
 export const HEALTH_EXAMPLES: Record<string, OperationExample> = {
   health: example<z.ZodVoid, typeof ZHealth>({ output: { status: 'ok', db: 'ok', version: '0.1.0', uptime_s: 86412, halted: false } }),

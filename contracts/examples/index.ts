@@ -18,7 +18,8 @@ import { MARKET_EXAMPLES } from './market.ts';
 import { ORDER_EXAMPLES } from './orders.ts';
 import type { OperationExample } from './types.ts';
 
-export { validationErrorExample } from './errors.ts';
+export { errorExampleOf, errorSummaryOf, validationErrorExample } from './errors.ts';
+export { degradedHealthExample } from './health.ts';
 export type { OperationExample } from './types.ts';
 
 const AREAS: readonly Record<string, OperationExample>[] = [

@@ -5,11 +5,14 @@ import type { z } from 'zod';
 /**
  * One operation's examples. `input` is what the procedure receives: its path and query parameters
  * take their examples from the fields of the same name, the request body is the rest.
- * `output` is the success answer's body (none for a 204).
+ * `output` is the success answer's body (none for a 204). `textInput` is the whole input again as
+ * a route with a text body (`textBodyField`, e.g. a CSV import) receives it: that field is the
+ * text of the body, the others come in the query string.
  */
 export interface OperationExample {
   input?: unknown;
   output?: unknown;
+  textInput?: unknown;
 }
 
 /**
@@ -17,4 +20,5 @@ export interface OperationExample {
  * `z.input`) and its output schema `O` (as the procedure answers: `z.output`). A procedure
  * without input or without an answer names `z.ZodVoid`.
  */
-export const example = <I extends z.ZodType, O extends z.ZodType>(examples: { input?: z.input<I>; output?: z.output<O> }): OperationExample => examples;
+export const example = <I extends z.ZodType, O extends z.ZodType>(examples: { input?: z.input<I>; output?: z.output<O>; textInput?: z.input<I> }): OperationExample =>
+  examples;

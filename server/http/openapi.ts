@@ -2,10 +2,11 @@
 // in this one place: full /api paths, stable operation ids, the real success statuses, the
 // documented error statuses with the error envelope, security on every operation, the plain
 // /health routes beside the procedures, a description on every property and parameter, and an
-// example of every operation's parameters, request body, success answer and 422 answer.
+// example of every operation's parameters, request body, success answer and error answers (one
+// per error code the answer lists).
 import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { descriptionOf } from '../../contracts/descriptions.ts';
-import { examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
+import { degradedHealthExample, errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
@@ -47,9 +48,12 @@ const PUBLIC: unknown[] = [];
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (name: string) => ({ 'application/json': { schema: schemaRef(name) } });
 
+/** One Example Object per code, keyed by it: a client sees what each code it may get looks like. */
+const errorExamples = (codes: Iterable<TAppErrorCode>) => Object.fromEntries([...codes].map((code) => [code, { summary: errorSummaryOf(code), value: errorExampleOf(code) }]));
+
 const errorResponse = (status: number, codes: Set<TAppErrorCode>) => ({
   description: `${REASONS[status] ?? 'Error'}. Codes: ${[...codes].join(', ')}`,
-  content: json('ErrorBody'),
+  content: { 'application/json': { schema: schemaRef('ErrorBody'), examples: errorExamples(codes) } },
 });
 
 /**
@@ -100,7 +104,10 @@ const healthPaths = (): Record<string, PathItem> => ({
       security: PUBLIC,
       responses: {
         '200': { description: 'The service and its database answer (also while halted: see `halted`)', content: json('Health') },
-        '503': { description: 'The database does not answer: `status` is `degraded`, `db` is `down`', content: json('Health') },
+        '503': {
+          description: 'The database does not answer: `status` is `degraded`, `db` is `down`',
+          content: { 'application/json': { schema: schemaRef('Health'), example: degradedHealthExample } },
+        },
       },
     },
   },
@@ -181,13 +188,45 @@ const describeDocument = (paths: Record<string, PathItem>, schemas: Record<strin
 const withExample = (content: unknown, example: unknown): unknown =>
   isNode(content) && isNode(content['application/json']) ? { ...content, 'application/json': { ...content['application/json'], example } } : content;
 
+/** `content` whose JSON media type's example of `code` has `value` instead, as new objects (see withExample). */
+const withCodeExample = (content: unknown, code: TAppErrorCode, value: unknown): unknown => {
+  const media = isNode(content) ? content['application/json'] : undefined;
+  if (!isNode(content) || !isNode(media) || !isNode(media.examples) || !isNode(media.examples[code])) return content;
+  return { ...content, 'application/json': { ...media, examples: { ...media.examples, [code]: { ...media.examples[code], value } } } };
+};
+
+/** `content` with `example` on each media type other than JSON, as new objects (see withExample). */
+const withTextExample = (content: unknown, example: unknown): unknown =>
+  isNode(content)
+    ? Object.fromEntries(Object.entries(content).map(([type, media]) => [type, type === 'application/json' || !isNode(media) ? media : { ...media, example }]))
+    : content;
+
+/**
+ * The generator gives every media type of a body the input's schema; a text body (`textBodyField`,
+ * e.g. a CSV import) is only that field's text, the other fields coming in the query string. So
+ * each media type but JSON gets that field's schema, described as the field is.
+ */
+const withTextBodySchema = (requestBody: unknown, field: string, operationId: string): unknown => {
+  if (!isNode(requestBody) || !isNode(requestBody.content)) return requestBody;
+  const description = descriptionOf(field, [`${operationId}.request`, operationId]);
+  const textSchema = (schema: unknown): Node => {
+    const property = isNode(schema) && isNode(schema.properties) ? schema.properties[field] : undefined;
+    return { ...(isNode(property) ? property : { type: 'string' }), ...(description === undefined ? {} : { description }) };
+  };
+  const content = Object.fromEntries(
+    Object.entries(requestBody.content).map(([type, media]) => [type, type === 'application/json' || !isNode(media) ? media : { ...media, schema: textSchema(media.schema) }]),
+  );
+  return { ...requestBody, content };
+};
+
 /**
  * The examples of contracts/examples on each operation: a parameter's is the input field of its
- * name, the request body's is the rest of the input, the success answer's is the output, and
- * the 422 answer names one field of the input. An operation without examples stays without
- * them rather than failing the build: the examples test lists it.
+ * name, the request body's is the rest of the input (a text body's, the text field of
+ * `textInput`), the success answer's is the output, and the 422 answer's VALIDATION_ERROR names
+ * one field of the input. An operation without examples stays without them rather than failing
+ * the build: the examples test lists it. `textFields` maps an operation id to its `textBodyField`.
  */
-const exemplifyDocument = (paths: Record<string, PathItem>): void => {
+const exemplifyDocument = (paths: Record<string, PathItem>, textFields: ReadonlyMap<string, string>): void => {
   for (const item of Object.values(paths)) {
     for (const operation of Object.values(item)) {
       const found = examplesOf(operation.operationId ?? '');
@@ -201,13 +240,18 @@ const exemplifyDocument = (paths: Record<string, PathItem>): void => {
       const { requestBody } = operation;
       const body = Object.fromEntries(Object.entries(input).filter(([name]) => !parameterNames.has(name)));
       if (isNode(requestBody) && found?.input !== undefined) operation.requestBody = { ...requestBody, content: withExample(requestBody.content, body) };
+      const textField = textFields.get(operation.operationId ?? '');
+      const textInput = isNode(found?.textInput) ? found.textInput : {};
+      if (isNode(operation.requestBody) && textField !== undefined && textField in textInput) {
+        operation.requestBody = { ...operation.requestBody, content: withTextExample(operation.requestBody.content, textInput[textField]) };
+      }
       // The 422 names a body field where there is a body, else a parameter.
       const faulty = Object.keys(body)[0] ?? Object.keys(input)[0];
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (!isNode(response)) continue;
         if (Number(status) < 300 && found?.output !== undefined) responses[status] = { ...response, content: withExample(response.content, found.output) };
-        if (status === '422') responses[status] = { ...response, content: withExample(response.content, validationErrorExample(faulty)) };
+        if (status === '422') responses[status] = { ...response, content: withCodeExample(response.content, 'VALIDATION_ERROR', validationErrorExample(faulty)) };
       }
     }
   }
@@ -229,6 +273,7 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   const routeOf = new Map(restRoutesOf(router, '').map((route) => [`${route.method.toLowerCase()} ${route.template}`, route]));
 
   const paths: Record<string, PathItem> = {};
+  const textFields = new Map<string, string>();
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, PathItem>)) {
     for (const [method, operation] of Object.entries(item)) {
       const route = routeOf.get(`${method} ${path}`);
@@ -237,6 +282,11 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
       operation.operationId = operationIdOf(route.procedure);
       operation.responses = responsesOf(route, operation);
       operation.security = route.meta.openapi.protect ? BEARER : PUBLIC;
+      const { textBodyField } = route.meta;
+      if (textBodyField !== undefined) {
+        textFields.set(operation.operationId, textBodyField);
+        operation.requestBody = withTextBodySchema(operation.requestBody, textBodyField, operation.operationId);
+      }
     }
     paths[`/api${path}`] = item;
   }
@@ -259,6 +309,6 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   // follow the place it is written for, not whichever place was described first.
   const described = structuredClone(doc);
   describeDocument(described.paths as Record<string, PathItem>, described.components?.schemas ?? {});
-  exemplifyDocument(described.paths as Record<string, PathItem>);
+  exemplifyDocument(described.paths as Record<string, PathItem>, textFields);
   return JSON.stringify(described);
 };

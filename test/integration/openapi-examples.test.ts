@@ -2,16 +2,19 @@
 // server/http/openapi.ts): every operation has an example of each body it has, each parameter an
 // example, and each example is what its procedure accepts and answers: the request (parameters
 // and body together) parses with the procedure's own input schema, the answer with its own
-// output schema, unchanged; the 422 answers' examples are the ErrorBody envelope.
+// output schema, unchanged; every error answer has an example of each code it lists, keyed by
+// the code, in the ErrorBody envelope with the answer's status; a text body (a CSV import) has
+// an example its procedure accepts in the field the text fills.
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { ZErrorBody } from '../../contracts/errors.ts';
-import { exampledOperationIds } from '../../contracts/examples/index.ts';
+import { statusOf, ZAppErrorCode, ZErrorBody } from '../../contracts/errors.ts';
+import { errorExampleOf, exampledOperationIds, examplesOf } from '../../contracts/examples/index.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
 import { buildOpenApiDocument, operationIdOf } from '../../server/http/openapi.ts';
 import { restRoutesOf } from '../../server/http/routes.ts';
+import { parseOhlcvCsv } from '../../server/marketdata/csv.ts';
 import { appRouter } from '../../server/routers/index.ts';
 
 const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -33,6 +36,11 @@ const operations: Operation[] = Object.entries<Record<string, any>>(doc.paths).f
 
 const successOf = (op: any): [string, any] => Object.entries<any>(op.responses).find(([status]) => Number(status) < 300)!;
 const jsonOf = (holder: any) => holder?.content?.['application/json'];
+/** The 422's example of a request failing its input schema: keyed VALIDATION_ERROR among the 422's codes. */
+const validationExampleOf = (response: any) => jsonOf(response)?.examples?.VALIDATION_ERROR?.value;
+/** The error codes an answer lists in its description (`... Codes: A, B`). */
+const listedCodesOf = (response: any): string[] => /Codes: (.+)$/.exec(response.description ?? '')?.[1]?.split(', ') ?? [];
+const errorAnswersOf = (op: any): [string, any][] => Object.entries<any>(op.responses).filter(([status]) => Number(status) >= 400);
 
 interface Schemas {
   input?: z.ZodType;
@@ -68,7 +76,7 @@ describe('the examples of the OpenAPI document', () => {
       const [status, success] = successOf(op);
       if (jsonOf(success) && jsonOf(success).example === undefined) missing.push(`${id} (${where}): ${status} answer`);
       for (const parameter of op.parameters ?? []) if (parameter.example === undefined) missing.push(`${id} (${where}): ${parameter.in} parameter ${parameter.name}`);
-      if (op.responses['422'] && jsonOf(op.responses['422'])?.example === undefined) missing.push(`${id} (${where}): 422 answer`);
+      if (op.responses['422'] && validationExampleOf(op.responses['422']) === undefined) missing.push(`${id} (${where}): 422 answer`);
     }
     expect(missing, `${missing.length} without an example`).toEqual([]);
   });
@@ -116,11 +124,98 @@ describe('the examples of the OpenAPI document', () => {
   it('give the 422 answers the ErrorBody envelope with status 422', () => {
     const refused: string[] = [];
     for (const { id, op } of operations) {
-      const example = jsonOf(op.responses['422'])?.example;
+      const example = validationExampleOf(op.responses['422']);
       if (example === undefined) continue;
       const result = ZErrorBody.safeParse(example);
       if (!result.success || result.data.status !== 422 || result.data.code !== 'VALIDATION_ERROR') refused.push(`${id}: ${JSON.stringify(example)}`);
     }
     expect(refused).toEqual([]);
+  });
+
+  it('give every error answer an example of each code it lists, keyed by the code, and no other', () => {
+    const problems: string[] = [];
+    let answers = 0;
+    for (const { id, op } of operations) {
+      // /health's 503 is a Health body, not the envelope: its own test below.
+      if (id === 'health') continue;
+      for (const [status, response] of errorAnswersOf(op)) {
+        const codes = listedCodesOf(response);
+        answers++;
+        if (codes.length === 0) problems.push(`${id} ${status}: lists no codes`);
+        const media = jsonOf(response);
+        // OpenAPI has example and examples exclude each other.
+        if (media?.example !== undefined) problems.push(`${id} ${status}: example beside examples`);
+        const keys = Object.keys(media?.examples ?? {});
+        if (keys.join(', ') !== codes.join(', ')) problems.push(`${id} ${status}: examples of ${keys.join(', ')} for the codes ${codes.join(', ')}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(answers).toBeGreaterThanOrEqual(300);
+  });
+
+  it('give each error example the ErrorBody envelope of its own code, with the answer’s status and the status of the code', () => {
+    const refused: string[] = [];
+    for (const { id, op } of operations) {
+      if (id === 'health') continue;
+      for (const [status, response] of errorAnswersOf(op)) {
+        for (const [key, example] of Object.entries<any>(jsonOf(response)?.examples ?? {})) {
+          const where = `${id} ${status} ${key}`;
+          if (typeof example.summary !== 'string' || example.summary.trim() === '') refused.push(`${where}: no summary`);
+          const result = ZErrorBody.safeParse(example.value);
+          if (!result.success) refused.push(`${where}: ${issuesOf(result)}`);
+          else if (result.data.code !== key) refused.push(`${where}: the example is of ${result.data.code}`);
+          else if (result.data.status !== Number(status) || result.data.status !== statusOf(result.data.code)) refused.push(`${where}: status ${result.data.status}`);
+        }
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('exist for every error code, each in the envelope with the status of its code', () => {
+    for (const code of ZAppErrorCode.options) {
+      const example = errorExampleOf(code);
+      expect(ZErrorBody.parse(example), code).toEqual(example);
+      expect(example, code).toMatchObject({ code, status: statusOf(code) });
+      expect(example.message.trim(), code).not.toBe('');
+    }
+  });
+
+  it('give /health’s 503 a Health body of a database that does not answer', () => {
+    const media = jsonOf(operations.find((o) => o.id === 'health')!.op.responses['503']);
+    expect(ZHealth.parse(media.example)).toEqual(media.example);
+    expect(media.example).toMatchObject({ status: 'degraded', db: 'down' });
+  });
+
+  it('give every body that is not JSON an example: a text body’s is the text its procedure takes in the field it fills', () => {
+    const missing: string[] = [];
+    for (const { where, id, op } of operations) {
+      for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
+        if (type !== 'application/json' && media.example === undefined) missing.push(`${id} (${where}): ${type} request body`);
+      }
+    }
+    expect(missing).toEqual([]);
+    const textRoutes = restRoutesOf(appRouter, '/api').filter((route) => route.meta.textBodyField !== undefined);
+    expect(textRoutes.length).toBeGreaterThanOrEqual(1);
+    for (const route of textRoutes) {
+      const id = operationIdOf(route.procedure);
+      const field = route.meta.textBodyField!;
+      const textInput = examplesOf(id)?.textInput as Record<string, unknown> | undefined;
+      expect(textInput, id).toBeDefined();
+      // The text and the query fields together are what the route hands its procedure (server/http/rest.ts inputOf).
+      const result = schemasById.get(id)!.input!.safeParse(textInput);
+      expect(issuesOf(result), id).toBe('');
+      const op = operations.find((o) => o.id === id)!.op;
+      for (const [type, media] of Object.entries<any>(op.requestBody.content)) {
+        if (type === 'application/json') continue;
+        expect(media.schema.type, `${id} ${type}`).toBe('string');
+        expect(media.example, `${id} ${type}`).toBe(textInput![field]);
+      }
+    }
+  });
+
+  it('give the CSV import a file the service reads, of as many bars as its example answer imports', () => {
+    const op = operations.find((o) => o.id === 'adminImportOhlcv')!.op;
+    const read = parseOhlcvCsv(op.requestBody.content['text/csv'].example);
+    expect(read.ok && read.bars.length).toBe(jsonOf(successOf(op)[1]).example.imported);
   });
 });
