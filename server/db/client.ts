@@ -62,6 +62,14 @@ const isAlive = (pid: number): boolean => {
   }
 };
 
+/**
+ * PGlite's buffer cache, in place of initdb's 128MB. The pages it misses are read through Node's
+ * fs from the OS page cache, which already holds them, so a large cache of its own mostly keeps a
+ * second copy; and each open pays for the whole of it in the wasm memory it sets up: 128MB made
+ * an open take about 0.75 s of CPU, 32MB about 0.3 s (this machine, a migrated database).
+ */
+const PGLITE_SHARED_BUFFERS = '32MB';
+
 /** PGlite is one process's database: hold DATA_DIR with a pid lock file, taking over stale ones. */
 const lockDataDir = (dir: string): (() => void) => {
   const lockFile = path.join(dir, 'pglite.lock');
@@ -90,7 +98,9 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
-    const client = await PGlite.create(path.join(dataDir, 'pgdata'));
+    const client = await PGlite.create(path.join(dataDir, 'pgdata'), {
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    });
     const db = withLeanTransactions(drizzle({ client, schema }));
     let closed: Promise<void> | undefined;
     return {
