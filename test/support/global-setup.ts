@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../server/db/client.ts';
+import { testDatabasePrefix } from './test-databases.ts';
 
 /** PGlite: a migrated DATA_DIR to copy. Postgres: the name of a migrated template database. */
 type DatabaseTemplate = { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; name: string };
@@ -44,6 +45,8 @@ interface SharedTemplate {
 const SHARED = Symbol.for('trading-service.test.databaseTemplate');
 const sharing = globalThis as { [SHARED]?: SharedTemplate };
 
+const DROPS_AT_ONCE = 8;
+
 const makeTemplate = (): Omit<SharedTemplate, 'users'> => {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
@@ -69,6 +72,16 @@ const makeTemplate = (): Omit<SharedTemplate, 'users'> => {
   return {
     template,
     remove: async () => {
+      // The run's test databases (test/support/server.ts names them after the template and leaves
+      // them here), a few at a time: each drop makes Postgres checkpoint, and drops that wait
+      // together share one.
+      const copies = await admin.unsafe<{ datname: string }[]>(`select datname from pg_database where starts_with(datname, $1)`, [testDatabasePrefix(name)]);
+      const names = copies.map((copy) => copy.datname);
+      const dropper = postgres(adminUrl, { max: DROPS_AT_ONCE, onnotice: () => undefined });
+      await Promise.all(Array.from({ length: DROPS_AT_ONCE }, async () => {
+        for (let next = names.pop(); next !== undefined; next = names.pop()) await dropper.unsafe(`drop database if exists ${next} with (force)`);
+      }));
+      await dropper.end();
       await admin.unsafe(`drop database if exists ${name} with (force)`);
       await admin.end();
     },

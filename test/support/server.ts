@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import postgres from 'postgres';
 import type { TTokenResponse, TUserResponse } from '../../contracts/auth.ts';
 import { databaseTemplate, dataDirFromTemplate, tempDir } from './template.ts';
+import { testDatabasePrefix } from './test-databases.ts';
 import { startApp, type AppOptions, type RunningApp } from '../../server/app.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { openDatabase, type DatabaseHandle } from '../../server/db/client.ts';
@@ -28,16 +29,19 @@ export interface TestServer extends RunningApp {
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) return { url: '', drop: () => Promise.resolve() };
-  const name = `ts_test_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
   const source = databaseTemplate();
-  await admin.unsafe(source?.kind === 'postgres' ? `create database ${name} template ${source.name}` : `create database ${name}`);
+  const fromTemplate = source?.kind === 'postgres' ? source.name : undefined;
+  const name = `${fromTemplate ? testDatabasePrefix(fromTemplate) : 'ts_test_'}${randomBytes(6).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
+  await admin.unsafe(fromTemplate ? `create database ${name} template ${fromTemplate}` : `create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    // A copy of the run's template is dropped with the others when the run ends (testDatabasePrefix).
     drop: async () => {
+      if (fromTemplate) return;
       const dropper = postgres(adminUrl, { max: 1, onnotice: () => undefined });
       await dropper.unsafe(`drop database if exists ${name} with (force)`);
       await dropper.end();
