@@ -4,7 +4,8 @@
 // procedure's input and output, and the emitting program sees client/router.ts as those written-out
 // types, so the server never enters the package or a consumer's type check. A declaration that
 // still imports anything but the package's own files and its dependencies fails the build.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
@@ -155,7 +156,44 @@ const checkImports = (dir: string) => {
   }
 };
 
+/**
+ * What the build reads, hashed: the sources the router's type and the package come from (server/,
+ * contracts/, client/ but its console and output), this script, the compiler settings and the
+ * lockfile (every dependency's version, TypeScript's among them). The same inputs build the same
+ * package: `npm ci` builds it (prepare) and the suite's `npm pack` (prepack) would build it again,
+ * two TypeScript programs for nothing.
+ */
+const INPUT_DIRS = ['server', 'contracts', 'client'];
+const INPUT_FILES = ['scripts/build-client.ts', 'tsconfig.json', 'package.json', 'package-lock.json', 'client/package.json'];
+const SKIPPED = new Set([path.join(CLIENT, 'console'), OUT, path.join(CLIENT, 'node_modules')]);
+const STAMP = path.join(REPO, 'node_modules', '.cache', 'trading-service', 'client-build-inputs');
+
+const inputsHash = (): string => {
+  const hash = createHash('sha256');
+  const add = (file: string) => hash.update(`${path.relative(REPO, file)}\0`).update(readFileSync(file)).update('\0');
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const file = path.join(dir, entry.name);
+      if (SKIPPED.has(file)) continue;
+      if (entry.isDirectory()) walk(file);
+      else if (entry.isFile()) add(file);
+    }
+  };
+  for (const dir of INPUT_DIRS) walk(path.join(REPO, dir));
+  for (const file of INPUT_FILES) if (existsSync(path.join(REPO, file))) add(path.join(REPO, file));
+  return hash.digest('hex');
+};
+
 const started = Date.now();
-emit(writeRouterTypes());
-checkImports(OUT);
-process.stderr.write(`build-client: client/dist written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+const inputs = inputsHash();
+const built = existsSync(path.join(OUT, 'client', 'index.js')) && existsSync(path.join(OUT, 'client', 'router.d.ts'));
+if (built && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === inputs && !process.argv.includes('--force')) {
+  process.stderr.write('build-client: client/dist is up to date (its inputs are unchanged; --force builds anyway)\n');
+} else {
+  rmSync(STAMP, { force: true });
+  emit(writeRouterTypes());
+  checkImports(OUT);
+  mkdirSync(path.dirname(STAMP), { recursive: true });
+  writeFileSync(STAMP, inputs);
+  process.stderr.write(`build-client: client/dist written in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+}
