@@ -166,7 +166,8 @@ const checkImports = (dir: string) => {
 const INPUT_DIRS = ['server', 'contracts', 'client'];
 const INPUT_FILES = ['scripts/build-client.ts', 'tsconfig.json', 'package.json', 'package-lock.json', 'client/package.json'];
 const SKIPPED = new Set([path.join(CLIENT, 'console'), OUT, path.join(CLIENT, 'node_modules')]);
-const STAMP = path.join(REPO, 'node_modules', '.cache', 'trading-service', 'client-build-inputs');
+/** One per checkout: git worktrees may share one node_modules, each with a client/dist of its own. */
+const STAMP = path.join(REPO, 'node_modules', '.cache', 'trading-service', `client-build-inputs-${createHash('sha256').update(OUT).digest('hex').slice(0, 12)}`);
 
 const inputsHash = (): string => {
   const hash = createHash('sha256');
