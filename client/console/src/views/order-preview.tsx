@@ -28,7 +28,8 @@ const keyOf = ({ asset_class, symbol }: { asset_class: string; symbol: string })
 export const OrderPreview = ({ preview, prices, instrument, pending, error }: OrderPreviewProps) => {
   const [tick, setTick] = useState<Tick>();
   useLiveFrames((frame) => {
-    if (frame.type === 'tick') setTick({ key: keyOf(frame), last: frame.last });
+    // Only this preview's symbol: ticks of others would push its own out.
+    if (frame.type === 'tick' && preview && keyOf(frame) === keyOf(preview)) setTick({ key: keyOf(frame), last: frame.last });
   });
   // A tick of another symbol (the ticket changed since) is not this preview's price.
   const last = preview && tick?.key === keyOf(preview) ? tick.last : undefined;

@@ -123,7 +123,8 @@ export const Ticket = () => {
     event.preventDefault();
     const checked = requestOf(event.currentTarget);
     setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues.map((issue) => (issue.path[0] === 'bracket' ? { ...issue, path: issue.path.slice(1) } : issue))));
-    if (checked.success) place.mutate(checked.data);
+    // Once placed, the buying power has changed: the preview is asked again.
+    if (checked.success) place.mutate(checked.data, { onSettled: () => setEdits((count) => count + 1) });
   };
 
   const newTicket = () => {
