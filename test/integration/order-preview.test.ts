@@ -75,6 +75,18 @@ describe('POST /api/equity/orders/preview', () => {
     expect(res.body.buying_power_after).toBeCloseTo(res.body.buying_power_before - 980.99001, 8);
   });
 
+  it('tells the truth: a resting limit buy placed as previewed leaves the buying power the preview said', async () => {
+    const user = await trader('pvw_truth');
+    const body = { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.02, order_type: 'limit', limit_price: 40000, time_in_force: 'gtc' };
+    const res = await preview(user, body);
+    expect(res.status, res.text).toBe(200);
+    const placed = await server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body });
+    expect(placed.status, placed.text).toBe(201);
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    expect(await buyingPowerOf(user, 'crypto')).toBe(res.body.buying_power_after);
+  });
+
   it('a stop is estimated at its stop, a stop-limit at its limit', async () => {
     const user = await trader('pvw_stop');
     const stop = await preview(user, { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'stop', stop_price: 51000 });
