@@ -104,6 +104,34 @@ export const ZPlaceOrderRequest = z
   });
 export type TPlaceOrderRequest = z.infer<typeof ZPlaceOrderRequest>;
 
+/**
+ * What placing an order would cost, answered without placing it (POST /api/equity/orders/preview,
+ * the ticket's preview): the estimate at the reference price, the fee profile's commission and
+ * tax, and the account's buying power before and after. Buying power is null for a live account:
+ * a live broker's buying power (margin, unsettled cash, its own holds) is its own to state, in
+ * GET /api/equity/account, and the estimate would only guess at it.
+ */
+export const ZOrderPreview = z.object({
+  asset_class: ZAssetClass,
+  symbol: z.string(),
+  side: ZOrderSide,
+  qty: z.number(),
+  order_type: ZOrderType,
+  mode: ZTradingMode,
+  currency: z.string(),
+  last_price: z.number(),
+  reference_price: z.number(),
+  notional: z.number(),
+  commission: z.number(),
+  tax: z.number(),
+  fee: z.number(),
+  cash_effect: z.number(),
+  buying_power_before: z.number().nullable(),
+  buying_power_after: z.number().nullable(),
+  fee_profile: z.string(),
+});
+export type TOrderPreview = z.infer<typeof ZOrderPreview>;
+
 export const ZOrderResponse = z.object({
   order_id: z.string(),
   broker_order_id: z.string(),

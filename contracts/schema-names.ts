@@ -12,12 +12,13 @@ import { ZInstrument, ZInstrumentList } from './instruments.ts';
 import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
 import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
-import { ZCancelAllResult, ZOrderList, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
+import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
 import { ZAccountResponse } from './simulator.ts';
 
 const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZOrderResponse, 'Order'],
   [ZOrderList, 'OrderList'],
+  [ZOrderPreview, 'OrderPreview'],
   [ZCancelAllResult, 'CancelAllResult'],
   [ZPosition, 'Position'],
   [ZPositionList, 'PositionList'],

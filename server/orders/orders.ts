@@ -19,6 +19,7 @@ import { createCommands } from './commands.ts';
 import { createIntake } from './intake.ts';
 import { createOrderAudit } from './order-audit.ts';
 import { createPlacement } from './placement.ts';
+import { createPreview } from './preview.ts';
 import { createPlacementsUnderWay } from './placements-under-way.ts';
 import { createPublisher } from './publisher.ts';
 import { createReads } from './reads.ts';
@@ -57,6 +58,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const underWay = createPlacementsUnderWay();
   const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
+  const { preview } = createPreview({ instruments, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place, gateDeps });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
@@ -66,6 +68,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
 
   return {
     place,
+    preview,
     get,
     list,
     cancel,

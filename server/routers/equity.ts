@@ -1,6 +1,6 @@
 // /api/equity: orders through the five gates, and the user's positions and accounts at its brokers.
 import { z } from 'zod';
-import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
+import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -29,6 +29,15 @@ export const equityRouter = router({
     .input(ZPlaceOrderRequest)
     .output(ZOrderResponse)
     .mutation(({ ctx, input }) => ctx.orders.place({ user: ctx.user, request: input, origin: ctx.origin })),
+
+  previewOrder: authedProcedure
+    .meta({
+      openapi: openapi('POST', '/equity/orders/preview', 'What placing this order would cost: last price, estimated notional, commission and tax, buying power before and after; places nothing'),
+      errors: ['BROKER_NOT_CONFIGURED', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE'],
+    })
+    .input(ZPlaceOrderRequest)
+    .output(ZOrderPreview)
+    .mutation(({ ctx, input }) => ctx.orders.preview({ user: ctx.user, request: input })),
 
   listOrders: authedProcedure
     .meta({ openapi: openapi('GET', '/equity/orders', 'Your orders of an asset class, newest first') })

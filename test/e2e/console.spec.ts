@@ -189,6 +189,15 @@ test('the ticket refuses what the API would refuse, shows an API refusal with it
 
   // The same ticket sent twice is one order (its client_order_id).
   await addCryptoKey(page, 'ticket key');
+  // Before it is sent, the preview says what it costs: BTC/USDT at 50,000 (global-setup), the
+  // crypto fee 0.1 %, taken off a fresh paper account's 100,000 USDT.
+  await go(page, 'Order ticket');
+  await page.getByLabel('Symbol').fill('BTC/USDT');
+  await page.getByLabel('Quantity').fill('0.01');
+  const preview = page.getByRole('region', { name: 'Order preview' });
+  await expect(preview.getByTestId('preview-cost')).toHaveText('500.50 USDT');
+  await expect(preview.getByTestId('preview-buying-power')).toHaveText('100,000.00 USDT → 99,499.50 USDT');
+  await expect(preview.getByTestId('order-confirmation')).toHaveText('Buy 0.01000 BTC/USDT at market, about 500.50 USDT with fees; buying power 99,499.50 USDT after.');
   const clientOrderId = await placeOrder(page, { symbol: 'BTC/USDT', side: 'buy', qty: '0.01' });
   await page.getByRole('button', { name: 'Place paper order' }).click();
   await expect(page.getByTestId('done')).toContainText(`Order ${clientOrderId}`);

@@ -2,10 +2,11 @@
 // API's own schema before it is sent. The asset class follows the symbol as it is typed (a pair
 // with a slash is crypto, six digits a KRX code, anything else a US ticker) and can be changed.
 // One client_order_id per ticket, so sending the same ticket again is the same order
-// (idempotent). A refusal says which of the five gates refused it and why.
+// (idempotent). A refusal says which of the five gates refused it and why. While the form parses,
+// a preview under it says what the order would cost and what it leaves of the buying power.
 import { useMutation } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
-import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderResponse } from '@trading-service/client';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderPreview, type TOrderResponse, type TPlaceOrderRequest } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
@@ -13,12 +14,16 @@ import { quantity, type InstrumentSteps } from '../format.ts';
 import { orderTerms } from '../format/order-terms.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { AssetClassPicker } from '../pickers.tsx';
+import { OrderPreview } from './order-preview.tsx';
 
 type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 const ORDER_TYPES: readonly TOrderType[] = ['market', 'limit', 'stop', 'stop_limit'];
 const TIME_IN_FORCE = ['day', 'gtc', 'ioc', 'fok'] as const;
 
 const newClientOrderId = () => `console-${crypto.randomUUID()}`;
+
+/** How long the ticket rests before it is previewed: one request per pause in typing, not per key. */
+const PREVIEW_DEBOUNCE_MS = 300;
 
 /** A number field as the schema should see it: empty is absent, anything else a number (NaN fails the check). */
 const numberOf = (text: string) => (text.trim() === '' ? undefined : Number(text));
@@ -67,31 +72,59 @@ export const Ticket = () => {
   );
   const needsLimit = orderType === 'limit' || orderType === 'stop_limit';
   const needsStop = orderType === 'stop' || orderType === 'stop_limit';
+  const formRef = useRef<HTMLFormElement>(null);
+  // Bumped by every edit of the form's uncontrolled fields, so the preview follows them.
+  const [edits, setEdits] = useState(0);
+  // The last preview with the request it answered (the sentence names the request's own prices).
+  const [previewed, setPreviewed] = useState<{ request: TPlaceOrderRequest; preview: TOrderPreview }>();
+  const { mutate: requestPreview, isPending: previewPending, error: previewError, reset: resetPreview } = useMutation(trpc.equity.previewOrder.mutationOptions());
+
+  /** The ticket as the API's own schema reads it. */
+  const requestOf = useCallback(
+    (formElement: HTMLFormElement) => {
+      const form = new FormData(formElement);
+      return ZPlaceOrderRequest.safeParse({
+        asset_class: assetClass,
+        symbol: fieldText(form, 'symbol'),
+        side: fieldText(form, 'side'),
+        qty: numberOf(fieldText(form, 'qty')),
+        order_type: orderType,
+        limit_price: needsLimit ? numberOf(fieldText(form, 'limit_price')) : undefined,
+        stop_price: needsStop ? numberOf(fieldText(form, 'stop_price')) : undefined,
+        time_in_force: fieldText(form, 'time_in_force'),
+        bracket: bracket
+          ? {
+              take_profit: numberOf(fieldText(form, 'take_profit')),
+              stop_loss: numberOf(fieldText(form, 'stop_loss')),
+              stop_loss_limit: numberOf(fieldText(form, 'stop_loss_limit')) ?? null,
+            }
+          : undefined,
+        client_order_id: clientOrderId,
+        live_mode: live,
+      });
+    },
+    [assetClass, orderType, needsLimit, needsStop, bracket, clientOrderId, live],
+  );
+
+  // The preview follows the ticket: after a pause, whenever it parses; a ticket that does not
+  // parse shows none (the field errors come when it is sent).
+  useEffect(() => {
+    const checked = formRef.current ? requestOf(formRef.current) : undefined;
+    if (!checked?.success) {
+      setPreviewed(undefined);
+      resetPreview();
+      return undefined;
+    }
+    const timer = setTimeout(() => requestPreview(checked.data, { onSuccess: (preview) => setPreviewed({ request: checked.data, preview }), onError: () => setPreviewed(undefined) }), PREVIEW_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [edits, requestOf, requestPreview, resetPreview]);
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const checked = ZPlaceOrderRequest.safeParse({
-      asset_class: assetClass,
-      symbol: fieldText(form, 'symbol'),
-      side: fieldText(form, 'side'),
-      qty: numberOf(fieldText(form, 'qty')),
-      order_type: orderType,
-      limit_price: needsLimit ? numberOf(fieldText(form, 'limit_price')) : undefined,
-      stop_price: needsStop ? numberOf(fieldText(form, 'stop_price')) : undefined,
-      time_in_force: fieldText(form, 'time_in_force'),
-      bracket: bracket
-        ? {
-            take_profit: numberOf(fieldText(form, 'take_profit')),
-            stop_loss: numberOf(fieldText(form, 'stop_loss')),
-            stop_loss_limit: numberOf(fieldText(form, 'stop_loss_limit')) ?? null,
-          }
-        : undefined,
-      client_order_id: clientOrderId,
-      live_mode: live,
-    });
+    const checked = requestOf(event.currentTarget);
     setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues.map((issue) => (issue.path[0] === 'bracket' ? { ...issue, path: issue.path.slice(1) } : issue))));
-    if (checked.success) place.mutate(checked.data);
+    // Once placed, the buying power has changed: the preview is asked again.
+    if (checked.success) place.mutate(checked.data, { onSettled: () => setEdits((count) => count + 1) });
   };
 
   const newTicket = () => {
@@ -108,7 +141,7 @@ export const Ticket = () => {
           {live ? 'live' : 'paper'}
         </span>
       </h1>
-      <form onSubmit={submit} noValidate data-testid="ticket">
+      <form ref={formRef} onSubmit={submit} onChange={() => setEdits((count) => count + 1)} noValidate data-testid="ticket">
         <TextField
           name="symbol"
           label="Symbol"
@@ -177,6 +210,13 @@ export const Ticket = () => {
           New ticket
         </button>
       </form>
+      <OrderPreview
+        preview={previewed?.preview}
+        prices={previewed?.request ?? {}}
+        instrument={previewed && instrumentOf(previewed.preview.asset_class, previewed.preview.symbol)}
+        pending={previewPending}
+        error={previewError}
+      />
       {refusedCode ? (
         <p className="hint" data-testid="refused-gate">
           Refused at {GATE_OF_CODE[refusedCode] ?? 'the service'}.
