@@ -23,7 +23,7 @@ export interface TBlotterRow<TOrder> {
 
 /** The contract's suffixes: its type holds their literal values, so a change there fails the type check here. */
 const SUFFIXES: typeof BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' };
-const KIND_OF_SUFFIX = new Map(Object.entries(SUFFIXES).map(([kind, suffix]) => [suffix, kind as TBracketLegKind]));
+const KIND_OF_SUFFIX = new Map<string, TBracketLegKind>(Object.entries(SUFFIXES).map(([kind, suffix]) => [suffix, kind as TBracketLegKind]));
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 // Built from the contract's suffixes, so a new leg kind there is a leg here too.
 const LEG_ID = new RegExp(`^(.+)(${[...KIND_OF_SUFFIX.keys()].map(escaped).join('|')})(?:\\.(\\d+))?$`);
