@@ -121,11 +121,13 @@ const Row = ({
         {underEntry ? <span aria-hidden="true">↳ </span> : null}
         {order.symbol}
         {leg ? (
-          <span className="hint" data-testid="order-leg">
+          <>
             {' '}
-            {legLabel(leg)}
-            {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
-          </span>
+            <span className="hint" data-testid="order-leg">
+              {legLabel(leg)}
+              {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
+            </span>
+          </>
         ) : null}
       </td>
       <td>{order.side}</td>
