@@ -63,6 +63,8 @@ export const PriceChart = ({ candles, fills, last, openDays, testId = 'price-cha
     parts.current = { chart, series, markers: createSeriesMarkers(series, []) };
     return () => {
       parts.current = undefined;
+      // A chart made again (React's development remount) has no view yet.
+      viewSetFor.current = undefined;
       chart.remove();
     };
   }, []);
