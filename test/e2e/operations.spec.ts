@@ -140,12 +140,16 @@ test('an operator halts the service and lifts the halt from the console', async 
   expect(scriptErrors(errors)).toEqual([]);
 });
 
-/** The form controls of each operator card that stick out of it (their sides against the card's), by card. */
+/**
+ * What sticks out of the operator's cards: a card wider than the page, or a form control outside
+ * its card (a table wider than a phone scrolls inside its card instead).
+ */
 const overflowingControls = (page: Page) =>
   page.locator('main .card').evaluateAll((cards) =>
     cards.flatMap((card) => {
       const box = card.getBoundingClientRect();
-      return [...card.querySelectorAll('input, select, button')]
+      if (box.right > document.documentElement.clientWidth + 0.5) return [`${card.getAttribute('data-testid') ?? '?'} is wider than the page`];
+      return [...card.querySelectorAll('form input, form select, form button, label input, label select')]
         .filter((control) => {
           const own = control.getBoundingClientRect();
           return own.width > 0 && (own.left < box.left - 0.5 || own.right > box.right + 0.5);
