@@ -145,17 +145,19 @@ test('an operator halts the service and lifts the halt from the console', async 
  * its card (a table wider than a phone scrolls inside its card instead).
  */
 const overflowingControls = (page: Page) =>
-  page.locator('main .card').evaluateAll((cards) =>
-    cards.flatMap((card) => {
-      const box = card.getBoundingClientRect();
-      if (box.right > document.documentElement.clientWidth + 0.5) return [`${card.getAttribute('data-testid') ?? '?'} is wider than the page`];
-      return [...card.querySelectorAll('form input, form select, form button, label input, label select')]
-        .filter((control) => {
-          const own = control.getBoundingClientRect();
-          return own.width > 0 && (own.left < box.left - 0.5 || own.right > box.right + 0.5);
-        })
-        .map((control) => `${card.getAttribute('data-testid') ?? '?'}: ${control.getAttribute('name') ?? control.textContent ?? control.tagName}`);
-    }),
+  page.locator('main .card').evaluateAll(
+    (cards, pageWidth) =>
+      cards.flatMap((card) => {
+        const box = card.getBoundingClientRect();
+        if (box.right > pageWidth + 0.5) return [`${card.getAttribute('data-testid') ?? '?'} is wider than the page`];
+        return [...card.querySelectorAll('form input, form select, form button, label input, label select')]
+          .filter((control) => {
+            const own = control.getBoundingClientRect();
+            return own.width > 0 && (own.left < box.left - 0.5 || own.right > box.right + 0.5);
+          })
+          .map((control) => `${card.getAttribute('data-testid') ?? '?'}: ${control.getAttribute('name') ?? control.textContent ?? control.tagName}`);
+      }),
+    page.viewportSize()?.width ?? Number.POSITIVE_INFINITY,
   );
 
 test('the operator page keeps every form row inside its card, on a desktop and at a phone’s 390 px', async ({ browser }) => {
