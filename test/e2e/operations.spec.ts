@@ -239,7 +239,7 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   await expect(row.getByTestId('order-status')).toHaveText('canceled');
 
   // A bracket whose entry fills: its take-profit and stop-loss legs sit under it, labelled, and
-  // each order says who placed it (the API, like the console's ticket).
+  // each order says who placed it (the API, like the console's ticket; a leg, its entry's).
   const token = await tokenOf({ username, password: passwordOf(username) });
   const entryId = `e2e-bracket-${Date.now().toString(36)}`;
   await api('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', client_order_id: entryId, bracket: { take_profit: 100_000, stop_loss: 10_000 } }, token);
@@ -250,6 +250,7 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   await expect(entry.getByTestId('order-leg')).toHaveCount(0);
   await expect(page.locator(`[data-client-order-id="${entryId}:tp"][data-under-entry]`).getByTestId('order-leg')).toHaveText('take-profit leg');
   await expect(page.locator(`[data-client-order-id="${entryId}:sl"][data-under-entry]`).getByTestId('order-leg')).toHaveText('stop-loss leg');
+  await expect(page.locator(`[data-client-order-id="${entryId}:sl"]`).getByTestId('order-source')).toHaveText('api');
   const shown = await page.getByTestId('order-row').evaluateAll((rows) => rows.map((each) => each.getAttribute('data-client-order-id')));
   const at = shown.indexOf(entryId);
   expect(shown.slice(at + 1, at + 3).sort()).toEqual([`${entryId}:sl`, `${entryId}:tp`]);

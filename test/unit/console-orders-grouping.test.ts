@@ -3,7 +3,7 @@
 // kept otherwise; and the source badge read from metadata.source.
 import { describe, expect, it } from 'vitest';
 import { bracketChildClientOrderId } from '../../contracts/orders.ts';
-import { bracketLegOf, groupBracketLegs, legLabel, orderSourceOf } from '../../client/console/src/orders-grouping.ts';
+import { bracketLegOf, groupBracketLegs, legLabel, orderSourceOf, rowSourceOf } from '../../client/console/src/orders-grouping.ts';
 
 const order = (client_order_id: string) => ({ client_order_id });
 const tp = (entry: string, pair?: number) => bracketChildClientOrderId(entry, 'take_profit', pair);
@@ -59,6 +59,8 @@ describe('groupBracketLegs', () => {
     const rows = groupBracketLegs([leg, entry]);
     expect(rows[0]?.order).toBe(entry);
     expect(rows[1]?.order).toBe(leg);
+    expect(rows[1]?.entry).toBe(entry);
+    expect(rows[0]?.entry).toBeUndefined();
   });
 });
 
@@ -73,5 +75,23 @@ describe('orderSourceOf', () => {
     expect(orderSourceOf({})).toBeUndefined();
     expect(orderSourceOf({ source: 'someone' })).toBeUndefined();
     expect(orderSourceOf({ source: 1 })).toBeUndefined();
+  });
+});
+
+describe('rowSourceOf', () => {
+  // The service places a bracket's legs when the entry fills: they carry no source of their own.
+  const entry = { client_order_id: 'e', metadata: { source: 'bot' } };
+  const leg = { client_order_id: tp('e'), metadata: { leg: 'take_profit' } };
+  const orphan = { client_order_id: sl('gone'), metadata: { leg: 'stop_loss' } };
+
+  it('shows a leg under its entry as placed for the entry’s source, and an order’s own source as its own', () => {
+    const [entryRow, legRow] = groupBracketLegs([leg, entry]);
+    expect(entryRow && rowSourceOf(entryRow)).toEqual({ source: 'bot', ofEntry: false });
+    expect(legRow && rowSourceOf(legRow)).toEqual({ source: 'bot', ofEntry: true });
+  });
+
+  it('says nothing for a leg whose entry is not on the page', () => {
+    const [orphanRow] = groupBracketLegs([orphan]);
+    expect(orphanRow && rowSourceOf(orphanRow)).toBeUndefined();
   });
 });

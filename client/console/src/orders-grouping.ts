@@ -19,6 +19,8 @@ export interface TBlotterRow<TOrder> {
   leg: TBracketLeg | undefined;
   /** True when the row sits under its entry: a leg whose entry is not on the page stays a top-level row. */
   underEntry: boolean;
+  /** The entry a leg sits under. */
+  entry: TOrder | undefined;
 }
 
 /** The contract's suffixes: its type holds their literal values, so a change there fails the type check here. */
@@ -42,17 +44,18 @@ export const bracketLegOf = (clientOrderId: string): TBracketLeg | undefined => 
  * keeps its own place.
  */
 export const groupBracketLegs = <TOrder extends { client_order_id: string }>(orders: readonly TOrder[]): TBlotterRow<TOrder>[] => {
-  const onPage = new Set(orders.map((order) => order.client_order_id));
+  const onPage = new Map(orders.map((order) => [order.client_order_id, order]));
   const legsOf = new Map<string, TBlotterRow<TOrder>[]>();
   const top: TBlotterRow<TOrder>[] = [];
   for (const order of orders) {
     const leg = bracketLegOf(order.client_order_id);
-    if (leg && onPage.has(leg.entryClientOrderId)) {
+    const entry = leg && onPage.get(leg.entryClientOrderId);
+    if (leg && entry) {
       const legs = legsOf.get(leg.entryClientOrderId) ?? [];
-      legs.push({ order, leg, underEntry: true });
+      legs.push({ order, leg, underEntry: true, entry });
       legsOf.set(leg.entryClientOrderId, legs);
     } else {
-      top.push({ order, leg, underEntry: false });
+      top.push({ order, leg, underEntry: false, entry: undefined });
     }
   }
   return top.flatMap((row) => [row, ...(legsOf.get(row.order.client_order_id) ?? [])]);
@@ -67,3 +70,14 @@ const isSource = (value: unknown): value is TOrderSource => typeof value === 'st
 
 /** Who placed the order, from its `metadata.source`; undefined when it says nothing the contract knows. */
 export const orderSourceOf = (metadata: Record<string, unknown>): TOrderSource | undefined => (isSource(metadata.source) ? metadata.source : undefined);
+
+/**
+ * Who a row's order was placed for: its own source, or for a leg (which the service places when
+ * its entry fills, with no source of its own) its entry's, marked as that entry's.
+ */
+export const rowSourceOf = (row: TBlotterRow<{ metadata: Record<string, unknown> }>): { source: TOrderSource; ofEntry: boolean } | undefined => {
+  const own = orderSourceOf(row.order.metadata);
+  if (own) return { source: own, ofEntry: false };
+  const entry = row.entry && orderSourceOf(row.entry.metadata);
+  return entry ? { source: entry, ofEntry: true } : undefined;
+};

@@ -13,7 +13,7 @@ import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms
 import { orderTerms } from '../format/order-terms.ts';
 import { price, quantity, when, type InstrumentSteps } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
-import { groupBracketLegs, legLabel, orderSourceOf, type TBlotterRow } from '../orders-grouping.ts';
+import { groupBracketLegs, legLabel, rowSourceOf, type TBlotterRow } from '../orders-grouping.ts';
 import { AssetClassPicker, PaperBadge } from '../pickers.tsx';
 
 const PAGE_SIZE = 20;
@@ -85,12 +85,12 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
   );
 };
 
-/** Who placed the order, in the contract's words (api, bot, webhook). */
-const SourceBadge = ({ metadata }: { metadata: Record<string, unknown> }) => {
-  const source = orderSourceOf(metadata);
-  return source ? (
-    <span className={`badge source source-${source}`} data-testid="order-source">
-      {source}
+/** Who placed the order, in the contract's words (api, bot, webhook); a leg's is its entry's. */
+const SourceBadge = ({ row }: { row: TBlotterRow<TOrderResponse> }) => {
+  const placed = rowSourceOf(row);
+  return placed ? (
+    <span className={`badge source source-${placed.source}`} data-testid="order-source" title={placed.ofEntry ? `placed by the service for its entry (${placed.source})` : undefined}>
+      {placed.source}
     </span>
   ) : (
     <span data-testid="order-source">–</span>
@@ -98,7 +98,7 @@ const SourceBadge = ({ metadata }: { metadata: Record<string, unknown> }) => {
 };
 
 const Row = ({
-  row: { order, leg, underEntry },
+  row,
   instrument,
   opened,
   onToggle,
@@ -113,52 +113,55 @@ const Row = ({
   onCancel: (order: TOrderResponse) => void;
   canceling: boolean;
   onReplaced: () => void;
-}) => (
-  <>
-    <tr data-testid="order-row" data-client-order-id={order.client_order_id} data-leg={leg?.kind} data-under-entry={underEntry || undefined} className={underEntry ? 'bracket-leg' : undefined}>
-      <td>{when(order.submitted_at)}</td>
-      <td>
-        {underEntry ? <span aria-hidden="true">↳ </span> : null}
-        {order.symbol}
-        {leg ? (
-          <>
-            {' '}
-            <span className="hint" data-testid="order-leg">
-              {legLabel(leg)}
-              {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
-            </span>
-          </>
-        ) : null}
-      </td>
-      <td>{order.side}</td>
-      <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
-      <td data-testid="order-type">{orderTerms(order, instrument)}</td>
-      <td>{quantity(order.filled_qty, instrument)}</td>
-      <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
-      <td data-testid="order-status">{order.status}</td>
-      <td>
-        <SourceBadge metadata={order.metadata} />
-      </td>
-      <td>
-        <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
-          Timeline
-        </button>{' '}
-        {REPLACEABLE.has(order.status) ? (
-          <button type="button" data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
-            Replace
-          </button>
-        ) : null}{' '}
-        {CANCELABLE.has(order.status) ? (
-          <button type="button" onClick={() => onCancel(order)} disabled={canceling}>
-            Cancel
-          </button>
-        ) : null}
-      </td>
-    </tr>
-    {opened === 'timeline' ? <Timeline order={order} /> : null}
-    {opened === 'replace' ? <ReplaceForm order={order} onDone={onReplaced} /> : null}
-  </>
-);
+}) => {
+  const { order, leg, underEntry } = row;
+  return (
+    <>
+      <tr data-testid="order-row" data-client-order-id={order.client_order_id} data-leg={leg?.kind} data-under-entry={underEntry || undefined} className={underEntry ? 'bracket-leg' : undefined}>
+        <td>{when(order.submitted_at)}</td>
+        <td>
+          {underEntry ? <span aria-hidden="true">↳ </span> : null}
+          {order.symbol}
+          {leg ? (
+            <>
+              {' '}
+              <span className="hint" data-testid="order-leg">
+                {legLabel(leg)}
+                {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
+              </span>
+            </>
+          ) : null}
+        </td>
+        <td>{order.side}</td>
+        <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
+        <td data-testid="order-type">{orderTerms(order, instrument)}</td>
+        <td>{quantity(order.filled_qty, instrument)}</td>
+        <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
+        <td data-testid="order-status">{order.status}</td>
+        <td>
+          <SourceBadge row={row} />
+        </td>
+        <td>
+          <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
+            Timeline
+          </button>{' '}
+          {REPLACEABLE.has(order.status) ? (
+            <button type="button" data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
+              Replace
+            </button>
+          ) : null}{' '}
+          {CANCELABLE.has(order.status) ? (
+            <button type="button" onClick={() => onCancel(order)} disabled={canceling}>
+              Cancel
+            </button>
+          ) : null}
+        </td>
+      </tr>
+      {opened === 'timeline' ? <Timeline order={order} /> : null}
+      {opened === 'replace' ? <ReplaceForm order={order} onDone={onReplaced} /> : null}
+    </>
+  );
+};
 
 export const Orders = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
