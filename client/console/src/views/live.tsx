@@ -166,7 +166,8 @@ const RiskRow = ({ assetClass, mode }: { assetClass: TAssetClass; mode: TTrading
 };
 
 export const Live = () => {
-  // The kill switch watches the live account too once the asset class trades live (the overview's rule).
+  // The live account is listed once the asset class is enabled for live, as on the overview: the
+  // kill switch watches it as it watches the paper one, and only then can live orders move it.
   const status = useQuery(trpc.live.status.queryOptions());
   const flags = useQuery({ queryKey: ['flags'], queryFn: async () => (await fetch('/health/flags')).json() as Promise<TFeatureFlags> });
   const blockers = blockersOf(flags.data);
