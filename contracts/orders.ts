@@ -34,7 +34,7 @@ export const ZBracketSpec = z.object({
 /**
  * The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or
  * `x:sl` (stop-loss). An entry that fills again after its pair ended (a leg sold what it
- * protected) gets a new pair for the new units: its second is `x:tp2` and `x:sl2`, and so on.
+ * protected) gets a new pair for the new units: its second is `x:tp.2` and `x:sl.2`, and so on.
  */
 export const BRACKET_CHILD_SUFFIXES = { take_profit: ':tp', stop_loss: ':sl' } as const;
 export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof typeof BRACKET_CHILD_SUFFIXES, pair = 1) =>

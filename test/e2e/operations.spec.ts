@@ -62,6 +62,9 @@ test('the promotion wizard takes a user with a paper record to live, with the to
   await page.getByRole('button', { name: 'Enable live trading' }).click();
   await expect(page.getByTestId('done')).toContainText('Live trading is enabled for Crypto');
   await expect(page.getByTestId('live-crypto').getByTestId('live-enabled')).toHaveText('enabled');
+  // The kill switch's panel lists the live account under the paper one, each labelled.
+  await expect(page.getByTestId('risk-crypto')).toContainText('Crypto (paper)');
+  await expect(page.getByTestId('risk-crypto-live')).toContainText('Crypto (live)');
   // The overview now has the live crypto account beside the paper one.
   await go(page, 'Overview');
   await expect(page.getByTestId('account-crypto-live').getByTestId('mode')).toHaveText('live');
@@ -137,6 +140,35 @@ test('an operator halts the service and lifts the halt from the console', async 
   expect(scriptErrors(errors)).toEqual([]);
 });
 
+/**
+ * What sticks out of the operator's cards: a card wider than the page, or a form control outside
+ * its card (a table wider than a phone scrolls inside its card instead).
+ */
+const overflowingControls = (page: Page) =>
+  page.locator('main .card').evaluateAll(
+    (cards, pageWidth) =>
+      cards.flatMap((card) => {
+        const box = card.getBoundingClientRect();
+        if (box.right > pageWidth + 0.5) return [`${card.getAttribute('data-testid') ?? '?'} is wider than the page`];
+        return [...card.querySelectorAll('form input, form select, form button, label input, label select')]
+          .filter((control) => {
+            const own = control.getBoundingClientRect();
+            return own.width > 0 && (own.left < box.left - 0.5 || own.right > box.right + 0.5);
+          })
+          .map((control) => `${card.getAttribute('data-testid') ?? '?'}: ${control.getAttribute('name') ?? control.textContent ?? control.tagName}`);
+      }),
+    page.viewportSize()?.width ?? Number.POSITIVE_INFINITY,
+  );
+
+test('the operator page keeps every form row inside its card, on a desktop and at a phone’s 390 px', async ({ browser }) => {
+  const operator = await signInAsOperator(browser);
+  await expect(operator.getByTestId('instrument-form')).toBeVisible();
+  expect(await overflowingControls(operator)).toEqual([]);
+  await operator.setViewportSize({ width: 390, height: 844 });
+  await expect(operator.getByTestId('bars-form')).toBeVisible();
+  expect(await overflowingControls(operator)).toEqual([]);
+});
+
 test('a key is tested without being saved, then added, deactivated, activated and deleted', async ({ browser }) => {
   const { page, errors } = await register(browser, 'e2e_keys');
   await go(page, 'Exchange keys');
@@ -159,7 +191,7 @@ test('a key is tested without being saved, then added, deactivated, activated an
 });
 
 test('the ticket follows the symbol, places a bracket limit order and says which gate refuses; the blotter replaces, shows the timeline and cancels all', async ({ browser }) => {
-  const { page, errors } = await register(browser, 'e2e_ticket');
+  const { page, errors, username } = await register(browser, 'e2e_ticket');
   await addCryptoKey(page);
   await go(page, 'Order ticket');
   const assetClass = page.getByTestId('ticket').getByLabel('Asset class');
@@ -205,5 +237,22 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   await page.getByTestId('cancel-all').click();
   await expect(page.getByTestId('done')).toContainText('1 order(s) canceled');
   await expect(row.getByTestId('order-status')).toHaveText('canceled');
+
+  // A bracket whose entry fills: its take-profit and stop-loss legs sit under it, labelled, and
+  // each order says who placed it (the API, like the console's ticket; a leg, its entry's).
+  const token = await tokenOf({ username, password: passwordOf(username) });
+  const entryId = `e2e-bracket-${Date.now().toString(36)}`;
+  await api('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', client_order_id: entryId, bracket: { take_profit: 100_000, stop_loss: 10_000 } }, token);
+  await expect.poll(async () => ((await api('GET', '/api/equity/orders?asset_class=crypto&status=open', undefined, token)).items as { client_order_id: string }[]).length).toBe(2);
+  await page.reload();
+  const entry = page.locator(`[data-testid="order-row"][data-client-order-id="${entryId}"]`);
+  await expect(entry.getByTestId('order-source')).toHaveText('api');
+  await expect(entry.getByTestId('order-leg')).toHaveCount(0);
+  await expect(page.locator(`[data-client-order-id="${entryId}:tp"][data-under-entry]`).getByTestId('order-leg')).toHaveText('take-profit leg');
+  await expect(page.locator(`[data-client-order-id="${entryId}:sl"][data-under-entry]`).getByTestId('order-leg')).toHaveText('stop-loss leg');
+  await expect(page.locator(`[data-client-order-id="${entryId}:sl"]`).getByTestId('order-source')).toHaveText('api');
+  const shown = await page.getByTestId('order-row').evaluateAll((rows) => rows.map((each) => each.getAttribute('data-client-order-id')));
+  const at = shown.indexOf(entryId);
+  expect(shown.slice(at + 1, at + 3).sort()).toEqual([`${entryId}:sl`, `${entryId}:tp`]);
   expect(errors).toEqual([]);
 });

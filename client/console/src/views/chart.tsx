@@ -1,10 +1,11 @@
 // The chart: daily candles of one instrument (GET /api/market-data/ohlcv), the user's own fills
 // in it as markers (GET /api/equity/orders, filled), and the last price from /ws/live ticks
-// moving the last candle.
+// moving the last candle. It opens on the last six months (OPEN_DAYS); scroll back for the rest.
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo, useState } from 'react';
 import { errorCodeOf, type TAssetClass, type TInstrument, type TOrderResponse, type TTickFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
+import { OPEN_DAYS } from '../charts/chart-view.ts';
 import { PriceChart, type TCandle, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
 import { price, quantity, when } from '../format.ts';
@@ -74,7 +75,7 @@ export const Chart = () => {
         {tick ? ` (tick ${when(tick.ts)})` : ' (last daily close)'}; your fills: <span data-testid="chart-fills">{fills.length}</span> (paper unless marked live)
       </p>
       {ohlcv.data && ohlcv.data.bars.length === 0 ? <p data-testid="no-bars">No daily bars loaded for {symbol}.</p> : null}
-      <PriceChart candles={candles} fills={fills} last={tick?.last} />
+      <PriceChart candles={candles} fills={fills} last={tick?.last} openDays={OPEN_DAYS} />
     </section>
   );
 };

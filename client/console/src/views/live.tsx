@@ -1,10 +1,11 @@
 // Live trading: where each asset class stands (live flag, lock, today's live orders against the
 // limit), what still blocks live orders on this service (its flags), and the promotion wizard:
 // readiness → a confirm token (by e-mail, or to the service log) → enable. Then the kill switch's
-// lines: the day's P&L of each account against the −4 % alert and the −5 % lock.
+// lines: the day's P&L of each account it watches (paper, and live once the asset class is
+// enabled) against the −4 % alert and the −5 % lock.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ZLiveEnableRequest, type TAssetClass, type TFeatureFlags } from '@trading-service/client';
+import { errorCodeOf, ZLiveEnableRequest, type TAssetClass, type TFeatureFlags, type TTradingMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
@@ -132,8 +133,20 @@ const PromotionWizard = () => {
 };
 
 /** Today's P&L of one account against the kill switch's lines, from the account's metadata (fractions). */
-const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
-  const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode: 'paper' }, { retry: false }));
+const RiskRow = ({ assetClass, mode }: { assetClass: TAssetClass; mode: TTradingMode }) => {
+  const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode }, { retry: false }));
+  const testId = mode === 'paper' ? `risk-${assetClass}` : `risk-${assetClass}-live`;
+  const name = `${ASSET_CLASS_NAMES[assetClass]} (${mode})`;
+  // Live is enabled but its key is missing: say so, rather than leave the account out unseen.
+  if (mode === 'live' && errorCodeOf(account.error) === 'BROKER_NOT_CONFIGURED')
+    return (
+      <tr data-testid={testId}>
+        <td>{name}</td>
+        <td colSpan={3} data-testid="risk-state">
+          no live key registered for this asset class (Exchange keys)
+        </td>
+      </tr>
+    );
   if (!account.data) return null;
   const day = account.data.metadata as { day_start_equity?: string | null; day_pnl_pct?: number | string | null; day_pnl_alert_pct?: number; day_pnl_lock_pct?: number };
   const pct = day.day_pnl_pct === undefined || day.day_pnl_pct === null ? undefined : Number(day.day_pnl_pct);
@@ -141,8 +154,8 @@ const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
   const alert = day.day_pnl_alert_pct ?? ALERT_LINE;
   const state = pct === undefined ? 'no day-start snapshot yet (taken at the day\'s first fill)' : pct <= lock ? 'at the lock line' : pct <= alert ? 'past the alert line' : 'inside the lines';
   return (
-    <tr data-testid={`risk-${assetClass}`}>
-      <td>{ASSET_CLASS_NAMES[assetClass]} (paper)</td>
+    <tr data-testid={testId}>
+      <td>{name}</td>
       <td>{day.day_start_equity ? money(Number(day.day_start_equity), account.data.currency) : '–'}</td>
       <td data-testid="day-pnl" className={pct === undefined ? undefined : percentDirection(pct)}>
         {pct === undefined ? '–' : pnlPercent(pct)}
@@ -153,6 +166,9 @@ const RiskRow = ({ assetClass }: { assetClass: TAssetClass }) => {
 };
 
 export const Live = () => {
+  // The live account is listed once the asset class is enabled for live, as on the overview: the
+  // kill switch watches it as it watches the paper one, and only then can live orders move it.
+  const status = useQuery(trpc.live.status.queryOptions());
   const flags = useQuery({ queryKey: ['flags'], queryFn: async () => (await fetch('/health/flags')).json() as Promise<TFeatureFlags> });
   const blockers = blockersOf(flags.data);
   return (
@@ -181,9 +197,10 @@ export const Live = () => {
             </tr>
           </thead>
           <tbody>
-            {ASSET_CLASSES.map((assetClass) => (
-              <RiskRow key={assetClass} assetClass={assetClass} />
-            ))}
+            {ASSET_CLASSES.flatMap((assetClass) => [
+              <RiskRow key={assetClass} assetClass={assetClass} mode="paper" />,
+              status.data?.[assetClass].live_enabled ? <RiskRow key={`${assetClass}-live`} assetClass={assetClass} mode="live" /> : null,
+            ])}
           </tbody>
         </table>
       </article>

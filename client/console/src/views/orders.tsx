@@ -1,7 +1,9 @@
 // The orders blotter: one asset class, a status filter and pages; statuses change live as the
 // orders socket reports them (orders-feed.ts patches this list's cache). Cancel one or every
 // open order of the asset class, replace a working order's quantity or prices, and each order's
-// timeline (its audit records: placed, accepted, fills, cancel, by its client order id).
+// timeline (its audit records: placed, accepted, fills, cancel, by its client order id). A
+// bracket's take-profit and stop-loss legs sit under their entry (orders-grouping.ts), and each
+// order shows who placed it (metadata.source).
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '@trading-service/client';
@@ -11,9 +13,12 @@ import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms
 import { orderTerms } from '../format/order-terms.ts';
 import { price, quantity, when, type InstrumentSteps } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
+import { groupBracketLegs, legLabel, rowSourceOf, type TBlotterRow } from '../orders-grouping.ts';
 import { AssetClassPicker, PaperBadge } from '../pickers.tsx';
 
 const PAGE_SIZE = 20;
+/** The blotter's columns, which a timeline or replace form spans. */
+const COLUMNS = 10;
 const FILTERS = ['', 'pending', 'open', 'filled', 'canceled', 'rejected'] as const;
 type TFilter = (typeof FILTERS)[number];
 const CANCELABLE = new Set(['pending', 'accepted', 'open', 'partially_filled']);
@@ -27,7 +32,7 @@ const Timeline = ({ order }: { order: TOrderResponse }) => {
   const records = useQuery(trpc.audit.list.queryOptions({ client_order_id: order.client_order_id, page: 1, size: 100 }));
   return (
     <tr data-testid="order-timeline">
-      <td colSpan={9}>
+      <td colSpan={COLUMNS}>
         <ErrorNotice error={records.error} />
         <ol>
           {records.data?.items
@@ -65,7 +70,7 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
   };
   return (
     <tr data-testid="replace-form">
-      <td colSpan={9}>
+      <td colSpan={COLUMNS}>
         <form onSubmit={submit} noValidate>
           <TextField name="qty" label="New quantity" inputMode="decimal" errors={fieldErrors} />
           {order.limit_price !== null ? <TextField name="limit_price" label="New limit price" inputMode="decimal" errors={fieldErrors} /> : null}
@@ -80,8 +85,20 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
   );
 };
 
+/** Who placed the order, in the contract's words (api, bot, webhook); a leg's is its entry's. */
+const SourceBadge = ({ row }: { row: TBlotterRow<TOrderResponse> }) => {
+  const placed = rowSourceOf(row);
+  return placed ? (
+    <span className={`badge source source-${placed.source}`} data-testid="order-source" title={placed.ofEntry ? `placed by the service for its entry (${placed.source})` : undefined}>
+      {placed.source}
+    </span>
+  ) : (
+    <span data-testid="order-source">–</span>
+  );
+};
+
 const Row = ({
-  order,
+  row,
   instrument,
   opened,
   onToggle,
@@ -89,44 +106,62 @@ const Row = ({
   canceling,
   onReplaced,
 }: {
-  order: TOrderResponse;
+  row: TBlotterRow<TOrderResponse>;
   instrument: InstrumentSteps | undefined;
   opened: 'timeline' | 'replace' | undefined;
   onToggle: (id: string, what: 'timeline' | 'replace') => void;
   onCancel: (order: TOrderResponse) => void;
   canceling: boolean;
   onReplaced: () => void;
-}) => (
-  <>
-    <tr data-testid="order-row" data-client-order-id={order.client_order_id}>
-      <td>{when(order.submitted_at)}</td>
-      <td>{order.symbol}</td>
-      <td>{order.side}</td>
-      <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
-      <td data-testid="order-type">{orderTerms(order, instrument)}</td>
-      <td>{quantity(order.filled_qty, instrument)}</td>
-      <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
-      <td data-testid="order-status">{order.status}</td>
-      <td>
-        <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
-          Timeline
-        </button>{' '}
-        {REPLACEABLE.has(order.status) ? (
-          <button type="button" data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
-            Replace
-          </button>
-        ) : null}{' '}
-        {CANCELABLE.has(order.status) ? (
-          <button type="button" onClick={() => onCancel(order)} disabled={canceling}>
-            Cancel
-          </button>
-        ) : null}
-      </td>
-    </tr>
-    {opened === 'timeline' ? <Timeline order={order} /> : null}
-    {opened === 'replace' ? <ReplaceForm order={order} onDone={onReplaced} /> : null}
-  </>
-);
+}) => {
+  const { order, leg, underEntry } = row;
+  return (
+    <>
+      <tr data-testid="order-row" data-client-order-id={order.client_order_id} data-leg={leg?.kind} data-under-entry={underEntry || undefined} className={underEntry ? 'bracket-leg' : undefined}>
+        <td>{when(order.submitted_at)}</td>
+        <td>
+          {underEntry ? <span aria-hidden="true">↳ </span> : null}
+          {order.symbol}
+          {leg ? (
+            <>
+              {' '}
+              <span className="hint" data-testid="order-leg">
+                {legLabel(leg)}
+                {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
+              </span>
+            </>
+          ) : null}
+        </td>
+        <td>{order.side}</td>
+        <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
+        <td data-testid="order-type">{orderTerms(order, instrument)}</td>
+        <td>{quantity(order.filled_qty, instrument)}</td>
+        <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
+        <td data-testid="order-status">{order.status}</td>
+        <td>
+          <SourceBadge row={row} />
+        </td>
+        <td>
+          <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
+            Timeline
+          </button>{' '}
+          {REPLACEABLE.has(order.status) ? (
+            <button type="button" data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
+              Replace
+            </button>
+          ) : null}{' '}
+          {CANCELABLE.has(order.status) ? (
+            <button type="button" onClick={() => onCancel(order)} disabled={canceling}>
+              Cancel
+            </button>
+          ) : null}
+        </td>
+      </tr>
+      {opened === 'timeline' ? <Timeline order={order} /> : null}
+      {opened === 'replace' ? <ReplaceForm order={order} onDone={onReplaced} /> : null}
+    </>
+  );
+};
 
 export const Orders = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
@@ -191,12 +226,13 @@ export const Orders = () => {
               <th>Filled</th>
               <th>Avg price</th>
               <th>Status</th>
+              <th>Source</th>
               <th />
             </tr>
           </thead>
           <tbody>
-            {orders.data.items.map((order) => (
-              <Row key={order.broker_order_id} order={order} instrument={instrumentOf(order.asset_class, order.symbol)} opened={opened?.id === order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
+            {groupBracketLegs(orders.data.items).map((row) => (
+              <Row key={row.order.broker_order_id} row={row} instrument={instrumentOf(row.order.asset_class, row.order.symbol)} opened={opened?.id === row.order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
             ))}
           </tbody>
         </table>
