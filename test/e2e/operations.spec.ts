@@ -160,13 +160,17 @@ const overflowingControls = (page: Page) =>
     page.viewportSize()?.width ?? Number.POSITIVE_INFINITY,
   );
 
-test('the operator page keeps every form row inside its card, on a desktop and at a phone’s 390 px', async ({ browser }) => {
+test('the operator page keeps every form row inside its card, and the header its links, on a desktop and at a phone’s 390 px', async ({ browser }) => {
   const operator = await signInAsOperator(browser);
   await expect(operator.getByTestId('instrument-form')).toBeVisible();
   expect(await overflowingControls(operator)).toEqual([]);
   await operator.setViewportSize({ width: 390, height: 844 });
   await expect(operator.getByTestId('bars-form')).toBeVisible();
   expect(await overflowingControls(operator)).toEqual([]);
+  // The header's links (the operator sees them all) wrap onto more lines instead of running off the screen.
+  const header = await operator.locator('header').evaluate((element) => ({ scroll: element.scrollWidth, client: element.clientWidth, right: element.getBoundingClientRect().right }));
+  expect(header.scroll).toBeLessThanOrEqual(header.client);
+  expect(header.right).toBeLessThanOrEqual(390);
 });
 
 test('a key is tested without being saved, then added, deactivated, activated and deleted', async ({ browser }) => {
