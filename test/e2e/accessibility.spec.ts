@@ -110,6 +110,18 @@ test.describe('signed in as a user', () => {
     });
   }
 
+  // The socket states other than live pass too quickly to be scanned as they come: each state's
+  // class is put on the status bar's socket text in turn and the bar checked (its colours).
+  for (const state of ['connecting', 'waiting', 'open', 'closed', 'off']) {
+    test(`the status bar's "${state}" socket colour has no serious or critical axe violation`, async () => {
+      await open(page, 'Overview', 'latest-fill');
+      await page.getByTestId('feed-state').evaluate((element, name) => element.setAttribute('class', `feed feed-${name}`), state);
+      const results = await new AxeBuilder({ page }).include('[data-testid="status-bar"]').withTags(WCAG_TAGS).analyze();
+      const contrast = results.violations.filter((violation) => violation.id === 'color-contrast').flatMap((violation) => violation.nodes.map((node) => node.failureSummary ?? ''));
+      expect(contrast, `feed-${state}`).toEqual([]);
+    });
+  }
+
   test('a backtest result has no serious or critical axe violation', async () => {
     await go(page, 'Backtests');
     const form = page.getByTestId('backtest-form');
