@@ -63,7 +63,7 @@ const traderWithAFill = async (browser: Browser, prefix: string) => {
   return trader;
 };
 
-// The check itself: a page with a known fault must fail it, or a pass above would prove nothing.
+// The check itself: a page with a known fault must fail it, or the passes below would prove nothing.
 test('the check reports an unlabelled input and low-contrast text', async ({ page }) => {
   await page.goto(`${baseUrl()}/app/signin`);
   await expect(page.getByRole('heading', { name: 'Sign in' })).toBeVisible();
