@@ -99,8 +99,16 @@ const LatestFills = () => {
     filled.map((list) => list.data?.items ?? []),
     LATEST_FILLS,
   );
+  // A row saying so when there is none: a table of headers alone leaves a screen reader nothing to
+  // read them against (axe's th-has-data-cells). Only once every list has answered (a refused one too), not while loading.
+  const loaded = filled.every((list) => !list.isPending);
   return (
     <>
+      {loaded && newest.length === 0 ? (
+        <tr data-testid="no-fills">
+          <td colSpan={6}>No fills yet.</td>
+        </tr>
+      ) : null}
       {newest.map((order) => {
         const instrument = instrumentOf(order.asset_class, order.symbol);
         return (
