@@ -4,8 +4,7 @@
 // failure names its page and the message names the rule and the elements to fix.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
-import { E2E_ADMIN } from './global-setup.ts';
-import { addCryptoKey, api, baseUrl, go, passwordOf, register, tokenOf } from './helpers.ts';
+import { addCryptoKey, api, baseUrl, go, passwordOf, register, signInAsAdmin, tokenOf } from './helpers.ts';
 
 const WCAG_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
 const BLOCKING = new Set(['serious', 'critical']);
@@ -161,19 +160,8 @@ test('an empty Overview has no serious or critical axe violation', async ({ brow
 });
 
 test.describe('signed in as an operator', () => {
-  const signInAsOperator = async (browser: Browser): Promise<{ context: BrowserContext; page: Page }> => {
-    const context = await browser.newContext({ baseURL: baseUrl() });
-    const page = await context.newPage();
-    await page.goto('/app/signin');
-    await page.getByLabel('Username').fill(E2E_ADMIN.username);
-    await page.getByLabel('Password').fill(E2E_ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
-    return { context, page };
-  };
-
   test('Operator has no serious or critical axe violation', async ({ browser }) => {
-    const { context, page } = await signInAsOperator(browser);
+    const { context, page } = await signInAsAdmin(browser);
     await go(page, 'Operator');
     await expect(page.getByTestId('halt-state')).toBeVisible();
     await expectAccessible(page, 'Operator');

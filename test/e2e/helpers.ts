@@ -1,7 +1,8 @@
 // What the console's end-to-end specs share: the service's address, a page's error watch, a user
 // registered in a fresh browser context, navigation by the nav bar, a crypto key added in the
 // page, and the API called directly (for setup an operator or a test does outside the page).
-import { expect, type Browser, type Page } from '@playwright/test';
+import { expect, type Browser, type BrowserContext, type Page } from '@playwright/test';
+import { E2E_ADMIN } from './global-setup.ts';
 
 export const baseUrl = () => {
   const url = process.env.E2E_BASE_URL;
@@ -61,3 +62,15 @@ export const api = async (method: string, path: string, body?: unknown, token?: 
   return (await response.json()) as Record<string, unknown>;
 };
 export const tokenOf = async (credentials: { username: string; password: string }) => String((await api('POST', '/api/auth/login', credentials)).access_token);
+
+/** A browser context signed in as the service's operator (global-setup's admin), on the Overview. */
+export const signInAsAdmin = async (browser: Browser): Promise<{ context: BrowserContext; page: Page }> => {
+  const context = await browser.newContext({ baseURL: baseUrl() });
+  const page = await context.newPage();
+  await page.goto('/app/signin');
+  await page.getByLabel('Username').fill(E2E_ADMIN.username);
+  await page.getByLabel('Password').fill(E2E_ADMIN.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  return { context, page };
+};

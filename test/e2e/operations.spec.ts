@@ -5,19 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { E2E_ADMIN } from './global-setup.ts';
-import { addCryptoKey, api, baseUrl, go, passwordOf, register, tokenOf, watchErrors } from './helpers.ts';
+import { addCryptoKey, api, baseUrl, go, passwordOf, register, signInAsAdmin, tokenOf, watchErrors } from './helpers.ts';
 
 /** Script errors only: while the service is halted, the page's own reads answer 503 on purpose. */
 const scriptErrors = (errors: string[]) => errors.filter((error) => error.startsWith('pageerror'));
 
 const signInAsOperator = async (browser: Browser): Promise<Page> => {
-  const context = await browser.newContext({ baseURL: baseUrl() });
-  const page = await context.newPage();
-  await page.goto('/app/signin');
-  await page.getByLabel('Username').fill(E2E_ADMIN.username);
-  await page.getByLabel('Password').fill(E2E_ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  const { page } = await signInAsAdmin(browser);
   await go(page, 'Operator');
   return page;
 };
