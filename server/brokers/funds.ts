@@ -53,12 +53,19 @@ export const remainingOf = (order: Pick<WorkingOrder, 'qty' | 'filledQty'>): Dec
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' || typeof value === 'number' ? String(value) : undefined);
 
 /**
- * The price a working buy holds cash at: a stop-limit's limit (kept in metadata where the broker
- * layer collapsed it to a stop), a limit's limit, a stop's stop, a market order's price from its
- * funds check; `fallback` (the current price) when the order names none.
+ * The price an order is expected at, for a working buy's reserve and a ticket's estimate alike:
+ * the limit it will not pass (a limit's, a stop-limit's), else the stop it triggers at, else
+ * `otherwise` (a market order's price).
+ */
+export const expectedPriceOf = <T>(limit: T | undefined, stop: T | undefined, otherwise: T | undefined): T | undefined => limit ?? stop ?? otherwise;
+
+/**
+ * The price a working buy holds cash at (expectedPriceOf): a stop-limit's limit (kept in metadata
+ * where the broker layer collapsed it to a stop), a limit's limit, a stop's stop, a market
+ * order's price from its funds check; `fallback` (the current price) when the order names none.
  */
 export const reservePriceOf = (order: WorkingOrder, fallback?: Decimal): Decimal | undefined => {
-  const price = textOf(order.metadata.stop_limit_price) ?? order.limitPrice ?? order.stopPrice ?? textOf(order.metadata[RESERVE_PRICE_KEY]);
+  const price = expectedPriceOf(textOf(order.metadata.stop_limit_price) ?? order.limitPrice ?? undefined, order.stopPrice ?? undefined, textOf(order.metadata[RESERVE_PRICE_KEY]));
   return price === undefined ? fallback : d(price);
 };
 

@@ -5,13 +5,12 @@ import type { Decimal } from 'decimal.js';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { defaultProfileFor, type TFeeProfileName } from '../brokers/fees.ts';
 import { computeFill, type TOrderSide } from '../brokers/fills.ts';
-import type { TOrderType } from './risk.ts';
+import { expectedPriceOf } from '../brokers/funds.ts';
 
 export interface EstimateInput {
   assetClass: TAssetClass;
   side: TOrderSide;
   qty: Decimal;
-  orderType: TOrderType;
   limitPrice: Decimal | undefined;
   stopPrice: Decimal | undefined;
   lastPrice: Decimal;
@@ -34,15 +33,12 @@ export interface OrderEstimate {
 }
 
 /**
- * The price an order is expected at: the limit it will not pass (a limit or stop-limit), the stop
- * it triggers at (a stop), else the last price (a market order). The limit of a stop-limit wins
- * over its stop because it bounds what the order can cost once triggered.
+ * The price an order is expected at, as a working buy reserves it (funds.ts' expectedPriceOf):
+ * the limit (a limit, a stop-limit), else the stop (a stop), else the last price (a market
+ * order). The request's schema admits only the prices of its order type.
  */
-export const referencePriceOf = ({ orderType, limitPrice, stopPrice, lastPrice }: Pick<EstimateInput, 'orderType' | 'limitPrice' | 'stopPrice' | 'lastPrice'>): Decimal => {
-  if ((orderType === 'limit' || orderType === 'stop_limit') && limitPrice) return limitPrice;
-  if (orderType === 'stop' && stopPrice) return stopPrice;
-  return lastPrice;
-};
+export const referencePriceOf = ({ limitPrice, stopPrice, lastPrice }: Pick<EstimateInput, 'limitPrice' | 'stopPrice' | 'lastPrice'>): Decimal =>
+  expectedPriceOf(limitPrice, stopPrice, lastPrice) ?? lastPrice;
 
 /**
  * The estimate of a fill of the whole quantity at the reference price. The price is given, so the

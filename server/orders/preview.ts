@@ -54,7 +54,6 @@ export const createPreview = ({ instruments, forUser }: PreviewDeps) => {
       assetClass,
       side: request.side,
       qty,
-      orderType: request.order_type,
       limitPrice: decimalOrUndefined(request.limit_price),
       stopPrice: decimalOrUndefined(request.stop_price),
       lastPrice: new ExactDecimal(lastPrice),
