@@ -1,6 +1,6 @@
 // Examples of /api/equity: orders, positions and the paper account (one crypto account: BTC/USDT).
 import type { z } from 'zod';
-import type { ZAccountQuery, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList, ZReplaceOrderRequest, TOrderResponse } from '../orders.ts';
+import type { ZAccountQuery, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList, ZReplaceOrderRequest, TOrderPreview, TOrderResponse } from '../orders.ts';
 import type { ZAccountResetRequest, ZAccountResponse, TAccountResponse } from '../simulator.ts';
 import { example, type OperationExample } from './types.ts';
 
@@ -93,6 +93,27 @@ export const EXAMPLE_POSITIONS: z.output<typeof ZPositionList> = {
   ],
 };
 
+/** A market buy of 0.01 BTC at 50,000 USDT on a paper account with 10,000 USDT of buying power. */
+export const EXAMPLE_ORDER_PREVIEW: TOrderPreview = {
+  asset_class: 'crypto',
+  symbol: 'BTC/USDT',
+  side: 'buy',
+  qty: 0.01,
+  order_type: 'market',
+  mode: 'paper',
+  currency: 'USDT',
+  last_price: 50000,
+  reference_price: 50000,
+  notional: 500,
+  commission: 0.5,
+  tax: 0,
+  fee: 0.5,
+  cash_effect: -500.5,
+  buying_power_before: 10000,
+  buying_power_after: 9499.5,
+  fee_profile: 'crypto_default',
+};
+
 export const ORDER_EXAMPLES: Record<string, OperationExample> = {
   equityPlaceOrder: example<typeof ZPlaceOrderRequest, typeof ZOrderResponse>({
     input: {
@@ -111,25 +132,7 @@ export const ORDER_EXAMPLES: Record<string, OperationExample> = {
   }),
   equityPreviewOrder: example<typeof ZPlaceOrderRequest, typeof ZOrderPreview>({
     input: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', time_in_force: 'gtc', live_mode: false },
-    output: {
-      asset_class: 'crypto',
-      symbol: 'BTC/USDT',
-      side: 'buy',
-      qty: 0.01,
-      order_type: 'market',
-      mode: 'paper',
-      currency: 'USDT',
-      last_price: 50000,
-      reference_price: 50000,
-      notional: 500,
-      commission: 0.5,
-      tax: 0,
-      fee: 0.5,
-      cash_effect: -500.5,
-      buying_power_before: 10000,
-      buying_power_after: 9499.5,
-      fee_profile: 'crypto_default',
-    },
+    output: EXAMPLE_ORDER_PREVIEW,
   }),
   equityListOrders: example<typeof ZOrderListQuery, typeof ZOrderList>({
     input: { page: 1, size: 20, asset_class: 'crypto', status: 'filled', mode: 'paper' },

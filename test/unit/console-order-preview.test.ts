@@ -1,6 +1,7 @@
 // The ticket preview's sentence (client/console/src/format/order-preview.ts): what sending the
 // ticket will do, with the estimate in the account's currency and the buying power it leaves.
 import { describe, expect, it } from 'vitest';
+import { EXAMPLE_ORDER_PREVIEW } from '../../contracts/examples/orders.ts';
 import type { TOrderPreview } from '../../contracts/orders.ts';
 import type { InstrumentSteps } from '../../client/console/src/format/instrument.ts';
 import { confirmationText, lastPriceText } from '../../client/console/src/format/order-preview.ts';
@@ -8,25 +9,8 @@ import { confirmationText, lastPriceText } from '../../client/console/src/format
 const btc: InstrumentSteps = { tick_rule: 'fixed', tick_size: 0.01, lot_size: 0.00001 };
 const krx: InstrumentSteps = { tick_rule: 'krx_bands', tick_size: 100, lot_size: 1 };
 
-const marketBuy: TOrderPreview = {
-  asset_class: 'crypto',
-  symbol: 'BTC/USDT',
-  side: 'buy',
-  qty: 0.01,
-  order_type: 'market',
-  mode: 'paper',
-  currency: 'USDT',
-  last_price: 50000,
-  reference_price: 50000,
-  notional: 500,
-  commission: 0.5,
-  tax: 0,
-  fee: 0.5,
-  cash_effect: -500.5,
-  buying_power_before: 10000,
-  buying_power_after: 9499.5,
-  fee_profile: 'crypto_default',
-};
+/** The document's example: a market buy of 0.01 BTC at 50,000 USDT with 10,000 USDT of buying power. */
+const marketBuy: TOrderPreview = EXAMPLE_ORDER_PREVIEW;
 
 describe('the confirmation sentence', () => {
   it('says a market buy, its cost with fees and the buying power after', () => {
