@@ -1,12 +1,16 @@
-// The console's shell: the session decides between the sign-in pages and the trading pages;
+// The console's routes: the session decides between the sign-in pages and the trading pages;
 // every page has the status bar.
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { Group, Loader, Text } from '@mantine/core';
 import { useEffect, useSyncExternalStore, type ReactNode } from 'react';
-import { queryClient, trpc } from './api.ts';
+import { useQuery } from '@tanstack/react-query';
+import { trpc } from './api.ts';
 import { ErrorNotice } from './feedback.tsx';
 import { useOrdersFeed } from './orders-feed.ts';
 import { navigate, usePath } from './router.ts';
 import { session } from './session.ts';
+import { Nav, type NavPage } from './shell/nav.tsx';
+import { PublicLayout } from './shell/public-layout.tsx';
+import { Shell } from './shell/shell.tsx';
 import { StatusBar } from './status-bar.tsx';
 import { Keys } from './views/keys.tsx';
 import { Orders } from './views/orders.tsx';
@@ -19,63 +23,38 @@ import { Live } from './views/live.tsx';
 import { Operator } from './views/operator.tsx';
 import { Settings } from './views/settings.tsx';
 
-const PAGES: Record<string, { title: string; view: () => ReactNode; operatorOnly?: boolean }> = {
-  '/': { title: 'Overview', view: Overview },
-  '/ticket': { title: 'Order ticket', view: Ticket },
-  '/orders': { title: 'Orders', view: Orders },
-  '/positions': { title: 'Positions', view: Positions },
-  '/keys': { title: 'Exchange keys', view: Keys },
+interface Page {
+  title: string;
+  /** The navigation's group the page is listed under. */
+  group: 'Trading' | 'Research' | 'Account';
+  view: () => ReactNode;
+  operatorOnly?: boolean;
+}
+
+const PAGES: Record<string, Page> = {
+  '/': { title: 'Overview', group: 'Trading', view: Overview },
+  '/ticket': { title: 'Order ticket', group: 'Trading', view: Ticket },
+  '/orders': { title: 'Orders', group: 'Trading', view: Orders },
+  '/positions': { title: 'Positions', group: 'Trading', view: Positions },
   // Research and bot pages (issue 19).
-  '/chart': { title: 'Chart', view: Chart },
-  '/backtests': { title: 'Backtests', view: Backtests },
-  '/analysis': { title: 'Analysis', view: Analysis },
-  '/bot': { title: 'Bot', view: Bot },
-  // Live trading and the operator's views.
-  '/live': { title: 'Live trading', view: Live },
-  '/settings': { title: 'Settings', view: Settings },
-  '/operator': { title: 'Operator', view: Operator, operatorOnly: true },
+  '/chart': { title: 'Chart', group: 'Research', view: Chart },
+  '/backtests': { title: 'Backtests', group: 'Research', view: Backtests },
+  '/analysis': { title: 'Analysis', group: 'Research', view: Analysis },
+  '/bot': { title: 'Bot', group: 'Research', view: Bot },
+  // Live trading, keys, settings and the operator's views.
+  '/live': { title: 'Live trading', group: 'Account', view: Live },
+  '/keys': { title: 'Exchange keys', group: 'Account', view: Keys },
+  '/settings': { title: 'Settings', group: 'Account', view: Settings },
+  '/operator': { title: 'Operator', group: 'Account', view: Operator, operatorOnly: true },
 };
 const PUBLIC_PAGES: Record<string, () => ReactNode> = { '/signin': SignIn, '/register': Register };
 
-const NavLink = ({ to, children }: { to: string; children: ReactNode }) => (
-  <a href={`/app${to}`} className={usePath() === to ? 'active' : undefined} onClick={(event) => (event.preventDefault(), navigate(to))}>
-    {children}
-  </a>
-);
-
-const Header = () => {
+/** The navigation's pages for this user: the operator's page is for operators (the API refuses it to anyone else anyway). */
+const useNavPages = (): NavPage[] => {
   const me = useQuery(trpc.auth.me.queryOptions());
-  const logout = useMutation(
-    trpc.auth.logout.mutationOptions({
-      // Signed out here whatever the server says: a refused logout must not keep the session.
-      onSettled: () => (session.signOut(), queryClient.clear(), navigate('/signin', { replace: true })),
-    }),
-  );
-  const signOut = () => {
-    const refreshToken = session.refreshToken();
-    if (refreshToken) logout.mutate({ refresh_token: refreshToken });
-    else session.signOut();
-  };
-  return (
-    <header>
-      <nav>
-        {Object.entries(PAGES)
-          // The operator's page is for operators: the API refuses it to anyone else anyway.
-          .filter(([, page]) => !page.operatorOnly || me.data?.role === 'admin')
-          .map(([path, page]) => (
-            <NavLink key={path} to={path}>
-              {page.title}
-            </NavLink>
-          ))}
-      </nav>
-      <span className="who" data-testid="username">
-        {me.data?.username}
-      </span>
-      <button type="button" onClick={signOut} disabled={logout.isPending}>
-        Sign out
-      </button>
-    </header>
-  );
+  return Object.entries(PAGES)
+    .filter(([, page]) => !page.operatorOnly || me.data?.role === 'admin')
+    .map(([path, page]) => ({ path, title: page.title, group: page.group }));
 };
 
 const Redirect = ({ to }: { to: string }) => {
@@ -83,36 +62,40 @@ const Redirect = ({ to }: { to: string }) => {
   return null;
 };
 
+const SignedIn = ({ path, status }: { path: string; status: ReactNode }) => {
+  const pages = useNavPages();
+  const page = PAGES[path];
+  if (!page && PUBLIC_PAGES[path]) return <Redirect to="/" />;
+  return (
+    <Shell nav={<Nav pages={pages} />} status={status}>
+      {page ? <page.view /> : <ErrorNotice error={new Error(`No page at /app${path}`)} />}
+    </Shell>
+  );
+};
+
 export const App = () => {
   const state = useSyncExternalStore(session.subscribe, session.state);
   const path = usePath();
   const feed = useOrdersFeed(state === 'signed_in');
   useEffect(() => void session.restore(), []);
+  const status = <StatusBar feed={feed} />;
 
-  let body: ReactNode;
-  if (state === 'restoring') body = <p>Signing in…</p>;
-  else if (state === 'signed_out') {
-    const View = PUBLIC_PAGES[path];
-    body = View ? <View /> : <Redirect to="/signin" />;
-  } else {
-    const page = PAGES[path];
-    body = page ? (
-      <>
-        <Header />
-        <main>
-          <page.view />
-        </main>
-      </>
-    ) : PUBLIC_PAGES[path] ? (
-      <Redirect to="/" />
-    ) : (
-      <ErrorNotice error={new Error(`No page at /app${path}`)} />
-    );
-  }
+  if (state === 'signed_in') return <SignedIn path={path} status={status} />;
+  const View = PUBLIC_PAGES[path];
   return (
-    <>
-      <StatusBar feed={feed} />
-      {body}
-    </>
+    <PublicLayout status={status}>
+      {state === 'restoring' ? (
+        <Group justify="center" gap="xs" py="xl">
+          <Loader size="xs" />
+          <Text size="sm" c="dimmed">
+            Signing in…
+          </Text>
+        </Group>
+      ) : View ? (
+        <View />
+      ) : (
+        <Redirect to="/signin" />
+      )}
+    </PublicLayout>
   );
 };
