@@ -252,7 +252,14 @@ export const brokerRequestOf = (intent: OrderRow, request: TPlaceOrderRequest): 
 });
 
 /** The order row of a child the broker created (a bracket's leg), from the broker's own record of it. */
-export const childOrderRowOf = (event: TBrokerEvent, order: BrokerOrder, parent: Pick<OrderRow, 'clientOrderId'> | undefined, at: Date): OrderInsert => ({
+/** The entry's `metadata.source`, for its legs to carry (none on a row written before sources were kept). */
+const sourceOf = (parent: Pick<OrderRow, 'metadata'>): { source?: unknown } => (parent.metadata.source === undefined ? {} : { source: parent.metadata.source });
+
+/**
+ * A child the broker created (a bracket's leg) as our row: named after its entry, and placed by
+ * whoever placed the entry (its `metadata.source`), since no request of anyone placed the leg.
+ */
+export const childOrderRowOf = (event: TBrokerEvent, order: BrokerOrder, parent: Pick<OrderRow, 'clientOrderId' | 'metadata'> | undefined, at: Date): OrderInsert => ({
   userId: event.user_id,
   clientOrderId: order.clientOrderId,
   brokerOrderId: order.brokerOrderId,
@@ -268,7 +275,7 @@ export const childOrderRowOf = (event: TBrokerEvent, order: BrokerOrder, parent:
   stopPrice: order.stopPrice,
   status: 'accepted' as const,
   bracket: null,
-  metadata: { ...order.metadata, ...(parent ? { parent_client_order_id: parent.clientOrderId } : {}) },
+  metadata: { ...order.metadata, ...(parent ? { parent_client_order_id: parent.clientOrderId, ...sourceOf(parent) } : {}) },
   requestHash: null,
   submittedAt: order.submittedAt,
   updatedAt: at,

@@ -64,6 +64,22 @@ describe('time_in_force and source', () => {
     });
     expect(res.metadata).toMatchObject({ source: 'bot' });
   });
+
+  it("shows the entry's source on its bracket's legs (the broker made them, on the bot's order)", async () => {
+    await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+    const entry = await server.services.orders.place({
+      user: { id: user.user.id },
+      request: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.001, order_type: 'market', time_in_force: 'gtc', live_mode: false, bracket: { take_profit: 60000, stop_loss: 45000 } },
+      origin: { requestId: 'bot-bracket', address: 'bot' },
+      source: 'bot',
+    });
+    await settle();
+    const listed = await server.http('GET', '/api/equity/orders?asset_class=crypto&limit=100', { token: user.tokens.access_token });
+    expect(listed.status, listed.text).toBe(200);
+    const legs = (listed.body.items as { client_order_id: string; metadata: Record<string, unknown> }[]).filter((order) => order.metadata.parent_client_order_id === entry.client_order_id);
+    expect(legs.map((leg) => leg.client_order_id).sort()).toEqual([`${entry.client_order_id}:sl`, `${entry.client_order_id}:tp`]);
+    for (const leg of legs) expect(leg.metadata).toMatchObject({ source: 'bot' });
+  });
 });
 
 describe('fees', () => {
