@@ -12,7 +12,7 @@ import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
 import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
-import { krxPriceLimits, type PriceLimits } from './risk/krx-prices.ts';
+import { krxPriceLimits, type PriceLimits } from '../markets/krx-prices.ts';
 import { offGridReason } from './risk/price-grid.ts';
 import { positionRisk, riskOf } from './risk/sizing.ts';
 

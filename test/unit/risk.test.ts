@@ -16,7 +16,7 @@ import {
 } from '../../server/orders/risk.ts';
 import { dailyPnlPct, dayStartSnapshot } from '../../server/controls/day-start.ts';
 import type { WorkingOrder } from '../../server/brokers/funds.ts';
-import { krxPriceLimits } from '../../server/orders/risk/krx-prices.ts';
+import { krxPriceLimits } from '../../server/markets/krx-prices.ts';
 import { offTickGrid } from '../../server/orders/risk/price-grid.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);

@@ -10,7 +10,7 @@ import { ExactDecimal } from '../../decimal.ts';
 import { krxTickSize } from '../../instruments/ticks.ts';
 import { previousSessionClose } from '../../marketdata/queries.ts';
 import { marketSession } from '../../markets/calendar.ts';
-import { krxPriceLimits, type PriceLimits } from '../../orders/risk/krx-prices.ts';
+import { krxPriceLimits, type PriceLimits } from '../../markets/krx-prices.ts';
 import type { TOrderSide } from '../fills.ts';
 
 /** RISK_MARKET_HOURS: `ignore` lets the simulator trade stocks at any hour, as the risk gate then does. */

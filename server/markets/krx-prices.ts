@@ -1,9 +1,9 @@
 // The KRX daily price limit of ±30 % around the base price (the previous session's close); the
-// tick grid is risk/price-grid.ts's. Pure; prices in KRW.
+// tick grid is orders/risk/price-grid.ts's. Pure; prices in KRW.
 import type { Decimal } from 'decimal.js';
-import { type TTickSizeAt } from '../../brokers/fills.ts';
-import { ExactDecimal } from '../../decimal.ts';
-import { roundToTick } from '../../instruments/ticks.ts';
+import { type TTickSizeAt } from '../brokers/fills.ts';
+import { ExactDecimal } from '../decimal.ts';
+import { roundToTick } from '../instruments/ticks.ts';
 
 export const KRX_DAILY_LIMIT_RATE = new ExactDecimal('0.3');
 
