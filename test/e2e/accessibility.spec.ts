@@ -1,6 +1,7 @@
 // The console's accessibility check (issue 34): axe-core, through @axe-core/playwright, on every
-// page of the console (signed out, signed in as a user, as an operator, and at a phone's width),
-// with no serious or critical WCAG 2.0/2.1 A and AA violation allowed. One test per page, so a
+// page of the console (signed out, signed in as a user, as an operator, at a phone's width, and
+// the restyled pages in the dark theme too), with no serious or critical WCAG 2.0/2.1 A and AA
+// violation allowed. One test per page, so a
 // failure names its page and the message names the rule and the elements to fix.
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
@@ -44,6 +45,15 @@ const USER_PAGES: [title: string, ready?: string][] = [
   ['Live trading', 'live-crypto'],
   ['Settings'],
 ];
+
+/** The pages on the design system's components, checked again in the dark theme (its own colours). */
+const DARK_PAGES = USER_PAGES.filter(([title]) => ['Overview', 'Order ticket', 'Orders', 'Positions', 'Chart'].includes(title));
+
+/** The header's (or the sign-in page's) switch to the dark theme, and the page in it. */
+const switchToDark = async (page: Page) => {
+  await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+  await expect(page.locator('html')).toHaveAttribute('data-mantine-color-scheme', 'dark');
+};
 
 const open = async (page: Page, title: string, ready?: string) => {
   await go(page, title);
@@ -167,6 +177,47 @@ test.describe('signed in as an operator', () => {
     await expectAccessible(page, 'Operator');
     await context.close();
   });
+});
+
+test.describe('in the dark theme', () => {
+  test.describe.configure({ mode: 'serial' });
+  let context: BrowserContext;
+  let page: Page;
+  test.beforeAll(async ({ browser }) => {
+    ({ context, page } = await traderWithAFill(browser, 'e2e_axe_dark'));
+    await switchToDark(page);
+  });
+  test.afterAll(async () => context.close());
+
+  for (const [title, ready] of DARK_PAGES) {
+    test(`${title} in the dark theme has no serious or critical axe violation`, async () => {
+      await open(page, title, ready);
+      await expect(page.locator('html')).toHaveAttribute('data-mantine-color-scheme', 'dark');
+      await expectAccessible(page, `${title} (dark)`);
+    });
+  }
+
+  for (const state of ['connecting', 'waiting', 'open', 'closed', 'off']) {
+    test(`the status bar's "${state}" socket colour in the dark theme has no serious or critical axe violation`, async () => {
+      await open(page, 'Overview', 'latest-fill');
+      await page.getByTestId('feed-state').evaluate((element, name) => element.setAttribute('class', `feed feed-${name}`), state);
+      const results = await new AxeBuilder({ page }).include('[data-testid="status-bar"]').withTags(WCAG_TAGS).analyze();
+      const contrast = results.violations.filter((violation) => violation.id === 'color-contrast').flatMap((violation) => violation.nodes.map((node) => node.failureSummary ?? ''));
+      expect(contrast, `feed-${state} (dark)`).toEqual([]);
+    });
+  }
+
+  for (const [path, heading] of [
+    ['/app/signin', 'Sign in'],
+    ['/app/register', 'Register'],
+  ] as const) {
+    test(`${path} in the dark theme has no serious or critical axe violation`, async ({ page: signedOut }) => {
+      await signedOut.goto(`${baseUrl()}${path}`);
+      await expect(signedOut.getByRole('heading', { name: heading })).toBeVisible();
+      await switchToDark(signedOut);
+      await expectAccessible(signedOut, `${path} (dark)`);
+    });
+  }
 });
 
 test.describe("at a phone's width (390×844)", () => {

@@ -1,4 +1,5 @@
 // The feedback every action gives: a refusal with its code and message, or what was done.
+import { Alert } from '@mantine/core';
 import type { TShownError } from './api.ts';
 import { shownError } from './api.ts';
 
@@ -6,21 +7,21 @@ export const ErrorNotice = ({ error }: { error: unknown }) => {
   if (!error) return null;
   const shown: TShownError = shownError(error);
   return (
-    <p className="notice error" role="alert" data-testid="error">
-      <strong className="code">{shown.code}</strong> {shown.message}
+    <Alert color="red" variant="light" role="alert" data-testid="error" className="notice-alert" title={<strong className="code">{shown.code}</strong>}>
+      {shown.message}
       {shown.retryAfterSec === undefined ? null : (
         <span className="retry" data-testid="retry-after">
           {' '}
           Try again in {shown.retryAfterSec} s (after {new Date(Date.now() + shown.retryAfterSec * 1000).toLocaleTimeString('en-GB', { timeZone: 'UTC' })} UTC).
         </span>
       )}
-    </p>
+    </Alert>
   );
 };
 
 export const DoneNotice = ({ text }: { text: string | undefined }) =>
   text ? (
-    <p className="notice done" role="status" data-testid="done">
+    <Alert color="teal" variant="light" role="status" data-testid="done" className="notice-alert">
       {text}
-    </p>
+    </Alert>
   ) : null;

@@ -1,5 +1,6 @@
 // Form plumbing shared by the console's forms: fields read as text, zod issues by field, and
-// a labelled input with its error beside it.
+// a labelled input with its error under it.
+import { TextInput } from '@mantine/core';
 import type { HTMLInputTypeAttribute } from 'react';
 
 /** Field errors of a zod check, by field name. */
@@ -14,6 +15,7 @@ export const fieldErrorsOf = (issues: readonly { path: readonly PropertyKey[]; m
   return errors;
 };
 
+/** A field's error where no input shows it (the field is not on the form now). */
 export const FieldError = ({ errors, name }: { errors: TFieldErrors; name: string }) =>
   errors[name] ? (
     <span className="field-error" data-testid={`field-error-${name}`}>
@@ -38,14 +40,21 @@ interface TextFieldProps {
   inputMode?: 'decimal' | 'text';
   /** Told the text as it is typed (the field stays uncontrolled: the form reads it on submit). */
   onChange?: (text: string) => void;
+  className?: string;
 }
 
-export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode, onChange }: TextFieldProps) => (
-  <>
-    <label>
-      {label}{' '}
-      <input name={name} type={type} autoComplete={autoComplete} placeholder={placeholder} inputMode={inputMode} onChange={onChange && ((event) => onChange(event.target.value))} />
-    </label>
-    <FieldError errors={errors} name={name} />
-  </>
+export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode, onChange, className }: TextFieldProps) => (
+  <TextInput
+    name={name}
+    label={label}
+    type={type}
+    autoComplete={autoComplete}
+    placeholder={placeholder}
+    inputMode={inputMode}
+    className={className}
+    // Decimal fields read as numbers: right-aligned figures of one width.
+    classNames={inputMode === 'decimal' ? { input: 'num-input' } : undefined}
+    onChange={onChange && ((event) => onChange(event.target.value))}
+    error={errors[name] ? <span data-testid={`field-error-${name}`}>{errors[name]}</span> : undefined}
+  />
 );

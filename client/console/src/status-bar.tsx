@@ -1,6 +1,7 @@
 // On every page: the halt banner and the service's health (from /health), the flags that gate
 // orders (from /health/flags), and the state of each socket: orders, and live (ticks, signals,
-// bot, analysis progress) while a page listens to it.
+// bot, analysis progress) while a page listens to it. A quiet strip under the header: each socket's
+// state has a dot in its colour and says itself in words.
 import { useQuery } from '@tanstack/react-query';
 import type { TFeatureFlags, THealth } from '@trading-service/client';
 import { LIVE_STATE_TEXT, useLiveChannelState } from './live-feed.ts';
@@ -32,7 +33,7 @@ export const StatusBar = ({ feed }: { feed: TFeedState }) => {
           The service is halted by an operator: orders and most routes answer 503 SERVICE_HALTED until it is lifted.
         </p>
       ) : null}
-      <span className="service" data-testid="service-state">
+      <span className={`service service-${health.isError ? 'unreachable' : (health.data?.status ?? 'checking')}`} data-testid="service-state">
         service: {health.isError ? 'unreachable' : (health.data?.status ?? 'checking')}
       </span>
       <span className={`feed feed-${feed}`} data-testid="feed-state">

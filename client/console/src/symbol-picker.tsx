@@ -1,5 +1,6 @@
 // The symbol picker of the research views: the registered instruments of an asset class
 // (GET /api/instruments), each with its currency, so every price beside it can name one.
+import { NativeSelect } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import type { TAssetClass, TInstrument } from '@trading-service/client';
@@ -31,17 +32,14 @@ export const SymbolPicker = ({
   }, [items, chosen, onChange]);
   return (
     <>
-      <label>
-        Symbol{' '}
-        <select name={name} value={chosen ? value : ''} onChange={(event) => onChange(event.target.value, items.find((item) => item.symbol === event.target.value))}>
-          {chosen ? null : <option value="">…</option>}
-          {items.map((item) => (
-            <option key={item.symbol} value={item.symbol}>
-              {item.symbol} ({item.currency})
-            </option>
-          ))}
-        </select>
-      </label>
+      <NativeSelect label="Symbol" name={name} value={chosen ? value : ''} onChange={(event) => onChange(event.currentTarget.value, items.find((item) => item.symbol === event.currentTarget.value))}>
+        {chosen ? null : <option value="">…</option>}
+        {items.map((item) => (
+          <option key={item.symbol} value={item.symbol}>
+            {item.symbol} ({item.currency})
+          </option>
+        ))}
+      </NativeSelect>
       <ErrorNotice error={instruments.error} />
     </>
   );

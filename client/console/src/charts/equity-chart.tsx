@@ -1,9 +1,9 @@
 // A backtest's equity curve with its drawdown (equity over the running peak, minus one) in a
 // second pane below, on lightweight-charts' canvas.
 import { AreaSeries, createChart, LineSeries, type IChartApi, type ISeriesApi } from 'lightweight-charts';
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 import type { TBacktestResult } from '@trading-service/client';
-import { CHART_OPTIONS, COLORS } from './theme.ts';
+import { CHART_OPTIONS, COLORS, useChartScheme } from './theme.ts';
 
 type TEquityPoint = TBacktestResult['equity_curve'][number];
 
@@ -35,6 +35,9 @@ export const EquityChart = ({ curve, currency, testId = 'equity-chart' }: { curv
       chart.remove();
     };
   }, [currency]);
+
+  // A new callback with each chart made (its currency changed), so the new one gets the scheme too.
+  useChartScheme(useCallback(() => parts.current?.chart, [currency]));
 
   useEffect(() => {
     const current = parts.current;

@@ -4,9 +4,9 @@
 // The view is set when a history arrives (chart-view.ts: the last six months, or all of it), not
 // on every tick or new fill, so a user's own zoom and scroll stay.
 import { CandlestickSeries, createChart, createSeriesMarkers, LineStyle, type AutoscaleInfo, type CandlestickData, type IChartApi, type IPriceLine, type ISeriesApi, type ISeriesMarkersPluginApi, type SeriesMarker, type Time } from 'lightweight-charts';
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 import { nonNegativeAutoscale, openingRange, PRICE_MARGINS, rightSpaceBars } from './chart-view.ts';
-import { CHART_OPTIONS, COLORS } from './theme.ts';
+import { CHART_OPTIONS, COLORS, useChartScheme } from './theme.ts';
 
 export interface TCandle {
   /** YYYY-MM-DD */
@@ -86,6 +86,8 @@ export const PriceChart = ({ candles, fills, last, openDays, testId = 'price-cha
       current.chart.timeScale().fitContent();
     }
   }, [candles, fills, openDays]);
+
+  useChartScheme(useCallback(() => parts.current?.chart, []));
 
   useEffect(() => {
     const current = parts.current;

@@ -17,6 +17,7 @@ export const consoleTheme = createTheme({
       h1: { fontSize: '1.375rem', lineHeight: '1.3' },
       h2: { fontSize: '1rem', lineHeight: '1.35' },
       h3: { fontSize: '0.875rem', lineHeight: '1.4' },
+      h4: { fontSize: '0.9375rem', lineHeight: '1.4' },
     },
   },
   components: {
@@ -24,7 +25,8 @@ export const consoleTheme = createTheme({
     TextInput: { defaultProps: { size: 'xs' } },
     NativeSelect: { defaultProps: { size: 'xs' } },
     Checkbox: { defaultProps: { size: 'xs' } },
-    Table: { defaultProps: { fz: 'sm', verticalSpacing: 6, horizontalSpacing: 'sm' } },
+    Table: { defaultProps: { fz: 'sm', verticalSpacing: 6, horizontalSpacing: 'xs' } },
+    NavLink: { defaultProps: { py: 6 } },
   },
 });
 

@@ -1,6 +1,7 @@
 // The chart: daily candles of one instrument (GET /api/market-data/ohlcv), the user's own fills
 // in it as markers (GET /api/equity/orders, filled), and the last price from /ws/live ticks
 // moving the last candle. It opens on the last six months (OPEN_DAYS); scroll back for the rest.
+import { Paper, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useCallback, useMemo, useState } from 'react';
 import { errorCodeOf, type TAssetClass, type TInstrument, type TOrderResponse, type TTickFrame } from '@trading-service/client';
@@ -58,24 +59,34 @@ export const Chart = () => {
 
   return (
     <section>
-      <h1>Chart</h1>
+      <Title order={1} mb="md">
+        Chart
+      </Title>
       <div className="filters">
         <AssetClassPicker value={assetClass} onChange={(next) => (setAssetClass(next), setSymbol(''), setInstrument(undefined), setTick(undefined))} />
         <SymbolPicker assetClass={assetClass} value={symbol} onChange={chooseSymbol} />
-        <span className="hint" data-testid="live-state">
+        <Text component="span" size="xs" className={`feed feed-${socket}`} data-testid="live-state">
           ticks: {LIVE_STATE_TEXT[socket]}
-        </span>
+        </Text>
       </div>
       <ErrorNotice error={ohlcv.error} />
       {/* Without a broker the order list is refused: the candles still show, without fills. */}
       {orders.error && errorCodeOf(orders.error) !== 'BROKER_NOT_CONFIGURED' ? <ErrorNotice error={orders.error} /> : null}
-      <p data-testid="chart-summary">
-        {symbol} daily, {candles.length} bars{currency ? `, prices in ${currency}` : ''}; last{' '}
-        <strong data-testid="chart-last">{lastClose === undefined ? '–' : price(lastClose, currency, instrument)}</strong>
-        {tick ? ` (tick ${when(tick.ts)})` : ' (last daily close)'}; your fills: <span data-testid="chart-fills">{fills.length}</span> (paper unless marked live)
-      </p>
-      {ohlcv.data && ohlcv.data.bars.length === 0 ? <p data-testid="no-bars">No daily bars loaded for {symbol}.</p> : null}
-      <PriceChart candles={candles} fills={fills} last={tick?.last} openDays={OPEN_DAYS} />
+      <Paper withBorder p="md" className="panel">
+        <Text size="sm" mb="xs" data-testid="chart-summary">
+          {symbol} daily, {candles.length} bars{currency ? `, prices in ${currency}` : ''}; last{' '}
+          <strong className="num" data-testid="chart-last">
+            {lastClose === undefined ? '–' : price(lastClose, currency, instrument)}
+          </strong>
+          {tick ? ` (tick ${when(tick.ts)})` : ' (last daily close)'}; your fills: <span data-testid="chart-fills">{fills.length}</span> (paper unless marked live)
+        </Text>
+        {ohlcv.data && ohlcv.data.bars.length === 0 ? (
+          <Text size="sm" c="dimmed" data-testid="no-bars">
+            No daily bars loaded for {symbol}.
+          </Text>
+        ) : null}
+        <PriceChart candles={candles} fills={fills} last={tick?.last} openDays={OPEN_DAYS} />
+      </Paper>
     </section>
   );
 };

@@ -2,6 +2,7 @@
 // server prices it with the fills' own fee profiles, so the console computes no money itself),
 // with the last price following the live feed's ticks, and the sentence that says what sending
 // the ticket will do. Numbers are text, in a labelled region a screen reader can find.
+import { Paper, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { shownError } from '../api.ts';
 import { money, type InstrumentSteps } from '../format.ts';
@@ -35,15 +36,19 @@ export const OrderPreview = ({ preview, prices, instrument, pending, error }: Or
   const last = preview && tick?.key === keyOf(preview) ? tick.last : undefined;
 
   return (
-    <section aria-label="Order preview" className="order-preview" data-testid="order-preview" aria-busy={pending}>
-      <h2>Preview</h2>
+    <Paper component="section" withBorder p="md" aria-label="Order preview" className="panel order-preview" data-testid="order-preview" aria-busy={pending}>
+      <Title order={2} size="h4" mb="sm">
+        Preview
+      </Title>
       {preview ? (
         <>
-          <dl>
+          <dl className="stats">
             <dt>Last price</dt>
             <dd data-testid="preview-last-price">{lastPriceText(preview, last, instrument)}</dd>
             <dt>{preview.side === 'buy' ? 'Estimated cost' : 'Estimated proceeds'}</dt>
-            <dd data-testid="preview-cost">{money(estimatedAmount(preview), preview.currency)}</dd>
+            <dd data-testid="preview-cost" className="stats-strong">
+              {money(estimatedAmount(preview), preview.currency)}
+            </dd>
             <dt>Fee and tax</dt>
             <dd data-testid="preview-fee">
               {money(preview.commission, preview.currency)} + tax {money(preview.tax, preview.currency)}
@@ -53,15 +58,19 @@ export const OrderPreview = ({ preview, prices, instrument, pending, error }: Or
               {preview.buying_power_before === null ? 'the broker’s own (live account)' : `${money(preview.buying_power_before, preview.currency)} → ${money(preview.buying_power_after, preview.currency)}`}
             </dd>
           </dl>
-          <p data-testid="order-confirmation">{confirmationText(preview, prices, instrument)}</p>
+          <Text size="sm" mt="md" className="confirmation" data-testid="order-confirmation">
+            {confirmationText(preview, prices, instrument)}
+          </Text>
         </>
       ) : error ? (
-        <p className="hint" data-testid="preview-unavailable">
+        <Text size="sm" c="dimmed" data-testid="preview-unavailable">
           No preview: {shownError(error).code}.
-        </p>
+        </Text>
       ) : (
-        <p className="hint">Fill in the symbol and quantity to see the cost.</p>
+        <Text size="sm" c="dimmed">
+          Fill in the symbol and quantity to see the cost.
+        </Text>
       )}
-    </section>
+    </Paper>
   );
 };

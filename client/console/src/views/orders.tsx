@@ -4,10 +4,12 @@
 // timeline (its audit records: placed, accepted, fills, cancel, by its client order id). A
 // bracket's take-profit and stop-loss legs sit under their entry (orders-grouping.ts), and each
 // order shows who placed it (metadata.source).
+import { Badge, Button, Group, NativeSelect, Paper, Table, Text, Title, type MantineColor } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
+import { TableScroll } from '../table-scroll.tsx';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { orderTerms } from '../format/order-terms.ts';
@@ -21,8 +23,14 @@ const PAGE_SIZE = 20;
 const COLUMNS = 10;
 const FILTERS = ['', 'pending', 'open', 'filled', 'canceled', 'rejected'] as const;
 type TFilter = (typeof FILTERS)[number];
+const FILTER_OPTIONS = FILTERS.map((filter) => ({ value: filter, label: filter || 'all' }));
 const CANCELABLE = new Set(['pending', 'accepted', 'open', 'partially_filled']);
 const REPLACEABLE = new Set(['accepted', 'open', 'partially_filled']);
+
+/** A status's colour: working blue, filled green, refused red, ended grey (its word says the same). */
+const STATUS_COLORS: Record<string, MantineColor> = { pending: 'blue', accepted: 'blue', open: 'blue', partially_filled: 'yellow', filled: 'teal', canceled: 'gray', expired: 'gray', rejected: 'red' };
+/** Who placed an order, by colour: the bot's and a webhook's stand out from the trader's own. */
+const SOURCE_COLORS: Record<string, MantineColor> = { bot: 'yellow', webhook: 'grape' };
 
 const numberOf = (text: string) => (text.trim() === '' ? undefined : Number(text));
 const readOrdersAgain = () => queryClient.invalidateQueries(trpc.equity.listOrders.pathFilter());
@@ -31,10 +39,10 @@ const readOrdersAgain = () => queryClient.invalidateQueries(trpc.equity.listOrde
 const Timeline = ({ order }: { order: TOrderResponse }) => {
   const records = useQuery(trpc.audit.list.queryOptions({ client_order_id: order.client_order_id, page: 1, size: 100 }));
   return (
-    <tr data-testid="order-timeline">
-      <td colSpan={COLUMNS}>
+    <Table.Tr data-testid="order-timeline" className="detail-row">
+      <Table.Td colSpan={COLUMNS}>
         <ErrorNotice error={records.error} />
-        <ol>
+        <ol className="plain-list">
           {records.data?.items
             .slice()
             .reverse()
@@ -46,8 +54,8 @@ const Timeline = ({ order }: { order: TOrderResponse }) => {
               </li>
             ))}
         </ol>
-      </td>
-    </tr>
+      </Table.Td>
+    </Table.Tr>
   );
 };
 
@@ -69,19 +77,19 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
     if (checked.success) replace.mutate(checked.data);
   };
   return (
-    <tr data-testid="replace-form">
-      <td colSpan={COLUMNS}>
-        <form onSubmit={submit} noValidate>
+    <Table.Tr data-testid="replace-form" className="detail-row">
+      <Table.Td colSpan={COLUMNS}>
+        <form onSubmit={submit} noValidate className="inline-form">
           <TextField name="qty" label="New quantity" inputMode="decimal" errors={fieldErrors} />
           {order.limit_price !== null ? <TextField name="limit_price" label="New limit price" inputMode="decimal" errors={fieldErrors} /> : null}
           {order.stop_price !== null ? <TextField name="stop_price" label="New stop price" inputMode="decimal" errors={fieldErrors} /> : null}
-          <button type="submit" disabled={replace.isPending}>
+          <Button type="submit" disabled={replace.isPending}>
             Replace
-          </button>
+          </Button>
         </form>
         <ErrorNotice error={replace.error} />
-      </td>
-    </tr>
+      </Table.Td>
+    </Table.Tr>
   );
 };
 
@@ -89,9 +97,9 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
 const SourceBadge = ({ row }: { row: TBlotterRow<TOrderResponse> }) => {
   const placed = rowSourceOf(row);
   return placed ? (
-    <span className={`badge source source-${placed.source}`} data-testid="order-source" title={placed.ofEntry ? `placed by the service for its entry (${placed.source})` : undefined}>
+    <Badge variant="light" size="sm" radius="sm" color={SOURCE_COLORS[placed.source] ?? 'gray'} data-testid="order-source" title={placed.ofEntry ? `placed by the service for its entry (${placed.source})` : undefined}>
       {placed.source}
-    </span>
+    </Badge>
   ) : (
     <span data-testid="order-source">–</span>
   );
@@ -117,46 +125,58 @@ const Row = ({
   const { order, leg, underEntry } = row;
   return (
     <>
-      <tr data-testid="order-row" data-client-order-id={order.client_order_id} data-leg={leg?.kind} data-under-entry={underEntry || undefined} className={underEntry ? 'bracket-leg' : undefined}>
-        <td>{when(order.submitted_at)}</td>
-        <td>
+      <Table.Tr data-testid="order-row" data-client-order-id={order.client_order_id} data-leg={leg?.kind} data-under-entry={underEntry || undefined} className={underEntry ? 'bracket-leg' : undefined}>
+        <Table.Td className="nowrap time-cell">{when(order.submitted_at)}</Table.Td>
+        <Table.Td className="nowrap" fw={500}>
           {underEntry ? <span aria-hidden="true">↳ </span> : null}
           {order.symbol}
           {leg ? (
             <>
               {' '}
-              <span className="hint" data-testid="order-leg">
+              <Text component="span" size="xs" c="dimmed" fw={400} data-testid="order-leg">
                 {legLabel(leg)}
                 {underEntry ? '' : ` of ${leg.entryClientOrderId}`}
-              </span>
+              </Text>
             </>
           ) : null}
-        </td>
-        <td>{order.side}</td>
-        <td data-testid="order-qty">{quantity(order.qty, instrument)}</td>
-        <td data-testid="order-type">{orderTerms(order, instrument)}</td>
-        <td>{quantity(order.filled_qty, instrument)}</td>
-        <td data-testid="order-avg-price">{price(order.avg_fill_price, order.currency, instrument)}</td>
-        <td data-testid="order-status">{order.status}</td>
-        <td>
+        </Table.Td>
+        <Table.Td className={`side-${order.side}`}>{order.side}</Table.Td>
+        <Table.Td className="num" data-testid="order-qty">
+          {quantity(order.qty, instrument)}
+        </Table.Td>
+        <Table.Td className="nowrap num-text" data-testid="order-type">
+          {orderTerms(order, instrument)}
+        </Table.Td>
+        <Table.Td className="num">{quantity(order.filled_qty, instrument)}</Table.Td>
+        <Table.Td className="num" data-testid="order-avg-price">
+          {price(order.avg_fill_price, order.currency, instrument)}
+        </Table.Td>
+        <Table.Td className="nowrap" data-testid="order-status">
+          <Badge variant="light" size="sm" radius="sm" color={STATUS_COLORS[order.status] ?? 'gray'}>
+            {order.status}
+          </Badge>
+        </Table.Td>
+        <Table.Td>
           <SourceBadge row={row} />
-        </td>
-        <td>
-          <button type="button" data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
-            Timeline
-          </button>{' '}
-          {REPLACEABLE.has(order.status) ? (
-            <button type="button" data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
-              Replace
-            </button>
-          ) : null}{' '}
-          {CANCELABLE.has(order.status) ? (
-            <button type="button" onClick={() => onCancel(order)} disabled={canceling}>
-              Cancel
-            </button>
-          ) : null}
-        </td>
-      </tr>
+        </Table.Td>
+        <Table.Td>
+          <Group gap={4} wrap="nowrap" justify="flex-end">
+            <Button size="compact-xs" variant={opened === 'timeline' ? 'light' : 'subtle'} data-testid="order-timeline-toggle" onClick={() => onToggle(order.broker_order_id, 'timeline')}>
+              Timeline
+            </Button>
+            {REPLACEABLE.has(order.status) ? (
+              <Button size="compact-xs" variant={opened === 'replace' ? 'light' : 'subtle'} data-testid="order-replace-toggle" onClick={() => onToggle(order.broker_order_id, 'replace')}>
+                Replace
+              </Button>
+            ) : null}
+            {CANCELABLE.has(order.status) ? (
+              <Button size="compact-xs" variant="subtle" color="red" onClick={() => onCancel(order)} disabled={canceling}>
+                Cancel
+              </Button>
+            ) : null}
+          </Group>
+        </Table.Td>
+      </Table.Tr>
       {opened === 'timeline' ? <Timeline order={order} /> : null}
       {opened === 'replace' ? <ReplaceForm order={order} onDone={onReplaced} /> : null}
     </>
@@ -191,63 +211,70 @@ export const Orders = () => {
 
   return (
     <section>
-      <h1>
+      <Title order={1} mb="md">
         Orders <PaperBadge />
-      </h1>
+      </Title>
       <div className="filters">
         <AssetClassPicker value={assetClass} onChange={(next) => (setAssetClass(next), setPage(1))} />
-        <label>
-          Status{' '}
-          <select name="status" value={status} onChange={(event) => (setStatus(event.target.value as TFilter), setPage(1))}>
-            {FILTERS.map((filter) => (
-              <option key={filter} value={filter}>
-                {filter || 'all'}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="button" data-testid="cancel-all" disabled={cancelAll.isPending} onClick={() => cancelAll.mutate({ asset_class: assetClass, mode: 'paper' })}>
+        <NativeSelect name="status" label="Status" value={status} data={FILTER_OPTIONS} onChange={(event) => (setStatus(FILTERS.find((filter) => filter === event.currentTarget.value) ?? ''), setPage(1))} />
+        <Button variant="light" color="red" data-testid="cancel-all" disabled={cancelAll.isPending} onClick={() => cancelAll.mutate({ asset_class: assetClass, mode: 'paper' })}>
           Cancel all open orders
-        </button>
+        </Button>
       </div>
       <ErrorNotice error={orders.error ?? cancel.error ?? cancelAll.error} />
       <DoneNotice text={done} />
-      {orders.isPending ? <p>Loading…</p> : null}
-      {orders.data && orders.data.items.length === 0 ? <p data-testid="no-orders">No orders.</p> : null}
-      {orders.data && orders.data.items.length > 0 ? (
-        <table data-testid="orders">
-          <thead>
-            <tr>
-              <th>Submitted</th>
-              <th>Symbol</th>
-              <th>Side</th>
-              <th>Qty</th>
-              <th>Type</th>
-              <th>Filled</th>
-              <th>Avg price</th>
-              <th>Status</th>
-              <th>Source</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {groupBracketLegs(orders.data.items).map((row) => (
-              <Row key={row.order.broker_order_id} row={row} instrument={instrumentOf(row.order.asset_class, row.order.symbol)} opened={opened?.id === row.order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
-            ))}
-          </tbody>
-        </table>
+      {orders.isPending ? (
+        <Text size="sm" c="dimmed">
+          Loading…
+        </Text>
       ) : null}
-      <div className="pager">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+      {orders.data && orders.data.items.length === 0 ? (
+        <Paper withBorder p="md" className="panel">
+          <Text size="sm" c="dimmed" data-testid="no-orders">
+            No orders.
+          </Text>
+        </Paper>
+      ) : null}
+      {orders.data && orders.data.items.length > 0 ? (
+        <Paper withBorder className="panel table-panel">
+          <TableScroll label="Order list">
+            <Table data-testid="orders" highlightOnHover>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Submitted</Table.Th>
+                  <Table.Th>Symbol</Table.Th>
+                  <Table.Th>Side</Table.Th>
+                  <Table.Th className="num">Qty</Table.Th>
+                  <Table.Th>Type</Table.Th>
+                  <Table.Th className="num">Filled</Table.Th>
+                  <Table.Th className="num">Avg price</Table.Th>
+                  <Table.Th>Status</Table.Th>
+                  <Table.Th>Source</Table.Th>
+                  <Table.Th>
+                    <span className="visually-hidden">Actions</span>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {groupBracketLegs(orders.data.items).map((row) => (
+                  <Row key={row.order.broker_order_id} row={row} instrument={instrumentOf(row.order.asset_class, row.order.symbol)} opened={opened?.id === row.order.broker_order_id ? opened.what : undefined} onToggle={toggle} onCancel={cancelOrder} canceling={cancel.isPending} onReplaced={() => setOpened(undefined)} />
+                ))}
+              </Table.Tbody>
+            </Table>
+          </TableScroll>
+        </Paper>
+      ) : null}
+      <Group gap="xs" mt="sm" className="pager">
+        <Button variant="default" disabled={page <= 1} onClick={() => setPage(page - 1)}>
           Previous
-        </button>
-        <span data-testid="page">
+        </Button>
+        <Text component="span" size="sm" c="dimmed" data-testid="page">
           page {page} of {pages}
-        </span>
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+        </Text>
+        <Button variant="default" disabled={page >= pages} onClick={() => setPage(page + 1)}>
           Next
-        </button>
-      </div>
+        </Button>
+      </Group>
     </section>
   );
 };

@@ -1,16 +1,18 @@
 // The overview: the paper account of each asset class (equity, cash, buying power, today's P&L
 // against the kill switch's lines, open orders), the bot, the latest fills and the signals heard
 // since the page opened.
+import { Group, Paper, Table, Text, Title } from '@mantine/core';
 import { useQueries, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorCodeOf, type TAssetClass, type TLiveFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
+import { TableScroll } from '../table-scroll.tsx';
 import { ErrorNotice } from '../feedback.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, price, quantity, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { newestFirst } from '../newest-first.ts';
 import { useLiveFrames } from '../live-feed.ts';
-import { PaperBadge } from '../pickers.tsx';
+import { ModeBadge } from '../pickers.tsx';
 
 const LATEST_FILLS = 5;
 const KEPT_SIGNALS = 5;
@@ -25,7 +27,7 @@ const DayPnl = ({ metadata }: { metadata: Record<string, unknown> }) => {
   const line = value <= lock ? 'at the lock line' : value <= alert ? 'past the alert line' : `alert at ${percent(alert)}, lock at ${percent(lock)}`;
   return (
     <dd data-testid="day-pnl" className={value <= alert ? `warning ${percentDirection(value)}` : percentDirection(value)}>
-      {pnlPercent(value)} ({line})
+      {pnlPercent(value)} <span className="stats-note">({line})</span>
     </dd>
   );
 };
@@ -35,23 +37,31 @@ const AccountCard = ({ assetClass, mode }: { assetClass: TAssetClass; mode: 'pap
   const open = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'open', mode, page: 1, size: 1 }, { enabled: account.isSuccess }));
   const notConfigured = errorCodeOf(account.error) === 'BROKER_NOT_CONFIGURED';
   return (
-    <article className="card" data-testid={mode === 'paper' ? `account-${assetClass}` : `account-${assetClass}-live`}>
-      <h2>
-        {ASSET_CLASS_NAMES[assetClass]}{' '}
-        {mode === 'paper' ? (
-          <PaperBadge />
-        ) : (
-          <span className="badge live" data-testid="mode">
-            live
-          </span>
-        )}
-      </h2>
-      {account.isPending ? <p>Loading…</p> : null}
-      {notConfigured ? <p>No {mode} key registered for this asset class: add one under Exchange keys.</p> : account.error ? <ErrorNotice error={account.error} /> : null}
+    <Paper component="article" withBorder p="md" className="panel" data-testid={mode === 'paper' ? `account-${assetClass}` : `account-${assetClass}-live`}>
+      <Group gap={8} mb="xs" wrap="nowrap">
+        <Title order={2} size="h4">
+          {ASSET_CLASS_NAMES[assetClass]}
+        </Title>
+        <ModeBadge mode={mode} />
+      </Group>
+      {account.isPending ? (
+        <Text size="sm" c="dimmed">
+          Loading…
+        </Text>
+      ) : null}
+      {notConfigured ? (
+        <Text size="sm" c="dimmed">
+          No {mode} key registered for this asset class: add one under Exchange keys.
+        </Text>
+      ) : account.error ? (
+        <ErrorNotice error={account.error} />
+      ) : null}
       {account.data ? (
-        <dl>
-          <dt>Equity</dt>
-          <dd data-testid="equity">{money(account.data.equity, account.data.currency)}</dd>
+        <dl className="stats">
+          <dt className="stats-hero-label">Equity</dt>
+          <dd className="stats-hero" data-testid="equity">
+            {money(account.data.equity, account.data.currency)}
+          </dd>
           <dt>Cash</dt>
           <dd data-testid="cash">{money(account.data.cash, account.data.currency)}</dd>
           <dt>Buying power</dt>
@@ -62,7 +72,7 @@ const AccountCard = ({ assetClass, mode }: { assetClass: TAssetClass; mode: 'pap
           <dd data-testid="open-orders">{open.data ? open.data.total : '…'}</dd>
         </dl>
       ) : null}
-    </article>
+    </Paper>
   );
 };
 
@@ -70,19 +80,21 @@ const BotCard = () => {
   const bot = useQuery(trpc.bot.status.queryOptions());
   const data = bot.data;
   return (
-    <article className="card" data-testid="overview-bot">
-      <h2>Bot</h2>
+    <Paper component="article" withBorder p="md" className="panel" data-testid="overview-bot">
+      <Title order={2} size="h4" mb="xs">
+        Bot
+      </Title>
       <ErrorNotice error={bot.error} />
       {data ? (
-        <p data-testid="overview-bot-state">
+        <Text size="sm" data-testid="overview-bot-state">
           {data.is_running
             ? `running ${data.strategy_name ?? ''} on ${data.symbols.join(', ')} (${data.asset_class ? ASSET_CLASS_NAMES[data.asset_class] : ''}, ${data.live_mode ? 'live' : 'paper'}) since ${when(data.started_at ?? data.ts)}`
             : data.is_halted
               ? `halted: ${data.halt_reason ?? 'by the kill switch'}`
               : 'stopped'}
-        </p>
+        </Text>
       ) : null}
-    </article>
+    </Paper>
   );
 };
 
@@ -105,21 +117,23 @@ const LatestFills = () => {
   return (
     <>
       {loaded && newest.length === 0 ? (
-        <tr data-testid="no-fills">
-          <td colSpan={6}>No fills yet.</td>
-        </tr>
+        <Table.Tr data-testid="no-fills">
+          <Table.Td colSpan={6} c="dimmed">
+            No fills yet.
+          </Table.Td>
+        </Table.Tr>
       ) : null}
       {newest.map((order) => {
         const instrument = instrumentOf(order.asset_class, order.symbol);
         return (
-          <tr key={`${order.asset_class}:${order.broker_order_id}`} data-testid="latest-fill" data-updated-at={order.updated_at}>
-            <td>{when(order.updated_at)}</td>
-            <td>{order.symbol}</td>
-            <td>{order.side}</td>
-            <td>{quantity(order.filled_qty, instrument)}</td>
-            <td>{price(order.avg_fill_price, order.currency, instrument)}</td>
-            <td>paper</td>
-          </tr>
+          <Table.Tr key={`${order.asset_class}:${order.broker_order_id}`} data-testid="latest-fill" data-updated-at={order.updated_at}>
+            <Table.Td className="nowrap time-cell">{when(order.updated_at)}</Table.Td>
+            <Table.Td fw={500}>{order.symbol}</Table.Td>
+            <Table.Td className={`side-${order.side}`}>{order.side}</Table.Td>
+            <Table.Td className="num">{quantity(order.filled_qty, instrument)}</Table.Td>
+            <Table.Td className="num">{price(order.avg_fill_price, order.currency, instrument)}</Table.Td>
+            <Table.Td>paper</Table.Td>
+          </Table.Tr>
         );
       })}
     </>
@@ -132,17 +146,23 @@ const SignalsCard = () => {
     if (frame.type === 'signal') setSignals((kept) => [frame, ...kept].slice(0, KEPT_SIGNALS));
   });
   return (
-    <article className="card" data-testid="overview-signals">
-      <h2>Signals</h2>
-      {signals.length === 0 ? <p className="hint">None since this page opened (the bot's signals arrive here live).</p> : null}
-      <ul>
+    <Paper component="article" withBorder p="md" className="panel" data-testid="overview-signals">
+      <Title order={2} size="h4" mb="xs">
+        Signals
+      </Title>
+      {signals.length === 0 ? (
+        <Text size="sm" c="dimmed">
+          None since this page opened (the bot's signals arrive here live).
+        </Text>
+      ) : null}
+      <ul className="plain-list">
         {signals.map((signal) => (
           <li key={signal.event_id}>
             {when(signal.ts)} {signal.direction} {signal.symbol} ({Math.round(signal.confidence * 100)} %)
           </li>
         ))}
       </ul>
-    </article>
+    </Paper>
   );
 };
 
@@ -151,33 +171,45 @@ export const Overview = () => {
   const live = useQuery(trpc.live.status.queryOptions());
   return (
     <section>
-      <h1>Overview</h1>
-      <div className="cards">
+      <Title order={1} mb="md">
+        Overview
+      </Title>
+      <div className="panel-grid">
         {ASSET_CLASSES.map((assetClass) => (
           <AccountCard key={assetClass} assetClass={assetClass} mode="paper" />
         ))}
         {ASSET_CLASSES.filter((assetClass) => live.data?.[assetClass].live_enabled).map((assetClass) => (
           <AccountCard key={`${assetClass}-live`} assetClass={assetClass} mode="live" />
         ))}
-        <BotCard />
-        <SignalsCard />
       </div>
-      <h2>Latest fills</h2>
-      <table data-testid="latest-fills">
-        <thead>
-          <tr>
-            <th>Time</th>
-            <th>Symbol</th>
-            <th>Side</th>
-            <th>Quantity</th>
-            <th>Price</th>
-            <th>Mode</th>
-          </tr>
-        </thead>
-        <tbody>
-          <LatestFills />
-        </tbody>
-      </table>
+      <div className="overview-lower">
+        <Paper withBorder className="panel table-panel">
+          <Title order={2} size="h4" px="md" pt="md" pb="xs">
+            Latest fills
+          </Title>
+          <TableScroll label="Latest fills">
+            <Table data-testid="latest-fills" highlightOnHover>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Time</Table.Th>
+                  <Table.Th>Symbol</Table.Th>
+                  <Table.Th>Side</Table.Th>
+                  <Table.Th className="num">Quantity</Table.Th>
+                  <Table.Th className="num">Price</Table.Th>
+                  <Table.Th>Mode</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                <LatestFills />
+              </Table.Tbody>
+            </Table>
+          </TableScroll>
+        </Paper>
+        <div className="overview-side">
+          <BotCard />
+          <SignalsCard />
+        </div>
+      </div>
     </section>
   );
 };

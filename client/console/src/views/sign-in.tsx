@@ -1,12 +1,15 @@
-// Sign in and register. Both forms check their input with the contracts' schemas first.
+// Sign in and register: the product's card, centred (shell/public-layout.tsx), with its name and
+// what it is for. Both forms check their input with the contracts' schemas first.
+import { Anchor, Button, Paper, Stack, Text, Title } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ZUserLogin, ZUserRegister } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
+import { Wordmark } from '../shell/wordmark.tsx';
 
 const textOf = (form: HTMLFormElement, name: string) => fieldText(new FormData(form), name);
 
@@ -14,12 +17,30 @@ const textOf = (form: HTMLFormElement, name: string) => fieldText(new FormData(f
 const useLogin = () => useMutation(trpc.auth.login.mutationOptions({ onSuccess: (tokens) => (session.signIn(tokens), navigate('/', { replace: true })) }));
 
 const OtherPage = ({ question, to, title }: { question: string; to: string; title: string }) => (
-  <p>
+  <Text size="sm" ta="center" c="dimmed">
     {question}{' '}
-    <a href={`/app${to}`} onClick={(event) => (event.preventDefault(), navigate(to))}>
+    <Anchor href={`/app${to}`} fw={500} onClick={(event) => (event.preventDefault(), navigate(to))}>
       {title}
-    </a>
-  </p>
+    </Anchor>
+  </Text>
+);
+
+/** The card both pages are: the wordmark, one line on what the product is, the page's title and form. */
+const AuthCard = ({ title, children }: { title: string; children: ReactNode }) => (
+  <Paper component="section" withBorder shadow="sm" radius="md" p="xl" className="auth-card">
+    <Stack gap="lg">
+      <Stack gap={6} align="center">
+        <Wordmark size="lg" />
+        <Text size="sm" c="dimmed" ta="center">
+          Paper and live trading, backtests and analysis for crypto, US and Korean equities.
+        </Text>
+      </Stack>
+      <Title order={1} size="h3" ta="center">
+        {title}
+      </Title>
+      {children}
+    </Stack>
+  </Paper>
 );
 
 export const SignIn = () => {
@@ -32,18 +53,17 @@ export const SignIn = () => {
     if (checked.success) login.mutate(checked.data);
   };
   return (
-    <section>
-      <h1>Sign in</h1>
-      <form onSubmit={submit} noValidate>
+    <AuthCard title="Sign in">
+      <form onSubmit={submit} noValidate className="auth-form">
         <TextField name="username" label="Username" autoComplete="username" errors={fieldErrors} />
         <TextField name="password" label="Password" type="password" autoComplete="current-password" errors={fieldErrors} />
-        <button type="submit" disabled={login.isPending}>
+        <Button type="submit" size="sm" fullWidth disabled={login.isPending}>
           {login.isPending ? 'Signing in…' : 'Sign in'}
-        </button>
+        </Button>
       </form>
       <ErrorNotice error={login.error} />
       <OtherPage question="No account yet?" to="/register" title="Register" />
-    </section>
+    </AuthCard>
   );
 };
 
@@ -62,18 +82,17 @@ export const Register = () => {
     register.mutate(checked.data, { onSuccess: () => login.mutate({ username, password }) });
   };
   return (
-    <section>
-      <h1>Register</h1>
-      <form onSubmit={submit} noValidate>
+    <AuthCard title="Register">
+      <form onSubmit={submit} noValidate className="auth-form">
         <TextField name="username" label="Username" autoComplete="username" errors={fieldErrors} />
         <TextField name="email" label="E-mail" type="email" autoComplete="email" errors={fieldErrors} />
         <TextField name="password" label="Password" type="password" autoComplete="new-password" errors={fieldErrors} />
-        <button type="submit" disabled={busy}>
+        <Button type="submit" size="sm" fullWidth disabled={busy}>
           {busy ? 'Registering…' : 'Register'}
-        </button>
+        </Button>
       </form>
       <ErrorNotice error={register.error ?? login.error} />
       <OtherPage question="Have an account?" to="/signin" title="Sign in" />
-    </section>
+    </AuthCard>
   );
 };

@@ -4,6 +4,7 @@
 // One client_order_id per ticket, so sending the same ticket again is the same order
 // (idempotent). A refusal says which of the five gates refused it and why. While the form parses,
 // a preview under it says what the order would cost and what it leaves of the buying power.
+import { Button, Checkbox, Group, NativeSelect, Paper, Text, Title } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderPreview, type TOrderResponse, type TPlaceOrderRequest } from '@trading-service/client';
@@ -13,12 +14,15 @@ import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } fr
 import { quantity, type InstrumentSteps } from '../format.ts';
 import { orderTerms } from '../format/order-terms.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
-import { AssetClassPicker } from '../pickers.tsx';
+import { AssetClassPicker, ModeBadge } from '../pickers.tsx';
 import { OrderPreview } from './order-preview.tsx';
 
 type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 const ORDER_TYPES: readonly TOrderType[] = ['market', 'limit', 'stop', 'stop_limit'];
+const ORDER_TYPE_OPTIONS = ORDER_TYPES.map((type) => ({ value: type, label: type.replace('_', ' ') }));
 const TIME_IN_FORCE = ['day', 'gtc', 'ioc', 'fok'] as const;
+const SIDES = ['buy', 'sell'] as const;
+const MODES = ['paper', 'live'] as const;
 
 const newClientOrderId = () => `console-${crypto.randomUUID()}`;
 
@@ -135,95 +139,80 @@ export const Ticket = () => {
 
   return (
     <section>
-      <h1>
-        Order ticket{' '}
-        <span className={`badge ${live ? 'live' : 'paper'}`} data-testid="mode">
-          {live ? 'live' : 'paper'}
-        </span>
-      </h1>
-      <form ref={formRef} onSubmit={submit} onChange={() => setEdits((count) => count + 1)} noValidate data-testid="ticket">
-        <TextField
-          name="symbol"
-          label="Symbol"
-          placeholder="BTC/USDT, AAPL, 005930"
-          errors={fieldErrors}
-          onChange={(text) => {
-            const inferred = assetClassOfSymbol(text);
-            if (inferred) setAssetClass(inferred);
-          }}
+      <Title order={1} mb="md">
+        Order ticket <ModeBadge mode={live ? 'live' : 'paper'} />
+      </Title>
+      <div className="ticket-layout">
+        <div className="ticket-main">
+          <Paper withBorder p="md" className="panel">
+            <form ref={formRef} onSubmit={submit} onChange={() => setEdits((count) => count + 1)} noValidate data-testid="ticket" className="ticket-form">
+              <div className="field-row">
+                <TextField
+                  name="symbol"
+                  label="Symbol"
+                  placeholder="BTC/USDT, AAPL, 005930"
+                  errors={fieldErrors}
+                  onChange={(text) => {
+                    const inferred = assetClassOfSymbol(text);
+                    if (inferred) setAssetClass(inferred);
+                  }}
+                />
+                <AssetClassPicker value={assetClass} onChange={setAssetClass} />
+              </div>
+              <div className="field-row">
+                <NativeSelect name="side" label="Side" defaultValue="buy" data={SIDES} />
+                <TextField name="qty" label="Quantity" inputMode="decimal" errors={fieldErrors} />
+              </div>
+              <div className="field-row">
+                <NativeSelect name="order_type" label="Type" value={orderType} data={ORDER_TYPE_OPTIONS} onChange={(event) => setOrderType(ORDER_TYPES.find((type) => type === event.currentTarget.value) ?? 'market')} />
+                <NativeSelect name="time_in_force" label="Time in force" defaultValue="day" data={TIME_IN_FORCE} />
+              </div>
+              {needsStop || needsLimit ? (
+                <div className="field-row">
+                  {needsStop ? <TextField name="stop_price" label="Stop price" inputMode="decimal" errors={fieldErrors} /> : null}
+                  {needsLimit ? <TextField name="limit_price" label="Limit price" inputMode="decimal" errors={fieldErrors} /> : null}
+                </div>
+              ) : null}
+              {needsStop ? null : <FieldError errors={fieldErrors} name="stop_price" />}
+              {needsLimit ? null : <FieldError errors={fieldErrors} name="limit_price" />}
+              <Checkbox checked={bracket} onChange={(event) => setBracket(event.currentTarget.checked)} label="Bracket (take profit and stop loss on the fill)" />
+              {bracket ? (
+                <div className="field-row field-row-3">
+                  <TextField name="take_profit" label="Take profit" inputMode="decimal" errors={fieldErrors} />
+                  <TextField name="stop_loss" label="Stop loss" inputMode="decimal" errors={fieldErrors} />
+                  <TextField name="stop_loss_limit" label="Stop loss limit (optional)" inputMode="decimal" errors={fieldErrors} />
+                </div>
+              ) : null}
+              <NativeSelect name="mode" label="Mode" value={live ? 'live' : 'paper'} data={MODES} onChange={(event) => setLive(event.currentTarget.value === 'live')} className="field-half" />
+              <Text size="xs" c="dimmed" className="ticket-id">
+                Ticket id <code data-testid="client-order-id">{clientOrderId}</code>: sending again places no second order.
+              </Text>
+              <Group gap="xs">
+                <Button type="submit" size="sm" color={live ? 'red' : undefined} disabled={place.isPending}>
+                  {place.isPending ? 'Placing…' : live ? 'Place live order' : 'Place paper order'}
+                </Button>
+                <Button type="button" size="sm" variant="default" onClick={newTicket}>
+                  New ticket
+                </Button>
+              </Group>
+            </form>
+          </Paper>
+          {refusedCode ? (
+            <Text size="sm" c="dimmed" mt="sm" data-testid="refused-gate">
+              Refused at {GATE_OF_CODE[refusedCode] ?? 'the service'}.
+            </Text>
+          ) : null}
+          <ErrorNotice error={place.error} />
+          <DoneNotice text={place.data ? placedText(place.data, instrumentOf(place.data.asset_class, place.data.symbol), live) : undefined} />
+        </div>
+        <OrderPreview
+          preview={previewed?.preview}
+          prices={previewed?.request ?? {}}
+          instrument={previewed && instrumentOf(previewed.preview.asset_class, previewed.preview.symbol)}
+          pending={previewPending}
+          error={previewError}
         />
-        <AssetClassPicker value={assetClass} onChange={setAssetClass} />
-        <label>
-          Side{' '}
-          <select name="side" defaultValue="buy">
-            <option value="buy">buy</option>
-            <option value="sell">sell</option>
-          </select>
-        </label>
-        <TextField name="qty" label="Quantity" inputMode="decimal" errors={fieldErrors} />
-        <label>
-          Type{' '}
-          <select name="order_type" value={orderType} onChange={(event) => setOrderType(ORDER_TYPES.find((type) => type === event.target.value) ?? 'market')}>
-            {ORDER_TYPES.map((type) => (
-              <option key={type} value={type}>
-                {type.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </label>
-        {needsStop ? <TextField name="stop_price" label="Stop price" inputMode="decimal" errors={fieldErrors} /> : <FieldError errors={fieldErrors} name="stop_price" />}
-        {needsLimit ? <TextField name="limit_price" label="Limit price" inputMode="decimal" errors={fieldErrors} /> : <FieldError errors={fieldErrors} name="limit_price" />}
-        <label>
-          Time in force{' '}
-          <select name="time_in_force" defaultValue="day">
-            {TIME_IN_FORCE.map((tif) => (
-              <option key={tif} value={tif}>
-                {tif}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          <input type="checkbox" checked={bracket} onChange={(event) => setBracket(event.target.checked)} /> Bracket (take profit and stop loss on the fill)
-        </label>
-        {bracket ? (
-          <>
-            <TextField name="take_profit" label="Take profit" inputMode="decimal" errors={fieldErrors} />
-            <TextField name="stop_loss" label="Stop loss" inputMode="decimal" errors={fieldErrors} />
-            <TextField name="stop_loss_limit" label="Stop loss limit (optional)" inputMode="decimal" errors={fieldErrors} />
-          </>
-        ) : null}
-        <label>
-          Mode{' '}
-          <select name="mode" value={live ? 'live' : 'paper'} onChange={(event) => setLive(event.target.value === 'live')}>
-            <option value="paper">paper</option>
-            <option value="live">live</option>
-          </select>
-        </label>
-        <p className="hint">
-          Ticket id <code data-testid="client-order-id">{clientOrderId}</code>: sending again places no second order.
-        </p>
-        <button type="submit" disabled={place.isPending}>
-          {place.isPending ? 'Placing…' : live ? 'Place live order' : 'Place paper order'}
-        </button>{' '}
-        <button type="button" onClick={newTicket}>
-          New ticket
-        </button>
-      </form>
-      <OrderPreview
-        preview={previewed?.preview}
-        prices={previewed?.request ?? {}}
-        instrument={previewed && instrumentOf(previewed.preview.asset_class, previewed.preview.symbol)}
-        pending={previewPending}
-        error={previewError}
-      />
-      {refusedCode ? (
-        <p className="hint" data-testid="refused-gate">
-          Refused at {GATE_OF_CODE[refusedCode] ?? 'the service'}.
-        </p>
-      ) : null}
-      <ErrorNotice error={place.error} />
-      <DoneNotice text={place.data ? placedText(place.data, instrumentOf(place.data.asset_class, place.data.symbol), live) : undefined} />
+      </div>
     </section>
   );
 };
