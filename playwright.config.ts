@@ -16,7 +16,12 @@ export default defineConfig({
   // Bounds, not waits: every expectation polls for its condition and passes as soon as it holds.
   // Roomy, because CI runs these beside the PostgreSQL run on the same two cores.
   timeout: 120_000,
-  expect: { timeout: 30_000 },
+  expect: {
+    timeout: 30_000,
+    // The console's screenshots (test/e2e/screenshots.spec.ts): baselines in docs/screenshots/, by
+    // name. Two runs differ by a few anti-aliased pixels at most; 1 % of a page's pixels may differ.
+    toHaveScreenshot: { pathTemplate: '{testDir}/../../docs/screenshots/{arg}{ext}', maxDiffPixelRatio: 0.01 },
+  },
   forbidOnly: true,
   reporter: [['list'], ['./test/e2e/summary-reporter.ts']],
   use: {
@@ -26,7 +31,8 @@ export default defineConfig({
       // Chromium's sandbox refuses to start as root (CI containers).
       args: runningAsRoot ? ['--no-sandbox'] : [],
     },
-    // Every test's last page is kept as an artifact (test-results/e2e); the tests assert on DOM and data, never on pixels.
+    // Every test's last page is kept as an artifact (test-results/e2e). The tests assert on DOM and
+    // data; only screenshots.spec.ts compares pixels, with its baselines.
     screenshot: 'on',
     trace: 'retain-on-failure',
   },

@@ -3,9 +3,10 @@
 // through the admin API, daily bars of AAPL and ETH/USDT for the charts and backtests, and an
 // OpenAI-compatible fake LLM (test/support/fake-llm.ts) whose answers carry markup, so the
 // analysis pages are tested against hostile model output. The tests find the service at
-// E2E_BASE_URL; the returned function stops both.
+// E2E_BASE_URL; the returned function stops both. startSeededService starts another one seeded
+// the same way, for a spec that must see nothing of the other specs (the screenshots).
 import { startFakeLlm, type FakeLlmRequest } from '../support/fake-llm.ts';
-import { E2E_ADMIN, startE2eService } from './service.ts';
+import { E2E_ADMIN, startE2eService, type E2eService } from './service.ts';
 
 export { E2E_ADMIN };
 
@@ -53,9 +54,10 @@ const llmAnswer = (request: FakeLlmRequest): string => {
   return JSON.stringify({ signal: 'buy', confidence: 0.7, reasoning: `Technical ${LLM_MARKUP}`, indicators: { sma50: 150 }, trend: 'up', momentum: 'positive' });
 };
 
-export default async function globalSetup(): Promise<() => Promise<void>> {
+/** A service with its own fake LLM, seeded as above (the admin, the BTC/USDT price, the daily bars); `stop` stops both. */
+export const startSeededService = async (): Promise<E2eService> => {
   const llm = await startFakeLlm({ answer: (_nth, request) => ({ json: llmAnswer(request) }) });
-  let service: Awaited<ReturnType<typeof startE2eService>> | undefined;
+  let service: E2eService | undefined;
   const stop = async () => {
     await service?.stop();
     await llm.close();
@@ -77,12 +79,17 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     for (const [index, { asset_class, symbol }] of BAR_SYMBOLS.entries()) {
       await call(baseUrl, 'POST', '/api/admin/market-data/ohlcv', { asset_class, symbol, bars: barsOf(index === 0 ? 150 : 3000) }, String(admin.access_token));
     }
-    // Playwright hands the environment of global setup to the test workers.
-    process.env.E2E_BASE_URL = baseUrl;
-    process.env.E2E_SERVICE_LOG = service.logFile;
+    return { baseUrl, logFile: service.logFile, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-  return stop;
+};
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  const service = await startSeededService();
+  // Playwright hands the environment of global setup to the test workers.
+  process.env.E2E_BASE_URL = service.baseUrl;
+  process.env.E2E_SERVICE_LOG = service.logFile;
+  return () => service.stop();
 }
