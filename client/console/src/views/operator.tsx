@@ -226,7 +226,7 @@ const UserDetail = ({ userId }: { userId: number }) => {
                 return (
                   <Table.Tr key={assetClass} data-testid={`detail-${assetClass}`}>
                     <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[assetClass]}</Table.Td>
-                    <Table.Td>{live.live_enabled ? `enabled${live.first_live_order_at ? `, first order ${when(live.first_live_order_at)}` : ''}` : 'paper only'}</Table.Td>
+                    <Table.Td className={live.live_enabled ? undefined : 'pages-nowrap'}>{live.live_enabled ? `enabled${live.first_live_order_at ? `, first order ${when(live.first_live_order_at)}` : ''}` : 'paper only'}</Table.Td>
                     <Table.Td data-testid="detail-lock" className={live.locked_until ? 'loss' : undefined}>
                       {live.locked_until ? `until ${when(live.locked_until)}${live.lock_reason ? `: ${live.lock_reason}` : ''}` : 'none'}
                     </Table.Td>
