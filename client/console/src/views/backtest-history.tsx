@@ -95,12 +95,13 @@ export const BacktestHistory = ({ onOpen }: { onOpen: (summary: TSummary) => voi
                   <Table.Td>
                     <Checkbox aria-label={`compare ${summary.result_id}`} checked={picked.some((item) => item.result_id === summary.result_id)} onChange={() => toggle(summary)} />
                   </Table.Td>
-                  <Table.Td className="pages-nowrap">{when(summary.created_at)}</Table.Td>
+                  {/* The run's time and range may wrap: the figures after them stay in view at a laptop's width. */}
+                  <Table.Td>{when(summary.created_at)}</Table.Td>
                   <Table.Td>{summary.strategy_name}</Table.Td>
                   <Table.Td className="pages-nowrap">
                     {summary.symbol} ({summary.currency})
                   </Table.Td>
-                  <Table.Td className="pages-nowrap">
+                  <Table.Td>
                     {summary.start_date} – {summary.end_date}
                   </Table.Td>
                   <Table.Td className={`pages-num ${percentDirection(summary.total_return_pct)}`}>{pnlPercent(summary.total_return_pct)}</Table.Td>
