@@ -1,11 +1,13 @@
 // A strategy from the registry (GET /api/strategy/list) and its parameters as form fields with
 // the registry's bounds. The parameters are checked against the registry's own JSON schema
 // (turned back into zod), so a value the API would refuse with 422 is refused in the page.
+import { Fieldset, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { z } from 'zod';
 import type { TAssetClass, TStrategyList } from '@trading-service/client';
 import { trpc } from './api.ts';
-import { FieldError, fieldText, type TFieldErrors } from './forms.tsx';
+import { fieldText, type TFieldErrors } from './forms.tsx';
+import { ChoiceField, Field } from './views/page-kit.tsx';
 
 export type TStrategy = TStrategyList['items'][number];
 
@@ -36,43 +38,45 @@ const boundsText = (schema: ParamSchema): string => {
 };
 
 export const StrategyPicker = ({ strategies, value, onChange }: { strategies: TStrategy[]; value: string; onChange: (name: string) => void }) => (
-  <label>
-    Strategy{' '}
-    <select name="strategy_name" value={value} onChange={(event) => onChange(event.target.value)}>
-      {strategies.map((strategy) => (
-        <option key={strategy.name} value={strategy.name} title={strategy.description}>
-          {strategy.name}
-        </option>
-      ))}
-    </select>
-  </label>
+  <ChoiceField name="strategy_name" label="Strategy" choices={strategies.map((strategy) => ({ value: strategy.name, label: strategy.name }))} value={value} onChange={onChange} />
 );
 
-/** One input per parameter, empty meaning the registry's default (shown as the placeholder). */
+/**
+ * One input per parameter, empty meaning the registry's default (shown as the placeholder). The
+ * bounds are part of the label, so a parameter's input is never named just "fast": the sweep form
+ * has a grid field of that name beside it.
+ */
 export const StrategyParamFields = ({ strategy, errors }: { strategy: TStrategy | undefined; errors: TFieldErrors }) => {
   if (!strategy) return null;
   return (
-    <fieldset className="params" key={strategy.name}>
-      <legend>Parameters of {strategy.name}</legend>
-      <p className="hint">{strategy.description}</p>
-      {paramsOf(strategy).map(([name, schema]) => (
-        <div key={name}>
-          <label title={schema.description}>
-            {name} <span className="hint">{boundsText(schema)}</span>
-            <input
-              name={`${PARAM_PREFIX}${name}`}
-              type="number"
-              step={schema.type === 'integer' ? 1 : 'any'}
-              min={schema.minimum}
-              max={schema.maximum}
-              placeholder={typeof schema.default === 'number' ? String(schema.default) : ''}
-              autoComplete="off"
-            />
-          </label>
-          <FieldError errors={errors} name={`${PARAM_PREFIX}${name}`} />
-        </div>
-      ))}
-    </fieldset>
+    <Fieldset legend={`Parameters of ${strategy.name}`} variant="filled" key={strategy.name} className="pages-wide">
+      <Text size="xs" c="dimmed" mb="xs">
+        {strategy.description}
+      </Text>
+      <div className="pages-fields">
+        {paramsOf(strategy).map(([name, schema]) => (
+          <Field
+            key={name}
+            name={`${PARAM_PREFIX}${name}`}
+            label={
+              <>
+                {name}{' '}
+                <Text span size="xs" c="dimmed">
+                  {boundsText(schema)}
+                </Text>
+              </>
+            }
+            title={schema.description}
+            type="number"
+            step={schema.type === 'integer' ? 1 : 'any'}
+            min={schema.minimum}
+            max={schema.maximum}
+            placeholder={typeof schema.default === 'number' ? String(schema.default) : ''}
+            errors={errors}
+          />
+        ))}
+      </div>
+    </Fieldset>
   );
 };
 

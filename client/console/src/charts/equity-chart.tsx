@@ -1,9 +1,9 @@
 // A backtest's equity curve with its drawdown (equity over the running peak, minus one) in a
 // second pane below, on lightweight-charts' canvas.
 import { AreaSeries, createChart, LineSeries, type IChartApi, type ISeriesApi } from 'lightweight-charts';
-import { useCallback, useEffect, useRef } from 'react';
+import { useEffect, useRef } from 'react';
 import type { TBacktestResult } from '@trading-service/client';
-import { CHART_OPTIONS, COLORS, useChartScheme } from './theme.ts';
+import { CHART_OPTIONS, schemeOptions, useChartPalette } from './theme.ts';
 
 type TEquityPoint = TBacktestResult['equity_curve'][number];
 
@@ -19,16 +19,13 @@ export const drawdownOf = (curve: readonly TEquityPoint[]): { date: string; draw
 export const EquityChart = ({ curve, currency, testId = 'equity-chart' }: { curve: readonly TEquityPoint[]; currency: string; testId?: string }) => {
   const box = useRef<HTMLDivElement>(null);
   const parts = useRef<{ chart: IChartApi; equity: ISeriesApi<'Line'>; drawdown: ISeriesApi<'Area'> }>(undefined);
+  const palette = useChartPalette();
 
   useEffect(() => {
     if (!box.current) return;
     const chart = createChart(box.current, CHART_OPTIONS);
-    const equity = chart.addSeries(LineSeries, { color: COLORS.line, lineWidth: 2, title: `equity ${currency}` }, 0);
-    const drawdown = chart.addSeries(
-      AreaSeries,
-      { lineColor: COLORS.drawdown, topColor: 'rgba(179, 38, 30, 0.05)', bottomColor: 'rgba(179, 38, 30, 0.35)', lineWidth: 1, title: 'drawdown %', priceFormat: { type: 'percent' } },
-      1,
-    );
+    const equity = chart.addSeries(LineSeries, { lineWidth: 2, title: `equity ${currency}` }, 0);
+    const drawdown = chart.addSeries(AreaSeries, { lineWidth: 1, title: 'drawdown %', priceFormat: { type: 'percent' } }, 1);
     parts.current = { chart, equity, drawdown };
     return () => {
       parts.current = undefined;
@@ -36,8 +33,14 @@ export const EquityChart = ({ curve, currency, testId = 'equity-chart' }: { curv
     };
   }, [currency]);
 
-  // A new callback with each chart made (its currency changed), so the new one gets the scheme too.
-  useChartScheme(useCallback(() => parts.current?.chart, [currency]));
+  // The scheme's colours, at creation and on every switch of the header's light/dark toggle.
+  useEffect(() => {
+    const current = parts.current;
+    if (!current) return;
+    current.chart.applyOptions(schemeOptions(palette));
+    current.equity.applyOptions({ color: palette.line });
+    current.drawdown.applyOptions({ lineColor: palette.drawdown, topColor: palette.drawdownTop, bottomColor: palette.drawdownBottom });
+  }, [palette, currency]);
 
   useEffect(() => {
     const current = parts.current;

@@ -1,14 +1,16 @@
 // The analysis page: ask for a report (checked with ZAnalyzeRequest), the list of reports, and
 // the one opened (views/report.tsx).
+import { Button, Table, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZAnalysisMode, ZAnalyzeRequest, type TAnalysisMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
 import { isUnfinished, useReportProgress } from '../report-progress.ts';
-import { ReportView } from './report.tsx';
+import { ChoiceField, DataTable, Empty, Field, Hint, Page, Panel, SwitchField } from './page-kit.tsx';
+import { ReportStatusBadge, ReportView } from './report.tsx';
 
 const LIST_SIZE = 20;
 
@@ -31,29 +33,24 @@ const AnalyzeForm = ({ onAsked }: { onAsked: (reportId: string) => void }) => {
     if (checked.success) analyze.mutate(checked.data);
   };
   return (
-    <>
-      <form onSubmit={submit} noValidate data-testid="analyze-form">
-        <TextField name="symbol" label="Symbol" placeholder="AAPL, BTC/USDT, 005930" errors={errors} />
-        <label>
-          Depth{' '}
-          <select name="mode" value={mode} onChange={(event) => setMode(ZAnalysisMode.parse(event.target.value))}>
-            {ZAnalysisMode.options.map((option) => (
-              <option key={option} value={option}>
-                {option}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Wait for it (quick only) <input type="checkbox" name="inline" disabled={mode !== 'quick'} defaultChecked />
-        </label>
-        <button type="submit" disabled={analyze.isPending}>
-          {analyze.isPending ? 'Asking…' : 'Analyse'}
-        </button>
+    <Panel title="Ask for a report" testId="analyze" aside={<Hint>Analysis only: no order is placed.</Hint>}>
+      <form className="pages-form" onSubmit={submit} noValidate data-testid="analyze-form">
+        <div className="pages-fields pages-analyze-fields">
+          <Field name="symbol" label="Symbol" placeholder="AAPL, BTC/USDT, 005930" errors={errors} />
+          <ChoiceField name="mode" label="Depth" choices={ZAnalysisMode.options.map((option) => ({ value: option, label: option }))} value={mode} onChange={(next) => setMode(ZAnalysisMode.parse(next))} />
+          <div className="pages-switch-cell">
+            <SwitchField name="inline" label="Wait for it (quick only)" disabled={mode !== 'quick'} defaultChecked />
+          </div>
+          <div className="pages-switch-cell">
+            <Button type="submit" loading={analyze.isPending}>
+              {analyze.isPending ? 'Asking…' : 'Analyse'}
+            </Button>
+          </div>
+        </div>
       </form>
       <ErrorNotice error={analyze.error} />
       <DoneNotice text={analyze.data ? `Report ${analyze.data.report_id}: ${analyze.data.status}` : undefined} />
-    </>
+    </Panel>
   );
 };
 
@@ -68,45 +65,49 @@ export const Analysis = () => {
     ),
   );
   return (
-    <section>
-      <h1>Analysis</h1>
+    <Page title="Analysis">
       <AnalyzeForm onAsked={setOpened} />
       {opened ? <ReportView reportId={opened} /> : null}
-      <h2>Reports</h2>
-      <ErrorNotice error={reports.error} />
-      {reports.data && reports.data.items.length === 0 ? <p data-testid="no-reports">No reports yet.</p> : null}
-      {reports.data && reports.data.items.length > 0 ? (
-        <table data-testid="reports">
-          <thead>
-            <tr>
-              <th>Asked</th>
-              <th>Symbol</th>
-              <th>Depth</th>
-              <th>Status</th>
-              <th>Decision</th>
-              <th>Cost</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {reports.data.items.map((report) => (
-              <tr key={report.report_id} data-testid="report-row" data-report-id={report.report_id}>
-                <td>{when(report.requested_at)}</td>
-                <td>{report.symbol}</td>
-                <td>{report.mode}</td>
-                <td>{report.status}</td>
-                <td>{report.decision ?? '–'}</td>
-                <td>{report.cost_usd.toFixed(6)} USD</td>
-                <td>
-                  <button type="button" onClick={() => setOpened(report.report_id)}>
-                    Open
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-    </section>
+      <Panel title="Reports" testId="reports-panel">
+        <ErrorNotice error={reports.error} />
+        {reports.data && reports.data.items.length === 0 ? <Empty testId="no-reports">No reports yet.</Empty> : null}
+        {reports.data && reports.data.items.length > 0 ? (
+          <DataTable label="Reports" testId="reports">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Asked</Table.Th>
+                <Table.Th>Symbol</Table.Th>
+                <Table.Th>Depth</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Decision</Table.Th>
+                <Table.Th className="pages-num">Cost</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {reports.data.items.map((report) => (
+                <Table.Tr key={report.report_id} data-testid="report-row" data-report-id={report.report_id}>
+                  <Table.Td className="pages-nowrap">{when(report.requested_at)}</Table.Td>
+                  <Table.Td>{report.symbol}</Table.Td>
+                  <Table.Td>{report.mode}</Table.Td>
+                  <Table.Td>
+                    <ReportStatusBadge status={report.status} />
+                  </Table.Td>
+                  <Table.Td>{report.decision ?? '–'}</Table.Td>
+                  <Table.Td className="pages-num">{report.cost_usd.toFixed(6)} USD</Table.Td>
+                  <Table.Td>
+                    <Button variant="default" onClick={() => setOpened(report.report_id)}>
+                      Open
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </DataTable>
+        ) : null}
+      </Panel>
+    </Page>
   );
 };

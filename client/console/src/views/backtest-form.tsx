@@ -1,15 +1,17 @@
 // The backtest run form: asset class, symbol, strategy with its parameters (bounds from the
 // registry), dates and capital; checked with the API's ZBacktestRequest and the strategy's
 // parameter schema before it is sent. Also the fields a sweep and a walk-forward share.
+import { Button } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useCallback, useState, type FormEvent, type ReactNode } from 'react';
 import { ZBacktestRequest, type TAssetClass, type TBacktestResult, type TInstrument } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { ASSET_CLASS_NAMES } from '../format.ts';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { checkedParams, StrategyParamFields, StrategyPicker, strategiesFor, useStrategies, type TStrategy } from '../strategy-fields.tsx';
-import { SymbolPicker } from '../symbol-picker.tsx';
+import { BacktestBadge } from './backtest-result.tsx';
+import { AssetClassField, Field, Panel } from './page-kit.tsx';
+import { SymbolField } from './symbol-field.tsx';
 
 export const BACKTEST_ASSET_CLASSES: readonly TAssetClass[] = ['us_equity', 'kr_equity', 'crypto'];
 
@@ -26,21 +28,17 @@ export const useRunChoices = (assetClasses: readonly TAssetClass[] = BACKTEST_AS
   const available = strategiesFor(strategies.data, assetClass);
   const strategy: TStrategy | undefined = available.find((item) => item.name === strategyName) ?? available[0];
   const chooseSymbol = useCallback((next: string, instrument: TInstrument | undefined) => (setSymbol(next), setCurrency(instrument?.currency ?? '')), []);
+  // Laid out in the caller's `.pages-fields` grid: the choices in its cells, the parameters across it.
   const fields = (errors: TFieldErrors): ReactNode => (
     <>
-      <label>
-        Asset class{' '}
-        <select name="asset_class" value={assetClass} onChange={(event) => (setAssetClass(event.target.value as TAssetClass), setSymbol(''))}>
-          {assetClasses.map((item) => (
-            <option key={item} value={item}>
-              {ASSET_CLASS_NAMES[item]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <SymbolPicker assetClass={assetClass} value={symbol} onChange={chooseSymbol} />
-      <ErrorNotice error={strategies.error} />
+      <AssetClassField choices={assetClasses} value={assetClass} onChange={(next) => (setAssetClass(next), setSymbol(''))} />
+      <SymbolField assetClass={assetClass} value={symbol} onChange={chooseSymbol} />
       <StrategyPicker strategies={available} value={strategy?.name ?? ''} onChange={setStrategyName} />
+      {strategies.error ? (
+        <div className="pages-wide">
+          <ErrorNotice error={strategies.error} />
+        </div>
+      ) : null}
       <StrategyParamFields strategy={strategy} errors={errors} />
     </>
   );
@@ -50,9 +48,9 @@ export const useRunChoices = (assetClasses: readonly TAssetClass[] = BACKTEST_AS
 /** The range and capital fields every run form has. */
 export const RangeFields = ({ errors }: { errors: TFieldErrors }) => (
   <>
-    <TextField name="start_date" label="Start date" type="date" errors={errors} />
-    <TextField name="end_date" label="End date" type="date" errors={errors} />
-    <TextField name="initial_capital" label="Initial capital" inputMode="decimal" placeholder="10000" errors={errors} />
+    <Field name="start_date" label="Start date" type="date" errors={errors} />
+    <Field name="end_date" label="End date" type="date" errors={errors} />
+    <Field name="initial_capital" label="Initial capital" inputMode="decimal" placeholder="10000" errors={errors} />
   </>
 );
 
@@ -92,16 +90,20 @@ export const BacktestForm = ({ onResult }: { onResult: (result: TBacktestResult)
   };
 
   return (
-    <>
-      <form onSubmit={submit} noValidate data-testid="backtest-form">
-        {choices.fields(errors)}
-        <RangeFields errors={errors} />
-        <button type="submit" disabled={run.isPending}>
-          {run.isPending ? 'Running…' : 'Run backtest'}
-        </button>
+    <Panel title="Run a backtest" testId="backtest-run" aside={<BacktestBadge />}>
+      <form className="pages-form" onSubmit={submit} noValidate data-testid="backtest-form">
+        <div className="pages-fields">
+          {choices.fields(errors)}
+          <RangeFields errors={errors} />
+        </div>
+        <div className="pages-actions">
+          <Button type="submit" loading={run.isPending}>
+            {run.isPending ? 'Running…' : 'Run backtest'}
+          </Button>
+        </div>
       </form>
       <ErrorNotice error={run.error} />
       <DoneNotice text={run.data ? `Backtest ${run.data.result_id} saved: ${run.data.total_trades} round trips (backtest, ${run.data.currency})` : undefined} />
-    </>
+    </Panel>
   );
 };

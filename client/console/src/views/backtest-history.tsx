@@ -1,12 +1,14 @@
 // Saved backtests (stocks and crypto, newest first): open one, or tick two to compare them side
 // by side.
+import { Button, Checkbox, Code, Paper, Stack, Table, Title, VisuallyHidden } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { TBacktestList, TBacktestResult } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { percent, when } from '../format.ts';
+import { percent, percentDirection, pnlPercent, when } from '../format.ts';
 import { BacktestBadge, metricRows, useBacktestResult } from './backtest-result.tsx';
+import { DataTable, Empty, Hint, Panel } from './page-kit.tsx';
 
 type TSummary = TBacktestList['items'][number];
 const HISTORY_SIZE = 50;
@@ -16,38 +18,39 @@ const Compare = ({ pair }: { pair: [TSummary, TSummary] }) => {
   const right = useBacktestResult(pair[1]);
   const results = [left.data, right.data].filter((result): result is TBacktestResult => Boolean(result));
   return (
-    <article data-testid="backtest-compare">
-      <h2>
-        Compare <BacktestBadge />
-      </h2>
+    <Panel title="Compare" order={3} testId="backtest-compare" aside={<BacktestBadge />}>
       <ErrorNotice error={left.error ?? right.error} />
       {results.length === 2 ? (
-        <table>
-          <thead>
-            <tr>
-              <th />
+        <DataTable label="Two backtests side by side">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>
+                <VisuallyHidden>Metric</VisuallyHidden>
+              </Table.Th>
               {results.map((result) => (
-                <th key={result.result_id}>
-                  {result.strategy_name} {result.symbol} {result.start_date}–{result.end_date} <code>{JSON.stringify(result.strategy_params)}</code>
-                </th>
+                <Table.Th key={result.result_id} className="pages-compare-head">
+                  {result.strategy_name} {result.symbol} {result.start_date}–{result.end_date} <Code className="pages-code">{JSON.stringify(result.strategy_params)}</Code>
+                </Table.Th>
               ))}
-            </tr>
-          </thead>
-          <tbody>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
             {metricRows(results[0]!).map(([key, label], row) => (
-              <tr key={key} data-testid={`compare-${key}`}>
-                <th>{label}</th>
+              <Table.Tr key={key} data-testid={`compare-${key}`}>
+                <Table.Th scope="row">{label}</Table.Th>
                 {results.map((result) => (
-                  <td key={result.result_id}>{metricRows(result)[row]![2]}</td>
+                  <Table.Td key={result.result_id} className="pages-num">
+                    {metricRows(result)[row]![2]}
+                  </Table.Td>
                 ))}
-              </tr>
+              </Table.Tr>
             ))}
-          </tbody>
-        </table>
+          </Table.Tbody>
+        </DataTable>
       ) : (
-        <p>Loading…</p>
+        <Empty>Loading…</Empty>
       )}
-    </article>
+    </Panel>
   );
 };
 
@@ -60,55 +63,63 @@ export const BacktestHistory = ({ onOpen }: { onOpen: (summary: TSummary) => voi
     setPicked((current) => (current.some((item) => item.result_id === summary.result_id) ? current.filter((item) => item.result_id !== summary.result_id) : [...current, summary].slice(-2)));
 
   return (
-    <section data-testid="backtest-history">
-      <h2>History</h2>
-      <ErrorNotice error={equity.error ?? crypto.error} />
-      {items.length === 0 ? <p data-testid="no-backtests">No backtests yet.</p> : null}
-      {items.length > 0 ? (
-        <table>
-          <thead>
-            <tr>
-              <th>Compare</th>
-              <th>Run</th>
-              <th>Strategy</th>
-              <th>Symbol</th>
-              <th>Range</th>
-              <th>Return</th>
-              <th>Sharpe</th>
-              <th>Max drawdown</th>
-              <th>Round trips</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((summary) => (
-              <tr key={summary.result_id} data-testid="backtest-history-row" data-result-id={summary.result_id}>
-                <td>
-                  <input type="checkbox" aria-label={`compare ${summary.result_id}`} checked={picked.some((item) => item.result_id === summary.result_id)} onChange={() => toggle(summary)} />
-                </td>
-                <td>{when(summary.created_at)}</td>
-                <td>{summary.strategy_name}</td>
-                <td>
-                  {summary.symbol} ({summary.currency})
-                </td>
-                <td>
-                  {summary.start_date} – {summary.end_date}
-                </td>
-                <td>{percent(summary.total_return_pct)}</td>
-                <td>{summary.sharpe_ratio.toFixed(2)}</td>
-                <td>{percent(summary.max_drawdown_pct)}</td>
-                <td>{summary.total_trades}</td>
-                <td>
-                  <button type="button" onClick={() => onOpen(summary)}>
-                    Open
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      {picked.length === 2 ? <Compare pair={[picked[0]!, picked[1]!]} /> : <p className="hint">Tick two runs to compare them.</p>}
-    </section>
+    <Paper component="section" className="pages-panel" data-testid="backtest-history">
+      <div className="pages-panel-head">
+        <Title order={2}>History</Title>
+        <Hint>Tick two runs to compare them.</Hint>
+      </div>
+      <Stack gap="sm">
+        <ErrorNotice error={equity.error ?? crypto.error} />
+        {items.length === 0 ? <Empty testId="no-backtests">No backtests yet.</Empty> : null}
+        {items.length > 0 ? (
+          <DataTable label="Saved backtests">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Compare</Table.Th>
+                <Table.Th>Run</Table.Th>
+                <Table.Th>Strategy</Table.Th>
+                <Table.Th>Symbol</Table.Th>
+                <Table.Th>Range</Table.Th>
+                <Table.Th className="pages-num">Return</Table.Th>
+                <Table.Th className="pages-num">Sharpe</Table.Th>
+                <Table.Th className="pages-num">Max drawdown</Table.Th>
+                <Table.Th className="pages-num">Round trips</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {items.map((summary) => (
+                <Table.Tr key={summary.result_id} data-testid="backtest-history-row" data-result-id={summary.result_id}>
+                  <Table.Td>
+                    <Checkbox aria-label={`compare ${summary.result_id}`} checked={picked.some((item) => item.result_id === summary.result_id)} onChange={() => toggle(summary)} />
+                  </Table.Td>
+                  {/* The run's time and range may wrap: the figures after them stay in view at a laptop's width. */}
+                  <Table.Td>{when(summary.created_at)}</Table.Td>
+                  <Table.Td>{summary.strategy_name}</Table.Td>
+                  <Table.Td className="pages-nowrap">
+                    {summary.symbol} ({summary.currency})
+                  </Table.Td>
+                  <Table.Td>
+                    {summary.start_date} – {summary.end_date}
+                  </Table.Td>
+                  <Table.Td className={`pages-num ${percentDirection(summary.total_return_pct)}`}>{pnlPercent(summary.total_return_pct)}</Table.Td>
+                  <Table.Td className="pages-num">{summary.sharpe_ratio.toFixed(2)}</Table.Td>
+                  <Table.Td className="pages-num">{percent(summary.max_drawdown_pct)}</Table.Td>
+                  <Table.Td className="pages-num">{summary.total_trades}</Table.Td>
+                  <Table.Td>
+                    <Button variant="default" onClick={() => onOpen(summary)}>
+                      Open
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </DataTable>
+        ) : null}
+        {picked.length === 2 ? <Compare pair={[picked[0]!, picked[1]!]} /> : null}
+      </Stack>
+    </Paper>
   );
 };

@@ -1,6 +1,7 @@
 // One backtest result in full: metric cards, the equity curve with its drawdown pane, the fills
 // as markers on the price chart, and the fills table. A backtest is a simulation: its numbers
 // are marked so, never paper or live.
+import { Badge, Code, Paper, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import type { TBacktestResult, TAssetClass, TInstrument } from '@trading-service/client';
@@ -8,13 +9,15 @@ import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { PriceChart, type TFillMarker } from '../charts/price-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
-import { money, percent, pnlPercent, price, quantity, share, when } from '../format.ts';
+import { money, percent, percentDirection, pnlPercent, price, quantity, share, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
+import { DataTable, SideText } from './page-kit.tsx';
 
+/** A backtest is a simulation: marked so, in its own colour, never paper's or live's. */
 export const BacktestBadge = () => (
-  <span className="badge paper" data-testid="mode">
+  <Badge component="span" variant="light" color="grape" size="sm" data-testid="mode">
     backtest
-  </span>
+  </Badge>
 );
 
 const ratio = (value: number | null) => (value === null ? '–' : value.toFixed(2));
@@ -33,45 +36,56 @@ export const metricRows = (result: TBacktestResult): [string, string, string][] 
   ['final_capital', 'Final capital', money(result.final_capital, result.currency)],
 ];
 
+/** The returns coloured by their sign (the sign and arrow in the text say it without colour). */
+const SIGNED: Partial<Record<string, (result: TBacktestResult) => number>> = {
+  total_return_pct: (result) => result.total_return_pct,
+  buy_hold_return_pct: (result) => result.buy_hold_return_pct,
+};
+
 const MetricCards = ({ result }: { result: TBacktestResult }) => (
-  <div className="cards metrics" data-testid="metric-cards">
-    {metricRows(result).map(([key, label, text]) => (
-      <article key={key} className="card metric" data-testid={`metric-${key}`}>
-        <h3>{label}</h3>
-        <p className="metric-value">{text}</p>
-      </article>
-    ))}
+  <div className="pages-metrics" data-testid="metric-cards">
+    {metricRows(result).map(([key, label, text]) => {
+      const signed = SIGNED[key]?.(result);
+      return (
+        <article key={key} className="metric" data-testid={`metric-${key}`}>
+          <h3>{label}</h3>
+          <p className={`metric-value${signed === undefined ? '' : ` ${percentDirection(signed)}`}`}>{text}</p>
+        </article>
+      );
+    })}
   </div>
 );
 
 const TradesTable = ({ result, instrument }: { result: TBacktestResult; instrument: TInstrument | undefined }) => (
   <>
-    <h3>
+    <Title order={3}>
       Fills ({result.trades.length}
       {result.trades_total > result.trades.length ? ` of ${result.trades_total}` : ''})
-    </h3>
-    <table data-testid="backtest-trades">
-      <thead>
-        <tr>
-          <th>Time</th>
-          <th>Side</th>
-          <th>Price</th>
-          <th>Amount</th>
-          <th>Fee</th>
-        </tr>
-      </thead>
-      <tbody>
+    </Title>
+    <DataTable label="Fills of the backtest" testId="backtest-trades">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Time</Table.Th>
+          <Table.Th>Side</Table.Th>
+          <Table.Th className="pages-num">Price</Table.Th>
+          <Table.Th className="pages-num">Amount</Table.Th>
+          <Table.Th className="pages-num">Fee</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
         {result.trades.map((trade, index) => (
-          <tr key={`${trade.timestamp}-${index}`} data-testid="backtest-trade-row">
-            <td>{when(trade.timestamp)}</td>
-            <td>{trade.side}</td>
-            <td>{price(trade.price, result.currency, instrument)}</td>
-            <td>{quantity(trade.amount, instrument)}</td>
-            <td>{money(trade.fee, result.currency)}</td>
-          </tr>
+          <Table.Tr key={`${trade.timestamp}-${index}`} data-testid="backtest-trade-row">
+            <Table.Td className="pages-nowrap">{when(trade.timestamp)}</Table.Td>
+            <Table.Td>
+              <SideText side={trade.side} />
+            </Table.Td>
+            <Table.Td className="pages-num">{price(trade.price, result.currency, instrument)}</Table.Td>
+            <Table.Td className="pages-num">{quantity(trade.amount, instrument)}</Table.Td>
+            <Table.Td className="pages-num">{money(trade.fee, result.currency)}</Table.Td>
+          </Table.Tr>
         ))}
-      </tbody>
-    </table>
+      </Table.Tbody>
+    </DataTable>
   </>
 );
 
@@ -94,21 +108,29 @@ export const BacktestResultView = ({ result }: { result: TBacktestResult }) => {
   // Prices and amounts follow the instrument's tick and lot; capital, fees and curve the currency's minor units.
   const instrument = useInstrumentOf()(result.asset_class as TAssetClass, result.symbol);
   return (
-  <article data-testid="backtest-result" data-result-id={result.result_id}>
-    <h2>
-      {result.strategy_name} on {result.symbol} ({result.asset_class}), {result.start_date} to {result.end_date} <BacktestBadge />
-    </h2>
-    <p className="hint">
-      Profile {result.profile_name}; amounts in {result.currency}; parameters <code>{JSON.stringify(result.strategy_params)}</code>; curve of {result.equity_curve.length}
-      {result.equity_curve_total > result.equity_curve.length ? ` (of ${result.equity_curve_total})` : ''} points.
-    </p>
-    <MetricCards result={result} />
-    <h3>Equity ({result.currency}) and drawdown</h3>
-    <EquityChart curve={result.equity_curve} currency={result.currency} />
-    <h3>Fills on the price ({result.currency})</h3>
-    <TradesChart result={result} instrument={instrument} />
-    <TradesTable result={result} instrument={instrument} />
-  </article>
+    <Paper component="article" className="pages-panel" data-testid="backtest-result" data-result-id={result.result_id}>
+      <Stack gap="sm">
+        <div className="pages-panel-head">
+          <Title order={2}>
+            {result.strategy_name} on {result.symbol} ({result.asset_class}), {result.start_date} to {result.end_date} <BacktestBadge />
+          </Title>
+        </div>
+        <Text size="xs" c="dimmed">
+          Profile {result.profile_name}; amounts in {result.currency}; parameters <Code className="pages-code">{JSON.stringify(result.strategy_params)}</Code>; curve of {result.equity_curve.length}
+          {result.equity_curve_total > result.equity_curve.length ? ` (of ${result.equity_curve_total})` : ''} points.
+        </Text>
+        <MetricCards result={result} />
+        <div>
+          <Title order={3}>Equity ({result.currency}) and drawdown</Title>
+          <EquityChart curve={result.equity_curve} currency={result.currency} />
+        </div>
+        <div>
+          <Title order={3}>Fills on the price ({result.currency})</Title>
+          <TradesChart result={result} instrument={instrument} />
+        </div>
+        <TradesTable result={result} instrument={instrument} />
+      </Stack>
+    </Paper>
   );
 };
 

@@ -7,6 +7,7 @@ import { BacktestForm } from './backtest-form.tsx';
 import { BacktestHistory } from './backtest-history.tsx';
 import { BacktestResultView, useBacktestResult } from './backtest-result.tsx';
 import { Sweeps } from './backtest-sweeps.tsx';
+import { Empty, Hint, Page } from './page-kit.tsx';
 
 type TSummary = TBacktestList['items'][number];
 
@@ -15,7 +16,7 @@ const SavedResult = ({ summary }: { summary: TSummary }) => {
   return (
     <>
       <ErrorNotice error={result.error} />
-      {result.data ? <BacktestResultView result={result.data} /> : <p>Loading…</p>}
+      {result.data ? <BacktestResultView result={result.data} /> : <Empty>Loading…</Empty>}
     </>
   );
 };
@@ -24,12 +25,11 @@ export const Backtests = () => {
   const [fresh, setFresh] = useState<TBacktestResult>();
   const [opened, setOpened] = useState<TSummary>();
   return (
-    <section>
-      <h1>Backtests</h1>
+    <Page title="Backtests" aside={<Hint>Simulations on daily bars: nothing here places an order.</Hint>}>
       <BacktestForm onResult={(result) => (setFresh(result), setOpened(undefined))} />
       {opened ? <SavedResult summary={opened} /> : fresh ? <BacktestResultView result={fresh} /> : null}
       <BacktestHistory onOpen={(summary) => (setOpened(summary), setFresh(undefined))} />
       <Sweeps />
-    </section>
+    </Page>
   );
 };

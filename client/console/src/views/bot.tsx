@@ -2,17 +2,18 @@
 // paper or live; checked with ZBotStartRequest), stop it, its status, signals and fills. The
 // status, signals and fills follow /ws/live (bot_status, signal, trade frames); GET /api/trades
 // backfills the fills.
+import { Badge, Button, Code, Group, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ZBotStartRequest, ZBotTimeframe, type TAssetClass, type TBotStatus, type TLiveFrame } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASSES, money, price, quantity, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { LIVE_STATE_TEXT, useLiveFrames } from '../live-feed.ts';
-import { AssetClassPicker } from '../pickers.tsx';
 import { checkedParams, StrategyParamFields, StrategyPicker, strategiesFor, useStrategies } from '../strategy-fields.tsx';
+import { AssetClassField, ChoiceField, DataTable, Empty, Field, Hint, KeyValues, ModeBadge, Page, Panel, SideText, SwitchField } from './page-kit.tsx';
 
 const TRADES_SIZE = 20;
 /** Signals have no backfill route: the page keeps the newest it saw. */
@@ -20,38 +21,44 @@ const KEPT_SIGNALS = 50;
 
 type TSignalFrame = Extract<TLiveFrame, { type: 'signal' }>;
 
-const ModeBadge = ({ live }: { live: boolean }) => (
-  <span className={`badge ${live ? 'live' : 'paper'}`} data-testid="bot-mode">
-    {live ? 'live' : 'paper'}
-  </span>
-);
+const STATE_COLORS = { running: 'green', halted: 'red', stopped: 'gray' } as const;
 
+const stateOf = (status: TBotStatus): keyof typeof STATE_COLORS => (status.is_halted ? 'halted' : status.is_running ? 'running' : 'stopped');
 
-const StatusCard = ({ status }: { status: TBotStatus }) => (
-  <article className="card" data-testid="bot-status">
-    <h2>
-      Status: <span data-testid="bot-state">{status.is_halted ? 'halted' : status.is_running ? 'running' : 'stopped'}</span> <ModeBadge live={status.live_mode} />
-    </h2>
-    <dl>
-      <dt>Strategy</dt>
-      <dd>{status.strategy_name ?? '–'}</dd>
-      <dt>Parameters</dt>
-      <dd>
-        <code>{JSON.stringify(status.strategy_params ?? {})}</code>
-      </dd>
-      <dt>Symbols</dt>
-      <dd>{status.symbols.join(', ') || '–'}</dd>
-      <dt>Asset class, bars</dt>
-      <dd>
-        {status.asset_class ?? '–'}, {status.timeframe ?? '–'}
-      </dd>
-      <dt>Started</dt>
-      <dd>{status.started_at ? when(status.started_at) : '–'}</dd>
-      <dt>Stopped</dt>
-      <dd>{status.stopped_at ? `${when(status.stopped_at)} by ${status.stopped_by ?? '?'}` : '–'}</dd>
-    </dl>
-    {status.halt_reason ? <p className="notice error">Halted: {status.halt_reason}</p> : null}
-  </article>
+const StatusPanel = ({ status, stopButton }: { status: TBotStatus | undefined; stopButton: ReactNode }) => (
+  <Panel
+    title="Status"
+    testId="bot-status"
+    aside={
+      status ? (
+        <Group gap={6}>
+          <Badge component="span" variant="light" color={STATE_COLORS[stateOf(status)]} data-testid="bot-state">
+            {stateOf(status)}
+          </Badge>
+          <ModeBadge live={status.live_mode} testId="bot-mode" />
+        </Group>
+      ) : null
+    }
+  >
+    {status ? (
+      <Stack gap="sm">
+        <KeyValues
+          rows={[
+            ['Strategy', status.strategy_name ?? '–'],
+            ['Parameters', <Code className="pages-code">{JSON.stringify(status.strategy_params ?? {})}</Code>],
+            ['Symbols', status.symbols.join(', ') || '–'],
+            ['Asset class, bars', `${status.asset_class ?? '–'}, ${status.timeframe ?? '–'}`],
+            ['Started', status.started_at ? when(status.started_at) : '–'],
+            ['Stopped', status.stopped_at ? `${when(status.stopped_at)} by ${status.stopped_by ?? '?'}` : '–'],
+          ]}
+        />
+        {status.halt_reason ? <p className="notice error">Halted: {status.halt_reason}</p> : null}
+        <div className="pages-actions">{stopButton}</div>
+      </Stack>
+    ) : (
+      <Empty>Loading…</Empty>
+    )}
+  </Panel>
 );
 
 const StartForm = ({ running }: { running: boolean }) => {
@@ -84,33 +91,31 @@ const StartForm = ({ running }: { running: boolean }) => {
   };
 
   return (
-    <>
-      <form onSubmit={submit} noValidate data-testid="bot-form">
-        <AssetClassPicker value={assetClass} onChange={setAssetClass} id="bot-asset-class" />
-        <TextField name="symbols" label="Symbols" placeholder="BTC/USDT, ETH/USDT" errors={errors} />
-        <ErrorNotice error={strategies.error} />
-        <StrategyPicker strategies={available} value={strategy?.name ?? ''} onChange={setStrategyName} />
-        <StrategyParamFields strategy={strategy} errors={errors} />
-        <label>
-          Bars{' '}
-          <select name="timeframe" defaultValue="1m">
-            {ZBotTimeframe.options.map((option) => (
-              <option key={option} value={option}>
-                {option}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Live account (every live gate must pass) <input type="checkbox" name="live_mode" />
-        </label>
-        <button type="submit" disabled={start.isPending || running}>
-          {start.isPending ? 'Starting…' : 'Start bot'}
-        </button>
+    <Panel title="Start the bot" testId="bot-start">
+      <form className="pages-form" onSubmit={submit} noValidate data-testid="bot-form">
+        <div className="pages-fields">
+          <AssetClassField value={assetClass} onChange={setAssetClass} id="bot-asset-class" />
+          <Field name="symbols" label="Symbols" placeholder="BTC/USDT, ETH/USDT" errors={errors} />
+          <StrategyPicker strategies={available} value={strategy?.name ?? ''} onChange={setStrategyName} />
+          <ChoiceField name="timeframe" label="Bars" choices={ZBotTimeframe.options.map((option) => ({ value: option, label: option }))} defaultValue="1m" />
+          {strategies.error ? (
+            <div className="pages-wide">
+              <ErrorNotice error={strategies.error} />
+            </div>
+          ) : null}
+          <StrategyParamFields strategy={strategy} errors={errors} />
+        </div>
+        <SwitchField name="live_mode" label="Live account (every live gate must pass)" />
+        <div className="pages-actions">
+          <Button type="submit" disabled={running} loading={start.isPending}>
+            {start.isPending ? 'Starting…' : 'Start bot'}
+          </Button>
+          {running ? <Hint>The bot runs: stop it to start it again with other settings.</Hint> : null}
+        </div>
       </form>
       <ErrorNotice error={start.error} />
       <DoneNotice text={start.data ? `Bot started: ${start.data.strategy_name} on ${start.data.symbols.join(', ')} (${start.data.live_mode ? 'live' : 'paper'})` : undefined} />
-    </>
+    </Panel>
   );
 };
 
@@ -133,62 +138,76 @@ export const Bot = () => {
   });
   const live = status.data?.live_mode ?? false;
 
+  const stopButton = (
+    <Button variant="light" color="red" onClick={() => stop.mutate()} disabled={!status.data?.is_running} loading={stop.isPending}>
+      Stop bot
+    </Button>
+  );
+
   return (
-    <section>
-      <h1>Bot</h1>
-      <p className="hint" data-testid="live-state">
-        bot socket: {LIVE_STATE_TEXT[socket]}
-      </p>
+    <Page
+      title="Bot"
+      aside={
+        <Text size="xs" c="dimmed" data-testid="live-state">
+          bot socket: {LIVE_STATE_TEXT[socket]}
+        </Text>
+      }
+    >
       <ErrorNotice error={status.error} />
-      {status.data ? <StatusCard status={status.data} /> : null}
-      <button type="button" onClick={() => stop.mutate()} disabled={stop.isPending || !status.data?.is_running}>
-        Stop bot
-      </button>
       <ErrorNotice error={stop.error} />
       <DoneNotice text={stop.data ? `Bot stopped (${stop.data.live_mode ? 'live' : 'paper'})` : undefined} />
-      <StartForm running={status.data?.is_running ?? false} />
+      <div className="pages-split">
+        <StatusPanel status={status.data} stopButton={stopButton} />
+        <StartForm running={status.data?.is_running ?? false} />
+      </div>
 
-      <h2>Signals</h2>
-      {signals.length === 0 ? <p data-testid="no-signals">No signals since this page opened.</p> : null}
-      <ul data-testid="signals">
-        {signals.map((signal) => (
-          <li key={signal.event_id} data-testid="signal-row">
-            {when(signal.ts)} {signal.direction} {signal.symbol} ({Math.round(signal.confidence * 100)} %), stop {price(signal.stop_loss, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))}, take profit{' '}
-            {price(signal.take_profit, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))} <ModeBadge live={live} />
-          </li>
-        ))}
-      </ul>
+      <Panel title="Signals" testId="bot-signals" aside={<Hint>Newest first, since this page opened.</Hint>}>
+        {signals.length === 0 ? <Empty testId="no-signals">No signals since this page opened.</Empty> : null}
+        <ul className="pages-list" data-testid="signals">
+          {signals.map((signal) => (
+            <li key={signal.event_id} data-testid="signal-row">
+              <Text span size="xs" c="dimmed">
+                {when(signal.ts)}
+              </Text>{' '}
+              <SideText side={signal.direction} /> {signal.symbol} ({Math.round(signal.confidence * 100)} %), stop {price(signal.stop_loss, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))}, take profit{' '}
+              {price(signal.take_profit, currencyOf(signal.asset_class, signal.symbol), instrumentOf(signal.asset_class, signal.symbol))} <ModeBadge live={live} />
+            </li>
+          ))}
+        </ul>
+      </Panel>
 
-      <h2>Fills of the bot</h2>
-      <ErrorNotice error={trades.error} />
-      {trades.data && trades.data.items.length === 0 ? <p data-testid="no-bot-trades">No fills yet.</p> : null}
-      {trades.data && trades.data.items.length > 0 ? (
-        <table data-testid="bot-trades">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Symbol</th>
-              <th>Side</th>
-              <th>Amount</th>
-              <th>Price</th>
-              <th>Fee</th>
-            </tr>
-          </thead>
-          <tbody>
-            {trades.data.items.map((trade) => (
-              <tr key={`${trade.client_order_id}-${trade.ts}`} data-testid="bot-trade-row">
-                <td>{when(trade.ts)}</td>
-                <td>{trade.symbol}</td>
-                <td>{trade.side}</td>
-                <td>{quantity(trade.amount, instrumentOf(trade.asset_class, trade.symbol))}</td>
-                <td>{price(trade.price, currencyOf(trade.asset_class, trade.symbol), instrumentOf(trade.asset_class, trade.symbol))}</td>
-                <td>{money(trade.fee, currencyOf(trade.asset_class, trade.symbol))}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <p className="hint">Asset classes: {ASSET_CLASSES.join(', ')}; fills are of the bot's account ({live ? 'live' : 'paper'}).</p>
-    </section>
+      <Panel title="Fills of the bot" testId="bot-fills" aside={<Hint>Fills of the bot's account ({live ? 'live' : 'paper'}); asset classes {ASSET_CLASSES.join(', ')}.</Hint>}>
+        <ErrorNotice error={trades.error} />
+        {trades.data && trades.data.items.length === 0 ? <Empty testId="no-bot-trades">No fills yet.</Empty> : null}
+        {trades.data && trades.data.items.length > 0 ? (
+          <DataTable label="Fills of the bot" testId="bot-trades">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Time</Table.Th>
+                <Table.Th>Symbol</Table.Th>
+                <Table.Th>Side</Table.Th>
+                <Table.Th className="pages-num">Amount</Table.Th>
+                <Table.Th className="pages-num">Price</Table.Th>
+                <Table.Th className="pages-num">Fee</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {trades.data.items.map((trade) => (
+                <Table.Tr key={`${trade.client_order_id}-${trade.ts}`} data-testid="bot-trade-row">
+                  <Table.Td className="pages-nowrap">{when(trade.ts)}</Table.Td>
+                  <Table.Td>{trade.symbol}</Table.Td>
+                  <Table.Td>
+                    <SideText side={trade.side} />
+                  </Table.Td>
+                  <Table.Td className="pages-num">{quantity(trade.amount, instrumentOf(trade.asset_class, trade.symbol))}</Table.Td>
+                  <Table.Td className="pages-num">{price(trade.price, currencyOf(trade.asset_class, trade.symbol), instrumentOf(trade.asset_class, trade.symbol))}</Table.Td>
+                  <Table.Td className="pages-num">{money(trade.fee, currencyOf(trade.asset_class, trade.symbol))}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </DataTable>
+        ) : null}
+      </Panel>
+    </Page>
   );
 };

@@ -3,14 +3,15 @@
 // readiness → a confirm token (by e-mail, or to the service log) → enable. Then the kill switch's
 // lines: the day's P&L of each account it watches (paper, and live once the asset class is
 // enabled) against the −4 % alert and the −5 % lock.
+import { Alert, Badge, Button, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { errorCodeOf, ZLiveEnableRequest, type TAssetClass, type TFeatureFlags, type TTradingMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, when } from '../format.ts';
-import { AssetClassPicker } from '../pickers.tsx';
+import { AssetClassField, DataTable, Field, Hint, Page, Panel } from './page-kit.tsx';
 
 /** The kill switch's lines (DESIGN "Kill switch") as fractions, when an account's metadata does not say them. */
 const ALERT_LINE = -0.04;
@@ -31,38 +32,44 @@ const StatusTable = () => {
   // Read again on every visit: a lock can come from another tab's fill or the minute's sweep.
   const status = useQuery(trpc.live.status.queryOptions(undefined, { refetchOnMount: 'always' }));
   return (
-    <>
+    <Panel title="Asset classes" testId="live-status-panel">
       <ErrorNotice error={status.error} />
-      <table data-testid="live-status">
-        <thead>
-          <tr>
-            <th>Asset class</th>
-            <th>Live</th>
-            <th>Lock</th>
-            <th>Live orders today</th>
-            <th>First live order</th>
-          </tr>
-        </thead>
-        <tbody>
+      <DataTable label="Live trading by asset class" testId="live-status">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Asset class</Table.Th>
+            <Table.Th>Live</Table.Th>
+            <Table.Th>Lock</Table.Th>
+            <Table.Th className="pages-num">Live orders today</Table.Th>
+            <Table.Th>First live order</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
           {status.data
             ? ASSET_CLASSES.map((assetClass) => {
                 const row = status.data[assetClass];
                 return (
-                  <tr key={assetClass} data-testid={`live-${assetClass}`}>
-                    <td>{ASSET_CLASS_NAMES[assetClass]}</td>
-                    <td data-testid="live-enabled">{row.live_enabled ? 'enabled' : 'paper only'}</td>
-                    <td data-testid="lock">{row.locked_until ? `locked until ${when(row.locked_until)}` : 'none'}</td>
-                    <td>
+                  <Table.Tr key={assetClass} data-testid={`live-${assetClass}`}>
+                    <Table.Th scope="row">{ASSET_CLASS_NAMES[assetClass]}</Table.Th>
+                    <Table.Td data-testid="live-enabled">
+                      <Badge component="span" variant="light" color={row.live_enabled ? 'red' : 'blue'} size="sm">
+                        {row.live_enabled ? 'enabled' : 'paper only'}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td data-testid="lock" className={row.locked_until ? 'loss' : undefined}>
+                      {row.locked_until ? `locked until ${when(row.locked_until)}` : 'none'}
+                    </Table.Td>
+                    <Table.Td className="pages-num">
                       {row.live_orders_today} / {row.daily_limit}
-                    </td>
-                    <td>{row.first_live_order_at ? when(row.first_live_order_at) : '–'}</td>
-                  </tr>
+                    </Table.Td>
+                    <Table.Td className="pages-nowrap">{row.first_live_order_at ? when(row.first_live_order_at) : '–'}</Table.Td>
+                  </Table.Tr>
                 );
               })
             : null}
-        </tbody>
-      </table>
-    </>
+        </Table.Tbody>
+      </DataTable>
+    </Panel>
   );
 };
 
@@ -90,45 +97,48 @@ const PromotionWizard = () => {
   };
 
   return (
-    <article className="card wide" data-testid="promotion">
-      <h2>Go live</h2>
-      <AssetClassPicker value={assetClass} onChange={choose} />
-      <ol className="steps">
-        <li>
-          <button type="button" data-testid="check-readiness" disabled={readiness.isPending} onClick={() => readiness.mutate({ asset_class: assetClass })}>
-            Check my paper record
-          </button>
-          {readiness.data && readiness.data.asset_class === assetClass ? (
-            <p data-testid="readiness">
-              {readiness.data.ok ? 'Ready: ' : 'Not ready yet: '}
-              {readiness.data.paper_days} of {readiness.data.required_days} days and {readiness.data.paper_trades} of {readiness.data.required_trades} filled paper orders.
-              {readiness.data.reasons.length > 0 ? ` ${readiness.data.reasons.join('; ')}.` : ''}
-            </p>
-          ) : null}
-        </li>
-        <li>
-          <button type="button" data-testid="issue-token" disabled={!ready || issue.isPending} onClick={() => issue.mutate({ asset_class: assetClass })}>
-            Send me a confirm token
-          </button>
-          {issued ? (
-            <p data-testid="token-issued">
-              {issued.delivery === 'email' ? 'A token is on its way to your e-mail' : 'The token went to the service log (this service has no e-mail): ask its operator'}; it expires {when(issued.expires_at)}.
-            </p>
-          ) : null}
-        </li>
-        <li>
-          <form onSubmit={submitToken} noValidate data-testid="enable-form">
-            <TextField name="confirm_token" label="Confirm token" autoComplete="one-time-code" errors={fieldErrors} />
-            <TextField name="botcheck_token" label="Bot check token (if this service asks for one)" errors={fieldErrors} />
-            <button type="submit" disabled={!issued || enable.isPending}>
-              Enable live trading
-            </button>
-          </form>
-        </li>
-      </ol>
-      <ErrorNotice error={readiness.error ?? issue.error ?? enable.error} />
-      <DoneNotice text={enable.data ? `Live trading is enabled for ${ASSET_CLASS_NAMES[enable.data.asset_class]}.` : undefined} />
-    </article>
+    <Panel title="Go live" testId="promotion">
+      <Stack gap="sm">
+        <AssetClassField value={assetClass} onChange={choose} />
+        <ol className="pages-steps">
+          <li>
+            <Button variant="default" data-testid="check-readiness" loading={readiness.isPending} onClick={() => readiness.mutate({ asset_class: assetClass })}>
+              Check my paper record
+            </Button>
+            {readiness.data && readiness.data.asset_class === assetClass ? (
+              <Text size="sm" mt={4} className={readiness.data.ok ? 'gain' : undefined} data-testid="readiness">
+                {readiness.data.ok ? 'Ready: ' : 'Not ready yet: '}
+                {readiness.data.paper_days} of {readiness.data.required_days} days and {readiness.data.paper_trades} of {readiness.data.required_trades} filled paper orders.
+                {readiness.data.reasons.length > 0 ? ` ${readiness.data.reasons.join('; ')}.` : ''}
+              </Text>
+            ) : null}
+          </li>
+          <li>
+            <Button variant="default" data-testid="issue-token" disabled={!ready} loading={issue.isPending} onClick={() => issue.mutate({ asset_class: assetClass })}>
+              Send me a confirm token
+            </Button>
+            {issued ? (
+              <Text size="sm" mt={4} data-testid="token-issued">
+                {issued.delivery === 'email' ? 'A token is on its way to your e-mail' : 'The token went to the service log (this service has no e-mail): ask its operator'}; it expires {when(issued.expires_at)}.
+              </Text>
+            ) : null}
+          </li>
+          <li>
+            <form className="pages-form" onSubmit={submitToken} noValidate data-testid="enable-form">
+              <Field name="confirm_token" label="Confirm token" autoComplete="one-time-code" errors={fieldErrors} />
+              <Field name="botcheck_token" label="Bot check token (if this service asks for one)" errors={fieldErrors} />
+              <div className="pages-actions">
+                <Button type="submit" color="red" disabled={!issued} loading={enable.isPending}>
+                  Enable live trading
+                </Button>
+              </div>
+            </form>
+          </li>
+        </ol>
+        <ErrorNotice error={readiness.error ?? issue.error ?? enable.error} />
+        <DoneNotice text={enable.data ? `Live trading is enabled for ${ASSET_CLASS_NAMES[enable.data.asset_class]}.` : undefined} />
+      </Stack>
+    </Panel>
   );
 };
 
@@ -140,12 +150,12 @@ const RiskRow = ({ assetClass, mode }: { assetClass: TAssetClass; mode: TTrading
   // Live is enabled but its key is missing: say so, rather than leave the account out unseen.
   if (mode === 'live' && errorCodeOf(account.error) === 'BROKER_NOT_CONFIGURED')
     return (
-      <tr data-testid={testId}>
-        <td>{name}</td>
-        <td colSpan={3} data-testid="risk-state">
+      <Table.Tr data-testid={testId}>
+        <Table.Th scope="row">{name}</Table.Th>
+        <Table.Td colSpan={3} data-testid="risk-state" className="warning">
           no live key registered for this asset class (Exchange keys)
-        </td>
-      </tr>
+        </Table.Td>
+      </Table.Tr>
     );
   if (!account.data) return null;
   const day = account.data.metadata as { day_start_equity?: string | null; day_pnl_pct?: number | string | null; day_pnl_alert_pct?: number; day_pnl_lock_pct?: number };
@@ -153,15 +163,18 @@ const RiskRow = ({ assetClass, mode }: { assetClass: TAssetClass; mode: TTrading
   const lock = day.day_pnl_lock_pct ?? LOCK_LINE;
   const alert = day.day_pnl_alert_pct ?? ALERT_LINE;
   const state = pct === undefined ? 'no day-start snapshot yet (taken at the day\'s first fill)' : pct <= lock ? 'at the lock line' : pct <= alert ? 'past the alert line' : 'inside the lines';
+  const stateClass = pct === undefined ? undefined : pct <= lock ? 'loss' : pct <= alert ? 'warning' : undefined;
   return (
-    <tr data-testid={testId}>
-      <td>{name}</td>
-      <td>{day.day_start_equity ? money(Number(day.day_start_equity), account.data.currency) : '–'}</td>
-      <td data-testid="day-pnl" className={pct === undefined ? undefined : percentDirection(pct)}>
+    <Table.Tr data-testid={testId}>
+      <Table.Th scope="row">{name}</Table.Th>
+      <Table.Td className="pages-num">{day.day_start_equity ? money(Number(day.day_start_equity), account.data.currency) : '–'}</Table.Td>
+      <Table.Td data-testid="day-pnl" className={`pages-num ${pct === undefined ? '' : percentDirection(pct)}`}>
         {pct === undefined ? '–' : pnlPercent(pct)}
-      </td>
-      <td data-testid="risk-state">{state}</td>
-    </tr>
+      </Table.Td>
+      <Table.Td data-testid="risk-state" className={stateClass}>
+        {state}
+      </Table.Td>
+    </Table.Tr>
   );
 };
 
@@ -172,38 +185,40 @@ export const Live = () => {
   const flags = useQuery({ queryKey: ['flags'], queryFn: async () => (await fetch('/health/flags')).json() as Promise<TFeatureFlags> });
   const blockers = blockersOf(flags.data);
   return (
-    <section>
-      <h1>Live trading</h1>
-      <StatusTable />
+    <Page title="Live trading">
       {blockers.length > 0 ? (
-        <p className="notice" data-testid="live-blockers">
+        <Alert variant="light" color="yellow" title="Live orders are off on this service" data-testid="live-blockers">
           Live orders stay refused on this service until its operator changes: {blockers.join('; ')}.
-        </p>
+        </Alert>
       ) : null}
-      <PromotionWizard />
-      <article className="card wide" data-testid="risk">
-        <h2>Kill switch</h2>
-        <p className="hint">
-          Each account's P&L since the UTC day's start: at {percent(ALERT_LINE)} the operators are alerted; at {percent(LOCK_LINE)} the asset class is locked for 24
-          hours, its open entry orders canceled and the bot stopped. Only an operator clears a lock early.
-        </p>
-        <table>
-          <thead>
-            <tr>
-              <th>Account</th>
-              <th>Day start</th>
-              <th>Today</th>
-              <th>State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {ASSET_CLASSES.flatMap((assetClass) => [
-              <RiskRow key={assetClass} assetClass={assetClass} mode="paper" />,
-              status.data?.[assetClass].live_enabled ? <RiskRow key={`${assetClass}-live`} assetClass={assetClass} mode="live" /> : null,
-            ])}
-          </tbody>
-        </table>
-      </article>
-    </section>
+      <StatusTable />
+      <div className="pages-split">
+        <PromotionWizard />
+        <Panel title="Kill switch" testId="risk">
+          <Stack gap="xs">
+            <Hint>
+              Each account's P&L since the UTC day's start: at {percent(ALERT_LINE)} the operators are alerted; at {percent(LOCK_LINE)} the asset class is locked for 24
+              hours, its open entry orders canceled and the bot stopped. Only an operator clears a lock early.
+            </Hint>
+            <DataTable label="Kill switch by account">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Account</Table.Th>
+                  <Table.Th className="pages-num">Day start</Table.Th>
+                  <Table.Th className="pages-num">Today</Table.Th>
+                  <Table.Th>State</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {ASSET_CLASSES.flatMap((assetClass) => [
+                  <RiskRow key={assetClass} assetClass={assetClass} mode="paper" />,
+                  status.data?.[assetClass].live_enabled ? <RiskRow key={`${assetClass}-live`} assetClass={assetClass} mode="live" /> : null,
+                ])}
+              </Table.Tbody>
+            </DataTable>
+          </Stack>
+        </Panel>
+      </div>
+    </Page>
   );
 };

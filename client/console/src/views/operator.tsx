@@ -3,16 +3,19 @@
 // deactivate, and one user's detail: live flags, locks, today's live orders, bot, with the
 // actions on them), and the simulator and market data (a price, an outage, an instrument, OHLCV
 // bars). Only operators see the page; the API refuses everyone else anyway.
+import { Badge, Button, Group, Input, Stack, Switch, Table, Text, Title, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent } from 'react';
 import { ZInstrumentUpsert, ZOhlcvImport, ZSimPriceRequest, type TAssetClass } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, when } from '../format.ts';
-import { AssetClassPicker } from '../pickers.tsx';
+import { AssetClassField, DataTable, Empty, Field, Hint, KeyValues, ModeBadge, Page, Panel } from './page-kit.tsx';
 
 const PAGE_SIZE = 20;
+/** The users whose names the page knows without asking for each: the API's largest page. */
+const KNOWN_USERS_SIZE = 100;
 
 /** Everything an operator action can change is read again. */
 const readAgain = () =>
@@ -24,13 +27,29 @@ const readAgain = () =>
     queryClient.invalidateQueries({ queryKey: ['health'] }),
   ]);
 
+/** Names by user id from what the page reads anyway: the newest users and the overview's named lists. */
+const useKnownUsernames = (): Map<number, string> => {
+  const users = useQuery(trpc.admin.listUsers.queryOptions({ page: 1, size: KNOWN_USERS_SIZE }, { staleTime: 60_000 }));
+  const overview = useQuery(trpc.admin.overview.queryOptions());
+  return useMemo(() => {
+    const names = new Map<number, string>();
+    for (const user of users.data?.items ?? []) names.set(user.id, user.username);
+    for (const entry of [...(overview.data?.live_enabled ?? []), ...(overview.data?.active_locks ?? [])]) names.set(entry.user_id, entry.username);
+    return names;
+  }, [users.data, overview.data]);
+};
+
 /**
- * A user's name as the user list shows it (GET /api/admin/users/{user_id}, the detail's cached
- * read), for the lists whose rows carry only the user's id; `user N` until it arrives.
+ * A user's name, for the lists whose rows carry only the user's id (running bots, alerts): from
+ * the names the page knows, else the user's own detail (GET /api/admin/users/{user_id}); `user N`
+ * only if neither can say.
  */
 const useUsername = (userId: number | undefined): string => {
-  const detail = useQuery(trpc.admin.userDetail.queryOptions({ user_id: userId ?? 1 }, { enabled: userId !== undefined, staleTime: 60_000 }));
-  return detail.data?.username ?? (userId === undefined ? '' : `user ${userId}`);
+  const known = useKnownUsernames();
+  const name = userId === undefined ? undefined : known.get(userId);
+  const detail = useQuery(trpc.admin.userDetail.queryOptions({ user_id: userId ?? 1 }, { enabled: userId !== undefined && name === undefined, staleTime: 60_000 }));
+  if (userId === undefined) return '';
+  return name ?? detail.data?.username ?? (detail.isError ? `user ${userId}` : '…');
 };
 
 const Username = ({ userId }: { userId: number }) => <span data-testid="username-of">{useUsername(userId)}</span>;
@@ -43,24 +62,37 @@ const ServicePanel = () => {
   const halted = halt.data?.halted ?? false;
   const suspended = overview.data?.live_suspended ?? false;
   return (
-    <article className="card" data-testid="service-panel">
-      <h2>Service</h2>
-      <dl>
-        <dt>Halt</dt>
-        <dd data-testid="halt-state">{halt.data ? (halted ? `halted since ${when(halt.data.updated_at ?? '')}` : 'running') : '…'}</dd>
-        <dt>Live orders</dt>
-        <dd data-testid="live-suspension">{overview.data ? (suspended ? 'suspended (every live order answers 503)' : 'allowed') : '…'}</dd>
-      </dl>
-      <p className="hint">A halt stops orders and most routes with 503 SERVICE_HALTED for every user; this page and sign-in keep working so it can be lifted here.</p>
-      <button type="button" data-testid="halt-toggle" disabled={!halt.data || setHalt.isPending} onClick={() => setHalt.mutate({ halted: !halted })}>
-        {halted ? 'Lift the halt' : 'Halt the service'}
-      </button>{' '}
-      <button type="button" data-testid="suspend-toggle" disabled={!overview.data || suspend.isPending} onClick={() => suspend.mutate({ suspended: !suspended })}>
-        {suspended ? 'Allow live orders' : 'Suspend live orders'}
-      </button>
-      <ErrorNotice error={setHalt.error ?? suspend.error ?? halt.error ?? overview.error} />
-      <DoneNotice text={setHalt.data ? (setHalt.data.halted ? 'The service is halted.' : 'The halt is lifted.') : undefined} />
-    </article>
+    <Panel
+      title="Service"
+      testId="service-panel"
+      aside={
+        halt.data ? (
+          <Badge component="span" variant="light" color={halted ? 'red' : 'green'}>
+            {halted ? 'halted' : 'running'}
+          </Badge>
+        ) : null
+      }
+    >
+      <Stack gap="sm">
+        <KeyValues
+          rows={[
+            ['Halt', halt.data ? (halted ? `halted since ${when(halt.data.updated_at ?? '')}` : 'running') : '…', 'halt-state'],
+            ['Live orders', overview.data ? (suspended ? 'suspended (every live order answers 503)' : 'allowed') : '…', 'live-suspension'],
+          ]}
+        />
+        <Hint>A halt stops orders and most routes with 503 SERVICE_HALTED for every user; this page and sign-in keep working so it can be lifted here.</Hint>
+        <div className="pages-actions">
+          <Button color={halted ? undefined : 'red'} data-testid="halt-toggle" disabled={!halt.data || setHalt.isPending} onClick={() => setHalt.mutate({ halted: !halted })}>
+            {halted ? 'Lift the halt' : 'Halt the service'}
+          </Button>
+          <Button variant="default" data-testid="suspend-toggle" disabled={!overview.data || suspend.isPending} onClick={() => suspend.mutate({ suspended: !suspended })}>
+            {suspended ? 'Allow live orders' : 'Suspend live orders'}
+          </Button>
+        </div>
+        <ErrorNotice error={setHalt.error ?? suspend.error ?? halt.error ?? overview.error} />
+        <DoneNotice text={setHalt.data ? (setHalt.data.halted ? 'The service is halted.' : 'The halt is lifted.') : undefined} />
+      </Stack>
+    </Panel>
   );
 };
 
@@ -72,71 +104,92 @@ const TradingPanel = () => {
   const data = overview.data;
   const clearedFor = useUsername(clearLock.data?.user_id);
   return (
-    <article className="card wide" data-testid="trading-panel">
-      <h2>Live trading, locks and bots</h2>
+    <Panel title="Live trading, locks and bots" testId="trading-panel" wide>
       <ErrorNotice error={clearLock.error ?? disableLive.error ?? stopBot.error ?? overview.error} />
       <DoneNotice text={clearLock.data ? `Lock of ${clearedFor} (${ASSET_CLASS_NAMES[clearLock.data.asset_class]}) cleared.` : undefined} />
-      <h3>Active locks</h3>
-      {data && data.active_locks.length === 0 ? <p data-testid="no-locks">No account is locked.</p> : null}
-      <table data-testid="locks">
-        <tbody>
-          {data?.active_locks.map((lock) => (
-            <tr key={`${lock.user_id}:${lock.asset_class}`} data-testid="lock-row">
-              <td>{lock.username}</td>
-              <td>{ASSET_CLASS_NAMES[lock.asset_class]}</td>
-              <td>until {when(lock.locked_until)}</td>
-              <td>{lock.reason}</td>
-              <td>
-                <button type="button" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: lock.user_id, asset_class: lock.asset_class })}>
-                  Clear lock
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <h3>Live enabled</h3>
-      {data && data.live_enabled.length === 0 ? <p>Nobody trades live.</p> : null}
-      <table data-testid="live-users">
-        <tbody>
-          {data?.live_enabled.map((entry) => (
-            <tr key={`${entry.user_id}:${entry.asset_class}`}>
-              <td>{entry.username}</td>
-              <td>{ASSET_CLASS_NAMES[entry.asset_class]}</td>
-              <td>{entry.first_live_order_at ? `first live order ${when(entry.first_live_order_at)}` : 'no live order yet'}</td>
-              <td>{data.live_orders_today.find((count) => count.user_id === entry.user_id && count.asset_class === entry.asset_class)?.count ?? 0} live orders today</td>
-              <td>
-                <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: entry.user_id, asset_class: entry.asset_class })}>
-                  Disable live
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <h3>Running bots</h3>
-      {data && data.running_bots.length === 0 ? <p>No bot runs.</p> : null}
-      <table data-testid="bots">
-        <tbody>
-          {data?.running_bots.map((bot) => (
-            <tr key={bot.user_id}>
-              <td>
-                <Username userId={bot.user_id} />
-              </td>
-              <td>{ASSET_CLASS_NAMES[bot.asset_class]}</td>
-              <td>{bot.strategy_name}</td>
-              <td>{bot.live_mode ? 'live' : 'paper'}</td>
-              <td>since {when(bot.started_at)}</td>
-              <td>
-                <button type="button" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: bot.user_id })}>
-                  Stop bot
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </article>
+      <div className="pages-grid pages-grid-tables">
+        <div>
+          <Title order={3}>Active locks</Title>
+          {data && data.active_locks.length === 0 ? <Empty testId="no-locks">No account is locked.</Empty> : null}
+          {data && data.active_locks.length > 0 ? (
+            <DataTable label="Active locks" testId="locks">
+              <Table.Tbody>
+                {data.active_locks.map((lock) => (
+                  <Table.Tr key={`${lock.user_id}:${lock.asset_class}`} data-testid="lock-row">
+                    <Table.Td fw={500}>{lock.username}</Table.Td>
+                    <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[lock.asset_class]}</Table.Td>
+                    <Table.Td className="pages-nowrap loss">until {when(lock.locked_until)}</Table.Td>
+                    <Table.Td>{lock.reason}</Table.Td>
+                    <Table.Td>
+                      <div className="pages-row-actions">
+                        <Button variant="default" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: lock.user_id, asset_class: lock.asset_class })}>
+                          Clear lock
+                        </Button>
+                      </div>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </DataTable>
+          ) : null}
+        </div>
+        <div>
+          <Title order={3}>Live enabled</Title>
+          {data && data.live_enabled.length === 0 ? <Empty>Nobody trades live.</Empty> : null}
+          {data && data.live_enabled.length > 0 ? (
+            <DataTable label="Live enabled" testId="live-users">
+              <Table.Tbody>
+                {data.live_enabled.map((entry) => (
+                  <Table.Tr key={`${entry.user_id}:${entry.asset_class}`}>
+                    <Table.Td fw={500}>{entry.username}</Table.Td>
+                    <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[entry.asset_class]}</Table.Td>
+                    <Table.Td>{entry.first_live_order_at ? `first live order ${when(entry.first_live_order_at)}` : 'no live order yet'}</Table.Td>
+                    <Table.Td className="pages-nowrap">{data.live_orders_today.find((count) => count.user_id === entry.user_id && count.asset_class === entry.asset_class)?.count ?? 0} live orders today</Table.Td>
+                    <Table.Td>
+                      <div className="pages-row-actions">
+                        <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: entry.user_id, asset_class: entry.asset_class })}>
+                          Disable live
+                        </Button>
+                      </div>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </DataTable>
+          ) : null}
+        </div>
+        <div>
+          <Title order={3}>Running bots</Title>
+          {data && data.running_bots.length === 0 ? <Empty>No bot runs.</Empty> : null}
+          {data && data.running_bots.length > 0 ? (
+            <DataTable label="Running bots" testId="bots">
+              <Table.Tbody>
+                {data.running_bots.map((bot) => (
+                  <Table.Tr key={bot.user_id}>
+                    <Table.Td fw={500}>
+                      <Username userId={bot.user_id} />
+                    </Table.Td>
+                    <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[bot.asset_class]}</Table.Td>
+                    <Table.Td>{bot.strategy_name}</Table.Td>
+                    <Table.Td>
+                      <ModeBadge live={bot.live_mode} testId="bot-mode" />
+                    </Table.Td>
+                    <Table.Td className="pages-nowrap">since {when(bot.started_at)}</Table.Td>
+                    <Table.Td>
+                      <div className="pages-row-actions">
+                        <Button variant="default" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: bot.user_id })}>
+                          Stop bot
+                        </Button>
+                      </div>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </DataTable>
+          ) : null}
+        </div>
+      </div>
+    </Panel>
   );
 };
 
@@ -147,95 +200,116 @@ const UserDetail = ({ userId }: { userId: number }) => {
   const stopBot = useMutation(trpc.admin.stopUserBot.mutationOptions({ onSettled: readAgain }));
   const data = detail.data;
   return (
-    <div data-testid="user-detail">
-      <h3>
-        {data ? `${data.username} (${data.email}, ${data.role}, ${data.is_active ? 'active' : 'deactivated'})` : `User ${userId}`}
-      </h3>
+    <Panel
+      order={3}
+      testId="user-detail"
+      title={data ? `${data.username} (${data.email}, ${data.role}, ${data.is_active ? 'active' : 'deactivated'})` : `User ${userId}`}
+    >
       <ErrorNotice error={detail.error ?? clearLock.error ?? disableLive.error ?? stopBot.error} />
       {data ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th>Asset class</th>
-                <th>Live</th>
-                <th>Lock</th>
-                <th>Live orders today</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
+        <Stack gap="xs">
+          <DataTable label={`Live trading of ${data.username}`}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Asset class</Table.Th>
+                <Table.Th>Live</Table.Th>
+                <Table.Th>Lock</Table.Th>
+                <Table.Th className="pages-num">Live orders today</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
               {ASSET_CLASSES.map((assetClass) => {
                 const live = data.live[assetClass];
                 return (
-                  <tr key={assetClass} data-testid={`detail-${assetClass}`}>
-                    <td>{ASSET_CLASS_NAMES[assetClass]}</td>
-                    <td>{live.live_enabled ? `enabled${live.first_live_order_at ? `, first order ${when(live.first_live_order_at)}` : ''}` : 'paper only'}</td>
-                    <td data-testid="detail-lock">{live.locked_until ? `until ${when(live.locked_until)}${live.lock_reason ? `: ${live.lock_reason}` : ''}` : 'none'}</td>
-                    <td>
+                  <Table.Tr key={assetClass} data-testid={`detail-${assetClass}`}>
+                    <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[assetClass]}</Table.Td>
+                    <Table.Td className={live.live_enabled ? undefined : 'pages-nowrap'}>{live.live_enabled ? `enabled${live.first_live_order_at ? `, first order ${when(live.first_live_order_at)}` : ''}` : 'paper only'}</Table.Td>
+                    <Table.Td data-testid="detail-lock" className={live.locked_until ? 'loss' : undefined}>
+                      {live.locked_until ? `until ${when(live.locked_until)}${live.lock_reason ? `: ${live.lock_reason}` : ''}` : 'none'}
+                    </Table.Td>
+                    <Table.Td className="pages-num">
                       {live.live_orders_today} / {live.daily_limit}
-                    </td>
-                    <td>
-                      {live.locked_until ? (
-                        <button type="button" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: userId, asset_class: assetClass })}>
-                          Clear lock
-                        </button>
-                      ) : null}{' '}
-                      {live.live_enabled ? (
-                        <button type="button" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: userId, asset_class: assetClass })}>
-                          Disable live
-                        </button>
-                      ) : null}
-                    </td>
-                  </tr>
+                    </Table.Td>
+                    <Table.Td>
+                      <div className="pages-row-actions">
+                        {live.locked_until ? (
+                          <Button variant="default" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: userId, asset_class: assetClass })}>
+                            Clear lock
+                          </Button>
+                        ) : null}
+                        {live.live_enabled ? (
+                          <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: userId, asset_class: assetClass })}>
+                            Disable live
+                          </Button>
+                        ) : null}
+                      </div>
+                    </Table.Td>
+                  </Table.Tr>
                 );
               })}
-            </tbody>
-          </table>
-          <p data-testid="detail-bot">
-            Bot:{' '}
+            </Table.Tbody>
+          </DataTable>
+          <Group gap="xs" data-testid="detail-bot">
+            <Text size="sm">
+              Bot:{' '}
+              {data.bot?.is_running
+                ? `running ${data.bot.strategy_name} on ${data.bot.symbols.join(', ')} (${data.bot.live_mode ? 'live' : 'paper'})`
+                : data.bot
+                  ? `stopped${data.bot.stopped_by ? ` by ${data.bot.stopped_by}` : ''}`
+                  : 'never started'}
+            </Text>
             {data.bot?.is_running ? (
-              <>
-                running {data.bot.strategy_name} on {data.bot.symbols.join(', ')} ({data.bot.live_mode ? 'live' : 'paper'}){' '}
-                <button type="button" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: userId })}>
-                  Stop bot
-                </button>
-              </>
-            ) : data.bot ? (
-              `stopped${data.bot.stopped_by ? ` by ${data.bot.stopped_by}` : ''}`
-            ) : (
-              'never started'
-            )}
-          </p>
-        </>
+              <Button variant="default" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: userId })}>
+                Stop bot
+              </Button>
+            ) : null}
+          </Group>
+        </Stack>
       ) : null}
-    </div>
+    </Panel>
   );
 };
 
 const AlertsPanel = () => {
   const alerts = useQuery(trpc.admin.alerts.queryOptions({ page: 1, size: 20 }));
   return (
-    <article className="card wide" data-testid="alerts-panel">
-      <h2>Latest critical alerts</h2>
+    <Panel title="Latest critical alerts" testId="alerts-panel" wide>
       <ErrorNotice error={alerts.error} />
-      {alerts.data && alerts.data.items.length === 0 ? <p>No alert yet.</p> : null}
-      <table>
-        <tbody>
-          {alerts.data?.items.map((alert) => (
-            <tr key={alert.id} data-testid="alert-row">
-              <td>{when(alert.at)}</td>
-              <td>
-                <Username userId={alert.user_id} />
-              </td>
-              <td>{ASSET_CLASS_NAMES[alert.asset_class]}</td>
-              <td data-testid="alert-kind">{alert.kind === 'kill_switch_lock' ? 'lock' : 'warning'}</td>
-              <td>{alert.title}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </article>
+      {alerts.data && alerts.data.items.length === 0 ? <Empty>No alert yet.</Empty> : null}
+      {alerts.data && alerts.data.items.length > 0 ? (
+        <DataTable label="Latest critical alerts">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>At</Table.Th>
+              <Table.Th>User</Table.Th>
+              <Table.Th>Asset class</Table.Th>
+              <Table.Th>Kind</Table.Th>
+              <Table.Th>Alert</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {alerts.data.items.map((alert) => (
+              <Table.Tr key={alert.id} data-testid="alert-row">
+                <Table.Td className="pages-nowrap">{when(alert.at)}</Table.Td>
+                <Table.Td fw={500}>
+                  <Username userId={alert.user_id} />
+                </Table.Td>
+                <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[alert.asset_class]}</Table.Td>
+                <Table.Td>
+                  <Badge component="span" variant="light" color={alert.kind === 'kill_switch_lock' ? 'red' : 'yellow'} data-testid="alert-kind">
+                    {alert.kind === 'kill_switch_lock' ? 'lock' : 'warning'}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>{alert.title}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </DataTable>
+      ) : null}
+    </Panel>
   );
 };
 
@@ -247,57 +321,68 @@ const UsersPanel = () => {
   const deactivate = useMutation(trpc.admin.deactivateUser.mutationOptions({ onSettled: readAgain }));
   const pages = users.data ? Math.max(1, Math.ceil(users.data.total / PAGE_SIZE)) : 1;
   return (
-    <article className="card wide" data-testid="users-panel">
-      <h2>Users</h2>
-      <ErrorNotice error={activate.error ?? deactivate.error ?? users.error} />
-      <table data-testid="users">
-        <thead>
-          <tr>
-            <th>User</th>
-            <th>E-mail</th>
-            <th>Role</th>
-            <th>Active</th>
-            <th>Since</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {users.data?.items.map((user) => (
-            <tr key={user.id} data-testid="user-row">
-              <td>{user.username}</td>
-              <td>{user.email}</td>
-              <td>{user.role}</td>
-              <td>{user.is_active ? 'yes' : 'no'}</td>
-              <td>{when(user.created_at)}</td>
-              <td>
-                <button type="button" data-testid="user-details" onClick={() => setShown(shown === user.id ? undefined : user.id)}>
-                  {shown === user.id ? 'Hide' : 'Details'}
-                </button>{' '}
-                {user.is_active ? (
-                  <button type="button" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ user_id: user.id })}>
-                    Deactivate
-                  </button>
-                ) : (
-                  <button type="button" disabled={activate.isPending} onClick={() => activate.mutate({ user_id: user.id })}>
-                    Activate
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {shown === undefined ? null : <UserDetail userId={shown} />}
-      <p>
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-          Previous
-        </button>{' '}
-        page {page} of {pages}{' '}
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-          Next
-        </button>
-      </p>
-    </article>
+    <Panel title="Users" testId="users-panel" wide aside={users.data ? <Hint>{users.data.total} users</Hint> : null}>
+      <Stack gap="sm">
+        <ErrorNotice error={activate.error ?? deactivate.error ?? users.error} />
+        <DataTable label="Users" testId="users">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>User</Table.Th>
+              <Table.Th>E-mail</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Active</Table.Th>
+              <Table.Th>Since</Table.Th>
+              <Table.Th>
+                <VisuallyHidden>Actions</VisuallyHidden>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {users.data?.items.map((user) => (
+              <Table.Tr key={user.id} data-testid="user-row">
+                <Table.Td fw={500}>{user.username}</Table.Td>
+                <Table.Td>{user.email}</Table.Td>
+                <Table.Td>{user.role}</Table.Td>
+                <Table.Td>
+                  <Badge component="span" variant="light" color={user.is_active ? 'green' : 'gray'} size="sm">
+                    {user.is_active ? 'yes' : 'no'}
+                  </Badge>
+                </Table.Td>
+                <Table.Td className="pages-nowrap">{when(user.created_at)}</Table.Td>
+                <Table.Td>
+                  <div className="pages-row-actions">
+                    <Button variant={shown === user.id ? 'light' : 'default'} data-testid="user-details" aria-expanded={shown === user.id} onClick={() => setShown(shown === user.id ? undefined : user.id)}>
+                      {shown === user.id ? 'Hide' : 'Details'}
+                    </Button>
+                    {user.is_active ? (
+                      <Button variant="subtle" color="red" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ user_id: user.id })}>
+                        Deactivate
+                      </Button>
+                    ) : (
+                      <Button variant="subtle" disabled={activate.isPending} onClick={() => activate.mutate({ user_id: user.id })}>
+                        Activate
+                      </Button>
+                    )}
+                  </div>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </DataTable>
+        {shown === undefined ? null : <UserDetail userId={shown} />}
+        <Group gap="xs" className="pager">
+          <Button variant="default" disabled={page <= 1} onClick={() => setPage(page - 1)}>
+            Previous
+          </Button>
+          <Text size="sm" className="num">
+            page {page} of {pages}
+          </Text>
+          <Button variant="default" disabled={page >= pages} onClick={() => setPage(page + 1)}>
+            Next
+          </Button>
+        </Group>
+      </Stack>
+    </Panel>
   );
 };
 
@@ -315,28 +400,33 @@ const SimulatorPanel = () => {
     if (checked.success) setPrice.mutate(checked.data);
   };
   return (
-    <article className="card" data-testid="simulator-panel">
-      <h2>Simulator</h2>
-      <form onSubmit={submitPrice} noValidate data-testid="sim-price-form">
-        <AssetClassPicker value={assetClass} onChange={setAssetClass} />
-        <TextField name="symbol" label="Symbol" placeholder="BTC/USDT" errors={fieldErrors} />
-        <TextField name="price" label="Price (empty: back to the walk)" inputMode="decimal" errors={fieldErrors} />
-        <button type="submit" disabled={setPrice.isPending}>
-          Set price
-        </button>
-      </form>
-      <DoneNotice text={setPrice.data ? `${setPrice.data.symbol} trades at ${setPrice.data.price} (${setPrice.data.source}).` : undefined} />
-      <h3>Outages</h3>
-      <p className="hint">A simulated outage answers every order of the asset class with 502 BROKER_UNAVAILABLE.</p>
-      {ASSET_CLASSES.map((each) => (
-        <span key={each}>
-          <button type="button" disabled={outage.isPending} onClick={() => outage.mutate({ asset_class: each, down: !(outage.data?.[each] ?? false) })}>
-            {outage.data?.[each] ? `End the ${ASSET_CLASS_NAMES[each]} outage` : `Take ${ASSET_CLASS_NAMES[each]} down`}
-          </button>{' '}
-        </span>
-      ))}
-      <ErrorNotice error={setPrice.error ?? outage.error} />
-    </article>
+    <Panel title="Simulator" testId="simulator-panel">
+      <Stack gap="sm">
+        <form className="pages-form" onSubmit={submitPrice} noValidate data-testid="sim-price-form">
+          <AssetClassField value={assetClass} onChange={setAssetClass} />
+          <Field name="symbol" label="Symbol" placeholder="BTC/USDT" errors={fieldErrors} />
+          <Field name="price" label="Price (empty: back to the walk)" inputMode="decimal" errors={fieldErrors} />
+          <div className="pages-actions">
+            <Button type="submit" disabled={setPrice.isPending}>
+              Set price
+            </Button>
+          </div>
+        </form>
+        <DoneNotice text={setPrice.data ? `${setPrice.data.symbol} trades at ${setPrice.data.price} (${setPrice.data.source}).` : undefined} />
+        <div>
+          <Title order={3}>Outages</Title>
+          <Hint>A simulated outage answers every order of the asset class with 502 BROKER_UNAVAILABLE.</Hint>
+        </div>
+        <div className="pages-actions">
+          {ASSET_CLASSES.map((each) => (
+            <Button key={each} variant={outage.data?.[each] ? 'light' : 'default'} color={outage.data?.[each] ? 'red' : undefined} disabled={outage.isPending} onClick={() => outage.mutate({ asset_class: each, down: !(outage.data?.[each] ?? false) })}>
+              {outage.data?.[each] ? `End the ${ASSET_CLASS_NAMES[each]} outage` : `Take ${ASSET_CLASS_NAMES[each]} down`}
+            </Button>
+          ))}
+        </div>
+        <ErrorNotice error={setPrice.error ?? outage.error} />
+      </Stack>
+    </Panel>
   );
 };
 
@@ -372,46 +462,54 @@ const MarketDataPanel = () => {
     if (checked.success) importBars.mutate(checked.data);
   };
   return (
-    <article className="card" data-testid="market-data-panel">
-      <h2>Instruments and bars</h2>
-      <AssetClassPicker value={assetClass} onChange={setAssetClass} />
-      <form onSubmit={submitInstrument} noValidate data-testid="instrument-form">
-        <TextField name="symbol" label="Symbol" errors={fieldErrors} />
-        <TextField name="exchange" label="Exchange" placeholder="NASDAQ" errors={fieldErrors} />
-        <TextField name="currency" label="Currency" placeholder="USD" errors={fieldErrors} />
-        <TextField name="name" label="Name" errors={fieldErrors} />
-        <TextField name="reference_price" label="Reference price" inputMode="decimal" errors={fieldErrors} />
-        <TextField name="tick_size" label="Tick size (not for KRX)" inputMode="decimal" errors={fieldErrors} />
-        <TextField name="lot_size" label="Lot size" inputMode="decimal" errors={fieldErrors} />
-        <label>
-          <input type="checkbox" name="fractional" /> fractional quantities
-        </label>
-        <button type="submit" disabled={upsert.isPending}>
-          Save instrument
-        </button>
-      </form>
-      <DoneNotice text={upsert.data ? `${upsert.data.symbol} saved.` : undefined} />
-      <form onSubmit={(event) => void submitBars(event)} noValidate data-testid="bars-form">
-        <TextField name="bars_symbol" label="Symbol of the bars" errors={fieldErrors} />
-        <label>
-          Daily bars (CSV: date,open,high,low,close,volume)
-          <input type="file" name="csv" accept=".csv,text/csv" />
-        </label>
-        {fieldErrors.csv ? <span className="field-error">{fieldErrors.csv}</span> : null}
-        <button type="submit" disabled={importBars.isPending}>
-          Import bars
-        </button>
-      </form>
-      <DoneNotice text={importBars.data ? `Bars imported for ${importBars.data.symbol}.` : undefined} />
-      <ErrorNotice error={upsert.error ?? importBars.error} />
-    </article>
+    <Panel title="Instruments and bars" testId="market-data-panel">
+      <Stack gap="sm">
+        <AssetClassField value={assetClass} onChange={setAssetClass} />
+        <form className="pages-form" onSubmit={submitInstrument} noValidate data-testid="instrument-form">
+          <Title order={3}>Instrument</Title>
+          <div className="pages-fields pages-fields-pair">
+            <Field name="symbol" label="Symbol" errors={fieldErrors} />
+            <Field name="exchange" label="Exchange" placeholder="NASDAQ" errors={fieldErrors} />
+            <Field name="currency" label="Currency" placeholder="USD" errors={fieldErrors} />
+            <Field name="name" label="Name" errors={fieldErrors} />
+            <Field name="reference_price" label="Reference price" inputMode="decimal" errors={fieldErrors} />
+            <Field name="tick_size" label="Tick size (not for KRX)" inputMode="decimal" errors={fieldErrors} />
+            <Field name="lot_size" label="Lot size" inputMode="decimal" errors={fieldErrors} />
+          </div>
+          <Switch name="fractional" label="fractional quantities" size="sm" />
+          <div className="pages-actions">
+            <Button type="submit" disabled={upsert.isPending}>
+              Save instrument
+            </Button>
+          </div>
+        </form>
+        <DoneNotice text={upsert.data ? `${upsert.data.symbol} saved.` : undefined} />
+        <form className="pages-form" onSubmit={(event) => void submitBars(event)} noValidate data-testid="bars-form">
+          <Title order={3}>Daily bars</Title>
+          <Field name="bars_symbol" label="Symbol of the bars" errors={fieldErrors} />
+          <Input.Wrapper
+            label="Daily bars (CSV: date,open,high,low,close,volume)"
+            labelProps={{ htmlFor: 'bars-csv' }}
+            error={fieldErrors.csv ? <span data-testid="field-error-csv">{fieldErrors.csv}</span> : undefined}
+          >
+            <input id="bars-csv" className="pages-file" type="file" name="csv" accept=".csv,text/csv" />
+          </Input.Wrapper>
+          <div className="pages-actions">
+            <Button type="submit" disabled={importBars.isPending}>
+              Import bars
+            </Button>
+          </div>
+        </form>
+        <DoneNotice text={importBars.data ? `Bars imported for ${importBars.data.symbol}.` : undefined} />
+        <ErrorNotice error={upsert.error ?? importBars.error} />
+      </Stack>
+    </Panel>
   );
 };
 
 export const Operator = () => (
-  <section>
-    <h1>Operator</h1>
-    <div className="cards">
+  <Page title="Operator">
+    <div className="pages-grid">
       <ServicePanel />
       <SimulatorPanel />
       <MarketDataPanel />
@@ -419,5 +517,5 @@ export const Operator = () => (
       <AlertsPanel />
       <UsersPanel />
     </div>
-  </section>
+  </Page>
 );

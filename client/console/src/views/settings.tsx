@@ -1,14 +1,16 @@
 // Settings: the password (changing it ends every session, this one too) and the sessions of the
 // account, one per sign-in, with the current one marked: end one, or every other one.
+import { Badge, Button, Stack, Table, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZPasswordChange } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
 import { when } from '../format.ts';
+import { DataTable, Field, Hint, Page, Panel } from './page-kit.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -26,18 +28,19 @@ const PasswordForm = () => {
     if (checked.success) change.mutate(checked.data);
   };
   return (
-    <article className="card" data-testid="password">
-      <h2>Password</h2>
-      <form onSubmit={submit} noValidate>
-        <TextField name="current_password" label="Current password" type="password" autoComplete="current-password" errors={fieldErrors} />
-        <TextField name="new_password" label="New password" type="password" autoComplete="new-password" errors={fieldErrors} />
-        <p className="hint">Every session ends with the change, this one too: you sign in again with the new password.</p>
-        <button type="submit" disabled={change.isPending}>
-          Change password
-        </button>
+    <Panel title="Password" testId="password">
+      <form className="pages-form" onSubmit={submit} noValidate>
+        <Field name="current_password" label="Current password" type="password" autoComplete="current-password" errors={fieldErrors} />
+        <Field name="new_password" label="New password" type="password" autoComplete="new-password" errors={fieldErrors} />
+        <Hint>Every session ends with the change, this one too: you sign in again with the new password.</Hint>
+        <div className="pages-actions">
+          <Button type="submit" loading={change.isPending}>
+            Change password
+          </Button>
+        </div>
       </form>
       <ErrorNotice error={change.error} />
-    </article>
+    </Panel>
   );
 };
 
@@ -48,52 +51,63 @@ const Sessions = () => {
   const revokeOthers = useMutation(trpc.auth.revokeOtherSessions.mutationOptions({ onSettled: readAgain }));
   const others = sessions.data?.items.filter((each) => !each.current).length ?? 0;
   return (
-    <article className="card wide" data-testid="sessions">
-      <h2>Sessions</h2>
-      <p className="hint">One per sign-in (a browser, a script). Ending one stops its refreshes at once; an access token it already holds lasts until it expires.</p>
-      <table>
-        <thead>
-          <tr>
-            <th>Signed in</th>
-            <th>Last refreshed</th>
-            <th>Ends</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {sessions.data?.items.map((each) => (
-            <tr key={each.id} data-testid="session-row">
-              <td>{when(each.created_at)}</td>
-              <td>{when(each.last_used_at)}</td>
-              <td>{when(each.expires_at)}</td>
-              <td>
-                {each.current ? (
-                  <strong data-testid="current-session">this session</strong>
-                ) : (
-                  <button type="button" data-testid="end-session" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: each.id })}>
-                    End
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <button type="button" data-testid="end-others" disabled={others === 0 || revokeOthers.isPending} onClick={() => revokeOthers.mutate()}>
-        End every other session
-      </button>
-      <DoneNotice text={revokeOthers.data ? `${revokeOthers.data.revoked} other session(s) ended.` : undefined} />
-      <ErrorNotice error={sessions.error ?? revoke.error ?? revokeOthers.error} />
-    </article>
+    <Panel
+      title="Sessions"
+      testId="sessions"
+      aside={
+        <Button variant="light" color="red" data-testid="end-others" disabled={others === 0} loading={revokeOthers.isPending} onClick={() => revokeOthers.mutate()}>
+          End every other session
+        </Button>
+      }
+    >
+      <Stack gap="xs">
+        <Hint>One per sign-in (a browser, a script). Ending one stops its refreshes at once; an access token it already holds lasts until it expires.</Hint>
+        <DataTable label="Sessions">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Signed in</Table.Th>
+              <Table.Th>Last refreshed</Table.Th>
+              <Table.Th>Ends</Table.Th>
+              <Table.Th>
+                <VisuallyHidden>Actions</VisuallyHidden>
+              </Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {sessions.data?.items.map((each) => (
+              <Table.Tr key={each.id} data-testid="session-row">
+                <Table.Td className="pages-nowrap">{when(each.created_at)}</Table.Td>
+                <Table.Td className="pages-nowrap">{when(each.last_used_at)}</Table.Td>
+                <Table.Td className="pages-nowrap">{when(each.expires_at)}</Table.Td>
+                <Table.Td>
+                  <div className="pages-row-actions">
+                    {each.current ? (
+                      <Badge component="span" variant="light" color="blue" data-testid="current-session">
+                        this session
+                      </Badge>
+                    ) : (
+                      <Button variant="default" data-testid="end-session" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: each.id })}>
+                        End
+                      </Button>
+                    )}
+                  </div>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </DataTable>
+        <DoneNotice text={revokeOthers.data ? `${revokeOthers.data.revoked} other session(s) ended.` : undefined} />
+        <ErrorNotice error={sessions.error ?? revoke.error ?? revokeOthers.error} />
+      </Stack>
+    </Panel>
   );
 };
 
 export const Settings = () => (
-  <section>
-    <h1>Settings</h1>
-    <div className="cards">
+  <Page title="Settings">
+    <div className="pages-split">
       <PasswordForm />
       <Sessions />
     </div>
-  </section>
+  </Page>
 );
