@@ -20,7 +20,7 @@ export default defineConfig({
     timeout: 30_000,
     // The console's screenshots (test/e2e/screenshots.spec.ts): baselines in docs/screenshots/, by
     // name. Two runs differ by a few anti-aliased pixels at most; 1 % of a page's pixels may differ.
-    toHaveScreenshot: { pathTemplate: '{testDir}/../../docs/screenshots/{arg}{ext}', maxDiffPixelRatio: 0.01 },
+    toHaveScreenshot: { pathTemplate: '{testDir}/../../docs/screenshots/{arg}{ext}', maxDiffPixelRatio: 0.002 },
   },
   forbidOnly: true,
   reporter: [['list'], ['./test/e2e/summary-reporter.ts']],
