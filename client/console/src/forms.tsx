@@ -41,11 +41,14 @@ interface TextFieldProps {
   /** Told the text as it is typed (the field stays uncontrolled: the form reads it on submit). */
   onChange?: (text: string) => void;
   className?: string;
+  /** The id of a <datalist> whose options the browser suggests as the text is typed. */
+  list?: string;
 }
 
-export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode, onChange, className }: TextFieldProps) => (
+export const TextField = ({ name, label, errors, type = 'text', autoComplete = 'off', placeholder, inputMode, onChange, className, list }: TextFieldProps) => (
   <TextInput
     name={name}
+    list={list}
     label={label}
     type={type}
     autoComplete={autoComplete}

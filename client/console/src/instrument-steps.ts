@@ -8,8 +8,10 @@ import { instrumentsQuery } from './symbol-picker.tsx';
 /** The instrument of a symbol, or undefined while the registry loads (the currency's decimals then apply). */
 export type TInstrumentOf = (assetClass: TAssetClass, symbol: string) => TInstrument | undefined;
 
+/** Every registered instrument of every asset class (none while the registry loads). */
+export const useAllInstruments = (): TInstrument[] => useQueries({ queries: ASSET_CLASSES.map(instrumentsQuery) }).flatMap((list) => list.data?.items ?? []);
+
 export const useInstrumentOf = (): TInstrumentOf => {
-  const lists = useQueries({ queries: ASSET_CLASSES.map(instrumentsQuery) });
-  const items = lists.flatMap((list) => list.data?.items ?? []);
+  const items = useAllInstruments();
   return (assetClass, symbol) => items.find((item) => item.asset_class === assetClass && item.symbol === symbol);
 };

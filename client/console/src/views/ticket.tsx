@@ -11,9 +11,9 @@ import { errorCodeOf, ZPlaceOrderRequest, type TAssetClass, type TOrderPreview, 
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { FieldError, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
-import { quantity, type InstrumentSteps } from '../format.ts';
+import { ASSET_CLASS_NAMES, quantity, type InstrumentSteps } from '../format.ts';
 import { orderTerms } from '../format/order-terms.ts';
-import { useInstrumentOf } from '../instrument-steps.ts';
+import { useAllInstruments, useInstrumentOf } from '../instrument-steps.ts';
 import { AssetClassPicker, ModeBadge } from '../pickers.tsx';
 import { OrderPreview } from './order-preview.tsx';
 
@@ -69,6 +69,8 @@ export const Ticket = () => {
   const [clientOrderId, setClientOrderId] = useState(newClientOrderId);
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
   const instrumentOf = useInstrumentOf();
+  // The registry's instruments, suggested as the symbol is typed (by symbol or by name).
+  const instruments = useAllInstruments();
   const place = useMutation(
     trpc.equity.placeOrder.mutationOptions({
       onSettled: () => queryClient.invalidateQueries(trpc.equity.listOrders.pathFilter()),
@@ -151,12 +153,20 @@ export const Ticket = () => {
                   name="symbol"
                   label="Symbol"
                   placeholder="BTC/USDT, AAPL, 005930"
+                  list="ticket-instruments"
                   errors={fieldErrors}
                   onChange={(text) => {
                     const inferred = assetClassOfSymbol(text);
                     if (inferred) setAssetClass(inferred);
                   }}
                 />
+                <datalist id="ticket-instruments" data-testid="ticket-instruments">
+                  {instruments.map((instrument) => (
+                    <option key={`${instrument.asset_class}:${instrument.symbol}`} value={instrument.symbol}>
+                      {instrument.name}, {ASSET_CLASS_NAMES[instrument.asset_class]}
+                    </option>
+                  ))}
+                </datalist>
                 <AssetClassPicker value={assetClass} onChange={setAssetClass} />
               </div>
               <div className="field-row">
