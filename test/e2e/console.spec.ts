@@ -172,6 +172,12 @@ test('a resting limit order turns filled in the open blotter through the orders 
 test('the ticket refuses what the API would refuse, shows an API refusal with its code, and sends a ticket once', async ({ browser }) => {
   const { context, page, errors } = await registerInBrowser(browser, 'e2e_ticket');
   await go(page, 'Order ticket');
+  // The symbol field suggests the registry's instruments of every asset class, by symbol and name.
+  await expect(page.getByLabel('Symbol')).toHaveAttribute('list', 'ticket-instruments');
+  const suggestion = (symbol: string) => page.getByTestId('ticket-instruments').locator(`option[value="${symbol}"]`);
+  await expect(suggestion('ETH/USDT')).toHaveText(/, Crypto$/);
+  await expect(suggestion('AAPL')).toHaveText(/, US equity$/);
+  await expect(suggestion('005930')).toHaveText(/, KR equity$/);
   // Refused in the page by ZPlaceOrderRequest: nothing is sent.
   await page.getByLabel('Symbol').fill('BTC/USDT');
   await page.getByLabel('Quantity').fill('0');
@@ -262,9 +268,15 @@ test('while the service is halted the console is still served and shows the halt
   const operator = await admin();
   await operator.halt(true);
   try {
+    const refreshAnswered = page.waitForResponse((response) => response.url().endsWith('/api/auth/refresh'));
     await page.goto('/app/orders');
     await expect(page.getByTestId('halt-banner')).toBeVisible();
     await expect(page.getByTestId('halt-banner')).toContainText('SERVICE_HALTED');
+    // The load's refresh of the kept session is answered before the halt is lifted and the page
+    // left: one still in flight could reach the service after the lift, rotate the token, and be
+    // cut off by the navigation, leaving the spent token behind for the next load.
+    await refreshAnswered;
+    await expect.poll(() => page.evaluate(async () => (await navigator.locks.query()).held?.length ?? 0)).toBe(0);
   } finally {
     await operator.halt(false);
   }
