@@ -9,7 +9,7 @@ import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, when } from '../format.ts';
-import { AssetClassField, DataTable, Empty, Field, Hint, ModeBadge, Page, Panel } from './page-kit.tsx';
+import { AssetClassField, DataTable, Empty, Field, Hint, ModeBadge, Page, Panel, RowActions } from './page-kit.tsx';
 
 export const Keys = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
@@ -118,24 +118,22 @@ export const Keys = () => {
                       </Badge>
                     </Table.Td>
                     <Table.Td className="pages-nowrap">{when(key.created_at)}</Table.Td>
-                    <Table.Td>
-                      <div className="pages-row-actions">
-                        <Button variant="default" data-testid="key-toggle" disabled={change.isPending} onClick={() => change.mutate({ id: key.id, is_active: !key.is_active })}>
-                          {key.is_active ? 'Deactivate' : 'Activate'}
-                        </Button>
-                        <Button
-                          variant="subtle"
-                          color="red"
-                          data-testid="key-delete"
-                          disabled={remove.isPending}
-                          onClick={() => {
-                            if (window.confirm(`Delete the key "${key.label}"? Its broker is released; orders already placed stay.`)) remove.mutate({ id: key.id });
-                          }}
-                        >
-                          Delete
-                        </Button>
-                      </div>
-                    </Table.Td>
+                    <RowActions>
+                      <Button variant="default" data-testid="key-toggle" disabled={change.isPending} onClick={() => change.mutate({ id: key.id, is_active: !key.is_active })}>
+                        {key.is_active ? 'Deactivate' : 'Activate'}
+                      </Button>
+                      <Button
+                        variant="subtle"
+                        color="red"
+                        data-testid="key-delete"
+                        disabled={remove.isPending}
+                        onClick={() => {
+                          if (window.confirm(`Delete the key "${key.label}"? Its broker is released; orders already placed stay.`)) remove.mutate({ id: key.id });
+                        }}
+                      >
+                        Delete
+                      </Button>
+                    </RowActions>
                   </Table.Tr>
                 ))}
               </Table.Tbody>

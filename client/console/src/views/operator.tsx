@@ -11,7 +11,7 @@ import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
 import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, when } from '../format.ts';
-import { AssetClassField, DataTable, Empty, Field, Hint, KeyValues, ModeBadge, Page, Panel } from './page-kit.tsx';
+import { AssetClassField, DataTable, Empty, Field, Hint, KeyValues, ModeBadge, Page, Panel, RowActions } from './page-kit.tsx';
 
 const PAGE_SIZE = 20;
 /** The users whose names the page knows without asking for each: the API's largest page. */
@@ -120,13 +120,11 @@ const TradingPanel = () => {
                     <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[lock.asset_class]}</Table.Td>
                     <Table.Td className="pages-nowrap loss">until {when(lock.locked_until)}</Table.Td>
                     <Table.Td>{lock.reason}</Table.Td>
-                    <Table.Td>
-                      <div className="pages-row-actions">
-                        <Button variant="default" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: lock.user_id, asset_class: lock.asset_class })}>
-                          Clear lock
-                        </Button>
-                      </div>
-                    </Table.Td>
+                    <RowActions>
+                      <Button variant="default" data-testid="clear-lock" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: lock.user_id, asset_class: lock.asset_class })}>
+                        Clear lock
+                      </Button>
+                    </RowActions>
                   </Table.Tr>
                 ))}
               </Table.Tbody>
@@ -145,13 +143,11 @@ const TradingPanel = () => {
                     <Table.Td className="pages-nowrap">{ASSET_CLASS_NAMES[entry.asset_class]}</Table.Td>
                     <Table.Td>{entry.first_live_order_at ? `first live order ${when(entry.first_live_order_at)}` : 'no live order yet'}</Table.Td>
                     <Table.Td className="pages-nowrap">{data.live_orders_today.find((count) => count.user_id === entry.user_id && count.asset_class === entry.asset_class)?.count ?? 0} live orders today</Table.Td>
-                    <Table.Td>
-                      <div className="pages-row-actions">
-                        <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: entry.user_id, asset_class: entry.asset_class })}>
-                          Disable live
-                        </Button>
-                      </div>
-                    </Table.Td>
+                    <RowActions>
+                      <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: entry.user_id, asset_class: entry.asset_class })}>
+                        Disable live
+                      </Button>
+                    </RowActions>
                   </Table.Tr>
                 ))}
               </Table.Tbody>
@@ -175,13 +171,11 @@ const TradingPanel = () => {
                       <ModeBadge live={bot.live_mode} testId="bot-mode" />
                     </Table.Td>
                     <Table.Td className="pages-nowrap">since {when(bot.started_at)}</Table.Td>
-                    <Table.Td>
-                      <div className="pages-row-actions">
-                        <Button variant="default" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: bot.user_id })}>
-                          Stop bot
-                        </Button>
-                      </div>
-                    </Table.Td>
+                    <RowActions>
+                      <Button variant="default" disabled={stopBot.isPending} onClick={() => stopBot.mutate({ user_id: bot.user_id })}>
+                        Stop bot
+                      </Button>
+                    </RowActions>
                   </Table.Tr>
                 ))}
               </Table.Tbody>
@@ -233,20 +227,18 @@ const UserDetail = ({ userId }: { userId: number }) => {
                     <Table.Td className="pages-num">
                       {live.live_orders_today} / {live.daily_limit}
                     </Table.Td>
-                    <Table.Td>
-                      <div className="pages-row-actions">
-                        {live.locked_until ? (
-                          <Button variant="default" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: userId, asset_class: assetClass })}>
-                            Clear lock
-                          </Button>
-                        ) : null}
-                        {live.live_enabled ? (
-                          <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: userId, asset_class: assetClass })}>
-                            Disable live
-                          </Button>
-                        ) : null}
-                      </div>
-                    </Table.Td>
+                    <RowActions>
+                      {live.locked_until ? (
+                        <Button variant="default" disabled={clearLock.isPending} onClick={() => clearLock.mutate({ user_id: userId, asset_class: assetClass })}>
+                          Clear lock
+                        </Button>
+                      ) : null}
+                      {live.live_enabled ? (
+                        <Button variant="default" disabled={disableLive.isPending} onClick={() => disableLive.mutate({ user_id: userId, asset_class: assetClass })}>
+                          Disable live
+                        </Button>
+                      ) : null}
+                    </RowActions>
                   </Table.Tr>
                 );
               })}
@@ -349,22 +341,20 @@ const UsersPanel = () => {
                   </Badge>
                 </Table.Td>
                 <Table.Td className="pages-nowrap">{when(user.created_at)}</Table.Td>
-                <Table.Td>
-                  <div className="pages-row-actions">
-                    <Button variant={shown === user.id ? 'light' : 'default'} data-testid="user-details" aria-expanded={shown === user.id} onClick={() => setShown(shown === user.id ? undefined : user.id)}>
-                      {shown === user.id ? 'Hide' : 'Details'}
+                <RowActions>
+                  <Button variant={shown === user.id ? 'light' : 'default'} data-testid="user-details" aria-expanded={shown === user.id} onClick={() => setShown(shown === user.id ? undefined : user.id)}>
+                    {shown === user.id ? 'Hide' : 'Details'}
+                  </Button>
+                  {user.is_active ? (
+                    <Button variant="subtle" color="red" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ user_id: user.id })}>
+                      Deactivate
                     </Button>
-                    {user.is_active ? (
-                      <Button variant="subtle" color="red" disabled={deactivate.isPending} onClick={() => deactivate.mutate({ user_id: user.id })}>
-                        Deactivate
-                      </Button>
-                    ) : (
-                      <Button variant="subtle" disabled={activate.isPending} onClick={() => activate.mutate({ user_id: user.id })}>
-                        Activate
-                      </Button>
-                    )}
-                  </div>
-                </Table.Td>
+                  ) : (
+                    <Button variant="subtle" disabled={activate.isPending} onClick={() => activate.mutate({ user_id: user.id })}>
+                      Activate
+                    </Button>
+                  )}
+                </RowActions>
               </Table.Tr>
             ))}
           </Table.Tbody>

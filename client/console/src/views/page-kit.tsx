@@ -62,6 +62,13 @@ export const DataTable = ({ label, testId, children }: { label: string; testId?:
   </div>
 );
 
+/** A table row's last cell: its action buttons, side by side, kept off the row's figures. */
+export const RowActions = ({ children }: { children: ReactNode }) => (
+  <Table.Td>
+    <div className="pages-row-actions">{children}</div>
+  </Table.Td>
+);
+
 /** A small dimmed line under a heading or beside a control. */
 export const Hint = ({ children, testId }: { children: ReactNode; testId?: string }) => (
   <Text size="xs" c="dimmed" data-testid={testId}>

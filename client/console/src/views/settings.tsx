@@ -10,7 +10,7 @@ import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
 import { when } from '../format.ts';
-import { DataTable, Field, Hint, Page, Panel } from './page-kit.tsx';
+import { DataTable, Field, Hint, Page, Panel, RowActions } from './page-kit.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -79,19 +79,17 @@ const Sessions = () => {
                 <Table.Td className="pages-nowrap">{when(each.created_at)}</Table.Td>
                 <Table.Td className="pages-nowrap">{when(each.last_used_at)}</Table.Td>
                 <Table.Td className="pages-nowrap">{when(each.expires_at)}</Table.Td>
-                <Table.Td>
-                  <div className="pages-row-actions">
-                    {each.current ? (
-                      <Badge component="span" variant="light" color="blue" data-testid="current-session">
-                        this session
-                      </Badge>
-                    ) : (
-                      <Button variant="default" data-testid="end-session" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: each.id })}>
-                        End
-                      </Button>
-                    )}
-                  </div>
-                </Table.Td>
+                <RowActions>
+                  {each.current ? (
+                    <Badge component="span" variant="light" color="blue" data-testid="current-session">
+                      this session
+                    </Badge>
+                  ) : (
+                    <Button variant="default" data-testid="end-session" disabled={revoke.isPending} onClick={() => revoke.mutate({ id: each.id })}>
+                      End
+                    </Button>
+                  )}
+                </RowActions>
               </Table.Tr>
             ))}
           </Table.Tbody>
