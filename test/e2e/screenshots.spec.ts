@@ -15,9 +15,16 @@
 // - each page settled before its shot: its data in, no "Loading…", the sockets open (or closed
 //   where the page listens to none), its charts' canvases there, the fonts loaded, no hover or
 //   focus left on the link that opened it; toHaveScreenshot then retakes it until it matches.
+//
+// The same load is the page's accessibility check (axe, no serious or critical WCAG A/AA
+// violation: expectAccessible in helpers.ts), once its shot is taken: light and dark at 1400×900
+// (every page, a backtest result and an analysis report open, and the status bar's socket
+// colours on the Overview) and the trader's first pages at 390×844 (SCANNED). A page settled for
+// its shot is the page people read, and one visit costs the browser half of two.
+// accessibility.spec.ts keeps what these pages do not show.
 import { expect, test, type BrowserContext, type Locator, type Page } from '@playwright/test';
 import { E2E_ADMIN, startSeededService } from './global-setup.ts';
-import { watchErrors } from './helpers.ts';
+import { expectAccessible, expectSocketColoursAccessible, watchErrors } from './helpers.ts';
 import type { E2eService } from './service.ts';
 
 /** A name no other spec registers (they run on their own service anyway). */
@@ -32,6 +39,22 @@ const VIEWPORTS = [
   { width: 390, height: 844 },
 ] as const;
 const SCHEMES = ['light', 'dark'] as const;
+
+/**
+ * The pages axe checks, by variant: every page light and dark on the desktop, and on a phone the
+ * trader's pages whose tables and cards reflow most (the overview, the ticket, the blotter, the
+ * positions), light.
+ */
+const SCANNED: Record<string, 'every page' | readonly string[]> = {
+  '1400-light': 'every page',
+  '1400-dark': 'every page',
+  '390-light': ['overview', 'ticket', 'orders', 'positions'],
+  '390-dark': [],
+};
+const scanned = (variant: string, name: string) => {
+  const pages = SCANNED[variant] ?? [];
+  return pages === 'every page' || pages.includes(name);
+};
 
 /** A time of day rendered by format.ts `when` ("15/01/2026, 09:30:00 UTC"), other than midnight: the server's own clock. */
 const SERVER_TIME = /\d{2}\/\d{2}\/\d{4}, (?!00:00:00)\d{2}:\d{2}:\d{2}/;
@@ -105,8 +128,14 @@ const settle = async (page: Page, { signedIn, live }: { signedIn: boolean; live:
   await page.mouse.move(0, 0);
 };
 
+/**
+ * The settled page's screenshot, then (in SCANNED) its axe check on the same load: after the shot,
+ * so nothing axe does to the page can show in it. Both soft: every page of the variant is
+ * compared and checked, and each failure names its page.
+ */
 const shoot = async (page: Page, name: string, variant: string, mask: Locator[] = []) => {
   await expect.soft(page).toHaveScreenshot(`${name}-${variant}.png`, { fullPage: true, animations: 'disabled', mask: [page.getByText(SERVER_TIME), ...mask] });
+  if (scanned(variant, name)) await expectAccessible(page, `${name} (${variant})`, { soft: true });
 };
 
 const go = async (page: Page, title: string) => {
@@ -238,7 +267,7 @@ for (const viewport of VIEWPORTS) {
   for (const scheme of SCHEMES) {
     const variant = `${viewport.width}-${scheme}`;
     test(`every page at ${viewport.width}×${viewport.height}, ${scheme}`, async ({ browser }) => {
-      test.setTimeout(180_000);
+      test.setTimeout(240_000);
       let context: BrowserContext | undefined;
       try {
         context = await browser.newContext({ baseURL: service.baseUrl, viewport, colorScheme: scheme, reducedMotion: 'reduce' });
@@ -270,6 +299,9 @@ for (const viewport of VIEWPORTS) {
               await ready(page);
               await settle(page, { signedIn: true, live });
               await shoot(page, name, variant, mask?.(page));
+              // The socket states other than live, each one's colour in the status bar (the page's
+              // own state put back after).
+              if (name === 'overview' && viewport.width === 1400) await expectSocketColoursAccessible(page, `status bar (${variant})`, { soft: true });
             });
           }
           // Signed out, so the next variant's Settings lists its own session only.
