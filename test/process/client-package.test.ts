@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ON_PGLITE } from '../support/suite-pass.ts';
+import { CHILD_NODE_FLAGS } from '../support/child-node.ts';
 import { dataDirFromTemplate } from '../support/template.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -81,7 +82,7 @@ const startServer = async () => {
   const dataDir = dataDirFromTemplate();
   dirs.push(dataDir);
   const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ADMIN_USERNAME: 'pkg_admin', ADMIN_PASSWORD: 'pkg-admin-password', SIM_TICK_INTERVAL_MS: '0', DEMO_DATA: 'false' };
-  const child = spawn(NODE24, ['server/main.ts'], { cwd: REPO, env: { PATH, HOME: process.env.HOME ?? tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE24, [...CHILD_NODE_FLAGS, 'server/main.ts'], { cwd: REPO, env: { PATH, HOME: process.env.HOME ?? tmpdir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

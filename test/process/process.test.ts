@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, dataDirFromTemplate } from '../support/server.ts';
 import { ON_PGLITE } from '../support/suite-pass.ts';
+import { CHILD_NODE_FLAGS } from '../support/child-node.ts';
 import { connect, type TestSocket } from '../support/ws.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -92,7 +93,7 @@ const within = async <T>(promise: Promise<T>, what: string): Promise<T> => {
 };
 
 const spawnNode = (args: string[], env: Record<string, string>, stdin = '', command = NODE): Child => {
-  const proc = spawn(command, args, { cwd: REPO, env, stdio: 'pipe' });
+  const proc = spawn(command, command === NODE ? [...CHILD_NODE_FLAGS, ...args] : args, { cwd: REPO, env, stdio: 'pipe' });
   const child: Child = {
     proc,
     name: `${command === NODE ? 'node' : command} ${args.join(' ')}`,

@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ON_PGLITE } from '../support/suite-pass.ts';
+import { CHILD_NODE_FLAGS } from '../support/child-node.ts';
 import { dataDirFromTemplate } from '../support/template.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -22,7 +23,7 @@ const dataDir = () => {
 
 /** Starts an entry point; `until` resolves once stdout holds the text (or rejects on exit). */
 const start = (script: string, env: Record<string, string>, args: string[] = []) => {
-  const child = spawn(NODE, [script, ...args], {
+  const child = spawn(NODE, [...CHILD_NODE_FLAGS, script, ...args], {
     cwd: REPO,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
   });
