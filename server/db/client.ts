@@ -1,13 +1,16 @@
 // The database: PostgreSQL through postgres.js when DATABASE_URL is set, else embedded PGlite
 // under DATA_DIR. Both drivers sit behind DatabaseHandle; nothing outside this module knows
 // which one runs.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { ConstructorOptions as JobQueueOptions } from 'pg-boss';
 import type { Sql as PostgresSql } from 'postgres';
+import type { PGliteOptions } from '@electric-sql/pglite';
 import type { Logger } from '../observability/logger.ts';
 import { DatabaseNotReachedError, DatabaseUnavailableError, DataDirLockedError, isDatabaseUnavailable } from './errors.ts';
 import * as schema from './schema/index.ts';
@@ -70,6 +73,37 @@ const isAlive = (pid: number): boolean => {
  */
 const PGLITE_SHARED_BUFFERS = '32MB';
 
+/** A compiled WebAssembly module, as PGlite's options take it. */
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+/**
+ * The runtime's WebAssembly.compile: Node has it, but this project's type libraries (ES2024 and
+ * Node's, no DOM) declare no WebAssembly value, only PGlite's types name the module.
+ */
+const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile: (bytes: Uint8Array) => Promise<WasmModule> } }).WebAssembly;
+
+/** PGlite's WebAssembly, compiled once per process (compiledPgliteWasm). */
+const pgliteWasm = new Map<'pglite' | 'initdb', Promise<WasmModule>>();
+
+/**
+ * One of PGlite's two WebAssembly modules (the database, and initdb for a new data directory),
+ * compiled once in this process and shared by every database it opens: each open otherwise
+ * compiles it again from its bytes, and the optimised code V8 makes while one instance runs
+ * serves the next. A service opens one database; the suite's workers open one per test server
+ * (about a sixth less CPU per open, measured on four opens in a row).
+ */
+const compiledPgliteWasm = (name: 'pglite' | 'initdb'): Promise<WasmModule> => {
+  let compiled = pgliteWasm.get(name);
+  if (!compiled) {
+    // Beside the package's entry (createRequire: vitest's module runner has no import.meta.resolve).
+    const file = path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), `${name}.wasm`);
+    compiled = readFile(file).then((bytes) => wasmRuntime.compile(bytes));
+    // A failed compile is not kept: the next open tries again.
+    compiled.catch(() => pgliteWasm.delete(name));
+    pgliteWasm.set(name, compiled);
+  }
+  return compiled;
+};
+
 /** PGlite is one process's database: hold DATA_DIR with a pid lock file, taking over stale ones. */
 const lockDataDir = (dir: string): (() => void) => {
   const lockFile = path.join(dir, 'pglite.lock');
@@ -98,7 +132,12 @@ const openPglite = async (dataDir: string): Promise<DatabaseHandle> => {
     const { PGlite } = await import('@electric-sql/pglite');
     const { drizzle } = await import('drizzle-orm/pglite');
     const { migrate } = await import('drizzle-orm/pglite/migrator');
-    const client = await PGlite.create(path.join(dataDir, 'pgdata'), {
+    const pgdata = path.join(dataDir, 'pgdata');
+    // initdb's module only for a data directory that has no cluster yet (PGlite runs initdb then).
+    const initdbWasmModule = existsSync(path.join(pgdata, 'PG_VERSION')) ? undefined : await compiledPgliteWasm('initdb');
+    const client = await PGlite.create(pgdata, {
+      pgliteWasmModule: await compiledPgliteWasm('pglite'),
+      ...(initdbWasmModule ? { initdbWasmModule } : {}),
       startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
     });
     const db = withLeanTransactions(drizzle({ client, schema }));
