@@ -142,3 +142,59 @@ test('on a phone: sign in, place a bracket order, watch it fill, close the posit
   expect(errors).toEqual([]);
   await context.close();
 });
+
+/** The page's own width: wider than the phone's screen means the whole page scrolls sideways. */
+const pageWidth = (page: Page) => page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+
+// A table's visually hidden "Actions" header is positioned absolutely: placed against the page
+// rather than its table's scroll box, it stretched every page with such a table past the phone's
+// width. Each page is checked once its table (or its empty state) is there, not after a wait.
+test('on a phone: no page is wider than the screen', async ({ browser }) => {
+  const context = await browser.newContext({ baseURL: baseUrl(), ...PHONE });
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  const username = `e2e_phone_width_${Date.now().toString(36)}_${++counter}`;
+  await page.goto('/app/register');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('E-mail').fill(`${username}@example.com`);
+  await page.getByLabel('Password').fill(passwordOf(username));
+  await page.getByRole('button', { name: 'Register' }).tap();
+  await expect(page.getByRole('heading', { name: 'Overview', level: 1 })).toBeInViewport();
+  // A key and a filled market order, so the keys, orders and positions pages have their tables
+  // (each with its actions column). The specs run one at a time: the walk's symbol is free here.
+  const token = await tokenOf({ username, password: passwordOf(username) });
+  await api('POST', '/api/exchange-keys', { exchange: 'crypto_exchange', api_key: `e2e-phone-width-${Date.now()}-${counter}`, api_secret: 'e2e-secret-value' }, token);
+  await setPrice(PRICES.start);
+  await api('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: SYMBOL, side: 'buy', qty: 1, order_type: 'market', client_order_id: `e2e-phone-width-${counter}` }, token);
+
+  const actions = page.locator('th', { hasText: /^Actions$/ }).first();
+  for (const [title, ready] of [
+    ['Overview', page.getByTestId('latest-fills')],
+    ['Orders', page.getByTestId('order-row').first()],
+    ['Positions', page.locator(`[data-testid="position-row"][data-symbol="${SYMBOL}"]`)],
+    ['Exchange keys', actions],
+    ['Settings', actions],
+    ['Analysis', page.getByTestId('no-reports')],
+    ['Backtests', page.getByTestId('no-backtests')],
+  ] as const) {
+    await go(page, title);
+    await expect(ready).toBeAttached();
+    expect(await pageWidth(page), title).toBeLessThanOrEqual(PHONE.viewport.width);
+  }
+  expect(errors).toEqual([]);
+  await context.close();
+
+  // The operator's page, as the operator.
+  const operator = await browser.newContext({ baseURL: baseUrl(), ...PHONE });
+  const adminPage = await operator.newPage();
+  await adminPage.goto('/app/signin');
+  await adminPage.getByLabel('Username').fill(E2E_ADMIN.username);
+  await adminPage.getByLabel('Password').fill(E2E_ADMIN.password);
+  await adminPage.getByRole('button', { name: 'Sign in' }).tap();
+  await expect(adminPage.getByRole('heading', { name: 'Overview', level: 1 })).toBeInViewport();
+  await go(adminPage, 'Operator');
+  await expect(adminPage.getByTestId('user-row').first()).toBeAttached();
+  await expect(adminPage.locator('th', { hasText: /^Actions$/ }).first()).toBeAttached();
+  expect(await pageWidth(adminPage), 'Operator').toBeLessThanOrEqual(PHONE.viewport.width);
+  await operator.close();
+});
