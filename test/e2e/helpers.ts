@@ -25,9 +25,15 @@ export const watchErrors = (page: Page): string[] => {
 let counter = 0;
 export const passwordOf = (username: string) => `pw-${username}-secret`;
 
-/** A user registered through the page, in a fresh browser context (on the run's service, or the one at `url`). */
-export const register = async (browser: Browser, prefix: string, url = baseUrl()) => {
-  const context = await browser.newContext({ baseURL: url });
+/** A phone's screen (390×844) with touch, as the phone spec uses it. */
+export const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } as const;
+
+/**
+ * A user registered through the page, in a fresh browser context (on the run's service, or the one
+ * at `url`); with `phone`, on a phone's screen, the button tapped and the overview's heading in view.
+ */
+export const register = async (browser: Browser, prefix: string, url = baseUrl(), { phone = false } = {}) => {
+  const context = await browser.newContext({ baseURL: url, ...(phone ? PHONE : {}) });
   const page = await context.newPage();
   const errors = watchErrors(page);
   const username = `${prefix}_${Date.now().toString(36)}_${++counter}`;
@@ -35,8 +41,14 @@ export const register = async (browser: Browser, prefix: string, url = baseUrl()
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('E-mail').fill(`${username}@example.com`);
   await page.getByLabel('Password').fill(passwordOf(username));
-  await page.getByRole('button', { name: 'Register' }).click();
-  await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  const button = page.getByRole('button', { name: 'Register' });
+  if (phone) {
+    await button.tap();
+    await expect(page.getByRole('heading', { name: 'Overview', level: 1 })).toBeInViewport();
+  } else {
+    await button.click();
+    await expect(page.getByRole('heading', { name: 'Overview' })).toBeVisible();
+  }
   return { context, page, errors, username };
 };
 

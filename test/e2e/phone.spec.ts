@@ -7,16 +7,13 @@
 // specs; LTC/USDT is this spec's own symbol (no other spec trades it), its price set by the operator.
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { E2E_ADMIN } from './global-setup.ts';
-import { api, baseUrl, passwordOf, tokenOf, watchErrors } from './helpers.ts';
+import { api, baseUrl, passwordOf, PHONE, register, tokenOf } from './helpers.ts';
 
 /** A phone: its width and height in CSS pixels, a touch screen, the mobile viewport rules (the page's <meta name="viewport">). */
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 } as const;
 const SYMBOL = 'LTC/USDT';
 /** The walk's prices: the entry rests below the first, fills at the second, the position is closed at the third. */
 const PRICES = { start: 80, fill: 77, close: 85 } as const;
 const ORDER = { qty: '50', limit: '78', takeProfit: '90', stopLoss: '70' } as const;
-
-let counter = 0;
 
 const setPrice = async (price: number) => {
   const token = await tokenOf(E2E_ADMIN);
@@ -37,18 +34,8 @@ const go = async (page: Page, title: string) => {
 
 test('on a phone: sign in, place a bracket order, watch it fill, close the position, read the day’s P&L', async ({ browser }) => {
   await setPrice(PRICES.start);
-  const context = await browser.newContext({ baseURL: baseUrl(), ...PHONE });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const username = `e2e_phone_${Date.now().toString(36)}_${++counter}`;
-
   // A new user: registered, then signed out and in again from the header's button and the sign-in card.
-  await page.goto('/app/register');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('E-mail').fill(`${username}@example.com`);
-  await page.getByLabel('Password').fill(passwordOf(username));
-  await page.getByRole('button', { name: 'Register' }).tap();
-  await expect(page.getByRole('heading', { name: 'Overview', level: 1 })).toBeInViewport();
+  const { context, page, errors, username } = await register(browser, 'e2e_phone', baseUrl(), { phone: true });
   await page.getByRole('button', { name: 'Sign out' }).tap();
   await expect(page).toHaveURL(`${baseUrl()}/app/signin`);
   await page.getByLabel('Username').fill(username);
@@ -65,7 +52,7 @@ test('on a phone: sign in, place a bracket order, watch it fill, close the posit
   // The last link of the row, reached by scrolling it: a paper key for crypto.
   await go(page, 'Exchange keys');
   await page.getByLabel('Label').fill('phone key');
-  await page.getByLabel('API key').fill(`e2e-phone-${Date.now()}-${counter}`);
+  await page.getByLabel('API key').fill(`e2e-phone-${username}`);
   await page.getByLabel('API secret').fill('e2e-secret-value');
   await page.getByRole('button', { name: 'Add paper key' }).tap();
   await expect(page.getByTestId('done')).toContainText('added for Crypto (paper)');
@@ -150,22 +137,13 @@ const pageWidth = (page: Page) => page.evaluate(() => (globalThis as unknown as 
 // rather than its table's scroll box, it stretched every page with such a table past the phone's
 // width. Each page is checked once its table (or its empty state) is there, not after a wait.
 test('on a phone: no page is wider than the screen', async ({ browser }) => {
-  const context = await browser.newContext({ baseURL: baseUrl(), ...PHONE });
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  const username = `e2e_phone_width_${Date.now().toString(36)}_${++counter}`;
-  await page.goto('/app/register');
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('E-mail').fill(`${username}@example.com`);
-  await page.getByLabel('Password').fill(passwordOf(username));
-  await page.getByRole('button', { name: 'Register' }).tap();
-  await expect(page.getByRole('heading', { name: 'Overview', level: 1 })).toBeInViewport();
+  const { context, page, errors, username } = await register(browser, 'e2e_phone_width', baseUrl(), { phone: true });
   // A key and a filled market order, so the keys, orders and positions pages have their tables
   // (each with its actions column). The specs run one at a time: the walk's symbol is free here.
   const token = await tokenOf({ username, password: passwordOf(username) });
-  await api('POST', '/api/exchange-keys', { exchange: 'crypto_exchange', api_key: `e2e-phone-width-${Date.now()}-${counter}`, api_secret: 'e2e-secret-value' }, token);
+  await api('POST', '/api/exchange-keys', { exchange: 'crypto_exchange', api_key: `e2e-phone-width-${username}`, api_secret: 'e2e-secret-value' }, token);
   await setPrice(PRICES.start);
-  await api('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: SYMBOL, side: 'buy', qty: 1, order_type: 'market', client_order_id: `e2e-phone-width-${counter}` }, token);
+  await api('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: SYMBOL, side: 'buy', qty: 1, order_type: 'market', client_order_id: 'e2e-phone-width-1' }, token);
 
   const actions = page.locator('th', { hasText: /^Actions$/ }).first();
   for (const [title, ready] of [
