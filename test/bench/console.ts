@@ -11,7 +11,7 @@
 //   overview for an empty user (a new user with the same two paper keys, no positions, no orders),
 //   loaded the same way and timed by the same rule, alternating with the loaded user's so drift on
 //   the machine falls on both alike; the headline is PASS when the loaded user's p50 is within
-//   twice the empty user's (issue 34's goal). A bare HTML page served on 127.0.0.1 by a node:http
+//   twice the empty user's (the goal). A bare HTML page served on 127.0.0.1 by a node:http
 //   server, timed to its `load` event, is printed too, for context only: no page that loads the
 //   console's JavaScript can come near it. Every row also reports first contentful paint.
 //
@@ -38,7 +38,7 @@ const settings = { loads: positiveInt('BENCH_CONSOLE_LOADS', 10) };
 const { cleanups, cleanUp } = createCleanups();
 /** A bench user's sign-in. */
 type Credentials = { username: string; password: string };
-/** Within this factor of the empty user's overview, the loaded user's passes (issue 34). */
+/** Within this factor of the empty user's overview, the loaded user's passes. */
 const GOAL_FACTOR = 2;
 
 /** Every file under `dir`, with its raw and gzip sizes. */

@@ -1,4 +1,4 @@
-// The console's accessibility check (issue 34): axe-core, through @axe-core/playwright, with no
+// The console's accessibility check: axe-core, through @axe-core/playwright, with no
 // serious or critical WCAG 2.0/2.1 A and AA violation allowed (blockingViolations and
 // expectAccessible in helpers.ts).
 //

@@ -1,4 +1,4 @@
-// The console on a phone, end to end (issue 34): at 390×844 with touch, the way a new user would
+// The console on a phone, end to end: at 390×844 with touch, the way a new user would
 // go about it. Register, sign out and back in, add a paper key, place a bracket order from the
 // ticket, watch it fill on the blotter through the orders socket (no reload), close the position
 // and read the day's P&L on the overview. Every control is tapped, not clicked: a tap fails when

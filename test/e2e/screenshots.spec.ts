@@ -1,4 +1,4 @@
-// The console's screenshots (issue 34): every page, signed out, as a user with data in every
+// The console's screenshots: every page, signed out, as a user with data in every
 // table and as the operator, at a desktop's 1400×900 and a phone's 390×844, light and dark,
 // compared with the baselines in docs/screenshots/ (playwright.config.ts: expect.toHaveScreenshot).
 // A change to a page updates its baselines in the same commit:

@@ -1,6 +1,6 @@
 // The real entry points as child processes: `node server/main.ts` and `node server/cli.ts`.
 // Start-up refusals, the PGlite DATA_DIR lock, graceful shutdown, the first admin, and a restart
-// that keeps users and tokens (DESIGN §4). These always exercise embedded PGlite: the children
+// that keeps users and tokens (docs/architecture.md). These always exercise embedded PGlite: the children
 // get an explicit environment without DATABASE_URL, whatever the suite runs on, so they run in
 // the suite's PGlite run only (ON_PGLITE); the Postgres run has its own two-process case below.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
