@@ -1,7 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
-// Four projects, run together on three workers (the process files first: test/support/sequencer.ts):
+// Five projects, run together on three workers (the process files first: test/support/sequencer.ts):
 // - unit: pure logic;
 // - process: the entry points as child processes (its files are the suite's longest); those whose
 //   children run on embedded PGlite whatever the suite runs on run in the PGlite run only;
@@ -9,11 +9,23 @@ import { ProcessFilesFirst } from './test/support/sequencer.ts';
 //   template database; the model-based test of a paper account (test/model) runs here with a
 //   bounded number of runs;
 // - isolated: the few files that replace a module (vi.mock) or fake the timers, which need a
-//   module graph of their own.
+//   module graph of their own;
+// - no-database: integration files that open no database (NO_DATABASE below).
 // unit and integration share one module graph per worker (isolate: false): every file importing
 // the whole server again cost about half of their time. Each file still builds its own app (its
 // own database, config, clock and services), so no state of one is seen by another.
 const OWN_MODULES = ['test/integration/db-internals.test.ts', 'test/integration/duplicate-wait.test.ts', 'test/unit/clock.test.ts', 'test/unit/logger.test.ts'];
+// Integration files that open no database (broker adapters against their fakes, the alerts'
+// channels, the OpenAPI document): their own project, which CI's PostgreSQL pass leaves out, since
+// they would do the same work there.
+const NO_DATABASE = [
+  'test/integration/alerts.test.ts',
+  'test/integration/alpaca-adapter.test.ts',
+  'test/integration/ccxt-adapter.test.ts',
+  'test/integration/ccxt-stream.test.ts',
+  'test/integration/openapi-examples.test.ts',
+  'test/integration/openapi-typescript.test.ts',
+];
 const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
 
 export default defineConfig({
@@ -32,8 +44,9 @@ export default defineConfig({
       { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], ...DATABASE } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false, ...DATABASE },
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/model/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES, ...NO_DATABASE], isolate: false, ...DATABASE },
       },
+      { extends: true, test: { name: 'no-database', include: NO_DATABASE, isolate: false } },
       { extends: true, test: { name: 'isolated', include: OWN_MODULES, ...DATABASE } },
     ],
   },

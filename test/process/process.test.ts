@@ -422,7 +422,8 @@ describe.skipIf(!ON_PGLITE)('one DATA_DIR: CLI, server, lock, shutdown, restart'
 describe.skipIf(!ON_PGLITE)('npm start', TIMEOUT, () => {
   it('stops the server gracefully when npm itself gets SIGTERM, leaving no process and no lock behind', async () => {
     const dataDir = migratedDir();
-    const npm = spawnNode(['start'], envFor(dataDir), '', 'npm');
+    // Not about demo bars: seeding ten years of them for every instrument would cost the start seconds of CPU.
+    const npm = spawnNode(['start'], envFor(dataDir, { DEMO_DATA: 'false' }), '', 'npm');
     await waitForLog(npm, 'listening');
     const serverPid = Number(readFileSync(path.join(dataDir, 'pglite.lock'), 'utf8'));
     expect(serverPid).not.toBe(npm.proc.pid);

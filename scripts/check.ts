@@ -1,0 +1,47 @@
+// Type-check and lint in one process: `tsc --noEmit` on both projects (the service's and the web
+// console's) and `eslint .`, with the lint's type-aware rules reading the same two TypeScript
+// programs the type check built. Run apart, each built and checked both programs for itself: the
+// lint's type-aware rules ask for nearly every type the check computes, so the pair cost about 165 s
+// of CPU where this costs about 100. `npm run typecheck` and `npm run lint` stay as they are; CI
+// runs this (.ci/run). Exits non-zero when either finds an error, after printing both.
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import ts from 'typescript';
+
+const root = path.resolve(import.meta.dirname, '..');
+const PROJECTS = ['tsconfig.json', 'client/console/tsconfig.json'];
+
+const programOf = (project: string): ts.Program => {
+  const host: ts.ParseConfigFileHost = {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    },
+  };
+  const config = ts.getParsedCommandLineOfConfigFile(path.join(root, project), undefined, host);
+  if (!config) throw new Error(`${project}: no configuration`);
+  return ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences, configFileParsingDiagnostics: config.errors });
+};
+
+const programs = PROJECTS.map(programOf);
+
+const formatHost: ts.FormatDiagnosticsHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };
+const typeErrors = programs.flatMap((program) => [...ts.getPreEmitDiagnostics(program)]);
+if (typeErrors.length > 0) process.stdout.write(ts.formatDiagnosticsWithColorAndContext(typeErrors, formatHost));
+process.stdout.write(`type-check: ${typeErrors.length} error(s) in ${PROJECTS.join(', ')}\n`);
+
+// The TypeScript files get their types from the programs above instead of a project service of
+// their own; the rest of eslint.config.js applies unchanged.
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: [{ files: ['**/*.ts', '**/*.tsx'], languageOptions: { parserOptions: { projectService: false, programs } } }],
+});
+const results = await eslint.lintFiles(['.']);
+const formatter = await eslint.loadFormatter('stylish');
+const report = await formatter.format(results, { cwd: root, rulesMeta: eslint.getRulesMetaForResults(results) });
+if (report) process.stdout.write(report);
+const lintErrors = results.reduce((sum, result) => sum + result.errorCount + result.fatalErrorCount, 0);
+const lintWarnings = results.reduce((sum, result) => sum + result.warningCount, 0);
+process.stdout.write(`lint: ${results.length} files, ${lintErrors} error(s), ${lintWarnings} warning(s)\n`);
+
+process.exitCode = typeErrors.length > 0 || lintErrors > 0 ? 1 : 0;
