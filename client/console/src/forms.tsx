@@ -2,6 +2,7 @@
 // a labelled input with its error under it.
 import { TextInput } from '@mantine/core';
 import type { HTMLInputTypeAttribute } from 'react';
+import type { z } from 'zod';
 
 /** Field errors of a zod check, by field name. */
 export type TFieldErrors = Record<string, string>;
@@ -13,6 +14,16 @@ export const fieldErrorsOf = (issues: readonly { path: readonly PropertyKey[]; m
     errors[field] ??= issue.message;
   }
   return errors;
+};
+
+/**
+ * A submitted form's values checked with the schema the API checks them with: the field errors
+ * shown (none once it passes), and the parsed request, or undefined when it does not pass.
+ */
+export const checkedRequest = <T,>(schema: z.ZodType<T>, values: unknown, showErrors: (errors: TFieldErrors) => void): T | undefined => {
+  const checked = schema.safeParse(values);
+  showErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
+  return checked.success ? checked.data : undefined;
 };
 
 /** A field's error where no input shows it (the field is not on the form now). */

@@ -6,7 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { ZAnalysisMode, ZAnalyzeRequest, type TAnalysisMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldText, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
 import { isUnfinished, useReportProgress } from '../report-progress.ts';
 import { ChoiceField, DataTable, Empty, Field, Hint, Page, Panel, SwitchField } from './page-kit.tsx';
@@ -28,9 +28,8 @@ const AnalyzeForm = ({ onAsked }: { onAsked: (reportId: string) => void }) => {
     const form = new FormData(event.currentTarget);
     // Inline runs exist only in quick mode (the API answers 400 INLINE_REQUIRES_QUICK otherwise).
     const inline = mode === 'quick' && form.get('inline') === 'on';
-    const checked = ZAnalyzeRequest.safeParse({ symbol: fieldText(form, 'symbol').trim(), mode, inline });
-    setErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) analyze.mutate(checked.data);
+    const request = checkedRequest(ZAnalyzeRequest, { symbol: fieldText(form, 'symbol').trim(), mode, inline }, setErrors);
+    if (request) analyze.mutate(request);
   };
   return (
     <Panel title="Ask for a report" testId="analyze" aside={<Hint>Analysis only: no order is placed.</Hint>}>

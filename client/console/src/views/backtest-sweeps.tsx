@@ -8,7 +8,7 @@ import { ZRankMetric, ZSweepRequest, ZWalkForwardRequest, type TSweepResult, typ
 import { trpc } from '../api.ts';
 import { EquityChart } from '../charts/equity-chart.tsx';
 import { ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldText, type TFieldErrors } from '../forms.tsx';
 import { money, percent, percentDirection, pnlPercent } from '../format.ts';
 import type { TStrategy } from '../strategy-fields.tsx';
 import { BacktestBadge } from './backtest-result.tsx';
@@ -133,14 +133,12 @@ export const Sweeps = () => {
     const form = new FormData(event.currentTarget);
     const base = { ...runFieldsOf(form, choices), grid: gridOf(form, choices.strategy), rank_by: fieldText(form, 'rank_by') };
     if (kind === 'sweep') {
-      const checked = ZSweepRequest.safeParse(base);
-      setErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-      if (checked.success) sweep.mutate(checked.data);
+      const request = checkedRequest(ZSweepRequest, base, setErrors);
+      if (request) sweep.mutate(request);
       return;
     }
-    const checked = ZWalkForwardRequest.safeParse({ ...base, train_bars: numberOf(fieldText(form, 'train_bars')), test_bars: numberOf(fieldText(form, 'test_bars')) });
-    setErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) walkForward.mutate(checked.data);
+    const request = checkedRequest(ZWalkForwardRequest, { ...base, train_bars: numberOf(fieldText(form, 'train_bars')), test_bars: numberOf(fieldText(form, 'test_bars')) }, setErrors);
+    if (request) walkForward.mutate(request);
   };
 
   return (

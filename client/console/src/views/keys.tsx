@@ -7,7 +7,7 @@ import { useState, type FormEvent } from 'react';
 import { EXCHANGE_OF_ASSET_CLASS, ZExchangeKeyCreate, ZExchangeKeyTestRequest, type TAssetClass } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, when } from '../format.ts';
 import { AssetClassField, DataTable, Empty, Field, Hint, ModeBadge, Page, Panel, RowActions } from './page-kit.tsx';
 
@@ -25,15 +25,14 @@ export const Keys = () => {
   const testFields = (formElement: HTMLFormElement | null) => {
     if (!formElement) return;
     const form = new FormData(formElement);
-    const checked = ZExchangeKeyTestRequest.safeParse({
+    const request = checkedRequest(ZExchangeKeyTestRequest, {
       asset_class: assetClass,
       exchange: EXCHANGE_OF_ASSET_CLASS[assetClass],
       api_key: fieldText(form, 'api_key'),
       api_secret: fieldText(form, 'api_secret'),
       paper_mode: true,
-    });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) test.mutate(checked.data);
+    }, setFieldErrors);
+    if (request) test.mutate(request);
   };
 
   const submit = (event: FormEvent<HTMLFormElement>) => {

@@ -9,7 +9,7 @@ import { useState, type FormEvent } from 'react';
 import { errorCodeOf, ZLiveEnableRequest, type TAssetClass, type TFeatureFlags, type TTradingMode } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, when } from '../format.ts';
 import { AssetClassField, DataTable, Field, Hint, Page, Panel } from './page-kit.tsx';
 
@@ -91,9 +91,8 @@ const PromotionWizard = () => {
   const submitToken = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const checked = ZLiveEnableRequest.safeParse({ confirm_token: fieldText(form, 'confirm_token').trim(), botcheck_token: fieldText(form, 'botcheck_token').trim() || undefined });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) enable.mutate(checked.data);
+    const request = checkedRequest(ZLiveEnableRequest, { confirm_token: fieldText(form, 'confirm_token').trim(), botcheck_token: fieldText(form, 'botcheck_token').trim() || undefined }, setFieldErrors);
+    if (request) enable.mutate(request);
   };
 
   return (

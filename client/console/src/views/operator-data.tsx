@@ -5,7 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { ZInstrumentUpsert, ZOhlcvImport, ZSimPriceRequest, type TAssetClass } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES } from '../format.ts';
 import { AssetClassField, Field, Hint, Panel } from './page-kit.tsx';
 
@@ -18,9 +18,8 @@ export const SimulatorPanel = () => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const price = fieldText(form, 'price');
-    const checked = ZSimPriceRequest.safeParse({ asset_class: assetClass, symbol: fieldText(form, 'symbol'), price: price === '' ? null : Number(price) });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) setPrice.mutate(checked.data);
+    const request = checkedRequest(ZSimPriceRequest, { asset_class: assetClass, symbol: fieldText(form, 'symbol'), price: price === '' ? null : Number(price) }, setFieldErrors);
+    if (request) setPrice.mutate(request);
   };
   return (
     <Panel title="Simulator" testId="simulator-panel">
@@ -61,7 +60,7 @@ export const MarketDataPanel = () => {
   const submitInstrument = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const checked = ZInstrumentUpsert.safeParse({
+    const request = checkedRequest(ZInstrumentUpsert, {
       asset_class: assetClass,
       symbol: fieldText(form, 'symbol'),
       exchange: fieldText(form, 'exchange'),
@@ -71,9 +70,8 @@ export const MarketDataPanel = () => {
       tick_size: fieldText(form, 'tick_size') || undefined,
       lot_size: fieldText(form, 'lot_size'),
       fractional: form.get('fractional') === 'on',
-    });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) upsert.mutate(checked.data);
+    }, setFieldErrors);
+    if (request) upsert.mutate(request);
   };
   const submitBars = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();

@@ -11,7 +11,7 @@ import { ZReplaceOrderRequest, type TAssetClass, type TOrderResponse } from '@tr
 import { queryClient, trpc } from '../api.ts';
 import { TableScroll } from '../table-scroll.tsx';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { orderTerms } from '../format/order-terms.ts';
 import { price, quantity, when, type InstrumentSteps } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
@@ -66,15 +66,14 @@ const ReplaceForm = ({ order, onDone }: { order: TOrderResponse; onDone: () => v
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const checked = ZReplaceOrderRequest.safeParse({
+    const request = checkedRequest(ZReplaceOrderRequest, {
       broker_order_id: order.broker_order_id,
       asset_class: order.asset_class,
       qty: numberOf(fieldText(form, 'qty')),
       limit_price: numberOf(fieldText(form, 'limit_price')),
       stop_price: numberOf(fieldText(form, 'stop_price')),
-    });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) replace.mutate(checked.data);
+    }, setFieldErrors);
+    if (request) replace.mutate(request);
   };
   return (
     <Table.Tr data-testid="replace-form" className="detail-row">

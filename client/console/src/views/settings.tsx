@@ -6,7 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { ZPasswordChange } from '@trading-service/client';
 import { queryClient, trpc } from '../api.ts';
 import { DoneNotice, ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldText, type TFieldErrors } from '../forms.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
 import { when } from '../format.ts';
@@ -23,9 +23,8 @@ const PasswordForm = () => {
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const checked = ZPasswordChange.safeParse({ current_password: fieldText(form, 'current_password'), new_password: fieldText(form, 'new_password') });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) change.mutate(checked.data);
+    const request = checkedRequest(ZPasswordChange, { current_password: fieldText(form, 'current_password'), new_password: fieldText(form, 'new_password') }, setFieldErrors);
+    if (request) change.mutate(request);
   };
   return (
     <Panel title="Password" testId="password">

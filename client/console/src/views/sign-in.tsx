@@ -6,7 +6,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { ZUserLogin, ZUserRegister } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
-import { fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
+import { checkedRequest, fieldErrorsOf, fieldText, TextField, type TFieldErrors } from '../forms.tsx';
 import { navigate } from '../router.ts';
 import { session } from '../session.ts';
 import { Wordmark } from '../shell/wordmark.tsx';
@@ -48,9 +48,8 @@ export const SignIn = () => {
   const login = useLogin();
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const checked = ZUserLogin.safeParse({ username: textOf(event.currentTarget, 'username'), password: textOf(event.currentTarget, 'password') });
-    setFieldErrors(checked.success ? {} : fieldErrorsOf(checked.error.issues));
-    if (checked.success) login.mutate(checked.data);
+    const request = checkedRequest(ZUserLogin, { username: textOf(event.currentTarget, 'username'), password: textOf(event.currentTarget, 'password') }, setFieldErrors);
+    if (request) login.mutate(request);
   };
   return (
     <AuthCard title="Sign in">
