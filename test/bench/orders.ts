@@ -79,8 +79,8 @@
 // BENCH_ORDERS_CONNECTIONS (clients of the one user, default 32, the goal's), BENCH_ORDERS_SYMBOLS
 // (1 to 4, default 4), BENCH_ORDERS_ROUNDS (slices per target and loop, default 2),
 // BENCH_ORDERS_WARMUP (warm-up and census orders per target, default 400, each at most 30 s),
-// BENCH_ORDERS_PIN (0: unpinned), BENCH_ORDERS_PROFILE (a folder: a V8 CPU profile of each of ours'
-// measured slices is written there, to see where ours' time goes). The defaults take about two minutes. DATABASE_URL is required (an
+// BENCH_ORDERS_PIN (0: unpinned), BENCH_ORDERS_PROFILE (a folder: a V8 CPU profile of each measured slice,
+// ours' and the floor's, is written there, to see where each one's time goes). The defaults take about two minutes. DATABASE_URL is required (an
 // admin URL: a fresh database is created and dropped); without it the bench says so and exits 0.
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -497,6 +497,8 @@ interface PgCounts {
   byKind: Record<StatementKind, number>;
   /** Points where the client waits for Postgres (Sync, simple Query). */
   syncs: number;
+  /** Writes to the Postgres sockets: each a system call (and, on loopback, a wakeup of a backend). */
+  writes: number;
   /** Transactions that wrote (or locked rows) and committed: each a WAL flush under synchronous_commit=on. */
   writeCommits: number;
   /** Transactions opened with BEGIN. */
@@ -515,7 +517,7 @@ interface PgCounts {
  */
 const pgMessageCounter = (pgPort: number) => {
   const KNOWN = new Set('BCDEHPSQXFdcfp'.split(''));
-  const emptyCounts = (): PgCounts => ({ byKind: Object.fromEntries(STATEMENT_KINDS.map((k) => [k, 0])) as Record<StatementKind, number>, syncs: 0, writeCommits: 0, explicitTx: 0, unreliable: false });
+  const emptyCounts = (): PgCounts => ({ byKind: Object.fromEntries(STATEMENT_KINDS.map((k) => [k, 0])) as Record<StatementKind, number>, syncs: 0, writes: 0, writeCommits: 0, explicitTx: 0, unreliable: false });
   let counts = emptyCounts();
   interface SocketState {
     /** The start of a message whose end has not been written yet (postgres.js may split its writes). */
@@ -558,6 +560,7 @@ const pgMessageCounter = (pgPort: number) => {
   };
   const read = (socket: net.Socket, chunk: unknown) => {
     if (socket.remotePort !== pgPort) return;
+    if (counting) counts.writes++;
     if (!Buffer.isBuffer(chunk) && !(chunk instanceof Uint8Array)) {
       counts.unreliable = true;
       return;
@@ -784,7 +787,7 @@ const mean = (values: number[]) => (values.length === 0 ? Number.NaN : values.re
 const pct = (value: number) => `${fixed(value * 100)} %`;
 const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
-/** BENCH_ORDERS_PROFILE=<dir>: a V8 CPU profile of each of ours' measured slices, written there (the floor's slices are not profiled). */
+/** BENCH_ORDERS_PROFILE=<dir>: a V8 CPU profile of each measured slice, named by its target (ours-N, floor-N), written there. */
 const profileDir = process.env.BENCH_ORDERS_PROFILE;
 let profiles = 0;
 const startProfile = async () => {
@@ -891,6 +894,7 @@ const printCensus = (r: PhaseResult, settings: { warmup: number }) => {
     if (censusFloor.pg.byKind[kind] + censusOurs.pg.byKind[kind] > 0) both(`  ${kind}`, counted((c) => per(c, c.pg.byKind[kind], 1)));
   }
   both('round trips waited for (Sync / simple Query)', counted((c) => per(c, c.pg.syncs, 1)));
+  both('socket writes to Postgres (system calls)', counted((c) => per(c, c.pg.writes, 1)));
   both('transactions with a write or row lock (commits to flush, at most)', counted((c) => per(c, c.pg.writeCommits, 2)));
   both('transaction ids assigned (cluster-wide)', (c) => per(c, c.xids, 2));
   both('transactions committed, any (pg_stat_database)', (c) => per(c, c.stats.xact_commit, 1));
@@ -1209,7 +1213,7 @@ const main = async () => {
     const gcObserver = new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((entry) => entry.duration)));
     loopDelay.enable();
     gcObserver.observe({ entryTypes: ['gc'] });
-    const profiling = profileDir !== undefined && command.target.name === 'ours' ? await startProfile() : undefined;
+    const profiling = profileDir !== undefined ? await startProfile() : undefined;
     const result = await run(command);
     if (profiling) await profiling.stop(command.target.name);
     gcObserver.disconnect();
