@@ -13,6 +13,7 @@ import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
 import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
 import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
+import { ZPortfolioHistory, ZPortfolioPoint } from './portfolio.ts';
 import { ZAccountResponse } from './simulator.ts';
 
 const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
@@ -23,6 +24,8 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZPosition, 'Position'],
   [ZPositionList, 'PositionList'],
   [ZAccountResponse, 'Account'],
+  [ZPortfolioHistory, 'PortfolioHistory'],
+  [ZPortfolioPoint, 'PortfolioPoint'],
   [ZTokenResponse, 'TokenResponse'],
   [ZUserResponse, 'User'],
   [ZSession, 'Session'],

@@ -18,6 +18,7 @@ import type { Instruments } from './instruments/instruments.ts';
 import type { ExchangeKeys } from './keys/keys.ts';
 import type { AuditTrail } from './audit/trail.ts';
 import type { Orders } from './orders/orders.ts';
+import type { Portfolio } from './portfolio/portfolio.ts';
 import type { Alerts } from './alerts/index.ts';
 import type { Analysis } from './analysis/analysis.ts';
 import type { JobQueue } from './jobs/queue.ts';
@@ -51,6 +52,8 @@ export interface Areas {
   bots: Bots;
   /** A user's own audit trail. */
   audit: AuditTrail;
+  /** An account's past: the portfolio history. */
+  portfolio: Portfolio;
 }
 
 export interface Services extends Areas {

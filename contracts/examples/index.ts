@@ -16,6 +16,7 @@ import { KEY_EXAMPLES } from './keys.ts';
 import { LIVE_EXAMPLES } from './live.ts';
 import { MARKET_EXAMPLES } from './market.ts';
 import { ORDER_EXAMPLES } from './orders.ts';
+import { PORTFOLIO_EXAMPLES } from './portfolio.ts';
 import type { OperationExample } from './types.ts';
 
 export { errorExampleOf, errorSummaryOf, validationErrorExample } from './errors.ts';
@@ -29,6 +30,7 @@ const AREAS: readonly Record<string, OperationExample>[] = [
   MARKET_EXAMPLES,
   KEY_EXAMPLES,
   ORDER_EXAMPLES,
+  PORTFOLIO_EXAMPLES,
   BACKTEST_EXAMPLES,
   SWEEP_EXAMPLES,
   ANALYSIS_EXAMPLES,

@@ -77,6 +77,8 @@ export interface AccountEquity {
   assetClass: TAssetClass;
   mode: TTradingMode;
   equity: string;
+  /** The cash part of `equity`, when the broker gave it (stored with a day-start snapshot). */
+  cash?: string | undefined;
   /** As BrokerAccount's: the account's last reset, answered with the equity. */
   resetAt?: Date | null | undefined;
 }

@@ -16,6 +16,8 @@ export interface DayStartQuery {
   day: string;
   /** The account's equity now: the snapshot when this is the day's first evaluation anywhere. */
   equity: string;
+  /** The cash part of `equity`, stored with the snapshot (the portfolio history's points show it). */
+  cash?: string | undefined;
   at: Date;
   /** The account's last reset, as its broker answered with `equity`. */
   resetAt: Date | null | undefined;

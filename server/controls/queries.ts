@@ -111,8 +111,8 @@ interface AccountDay extends UserAssetClass {
 }
 
 /** The day-start equity of an account: taken at the first evaluation of the UTC day, kept after. */
-export const dayStartEquity = async (db: Queryable, { userId, assetClass, mode, day, equity, at }: AccountDay & { equity: string; at: Date }): Promise<string> => {
-  await db.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity, takenAt: at }).onConflictDoNothing();
+export const dayStartEquity = async (db: Queryable, { userId, assetClass, mode, day, equity, cash, at }: AccountDay & { equity: string; cash?: string | undefined; at: Date }): Promise<string> => {
+  await db.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity, cash: cash ?? null, takenAt: at }).onConflictDoNothing();
   const [row] = await db
     .select({ equity: equitySnapshots.equity })
     .from(equitySnapshots)
@@ -144,13 +144,13 @@ export interface AccountDayStart {
  */
 export const takeDayStarts = async (db: Queryable, { accounts, day, at }: { accounts: AccountEquity[]; day: string; at: Date }): Promise<AccountDayStart[]> => {
   if (accounts.length === 0) return [];
-  const json = JSON.stringify(accounts.map((account) => ({ user_id: account.userId, asset_class: account.assetClass, mode: account.mode, equity: account.equity })));
+  const json = JSON.stringify(accounts.map((account) => ({ user_id: account.userId, asset_class: account.assetClass, mode: account.mode, equity: account.equity, cash: account.cash ?? null })));
   const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; start: string }>(
     db,
-    sql`with now_equity as (select * from jsonb_to_recordset(${json}::jsonb) as e(user_id integer, asset_class text, mode text, equity numeric)),
+    sql`with now_equity as (select * from jsonb_to_recordset(${json}::jsonb) as e(user_id integer, asset_class text, mode text, equity numeric, cash numeric)),
       taken as (
-        insert into ${equitySnapshots} (user_id, asset_class, mode, day, equity, taken_at)
-        select user_id, asset_class, mode, ${day}::date, equity, ${at.toISOString()}::timestamptz from now_equity
+        insert into ${equitySnapshots} (user_id, asset_class, mode, day, equity, cash, taken_at)
+        select user_id, asset_class, mode, ${day}::date, equity, cash, ${at.toISOString()}::timestamptz from now_equity
         on conflict do nothing
         returning user_id, asset_class, mode, equity
       )
@@ -172,9 +172,9 @@ export const takeDayStarts = async (db: Queryable, { accounts, day, at }: { acco
  */
 export const recordResetFlow = async (
   tx: Queryable,
-  { userId, assetClass, mode, day, equityBefore, equityAfter, at }: AccountDay & { equityBefore: string; equityAfter: string; at: Date },
+  { userId, assetClass, mode, day, equityBefore, cashBefore, equityAfter, at }: AccountDay & { equityBefore: string; cashBefore: string; equityAfter: string; at: Date },
 ): Promise<void> => {
-  await tx.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity: equityBefore, takenAt: at }).onConflictDoNothing();
+  await tx.insert(equitySnapshots).values({ userId, assetClass, mode, day, equity: equityBefore, cash: cashBefore, takenAt: at }).onConflictDoNothing();
   const amount = new ExactDecimal(equityAfter).minus(equityBefore).toFixed();
   await tx.insert(accountFlows).values({ userId, assetClass, mode, day, kind: 'reset', amount, equityBefore, equityAfter, at });
 };

@@ -35,7 +35,7 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
     attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
   ]);
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, at, resetAt: account.resetAt });
+  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
   const settings = riskSettingsFromConfig(config);
   // A replace is judged with its own hold given back; a close without the sells it cancels.

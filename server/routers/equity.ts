@@ -1,6 +1,7 @@
-// /api/equity: orders through the five gates, and the user's positions and accounts at its brokers.
+// /api/equity: orders through the five gates, the user's positions and accounts at its brokers, and their past.
 import { z } from 'zod';
 import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
+import { ZPortfolioHistory, ZPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -92,6 +93,15 @@ export const equityRouter = router({
     .input(ZAccountQuery)
     .output(ZAccountResponse)
     .query(({ ctx, input }) => ctx.orders.account({ user: ctx.user, assetClass: input.asset_class, mode: input.mode })),
+
+  portfolioHistory: authedProcedure
+    .meta({
+      openapi: openapi('GET', '/equity/portfolio/history', 'The account’s equity curve: a point per UTC day from its day-start snapshots, flows (paper resets) apart, today’s point live'),
+      errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
+    })
+    .input(ZPortfolioHistoryQuery)
+    .output(ZPortfolioHistory)
+    .query(({ ctx, input }) => ctx.portfolio.history({ user: ctx.user, query: input })),
 
   resetAccount: authedProcedure
     .meta({

@@ -75,6 +75,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     live: services.live,
     bots: services.bots,
     audit: services.audit,
+    portfolio: services.portfolio,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

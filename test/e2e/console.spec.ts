@@ -148,6 +148,11 @@ test('register, add a paper key, buy BTC/USDT at market: filled in the blotter, 
   await expect(page.getByTestId('done')).toContainText('sell 0.01000 BTC/USDT at market (paper)');
   await expect(page.getByTestId('no-positions')).toBeVisible();
 
+  // The equity curve: today's point is the account now, the round trip's fees and slippage lost.
+  await go(page, 'Overview');
+  await expect(page.getByTestId('overview-equity-chart')).toHaveAttribute('data-points', '1');
+  await expect(page.getByTestId('overview-equity-change')).toHaveText(/^Today: ▼ −\d+\.\d{2} USDT/);
+
   expect(errors).toEqual([]);
   await context.close();
 });

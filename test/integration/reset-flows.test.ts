@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { accountFlows, emergencyLocks, equitySnapshots } from '../../server/db/schema/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
+import { setBtcPrice, tradingSettled } from '../support/paper-days.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 // A Tuesday afternoon (UTC): crypto trades around the clock.
@@ -35,17 +36,8 @@ const trader = async (prefix: string) => {
   expect(key.status, key.text).toBe(201);
   return user;
 };
-const settled = async () => {
-  await server.services.simulator.idle();
-  await server.services.orders.idle();
-  await new Promise((resolve) => setImmediate(resolve));
-  await server.services.killSwitch.idle();
-};
-const setPrice = async (price: number) => {
-  const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', price } });
-  expect(res.status, res.text).toBe(200);
-  await settled();
-};
+const settled = () => tradingSettled(server);
+const setPrice = (price: number) => setBtcPrice(server, admin.tokens.access_token, price);
 const buy = async (user: FactoryUser, qty: number) => {
   const res = await server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty, order_type: 'market' } });
   await settled();

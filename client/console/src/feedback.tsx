@@ -1,5 +1,6 @@
 // The feedback every action gives: a refusal with its code and message, or what was done.
-import { Alert } from '@mantine/core';
+import { Alert, Text } from '@mantine/core';
+import { errorCodeOf } from '@trading-service/client';
 import type { TShownError } from './api.ts';
 import { shownError } from './api.ts';
 
@@ -25,3 +26,16 @@ export const DoneNotice = ({ text }: { text: string | undefined }) =>
       {text}
     </Alert>
   ) : null;
+
+/**
+ * Why an account's read failed: no key of that mode and asset class is a state to explain, not an
+ * error (the overview shows it on every asset class a new user has not added a key for).
+ */
+export const AccountReadNotice = ({ error, mode }: { error: unknown; mode: 'paper' | 'live' }) =>
+  errorCodeOf(error) === 'BROKER_NOT_CONFIGURED' ? (
+    <Text size="sm" c="dimmed">
+      No {mode} key registered for this asset class: add one under Exchange keys.
+    </Text>
+  ) : (
+    <ErrorNotice error={error} />
+  );

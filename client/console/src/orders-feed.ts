@@ -21,6 +21,8 @@ const readAgain = () => {
   void queryClient.invalidateQueries(trpc.equity.listOrders.pathFilter());
   void queryClient.invalidateQueries(trpc.equity.positions.pathFilter());
   void queryClient.invalidateQueries(trpc.equity.account.pathFilter());
+  // Today's point of the equity curve is the account now.
+  void queryClient.invalidateQueries(trpc.equity.portfolioHistory.pathFilter());
   // A lock by the kill switch comes with the cancels of the account's open orders.
   void queryClient.invalidateQueries(trpc.live.status.pathFilter());
 };

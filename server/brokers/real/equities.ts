@@ -14,8 +14,8 @@ const WITH_ADAPTER: readonly TAssetClass[] = ['us_equity', 'kr_equity', 'crypto'
 export const createRealEquities = ({ keys, forUser, logger }: { keys: KeyCredentialsReader; forUser: (account: Account) => Promise<Broker>; logger: Logger }) => {
   const equityOf = async (account: Account): Promise<AccountEquity | undefined> => {
     try {
-      const { equity } = await (await forUser(account)).account();
-      return { ...account, equity };
+      const { equity, cash } = await (await forUser(account)).account();
+      return { ...account, equity, cash };
     } catch (error) {
       logger.warn({ err: error, userId: account.userId, assetClass: account.assetClass, mode: account.mode }, 'kill switch: the broker did not give the account; skipped this time');
       return undefined;

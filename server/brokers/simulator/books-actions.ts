@@ -179,6 +179,7 @@ export const resetInBooks = async (
 ): Promise<{ account: SimAccountRow; canceled: number; events: TBrokerEvent[] }> => {
   const session = await openAccountSession(tx, key, opening, at);
   const equityBefore = await equityOf(tx, session.account);
+  const cashBefore = session.account.cash;
   const working = await listActiveOrders(tx, key);
   for (const order of working) {
     const row = await lockOrder(tx, order);
@@ -187,7 +188,7 @@ export const resetInBooks = async (
   await deletePositions(tx, key);
   session.positions.clear();
   const account = await resetAccountRow(tx, key, { cash: opening.cash, at });
-  await recordResetFlow(tx, { ...key, day: utcDateOf(at), equityBefore, equityAfter: opening.cash, at });
+  await recordResetFlow(tx, { ...key, day: utcDateOf(at), equityBefore, cashBefore, equityAfter: opening.cash, at });
   await settled(session.tx);
   return { account, canceled: working.length, events: session.events };
 };

@@ -288,6 +288,8 @@ export interface AccountEquityRow {
   assetClass: TAssetClass;
   mode: TTradingMode;
   equity: string;
+  /** The cash part of `equity`. */
+  cash: string;
   /** The account's last reset: the day's flows are read up to it. */
   resetAt: Date | null;
 }
@@ -299,7 +301,7 @@ type Only = { userId: number; assetClass: TAssetClass } | undefined;
  * symbol without one at its entry price, as the positions read does), exact in numeric.
  */
 const equitiesSql = (only: Only) =>
-  fixedSql`select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity,
+  fixedSql`select a.user_id, a.asset_class, a.mode, (a.cash + coalesce(sum(p.qty * coalesce(pr.price, p.avg_entry_price)), 0))::text as equity, a.cash::text as cash,
         to_json(a.reset_at) #>> '{}' as reset_at
       from ${simAccounts} a
       left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0
@@ -313,12 +315,12 @@ const equitiesSql = (only: Only) =>
  * entry price, as the positions read does). `only` narrows it to one user's asset class.
  */
 export const listAccountEquities = async (db: Queryable, { prices, only }: { prices: { asset_class: TAssetClass; symbol: string; price: string }[]; only?: Only }): Promise<AccountEquityRow[]> => {
-  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string; reset_at: string | null }>(
+  const rows = await rowsOf<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string; cash: string; reset_at: string | null }>(
     db,
     fixedSql`with prices as (select * from jsonb_to_recordset(${JSON.stringify(prices)}::jsonb) as p(asset_class text, symbol text, price numeric))
       ${equitiesSql(only)}`,
   );
-  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity, resetAt: dateOrNull(row.reset_at) }));
+  return rows.map((row) => ({ userId: row.user_id, assetClass: row.asset_class, mode: row.mode, equity: row.equity, cash: row.cash, resetAt: dateOrNull(row.reset_at) }));
 };
 
 /**
@@ -340,13 +342,13 @@ export const listEquitiesAtStoredPrices = async (db: Queryable, only: Only): Pro
         equities as (${equitiesSql(only)})
       select coalesce((select json_agg(json_build_object('asset_class', asset_class, 'symbol', symbol, 'price',
             case when priced is null then null else json_build_object('admin_price', admin_price::text, 'tick_price', tick_price::text, 'updated_at', updated_at) end)) from stored), '[]'::json) as held,
-        coalesce((select json_agg(json_build_object('user_id', user_id, 'asset_class', asset_class, 'mode', mode, 'equity', equity, 'reset_at', reset_at)) from equities), '[]'::json) as equities`,
+        coalesce((select json_agg(json_build_object('user_id', user_id, 'asset_class', asset_class, 'mode', mode, 'equity', equity, 'cash', cash, 'reset_at', reset_at)) from equities), '[]'::json) as equities`,
   );
   const held = fromJson<{ asset_class: TAssetClass; symbol: string; price: PriceJson | null }[]>(row!.held);
-  const equities = fromJson<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string; reset_at: string | null }[]>(row!.equities);
+  const equities = fromJson<{ user_id: number; asset_class: TAssetClass; mode: TTradingMode; equity: string; cash: string; reset_at: string | null }[]>(row!.equities);
   return {
     held: held.map((h) => ({ assetClass: h.asset_class, symbol: h.symbol, price: priceOfJson(h.asset_class, h.symbol, h.price) })),
-    equities: equities.map((e) => ({ userId: e.user_id, assetClass: e.asset_class, mode: e.mode, equity: e.equity, resetAt: dateOrNull(e.reset_at) })),
+    equities: equities.map((e) => ({ userId: e.user_id, assetClass: e.asset_class, mode: e.mode, equity: e.equity, cash: e.cash, resetAt: dateOrNull(e.reset_at) })),
   };
 };
 

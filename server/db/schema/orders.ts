@@ -124,6 +124,8 @@ export const equitySnapshots = pgTable(
     mode: text('mode', { enum: ['paper', 'live'] }).notNull(),
     day: date('day', { mode: 'string' }).notNull(),
     equity: decimal('equity').notNull(),
+    /** The cash part of `equity`; null in snapshots taken where it was not known (before 0019, a reset's). */
+    cash: decimal('cash'),
     takenAt: tsColumn('taken_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.mode, t.day] })],

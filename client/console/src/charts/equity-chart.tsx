@@ -16,7 +16,8 @@ export const drawdownOf = (curve: readonly TEquityPoint[]): { date: string; draw
   });
 };
 
-export const EquityChart = ({ curve, currency, testId = 'equity-chart' }: { curve: readonly TEquityPoint[]; currency: string; testId?: string }) => {
+/** `compact`: a shorter chart, beside other panels (the overview's). */
+export const EquityChart = ({ curve, currency, testId = 'equity-chart', compact = false }: { curve: readonly TEquityPoint[]; currency: string; testId?: string; compact?: boolean }) => {
   const box = useRef<HTMLDivElement>(null);
   const parts = useRef<{ chart: IChartApi; equity: ISeriesApi<'Line'>; drawdown: ISeriesApi<'Area'> }>(undefined);
   const palette = useChartPalette();
@@ -50,5 +51,5 @@ export const EquityChart = ({ curve, currency, testId = 'equity-chart' }: { curv
     current.chart.timeScale().fitContent();
   }, [curve, currency]);
 
-  return <div ref={box} className="chart chart-tall" data-testid={testId} data-points={curve.length} data-currency={currency} />;
+  return <div ref={box} className={compact ? 'chart chart-compact' : 'chart chart-tall'} data-testid={testId} data-points={curve.length} data-currency={currency} />;
 };

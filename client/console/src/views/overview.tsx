@@ -1,18 +1,19 @@
 // The overview: the paper account of each asset class (equity, cash, buying power, today's P&L
-// against the kill switch's lines, open orders), the bot, the latest fills and the signals heard
-// since the page opened.
+// against the kill switch's lines, open orders), the equity curve of one of them, the bot, the
+// latest fills and the signals heard since the page opened.
 import { Group, Paper, Table, Text, Title } from '@mantine/core';
 import { useQueries, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { errorCodeOf, type TAssetClass, type TLiveFrame } from '@trading-service/client';
+import type { TAssetClass, TLiveFrame } from '@trading-service/client';
 import { trpc } from '../api.ts';
 import { TableScroll } from '../table-scroll.tsx';
-import { ErrorNotice } from '../feedback.tsx';
+import { AccountReadNotice, ErrorNotice } from '../feedback.tsx';
 import { ASSET_CLASS_NAMES, ASSET_CLASSES, money, percent, percentDirection, pnlPercent, price, quantity, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { newestFirst } from '../newest-first.ts';
 import { useLiveFrames } from '../live-feed.ts';
 import { ModeBadge } from '../pickers.tsx';
+import { EquityPanel } from './overview-equity.tsx';
 
 const LATEST_FILLS = 5;
 const KEPT_SIGNALS = 5;
@@ -35,7 +36,6 @@ const DayPnl = ({ metadata }: { metadata: Record<string, unknown> }) => {
 const AccountCard = ({ assetClass, mode }: { assetClass: TAssetClass; mode: 'paper' | 'live' }) => {
   const account = useQuery(trpc.equity.account.queryOptions({ asset_class: assetClass, mode }, { retry: false }));
   const open = useQuery(trpc.equity.listOrders.queryOptions({ asset_class: assetClass, status: 'open', mode, page: 1, size: 1 }, { enabled: account.isSuccess }));
-  const notConfigured = errorCodeOf(account.error) === 'BROKER_NOT_CONFIGURED';
   return (
     <Paper component="article" withBorder p="md" className="panel" data-testid={mode === 'paper' ? `account-${assetClass}` : `account-${assetClass}-live`}>
       <Group gap={8} mb="xs" wrap="nowrap">
@@ -49,13 +49,7 @@ const AccountCard = ({ assetClass, mode }: { assetClass: TAssetClass; mode: 'pap
           Loading…
         </Text>
       ) : null}
-      {notConfigured ? (
-        <Text size="sm" c="dimmed">
-          No {mode} key registered for this asset class: add one under Exchange keys.
-        </Text>
-      ) : account.error ? (
-        <ErrorNotice error={account.error} />
-      ) : null}
+      <AccountReadNotice error={account.error} mode={mode} />
       {account.data ? (
         <dl className="stats">
           <dt className="stats-hero-label">Equity</dt>
@@ -181,6 +175,9 @@ export const Overview = () => {
         {ASSET_CLASSES.filter((assetClass) => live.data?.[assetClass].live_enabled).map((assetClass) => (
           <AccountCard key={`${assetClass}-live`} assetClass={assetClass} mode="live" />
         ))}
+      </div>
+      <div className="overview-equity">
+        <EquityPanel />
       </div>
       <div className="overview-lower">
         <Paper withBorder className="panel table-panel">

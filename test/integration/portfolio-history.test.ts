@@ -1,0 +1,139 @@
+// GET /api/equity/portfolio/history (DESIGN §6): a paper account driven through a few days with a
+// moved clock. Each past day's point is the next day's start snapshot, today's is the account now,
+// a reset is a flow (its day's P&L leaves it out), and a day nothing evaluated gives no point, its
+// flows counted with the next.
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TPortfolioHistory } from '../../contracts/portfolio.ts';
+import { manualClock } from '../../server/clock.ts';
+import { accountFlows, equitySnapshots } from '../../server/db/schema/index.ts';
+import { ExactDecimal } from '../../server/decimal.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { setBtcPrice, tradingSettled } from '../support/paper-days.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+// A Tuesday afternoon (UTC): crypto trades around the clock.
+const clock = manualClock('2026-03-10T15:00:00Z');
+let server: TestServer;
+let admin: FactoryUser;
+let trader: FactoryUser;
+
+beforeAll(async () => {
+  // No workers: the kill switch's sweep (which takes every account's day-start snapshot) runs when a test asks.
+  server = await startTestServer({ SIM_TICK_INTERVAL_MS: '0', WORKERS_IN_PROCESS: 'false', SIM_INITIAL_CASH_USDT: '100000' }, undefined, { clock });
+  admin = await newUser(server, { role: 'admin', prefix: 'history_admin' });
+  trader = await newUser(server, { prefix: 'history' });
+  const key = await server.http('POST', '/api/exchange-keys', { token: trader.tokens.access_token, body: { exchange: 'crypto_exchange', api_key: `history-key-${process.pid}`, api_secret: 's' } });
+  expect(key.status, key.text).toBe(201);
+});
+afterAll(() => server?.stop());
+
+/** A new day: the clock moves on, and the sessions issued before (expired by then) are issued again. */
+const nextDay = async (at: string) => {
+  clock.set(at);
+  for (const user of [admin, trader]) user.tokens = await server.services.auth.issueSession({ user: user.auth });
+};
+const settled = () => tradingSettled(server);
+const setPrice = (price: number) => setBtcPrice(server, admin.tokens.access_token, price);
+const buy = async (qty: number) => {
+  const res = await server.http('POST', '/api/equity/orders', { token: trader.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty, order_type: 'market' } });
+  expect(res.status, res.text).toBe(201);
+  await settled();
+};
+const history = async (query: string) => server.http('GET', `/api/equity/portfolio/history?asset_class=crypto&${query}`, { token: trader.tokens.access_token });
+const snapshots = async () =>
+  new Map(
+    (await server.services.db.select().from(equitySnapshots).where(and(eq(equitySnapshots.userId, trader.user.id), eq(equitySnapshots.mode, 'paper')))).map((row) => [row.day, row]),
+  );
+const account = async () => {
+  const res = await server.http('GET', '/api/equity/account?asset_class=crypto', { token: trader.tokens.access_token });
+  expect(res.status, res.text).toBe(200);
+  return res.body as { equity: number; cash: number };
+};
+const exact = (value: string | number) => new ExactDecimal(value);
+
+describe('the portfolio history', () => {
+  it('gives a point per day from the snapshots, a reset as a flow, today live, and skips a day nothing evaluated', async () => {
+    // Day 1: the buy is the account's first evaluation; its snapshot is the fresh 100,000.
+    await setPrice(50_000);
+    await buy(0.5);
+    await setPrice(60_000);
+    // Day 2: the sweep takes the day's snapshot (the end of day 1), then a reset and a buy.
+    await nextDay('2026-03-11T15:00:00Z');
+    await server.services.killSwitch.sweep();
+    const reset = await server.http('POST', '/api/equity/account/reset', { token: trader.tokens.access_token, body: { asset_class: 'crypto' } });
+    expect(reset.status, reset.text).toBe(200);
+    await buy(0.2);
+    // Day 3: its snapshot ends day 2; the price falls.
+    await nextDay('2026-03-12T15:00:00Z');
+    await server.services.killSwitch.sweep();
+    await setPrice(55_000);
+
+    const res = await history('from=2026-03-09&to=2026-03-12');
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as TPortfolioHistory;
+    const stored = await snapshots();
+    const [flow] = await server.services.db.select().from(accountFlows).where(eq(accountFlows.userId, trader.user.id));
+    const now = await account();
+    expect(body).toMatchObject({ asset_class: 'crypto', mode: 'paper', currency: 'USDT', base_value: 100_000 });
+    // No snapshot on 2026-03-09: the first point is the first day with a start.
+    expect(body.points.map((point) => point.date)).toEqual(['2026-03-10', '2026-03-11', '2026-03-12']);
+    const [day1, day2, today] = body.points;
+    // Past days end at the next day's start snapshot, with its cash.
+    expect(day1!.equity).toBe(Number(stored.get('2026-03-11')!.equity));
+    expect(day1!.cash).toBe(Number(stored.get('2026-03-11')!.cash));
+    expect(day2!.equity).toBe(Number(stored.get('2026-03-12')!.equity));
+    expect(day2!.cash).toBe(Number(stored.get('2026-03-12')!.cash));
+    // 0.5 BTC bought at 50,000 (less the fee), worth 60,000 at day 1's end.
+    expect(day1!.pnl).toBe(exact(stored.get('2026-03-11')!.equity).minus(100_000).toNumber());
+    expect(day1!.pnl).toBeGreaterThan(4_900);
+    expect(day1!.pnl_pct).toBe(exact(day1!.pnl).dividedBy(100_000).toNumber());
+    expect(day1!.flows).toBe(0);
+    // Day 2: the reset's flow is left out of its P&L, which is only the second buy's fee.
+    expect(flow).toMatchObject({ day: '2026-03-11', kind: 'reset' });
+    expect(day2!.flows).toBe(Number(flow!.amount));
+    expect(day2!.pnl).toBe(exact(stored.get('2026-03-12')!.equity).minus(stored.get('2026-03-11')!.equity).minus(flow!.amount).toNumber());
+    expect(day2!.pnl).toBeLessThan(0);
+    expect(day2!.pnl).toBeGreaterThan(-50);
+    // Today is the account now: 0.2 BTC down 5,000 each since the day began.
+    expect(today).toMatchObject({ equity: now.equity, cash: now.cash, flows: 0 });
+    expect(today!.pnl).toBe(exact(now.equity).minus(stored.get('2026-03-12')!.equity).toNumber());
+    expect(today!.pnl).toBe(-1_000);
+
+    // Nothing evaluates the account on 2026-03-13; on the 14th the sweep takes a snapshot again.
+    await nextDay('2026-03-14T15:00:00Z');
+    await server.services.killSwitch.sweep();
+    const later = (await history('from=2026-03-10')).body as TPortfolioHistory;
+    const storedLater = await snapshots();
+    expect(storedLater.has('2026-03-13')).toBe(false);
+    // The 12th has no end and the 13th no start: one point ends at the 14th's snapshot, from the 11th's end.
+    expect(later.points.map((point) => point.date)).toEqual(['2026-03-10', '2026-03-11', '2026-03-13', '2026-03-14']);
+    const gap = later.points[2]!;
+    expect(gap.equity).toBe(Number(storedLater.get('2026-03-14')!.equity));
+    expect(gap.pnl).toBe(exact(storedLater.get('2026-03-14')!.equity).minus(storedLater.get('2026-03-12')!.equity).toNumber());
+    // A range that starts inside the gap starts from the 14th's snapshot.
+    const inGap = (await history('from=2026-03-13&to=2026-03-20')).body as TPortfolioHistory;
+    expect(inGap.base_value).toBe(Number(storedLater.get('2026-03-14')!.equity));
+    expect(inGap.points.map((point) => point.date)).toEqual(['2026-03-14']);
+  });
+
+  it('refuses a range that is not one (422, listed), and is empty before the account existed', async () => {
+    for (const query of ['from=2026-03-12&to=2026-03-10', 'from=2026-02-30', 'to=yesterday', 'from=2010-01-01&to=2026-03-12']) {
+      const res = await history(query);
+      expect(res.status, `${query}: ${res.text}`).toBe(422);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+    const before = await history('from=2026-01-01&to=2026-02-01');
+    expect(before.status, before.text).toBe(200);
+    expect(before.body).toMatchObject({ base_value: null, points: [] });
+  });
+
+  it('needs the account’s broker key, as the account does', async () => {
+    const keyless = await newUser(server, { prefix: 'history_keyless' });
+    const res = await server.http('GET', '/api/equity/portfolio/history?asset_class=crypto', { token: keyless.tokens.access_token });
+    const accountRes = await server.http('GET', '/api/equity/account?asset_class=crypto', { token: keyless.tokens.access_token });
+    expect(accountRes.status).not.toBe(200);
+    expect(res.status).toBe(accountRes.status);
+    expect(res.body).toMatchObject({ code: 'BROKER_NOT_CONFIGURED' });
+  });
+});
