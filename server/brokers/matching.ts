@@ -5,9 +5,9 @@ import { type TOrderSide } from './fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 
 /**
- * Order types as the broker layer sees them. stop_limit does not reach here: it is collapsed to
- * stop for every broker (the interface's rule) with its limit kept in metadata.stop_limit_price,
- * so a stop, once triggered, is a market order.
+ * Order types as the broker layer sees them. stop_limit arrives collapsed to stop (the
+ * interface's rule) with its limit kept in metadata.stop_limit_price: a stop without one is a
+ * market order once triggered; with one it rests as a limit at that price (DESIGN §6).
  */
 export type TBrokerOrderType = 'market' | 'limit' | 'stop';
 export type TTimeInForce = 'day' | 'gtc' | 'ioc' | 'fok';
@@ -20,13 +20,17 @@ export interface MatchableOrder {
   filledQty: Decimal;
   limitPrice?: Decimal | null | undefined;
   stopPrice?: Decimal | null | undefined;
+  /** A stop_limit's limit (metadata.stop_limit_price): once triggered, the stop rests as a limit there. */
+  stopLimit?: Decimal | null | undefined;
+  /** Whether a stop_limit's stop has triggered already (it then is a limit, whatever the price does to the stop). */
+  triggered?: boolean | undefined;
 }
 
 export interface PriceObservation {
   price: Decimal;
   /**
    * The most a resting order can take at this observation; undefined is unlimited. It bounds
-   * limit orders only (see `evaluate`).
+   * limit orders and triggered stop_limits only (see `evaluate`).
    */
   liquidity?: Decimal | undefined;
   /** The instrument's lot size: a partial fill is cut down to whole lots. */
@@ -40,9 +44,22 @@ export type TMatchOutcome =
    */
   | { kind: 'fill'; fillQty: Decimal; fillReference: Decimal; thenCancel?: 'ioc' }
   | { kind: 'cancel'; cancel: 'ioc' | 'fok' }
-  | { kind: 'rest'; rest: true };
+  | { kind: 'rest'; rest: true }
+  /** A stop_limit's stop triggers with its limit out of reach: it rests as a limit from now on. */
+  | { kind: 'trigger' };
 
 const REST: TMatchOutcome = { kind: 'rest', rest: true };
+const TRIGGER: TMatchOutcome = { kind: 'trigger' };
+
+/** Whether the price reaches a limit on this side: a buy's at or below it, a sell's at or above it. */
+const withinLimit = (side: TOrderSide, limit: Decimal, price: Decimal) => (side === 'buy' ? price.lte(limit) : price.gte(limit));
+/** Whether the price reaches a stop: a buy's at or above it, a sell's at or below it. */
+const stopReached = (order: MatchableOrder, price: Decimal) => {
+  const stop = requiredPrice(order, 'stopPrice');
+  return order.side === 'buy' ? price.gte(stop) : price.lte(stop);
+};
+/** A stop that becomes a limit once triggered (a stop_limit), rather than a market order. */
+const isStopLimit = (order: MatchableOrder): order is MatchableOrder & { stopLimit: Decimal } => order.orderType === 'stop' && order.stopLimit != null;
 
 const requiredPrice = (order: MatchableOrder, field: 'limitPrice' | 'stopPrice'): Decimal => {
   const value = order[field];
@@ -55,19 +72,17 @@ const reachablePrice = (order: MatchableOrder, price: Decimal): Decimal | undefi
   switch (order.orderType) {
     case 'market':
       return price;
-    case 'limit': {
-      const limit = requiredPrice(order, 'limitPrice');
+    case 'limit':
       // Once the limit is reached the observed price is the better of the two: a price that gaps
       // through the limit fills there, not at the limit.
-      if (order.side === 'buy') return price.lte(limit) ? price : undefined;
-      return price.gte(limit) ? price : undefined;
-    }
+      return withinLimit(order.side, requiredPrice(order, 'limitPrice'), price) ? price : undefined;
     case 'stop': {
-      const stop = requiredPrice(order, 'stopPrice');
-      const triggered = order.side === 'buy' ? price.gte(stop) : price.lte(stop);
+      if (!order.triggered && !stopReached(order, price)) return undefined;
+      // Triggered, a stop_limit is a limit at its limit price: it never fills beyond it.
+      if (isStopLimit(order)) return withinLimit(order.side, order.stopLimit, price) ? price : undefined;
       // Triggered, a stop is a market order: it fills at the observed price, which after a gap
       // is worse than the stop, as on a real exchange.
-      return triggered ? price : undefined;
+      return price;
     }
   }
 };
@@ -86,7 +101,8 @@ const availableQty = ({ liquidity, lotSize }: PriceObservation): Decimal | undef
  * - limit: fills when the price reaches the limit (buy: price ≤ limit, sell: price ≥ limit), at
  *   most `liquidity` per observation, so a large resting order fills across several ticks.
  * - stop: triggers when the price reaches the stop (buy: price ≥ stop, sell: price ≤ stop) and then
- *   fills as a market order.
+ *   fills as a market order; a stop_limit then is a limit at its limit price (`trigger` when the
+ *   price is beyond it: it rests, triggered, and fills like a limit from the next observations).
  * - day and gtc rest alike here; ending a day order at the session close is the expiry job's
  *   part (the `expire` transition).
  * - ioc fills what it can at its first observation and cancels the rest; fok fills everything
@@ -98,9 +114,12 @@ export const evaluate = (order: MatchableOrder, observation: PriceObservation): 
   if (remaining.lte(0)) throw new Error('evaluate called on an order with nothing left to fill');
   const immediate = order.timeInForce === 'ioc' || order.timeInForce === 'fok' ? order.timeInForce : undefined;
   const fillReference = reachablePrice(order, observation.price);
-  if (fillReference === undefined) return immediate ? { kind: 'cancel', cancel: immediate } : REST;
+  if (fillReference === undefined) {
+    if (immediate) return { kind: 'cancel', cancel: immediate };
+    return isStopLimit(order) && !order.triggered && stopReached(order, observation.price) ? TRIGGER : REST;
+  }
 
-  const available = order.orderType === 'limit' ? availableQty(observation) : undefined;
+  const available = order.orderType === 'limit' || isStopLimit(order) ? availableQty(observation) : undefined;
   const fillQty = available === undefined ? remaining : ExactDecimal.min(remaining, available);
   const complete = fillQty.eq(remaining);
   if (immediate === 'fok' && !complete) return { kind: 'cancel', cancel: 'fok' };

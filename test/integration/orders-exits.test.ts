@@ -234,3 +234,37 @@ describe('DELETE /api/equity/positions/{symbol}', () => {
     clock.set('2026-03-11T01:00:00Z');
   });
 });
+
+describe('a stop_limit keeps its limit (DESIGN §6 "Advanced orders")', () => {
+  const setEth = async (price: number) => {
+    const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol: 'ETH/USDT', price } });
+    expect(res.status, res.text).toBe(200);
+    await settle();
+  };
+  const orderOf = async (user: FactoryUser, brokerOrderId: string) =>
+    (await server.http('GET', `/api/equity/orders/${brokerOrderId}?asset_class=crypto`, { token: user.tokens.access_token })).body as Record<string, unknown>;
+
+  it('past a gap through its limit it does not fill and rests open; it fills at its limit or better when the price comes back', async () => {
+    // The test before moved the clock a day on: the operator's session is issued again.
+    admin.tokens = await server.services.auth.issueSession({ user: admin.auth });
+    await setEth(3100);
+    const user = await trader('exit_stop_limit');
+    expect((await place(user, { symbol: 'ETH/USDT', side: 'buy', qty: 1, order_type: 'market' })).status).toBe(201);
+    const placed = await place(user, { symbol: 'ETH/USDT', side: 'sell', qty: 1, order_type: 'stop_limit', stop_price: 3000, limit_price: 2990, time_in_force: 'gtc' });
+    expect(placed.status, placed.text).toBe(201);
+    const id = placed.body.broker_order_id as string;
+    expect(placed.body).toMatchObject({ order_type: 'stop_limit', stop_price: 3000, metadata: { stop_limit_price: 2990 } });
+
+    // The gap the issue names: a stop 3,000 limit 2,990 once filled at 2,498.75.
+    await setEth(2498.75);
+    expect(await orderOf(user, id)).toMatchObject({ status: 'open', filled_qty: 0 });
+    // Still beyond the limit: nothing.
+    await setEth(2989.99);
+    expect(await orderOf(user, id)).toMatchObject({ status: 'open', filled_qty: 0 });
+    await setEth(2995);
+    const filled = await orderOf(user, id);
+    expect(filled).toMatchObject({ status: 'filled', filled_qty: 1 });
+    expect(filled.avg_fill_price as number).toBeGreaterThanOrEqual(2990);
+    expect(filled.avg_fill_price as number).toBeLessThanOrEqual(2995);
+  });
+});

@@ -268,18 +268,39 @@ describe('each order type × time in force', () => {
     }
   });
 
-  it('a stop sell protects a position: it triggers when the price falls to it', async () => {
+  it('a stop sell protects a position: it triggers when the price falls to it, and fills at market past a gap', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const stop = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '2', orderType: 'stop', stopPrice: '90' }));
+    await account.seen({ type: 'open', broker_order_id: stop.brokerOrderId });
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '90.01' });
+    expect((await orderRow(account.userId, stop.brokerOrderId)).status).toBe('open');
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '88' });
+    expect((await account.seen({ type: 'fill', broker_order_id: stop.brokerOrderId })).fill?.price).toBe('87.95');
+    expect(await account.broker.positions()).toEqual([]);
+  });
+
+  it('a stop_limit keeps its limit: past a gap it rests as a limit, triggered, and fills only at its limit or better, also once the price is back above the stop', async () => {
     const symbol = await newInstrument('crypto', { price: '100' });
     const account = await openAccount();
     const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
     await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
     const stop = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '2', orderType: 'stop', stopPrice: '90', metadata: { stop_limit_price: '89.5' } }));
     await account.seen({ type: 'open', broker_order_id: stop.brokerOrderId });
-    await sim.setPrice({ assetClass: 'crypto', symbol, price: '90.01' });
-    expect((await orderRow(account.userId, stop.brokerOrderId)).status).toBe('open');
+    // The price gaps through both the stop and the limit: triggered, nothing fills below 89.5.
     await sim.setPrice({ assetClass: 'crypto', symbol, price: '88' });
-    expect((await account.seen({ type: 'fill', broker_order_id: stop.brokerOrderId })).fill?.price).toBe('87.95');
-    expect((await account.broker.getOrder({ brokerOrderId: stop.brokerOrderId }))?.metadata).toEqual({ stop_limit_price: '89.5' });
+    const triggered = await orderRow(account.userId, stop.brokerOrderId);
+    expect(triggered).toMatchObject({ status: 'open', filledQty: '0' });
+    expect(triggered.metadata).toMatchObject({ stop_limit_price: '89.5', triggered_at: expect.any(String) });
+    expect(account.events.filter((event) => event.broker_order_id === stop.brokerOrderId && event.type === 'fill')).toEqual([]);
+    // Back above the stop: a triggered stop_limit is a sell limit at 89.5, which 95 reaches.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '95' });
+    const fill = (await account.seen({ type: 'fill', broker_order_id: stop.brokerOrderId })).fill!;
+    // At the observed price less the slippage, never below the limit.
+    expect(Number(fill.price)).toBeGreaterThanOrEqual(89.5);
+    expect(Number(fill.price)).toBeLessThanOrEqual(95);
     expect(await account.broker.positions()).toEqual([]);
   });
 });

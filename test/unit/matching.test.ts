@@ -122,6 +122,37 @@ describe('evaluate: stop', () => {
   });
 });
 
+describe('evaluate: stop_limit (a stop with its limit kept)', () => {
+  // A sell stop 3,000 limit 2,990, and a buy stop 105 limit 106.
+  const sellStopLimit = (fields: Partial<MatchableOrder> = {}) => order({ side: 'sell', orderType: 'stop', stopPrice: d(3000), stopLimit: d(2990), ...fields });
+  const buyStopLimit = (fields: Partial<MatchableOrder> = {}) => order({ side: 'buy', orderType: 'stop', stopPrice: d(105), stopLimit: d(106), ...fields });
+
+  it('rests above its stop, and fills as a limit once the stop is reached inside the limit', () => {
+    expect(evaluate(sellStopLimit(), at(3001))).toEqual(REST);
+    expect(plain(evaluate(sellStopLimit(), at(2995)))).toEqual(fill('10', '2995'));
+    expect(evaluate(buyStopLimit(), at(104))).toEqual(REST);
+    expect(plain(evaluate(buyStopLimit(), at('105.5')))).toEqual(fill('10', '105.5'));
+  });
+
+  it('past a gap beyond its limit does not fill: it triggers and rests (a stop without a limit fills there)', () => {
+    expect(evaluate(sellStopLimit(), at('2498.75'))).toEqual({ kind: 'trigger' });
+    expect(evaluate(buyStopLimit(), at(120))).toEqual({ kind: 'trigger' });
+    expect(plain(evaluate(sellStopLimit({ stopLimit: null }), at('2498.75')))).toEqual(fill('10', '2498.75'));
+  });
+
+  it('once triggered is a limit at its limit price, whatever the price does to the stop', () => {
+    expect(evaluate(sellStopLimit({ triggered: true }), at(2500))).toEqual(REST);
+    // Back above the stop: a sell limit at 2,990 fills at the better price.
+    expect(plain(evaluate(sellStopLimit({ triggered: true }), at(3100)))).toEqual(fill('10', '3100'));
+    expect(plain(evaluate(buyStopLimit({ triggered: true }), at(100)))).toEqual(fill('10', '100'));
+  });
+
+  it('fills at most the liquidity of an observation, as a limit does, and an ioc past its limit cancels', () => {
+    expect(plain(evaluate(sellStopLimit({ triggered: true }), at(2995, 4)))).toEqual(fill('4', '2995'));
+    expect(evaluate(sellStopLimit({ timeInForce: 'ioc' }), at(2500))).toEqual({ kind: 'cancel', cancel: 'ioc' });
+  });
+});
+
 describe('partial fills across ticks', () => {
   it('fills a resting limit order tick by tick and reports each step', () => {
     let current: MatchableOrder = order({ side: 'buy', orderType: 'limit', limitPrice: d(100), qty: d(10) });

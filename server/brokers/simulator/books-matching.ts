@@ -11,8 +11,17 @@ import { evaluate, transition, type MatchableOrder } from '../matching.ts';
 import { tickSizeOf } from './prices.ts';
 import { writeFill, lockOrder, type SimOrderRow } from './queries.ts';
 import { active, applied, BROKER_NAME, d, eventOf, keyOf, maybe, openSession, positionIn, stateOf, text, type FillWrite, type Session } from './books.ts';
-import { changeStatus, endOrder, protectEntry, settleOco } from './books-status.ts';
+import { changeStatus, endOrder, markTriggered, protectEntry, settleOco } from './books-status.ts';
 import { fillBound, intoBand, type MarketState } from './exchange-rules.ts';
+
+/** Where a triggered stop_limit keeps when its stop triggered (its metadata, on the broker's books). */
+const TRIGGERED_AT = 'triggered_at';
+
+/** A stop_limit's limit, kept in its metadata by the broker layer's collapse to stop; null for every other order. */
+const stopLimitOf = (row: SimOrderRow) => {
+  const limit = row.metadata.stop_limit_price;
+  return row.orderType === 'stop' && (typeof limit === 'string' || typeof limit === 'number') ? d(String(limit)) : null;
+};
 
 const matchableOf = (row: SimOrderRow): MatchableOrder => ({
   side: row.side,
@@ -22,6 +31,8 @@ const matchableOf = (row: SimOrderRow): MatchableOrder => ({
   filledQty: d(row.filledQty),
   limitPrice: maybe(row.limitPrice),
   stopPrice: maybe(row.stopPrice),
+  stopLimit: stopLimitOf(row),
+  triggered: row.metadata[TRIGGERED_AT] !== undefined,
 });
 
 /**
@@ -59,7 +70,7 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
     referencePrice: reference,
     tickSize: tickSizeOf(instrument),
     profile: defaultProfileFor(row.assetClass),
-    limitPrice: fillBound(row.side, row.orderType === 'limit' ? maybe(row.limitPrice) : null, band),
+    limitPrice: fillBound(row.side, row.orderType === 'limit' ? maybe(row.limitPrice) : stopLimitOf(row), band),
   });
   if (row.side === 'buy' && session.cash.plus(fill.cashDelta).lt(0)) return { refused: 'insufficient funds' };
   const position = await positionIn(session, row.symbol);
@@ -125,6 +136,9 @@ export const matchLocked = async (session: Session, row: SimOrderRow, instrument
   switch (outcome.kind) {
     case 'rest':
       if (row.status === 'accepted') await changeStatus(session, row, { kind: 'open' }, null);
+      break;
+    case 'trigger':
+      await markTriggered(session, row.status === 'accepted' ? await changeStatus(session, row, { kind: 'open' }, null) : row, TRIGGERED_AT);
       break;
     case 'cancel':
       await endOrder(session, row, { kind: 'cancel' }, { reason: `${outcome.cancel}: could not fill ${outcome.cancel === 'fok' ? 'in full ' : ''}at once`, withSibling: false, protect: true });

@@ -28,6 +28,14 @@ export const changeStatus = async (session: Session, row: SimOrderRow, trigger: 
   return updated;
 };
 
+/**
+ * A stop_limit whose stop triggered with its limit out of reach: it rests as a limit from now on,
+ * whatever the price does to the stop, and a restart keeps it so (the mark is on its row). No
+ * event: on paper an order has no `triggered` step (DESIGN §6); it stays open.
+ */
+export const markTriggered = (session: Session, row: SimOrderRow, key: string): Promise<SimOrderRow> =>
+  changeOrder(session, row, { metadata: { ...row.metadata, [key]: session.at.toISOString() }, updatedAt: session.at });
+
 interface EndOptions {
   reason: string | null;
   /** A cancel of one OCO leg by its owner ends the pair; a cancel caused by the other leg does not recurse. */
