@@ -53,3 +53,46 @@ export const ZPortfolioHistory = z.object({
   points: z.array(ZPortfolioPoint),
 });
 export type TPortfolioHistory = z.infer<typeof ZPortfolioHistory>;
+
+export const ZPerformanceQuery = ZPortfolioHistoryQuery;
+export type TPerformanceQuery = z.infer<typeof ZPerformanceQuery>;
+
+const resultFields = {
+  /** Σ of the gains of the lots closed in the range (FIFO). */
+  realized_pnl: z.number(),
+  /** The open lots at today's prices less their cost basis; null for a range that ends before today (no past prices are kept). */
+  unrealized_pnl: z.number().nullable(),
+  /** The fills' fees less their taxes, in the range. */
+  fees: z.number(),
+  /** The fills' transaction taxes (a KRX sell's), in the range. */
+  taxes: z.number(),
+  /** Lots closed in the range. */
+  closed_lots: z.number().int(),
+  /** The share of those lots with a gain above 0; 0 without lots. */
+  win_rate: z.number(),
+};
+
+export const ZSymbolPerformance = z.object({ symbol: z.string(), ...resultFields });
+export type TSymbolPerformance = z.infer<typeof ZSymbolPerformance>;
+
+export const ZPerformance = z.object({
+  asset_class: ZAssetClass,
+  mode: ZTradingMode,
+  currency: z.string(),
+  from: z.string(),
+  to: z.string(),
+  /** The daily returns chained, flows removed (a reset is not a loss). */
+  time_weighted_return: z.number(),
+  ...resultFields,
+  /** The deepest fall of the flow-free index below its running peak, a negative fraction; 0 if it never fell. */
+  max_drawdown_pct: z.number(),
+  /** As the backtests': mean over stdev of the daily returns, ×√365 for crypto, ×√252 over the exchange's trading days for stocks. */
+  sharpe_ratio: z.number(),
+  /** Gross gain over gross loss of the closed lots; null without a losing lot. */
+  profit_factor: z.number().nullable(),
+  by_symbol: z.array(ZSymbolPerformance),
+  daily: z.array(z.object({ date: z.string(), return: z.number() })),
+  weekly: z.array(z.object({ week: z.string(), return: z.number() })),
+  monthly: z.array(z.object({ month: z.string(), return: z.number() })),
+});
+export type TPerformance = z.infer<typeof ZPerformance>;

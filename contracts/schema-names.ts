@@ -13,7 +13,7 @@ import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
 import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
 import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
-import { ZPortfolioHistory, ZPortfolioPoint } from './portfolio.ts';
+import { ZPerformance, ZPortfolioHistory, ZPortfolioPoint, ZSymbolPerformance } from './portfolio.ts';
 import { ZAccountResponse } from './simulator.ts';
 
 const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
@@ -26,6 +26,8 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZAccountResponse, 'Account'],
   [ZPortfolioHistory, 'PortfolioHistory'],
   [ZPortfolioPoint, 'PortfolioPoint'],
+  [ZPerformance, 'Performance'],
+  [ZSymbolPerformance, 'SymbolPerformance'],
   [ZTokenResponse, 'TokenResponse'],
   [ZUserResponse, 'User'],
   [ZSession, 'Session'],

@@ -74,7 +74,7 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
         const next: OrderRow = { ...row, ...change, ...(metadata ? { metadata } : {}), updatedAt: clock.now() };
         // Sent together, one round trip; a fill delivered twice rolls the rest back.
         const [recorded, , , frames] = await Promise.all([
-          record ? insertFill(tx, { ...key, executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) }) : Promise.resolve(true),
+          record ? insertFill(tx, { ...key, executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, tax: fill.tax ?? '0', at: new Date(event.at) }) : Promise.resolve(true),
           updateOrder(tx, key, { ...change, ...(metadata ? { metadata } : {}), updatedAt: next.updatedAt }),
           audit(tx, next, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }),
           publisher.appendEvents(tx, next, [orderEventOf(next, eventType, event, clock.now())], record ? fill : undefined),

@@ -171,7 +171,7 @@ export const acceptanceRecordsOf = (intent: OrderRow, placed: TPlacedPayload, ac
     const recordsFill = fill && !new ExactDecimal(row.filledQty).plus(fill.qty).gt(event.filled_qty);
     const metadata = metadataAfter(row, event, recordsFill === true);
     row = { ...row, ...change, ...(metadata ? { metadata } : {}), updatedAt: at };
-    if (recordsFill) fills.push({ executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, at: new Date(event.at) });
+    if (recordsFill) fills.push({ executionId: fill.execution_id, qty: fill.qty, price: fill.price, fee: fill.fee, tax: fill.tax ?? '0', at: new Date(event.at) });
     const frame = orderEventOf(row, eventTypeOf(event), event, at);
     frames.push(frame);
     audits.push(auditRecordOf(row, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }, at));

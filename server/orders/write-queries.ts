@@ -116,7 +116,7 @@ export const recordAnswer = async (
   db: Queryable,
   { userId, clientOrderId }: { userId: number; clientOrderId: string },
   change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'metadata' | 'updatedAt'>,
-  records: { fills: { executionId: string; qty: string; price: string; fee: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
+  records: { fills: { executionId: string; qty: string; price: string; fee: string; tax: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
 ): Promise<boolean> => {
   const answered = fixedSql`update ${orders}
     set broker_order_id = ${change.brokerOrderId}::text, status = ${change.status}::text, filled_qty = ${change.filledQty}::numeric,
@@ -125,15 +125,15 @@ export const recordAnswer = async (
     returning user_id`;
   const made = fixedSql`exists (select 1 from answered)`;
   // One JSON parameter for the fills, as for the audit records and the events.
-  const fills = JSON.stringify(records.fills.map((fill) => ({ execution_id: fill.executionId, qty: fill.qty, price: fill.price, fee: fill.fee, at: fill.at.toISOString() })));
+  const fills = JSON.stringify(records.fills.map((fill) => ({ execution_id: fill.executionId, qty: fill.qty, price: fill.price, fee: fill.fee, tax: fill.tax, at: fill.at.toISOString() })));
   const [row] = await rowsOf<{ answered: number }>(
     db,
     fixedSql`with answered as (${answered}),
       ${
         records.fills.length > 0
-          ? fixedSql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, at)
-              select ${userId}::integer, ${clientOrderId}::text, execution_id, qty, price, fee, at
-              from jsonb_to_recordset(${fills}::jsonb) as fills(execution_id text, qty numeric, price numeric, fee numeric, at timestamptz)
+          ? fixedSql`fills as (insert into ${orderFills} (user_id, client_order_id, execution_id, qty, price, fee, tax, at)
+              select ${userId}::integer, ${clientOrderId}::text, execution_id, qty, price, fee, tax, at
+              from jsonb_to_recordset(${fills}::jsonb) as fills(execution_id text, qty numeric, price numeric, fee numeric, tax numeric, at timestamptz)
               where ${made} on conflict do nothing),`
           : fixedSql``
       }

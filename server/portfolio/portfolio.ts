@@ -1,37 +1,70 @@
-// An account's past as the portfolio routes answer it (DESIGN §6): today the history, a point per
-// UTC day from the day-start snapshots and flows, with today's point read from the broker.
-import { DEFAULT_HISTORY_DAYS, type TPortfolioHistory, type TPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
+// An account's past as the portfolio routes answer it (DESIGN §6): the history, a point per UTC
+// day from the day-start snapshots and flows with today's point read from the broker, and the
+// performance over the same range, from those points and the account's FIFO lots.
+import type { TAssetClass } from '../../contracts/common.ts';
+import type { TTradingMode } from '../../contracts/brokers.ts';
+import { DEFAULT_HISTORY_DAYS, type TPerformance, type TPerformanceQuery, type TPortfolioHistory, type TPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
 import type { Clock } from '../clock.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import type { Db } from '../db/client.ts';
 import { viaBroker, type BrokerOfAccount } from '../orders/broker-calls.ts';
 import { historyPoints } from './history.ts';
-import { readFlowsByDay, readSnapshots } from './queries.ts';
+import { fifoLots } from './lots.ts';
+import { performanceOf } from './performance.ts';
+import { readAccountFills, readFlowsByDay, readResets, readSnapshots } from './queries.ts';
 
 const DAY_MS = 86_400_000;
 const dayOffset = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 
 export type Portfolio = ReturnType<typeof createPortfolio>;
 
-export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; forUser: BrokerOfAccount }) => ({
-  history: async ({ user, query }: { user: { id: number }; query: TPortfolioHistoryQuery }): Promise<TPortfolioHistory> => {
-    const { asset_class: assetClass, mode } = query;
+export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; forUser: BrokerOfAccount }) => {
+  /** The range a query names: `to` at most today (the days after have no end yet), `from` a year before it by default. */
+  const rangeOf = (query: { from?: string | undefined; to?: string | undefined }) => {
     const today = utcDateOf(clock.now());
-    // A range reaching past today ends today: the days after have no end yet.
     const to = query.to === undefined || query.to > today ? today : query.to;
-    const from = query.from ?? dayOffset(to, -DEFAULT_HISTORY_DAYS);
-    const broker = await forUser({ userId: user.id, assetClass, mode });
+    return { today, to, from: query.from ?? dayOffset(to, -DEFAULT_HISTORY_DAYS) };
+  };
+
+  const historyOf = async (userId: number, assetClass: TAssetClass, mode: TTradingMode, { today, from, to }: ReturnType<typeof rangeOf>) => {
+    const broker = await forUser({ userId, assetClass, mode });
     const account = await viaBroker(() => broker.account());
-    const range = { userId: user.id, assetClass, mode, from, through: dayOffset(to, 1) };
+    const range = { userId, assetClass, mode, from, through: dayOffset(to, 1) };
     const [snapshots, flows] = await Promise.all([readSnapshots(db, range), readFlowsByDay(db, range)]);
-    const { baseValue, points } = historyPoints({
-      snapshots,
-      flows: new Map(flows.map((flow) => [flow.day, flow.amount])),
-      from,
-      to,
-      today,
-      live: { equity: account.equity, cash: account.cash },
+    const history = historyPoints({ snapshots, flows: new Map(flows.map((flow) => [flow.day, flow.amount])), from, to, today, live: { equity: account.equity, cash: account.cash } });
+    return { broker, currency: account.currency, ...history };
+  };
+
+  const history = async ({ user, query }: { user: { id: number }; query: TPortfolioHistoryQuery }): Promise<TPortfolioHistory> => {
+    const { asset_class: assetClass, mode } = query;
+    const { currency, baseValue, points } = await historyOf(user.id, assetClass, mode, rangeOf(query));
+    return { asset_class: assetClass, mode, currency, base_value: baseValue, points };
+  };
+
+  const performance = async ({ user, query }: { user: { id: number }; query: TPerformanceQuery }): Promise<TPerformance> => {
+    const { asset_class: assetClass, mode } = query;
+    const range = rangeOf(query);
+    const { broker, currency, points } = await historyOf(user.id, assetClass, mode, range);
+    // Every fill and reset up to the range's end: lots a sell in the range closes may be older than it.
+    const before = new Date(Date.parse(`${range.to}T00:00:00Z`) + DAY_MS);
+    const account = { userId: user.id, assetClass, mode, before };
+    const [fills, resets] = await Promise.all([readAccountFills(db, account), readResets(db, account)]);
+    const { closed, open } = fifoLots(fills, resets);
+    const start = Date.parse(`${range.from}T00:00:00Z`);
+    // Today's prices value the open lots; a range that ended before today has none to use.
+    const prices = range.to === range.today ? new Map((await viaBroker(() => broker.positions())).map((position) => [position.symbol, position.currentPrice])) : undefined;
+    const result = performanceOf({
+      assetClass,
+      from: range.from,
+      to: range.to,
+      points,
+      closed,
+      open,
+      fills: fills.filter((fill) => fill.at.getTime() >= start),
+      priceOf: prices && ((symbol) => prices.get(symbol)),
     });
-    return { asset_class: assetClass, mode, currency: account.currency, base_value: baseValue, points };
-  },
-});
+    return { asset_class: assetClass, mode, currency, ...result };
+  };
+
+  return { history, performance };
+};

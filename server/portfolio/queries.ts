@@ -1,11 +1,11 @@
-// SQL of the portfolio history: an account's day-start snapshots and its flows by day over a
-// range. The snapshots and flows are written by the controls (controls/queries.ts); this module
-// only reads them, for the views of an account's past.
-import { and, asc, between, eq, sql } from 'drizzle-orm';
+// SQL of an account's past: its day-start snapshots and its flows by day over a range, and its
+// fills. The snapshots and flows are written by the controls (controls/queries.ts), the fills by
+// the order service; this module only reads them, for the views of an account's past.
+import { and, asc, between, eq, lt, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { accountFlows, equitySnapshots } from '../db/schema/index.ts';
+import { accountFlows, equitySnapshots, orderFills, orders } from '../db/schema/index.ts';
 
 export interface AccountRange {
   userId: number;
@@ -39,3 +39,36 @@ export const readFlowsByDay = (db: Queryable, { userId, assetClass, mode, from, 
     .where(and(eq(accountFlows.userId, userId), eq(accountFlows.assetClass, assetClass), eq(accountFlows.mode, mode), between(accountFlows.day, from, through)))
     .groupBy(accountFlows.day)
     .orderBy(asc(accountFlows.day));
+
+/** A fill of the account as the ledger reads it: which order side, and its exact amounts. */
+export interface AccountFill {
+  symbol: string;
+  side: 'buy' | 'sell';
+  qty: string;
+  price: string;
+  fee: string;
+  tax: string;
+  at: Date;
+}
+
+/**
+ * Every fill of the account before `before` (an instant), oldest first: the lots a later sell
+ * closes may have been bought before any range asked for.
+ */
+export const readAccountFills = (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<AccountFill[]> =>
+  db
+    .select({ symbol: orders.symbol, side: orders.side, qty: orderFills.qty, price: orderFills.price, fee: orderFills.fee, tax: orderFills.tax, at: orderFills.at })
+    .from(orderFills)
+    .innerJoin(orders, and(eq(orders.userId, orderFills.userId), eq(orders.clientOrderId, orderFills.clientOrderId)))
+    .where(and(eq(orderFills.userId, userId), eq(orders.assetClass, assetClass), eq(orders.live, mode === 'live'), lt(orderFills.at, before)))
+    .orderBy(asc(orderFills.at), asc(orderFills.id));
+
+/** When the account was reset (its flows of kind `reset`) before `before`, oldest first: each removed every position. */
+export const readResets = async (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<Date[]> =>
+  (
+    await db
+      .select({ at: accountFlows.at })
+      .from(accountFlows)
+      .where(and(eq(accountFlows.userId, userId), eq(accountFlows.assetClass, assetClass), eq(accountFlows.mode, mode), eq(accountFlows.kind, 'reset'), lt(accountFlows.at, before)))
+      .orderBy(asc(accountFlows.at))
+  ).map((row) => row.at);

@@ -1,7 +1,7 @@
 // /api/equity: orders through the five gates, the user's positions and accounts at its brokers, and their past.
 import { z } from 'zod';
 import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
-import { ZPortfolioHistory, ZPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
+import { ZPerformance, ZPerformanceQuery, ZPortfolioHistory, ZPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -102,6 +102,15 @@ export const equityRouter = router({
     .input(ZPortfolioHistoryQuery)
     .output(ZPortfolioHistory)
     .query(({ ctx, input }) => ctx.portfolio.history({ user: ctx.user, query: input })),
+
+  performance: authedProcedure
+    .meta({
+      openapi: openapi('GET', '/equity/performance', 'The account’s performance over a range: time-weighted return, realised (FIFO lots) and unrealised P&L, fees, taxes, drawdown, Sharpe, per symbol and by day, week and month'),
+      errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
+    })
+    .input(ZPerformanceQuery)
+    .output(ZPerformance)
+    .query(({ ctx, input }) => ctx.portfolio.performance({ user: ctx.user, query: input })),
 
   resetAccount: authedProcedure
     .meta({

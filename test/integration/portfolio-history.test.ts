@@ -4,7 +4,7 @@
 // flows counted with the next.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TPortfolioHistory } from '../../contracts/portfolio.ts';
+import type { TPerformance, TPortfolioHistory } from '../../contracts/portfolio.ts';
 import { manualClock } from '../../server/clock.ts';
 import { accountFlows, equitySnapshots } from '../../server/db/schema/index.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
@@ -51,6 +51,13 @@ const account = async () => {
   return res.body as { equity: number; cash: number };
 };
 const exact = (value: string | number) => new ExactDecimal(value);
+interface FilledOrder {
+  side: 'buy' | 'sell';
+  qty: number;
+  filled_qty: number;
+  avg_fill_price: number;
+  metadata: { fees: { commission: number; tax: number } };
+}
 
 describe('the portfolio history', () => {
   it('gives a point per day from the snapshots, a reset as a flow, today live, and skips a day nothing evaluated', async () => {
@@ -115,6 +122,41 @@ describe('the portfolio history', () => {
     const inGap = (await history('from=2026-03-13&to=2026-03-20')).body as TPortfolioHistory;
     expect(inGap.base_value).toBe(Number(storedLater.get('2026-03-14')!.equity));
     expect(inGap.points.map((point) => point.date)).toEqual(['2026-03-14']);
+  });
+
+  it('gives the performance of the same days: TWR chained from the daily returns (the reset no loss), FIFO lots, fees and taxes as the orders carry them', async () => {
+    // Still 2026-03-14: sell 0.1 of the 0.2 bought after the reset (the reset ended the first lot).
+    const sold = await server.http('POST', '/api/equity/orders', { token: trader.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'sell', qty: 0.1, order_type: 'market' } });
+    expect(sold.status, sold.text).toBe(201);
+    await settled();
+    const res = await server.http('GET', '/api/equity/performance?asset_class=crypto&from=2026-03-10', { token: trader.tokens.access_token });
+    expect(res.status, res.text).toBe(200);
+    const body = res.body as TPerformance;
+    const historyNow = (await history('from=2026-03-10')).body as TPortfolioHistory;
+    expect(body).toMatchObject({ asset_class: 'crypto', mode: 'paper', currency: 'USDT', from: '2026-03-10', to: '2026-03-14' });
+    expect(body.daily).toEqual(historyNow.points.map((point) => ({ date: point.date, return: point.pnl_pct })));
+    expect(body.time_weighted_return).toBe(body.daily.reduce((growth, day) => growth * (1 + day.return), 1) - 1);
+    // The reset moved equity by thousands (the flow), yet no day lost more than fees and the price.
+    expect(Math.min(...body.daily.map((day) => day.return))).toBeGreaterThan(-0.02);
+
+    const filled = ((await server.http('GET', '/api/equity/orders?asset_class=crypto&status=filled&size=100', { token: trader.tokens.access_token })).body as { items: FilledOrder[] }).items;
+    const feesOf = (order: FilledOrder) => order.metadata.fees;
+    expect(body.fees).toBeCloseTo(filled.reduce((total, order) => total + feesOf(order).commission, 0), 8);
+    expect(body.taxes).toBe(filled.reduce((total, order) => total + feesOf(order).tax, 0));
+    // One lot closed: half of the 0.2 bought on the 11th, against the 0.1 sold today.
+    const buy = filled.find((order) => order.side === 'buy' && order.qty === 0.2)!;
+    const sell = filled.find((order) => order.side === 'sell')!;
+    const cost = (buy.filled_qty * buy.avg_fill_price + feesOf(buy).commission + feesOf(buy).tax) / 2;
+    const proceeds = sell.filled_qty * sell.avg_fill_price - feesOf(sell).commission - feesOf(sell).tax;
+    expect(body.closed_lots).toBe(1);
+    expect(body.realized_pnl).toBeCloseTo(proceeds - cost, 8);
+    expect(body.win_rate).toBe(body.realized_pnl > 0 ? 1 : 0);
+    // The other 0.1 is open: today's price against its cost.
+    expect(body.unrealized_pnl).toBeCloseTo(0.1 * 55_000 - cost, 8);
+    expect(body.by_symbol).toEqual([expect.objectContaining({ symbol: 'BTC/USDT', closed_lots: 1, realized_pnl: body.realized_pnl })]);
+    // A range that ended before today has no prices to value what is open.
+    const past = (await server.http('GET', '/api/equity/performance?asset_class=crypto&from=2026-03-10&to=2026-03-12', { token: trader.tokens.access_token })).body as TPerformance;
+    expect(past).toMatchObject({ to: '2026-03-12', unrealized_pnl: null, closed_lots: 0 });
   });
 
   it('refuses a range that is not one (422, listed), and is empty before the account existed', async () => {

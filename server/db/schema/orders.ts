@@ -71,6 +71,8 @@ export const orderFills = pgTable(
     qty: decimal('qty').notNull(),
     price: decimal('price').notNull(),
     fee: decimal('fee').notNull(),
+    /** The part of `fee` that is a transaction tax (a KRX sell's), as the broker said; 0 where it says none. */
+    tax: decimal('tax').notNull().default('0'),
     at: tsColumn('at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.id] }), uniqueIndex('order_fills_execution_key').on(t.userId, t.executionId), index('order_fills_order_idx').on(t.userId, t.clientOrderId)],
