@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { ZCalendarDate } from './backtest.ts';
 import { ZTradingMode } from './brokers.ts';
-import { ZAssetClass } from './common.ts';
+import { pageOf, ZAssetClass, ZPageQuery } from './common.ts';
 
 /** The most days one history answers (ten years): a longer range is refused, not cut. */
 export const MAX_HISTORY_DAYS = 3_660;
@@ -15,17 +15,22 @@ const DAY_MS = 86_400_000;
 /** Days from `from` to `to`, both 'YYYY-MM-DD' (0 for the same day). */
 export const daysBetween = (from: string, to: string): number => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
-export const ZPortfolioHistoryQuery = z
-  .object({
-    asset_class: ZAssetClass,
-    mode: ZTradingMode.default('paper'),
-    /** The first UTC day (default: a year before `to`). */
-    from: ZCalendarDate.optional(),
-    /** The last UTC day (default and at most: today). */
-    to: ZCalendarDate.optional(),
-  })
-  .refine(({ from, to }) => from === undefined || to === undefined || from <= to, { message: 'from must not be after to', path: ['from'] })
-  .refine(({ from, to }) => from === undefined || to === undefined || daysBetween(from, to) < MAX_HISTORY_DAYS, { message: `a range of at most ${MAX_HISTORY_DAYS} days`, path: ['from'] });
+const accountRange = {
+  asset_class: ZAssetClass,
+  mode: ZTradingMode.default('paper'),
+  /** The first UTC day (default: a year before `to`). */
+  from: ZCalendarDate.optional(),
+  /** The last UTC day (default and at most: today). */
+  to: ZCalendarDate.optional(),
+};
+type TRange = { from?: string | undefined; to?: string | undefined };
+/** A range is a range: from not after to, and at most MAX_HISTORY_DAYS long. */
+const ranged = <T extends z.ZodType<TRange>>(schema: T) =>
+  schema
+    .refine(({ from, to }) => from === undefined || to === undefined || from <= to, { message: 'from must not be after to', path: ['from'] })
+    .refine(({ from, to }) => from === undefined || to === undefined || daysBetween(from, to) < MAX_HISTORY_DAYS, { message: `a range of at most ${MAX_HISTORY_DAYS} days`, path: ['from'] });
+
+export const ZPortfolioHistoryQuery = ranged(z.object(accountRange));
 export type TPortfolioHistoryQuery = z.infer<typeof ZPortfolioHistoryQuery>;
 
 export const ZPortfolioPoint = z.object({
@@ -96,3 +101,61 @@ export const ZPerformance = z.object({
   monthly: z.array(z.object({ month: z.string(), return: z.number() })),
 });
 export type TPerformance = z.infer<typeof ZPerformance>;
+
+/** `type` of GET /api/equity/activities: fills, closed FIFO lots, or flows. */
+export const ZActivityType = z.enum(['fill', 'lot', 'flow']);
+export type TActivityType = z.infer<typeof ZActivityType>;
+
+export const ZActivitiesQuery = ranged(
+  z.object({
+    ...accountRange,
+    ...ZPageQuery.shape,
+    type: ZActivityType.default('fill'),
+    /** csv: every row of the type in the range, no paging (REST answers text/csv; `Accept: text/csv` sets it). */
+    format: z.enum(['json', 'csv']).default('json'),
+  }),
+);
+export type TActivitiesQuery = z.infer<typeof ZActivitiesQuery>;
+
+/** Amounts of the ledger are decimal text, exact as stored. */
+export const ZActivityFill = z.object({
+  type: z.literal('fill'),
+  at: z.string(),
+  symbol: z.string(),
+  side: z.enum(['buy', 'sell']),
+  client_order_id: z.string(),
+  qty: z.string(),
+  price: z.string(),
+  /** The whole fee, its tax included. */
+  fee: z.string(),
+  tax: z.string(),
+});
+export const ZActivityLot = z.object({
+  type: z.literal('lot'),
+  symbol: z.string(),
+  qty: z.string(),
+  acquired_at: z.string(),
+  sold_at: z.string(),
+  cost_basis: z.string(),
+  proceeds: z.string(),
+  gain: z.string(),
+});
+export const ZActivityFlow = z.object({
+  type: z.literal('flow'),
+  at: z.string(),
+  kind: z.enum(['reset']),
+  amount: z.string(),
+  equity_before: z.string(),
+  equity_after: z.string(),
+});
+export const ZActivity = z.discriminatedUnion('type', [ZActivityFill, ZActivityLot, ZActivityFlow]);
+export type TActivity = z.infer<typeof ZActivity>;
+export const ZActivityList = pageOf(ZActivity);
+export type TActivityList = z.infer<typeof ZActivityList>;
+
+/** The columns of each type's CSV, in order: its JSON fields but `type`. */
+export const ACTIVITY_COLUMNS: Record<TActivityType, readonly string[]> = {
+  fill: ['at', 'symbol', 'side', 'client_order_id', 'qty', 'price', 'fee', 'tax'],
+  lot: ['symbol', 'qty', 'acquired_at', 'sold_at', 'cost_basis', 'proceeds', 'gain'],
+  flow: ['at', 'kind', 'amount', 'equity_before', 'equity_after'],
+};

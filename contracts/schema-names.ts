@@ -13,7 +13,7 @@ import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
 import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
 import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
-import { ZPerformance, ZPortfolioHistory, ZPortfolioPoint, ZSymbolPerformance } from './portfolio.ts';
+import { ZActivityFill, ZActivityFlow, ZActivityList, ZActivityLot, ZPerformance, ZPortfolioHistory, ZPortfolioPoint, ZSymbolPerformance } from './portfolio.ts';
 import { ZAccountResponse } from './simulator.ts';
 
 const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
@@ -28,6 +28,10 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZPortfolioPoint, 'PortfolioPoint'],
   [ZPerformance, 'Performance'],
   [ZSymbolPerformance, 'SymbolPerformance'],
+  [ZActivityFill, 'ActivityFill'],
+  [ZActivityLot, 'ActivityLot'],
+  [ZActivityFlow, 'ActivityFlow'],
+  [ZActivityList, 'ActivityList'],
   [ZTokenResponse, 'TokenResponse'],
   [ZUserResponse, 'User'],
   [ZSession, 'Session'],

@@ -1,6 +1,6 @@
 // Example of GET /api/equity/portfolio/history: three days of a paper crypto account, a reset on
 // the second (a flow, not a loss), today's point live.
-import type { ZPerformance, ZPerformanceQuery, ZPortfolioHistory, ZPortfolioHistoryQuery } from '../portfolio.ts';
+import type { ZActivitiesQuery, ZActivityList, ZPerformance, ZPerformanceQuery, ZPortfolioHistory, ZPortfolioHistoryQuery } from '../portfolio.ts';
 import { example, type OperationExample } from './types.ts';
 
 export const PORTFOLIO_EXAMPLES: Record<string, OperationExample> = {
@@ -49,6 +49,26 @@ export const PORTFOLIO_EXAMPLES: Record<string, OperationExample> = {
         { month: '2026-11', return: 0.012505 },
         { month: '2026-12', return: -0.00000912 },
       ],
+    },
+  }),
+  equityActivities: example<typeof ZActivitiesQuery, typeof ZActivityList>({
+    input: { asset_class: 'crypto', mode: 'paper', type: 'lot', from: '2026-11-30', to: '2026-12-02', page: 1, size: 20, format: 'json' },
+    output: {
+      items: [
+        {
+          type: 'lot',
+          symbol: 'BTC/USDT',
+          qty: '0.05',
+          acquired_at: '2026-11-30T09:12:44.120Z',
+          sold_at: '2026-12-01T14:03:10.552Z',
+          cost_basis: '4579.7725',
+          proceeds: '4747.55075',
+          gain: '167.77825',
+        },
+      ],
+      total: 1,
+      page: 1,
+      size: 20,
     },
   }),
 };

@@ -82,8 +82,10 @@ const errorCodesOf = (route: RestRoute): TAppErrorCode[] => {
 const responsesOf = (route: RestRoute, generated: Operation): Record<string, unknown> => {
   const success = route.meta.status ?? 200;
   const ok = generated.responses?.['200'];
+  const answer = success === 204 ? { description: 'No content' } : (ok ?? { description: 'OK' });
   const responses: Record<string, unknown> = {
-    [String(success)]: success === 204 ? { description: 'No content' } : (ok ?? { description: 'OK' }),
+    // A route that also answers CSV (meta.csv) says so beside its JSON.
+    [String(success)]: route.meta.csv && isNode(answer) && isNode(answer.content) ? { ...answer, content: { ...answer.content, 'text/csv': { schema: { type: 'string', description: 'A header line, then a line per row (RFC 4180)' } } } } : answer,
   };
   const byStatus = new Map<number, Set<TAppErrorCode>>();
   for (const code of errorCodesOf(route)) {

@@ -32,6 +32,9 @@ const queryInput = (route: RestRoute, query: string): Record<string, unknown> =>
   return input;
 };
 
+/** A CSV answer is asked for by the Accept header or by `format=csv` in the query. */
+const wantsCsv = (req: IncomingMessage, query: string): boolean => (req.headers.accept ?? '').toLowerCase().includes('text/csv') || new URLSearchParams(query).get('format') === 'csv';
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -96,9 +99,12 @@ export const createRestHandler = (router: AppRouter, services: Services): RestHa
     const body = match.route.readsBody ? await bodyOf(req, res, match.route) : NO_BODY;
     if (!body) return;
     const ctx = contextFor(services, state);
+    const { csv } = match.route.meta;
+    const asCsv = csv !== undefined && wantsCsv(req, query);
+    const input = asCsv ? { ...(inputOf(match, query, body.value) as Record<string, unknown>), format: 'csv' } : inputOf(match, query, body.value);
     let output: unknown;
     try {
-      output = await procedureOf(ctx, match.route.procedure)(inputOf(match, query, body.value));
+      output = await procedureOf(ctx, match.route.procedure)(input);
     } catch (cause) {
       const error = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause });
       const described = describeError(error);
@@ -114,6 +120,11 @@ export const createRestHandler = (router: AppRouter, services: Services): RestHa
     for (const [name, value] of Object.entries(ctx.http.headers)) res.setHeader(name, value);
     if (res.statusCode === 204 || output === undefined) {
       res.end();
+      return;
+    }
+    if (asCsv) {
+      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+      res.end(csv(input, output));
       return;
     }
     res.setHeader('Content-Type', 'application/json; charset=utf-8');

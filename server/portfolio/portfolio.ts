@@ -1,9 +1,10 @@
 // An account's past as the portfolio routes answer it (DESIGN §6): the history, a point per UTC
 // day from the day-start snapshots and flows with today's point read from the broker, and the
-// performance over the same range, from those points and the account's FIFO lots.
+// performance over the same range, from those points and the account's FIFO lots; and the
+// activities ledger: its fills, closed lots and flows, a page at a time or all of a type (CSV).
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
-import { DEFAULT_HISTORY_DAYS, type TPerformance, type TPerformanceQuery, type TPortfolioHistory, type TPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
+import { DEFAULT_HISTORY_DAYS, type TActivitiesQuery, type TActivity, type TActivityList, type TPerformance, type TPerformanceQuery, type TPortfolioHistory, type TPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
 import type { Clock } from '../clock.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import type { Db } from '../db/client.ts';
@@ -11,7 +12,7 @@ import { viaBroker, type BrokerOfAccount } from '../orders/broker-calls.ts';
 import { historyPoints } from './history.ts';
 import { fifoLots } from './lots.ts';
 import { performanceOf } from './performance.ts';
-import { readAccountFills, readFlowsByDay, readResets, readSnapshots } from './queries.ts';
+import { readAccountFills, readFlows, readFlowsByDay, readResets, readSnapshots } from './queries.ts';
 
 const DAY_MS = 86_400_000;
 const dayOffset = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
@@ -66,5 +67,43 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
     return { asset_class: assetClass, mode, currency, ...result };
   };
 
-  return { history, performance };
+  /** The range's fills, closed lots or flows, oldest first; all of them for `format=csv`, else a page. */
+  const activities = async ({ user, query }: { user: { id: number }; query: TActivitiesQuery }): Promise<TActivityList> => {
+    const { asset_class: assetClass, mode } = query;
+    const range = rangeOf(query);
+    const start = Date.parse(`${range.from}T00:00:00Z`);
+    const before = new Date(Date.parse(`${range.to}T00:00:00Z`) + DAY_MS);
+    const account = { userId: user.id, assetClass, mode, before };
+    let rows: TActivity[];
+    if (query.type === 'flow') {
+      const flows = await readFlows(db, { userId: user.id, assetClass, mode, from: range.from, through: range.to });
+      rows = flows.map((flow) => ({ type: 'flow', at: flow.at.toISOString(), kind: flow.kind, amount: flow.amount, equity_before: flow.equityBefore, equity_after: flow.equityAfter }));
+    } else {
+      const fills = await readAccountFills(db, account);
+      if (query.type === 'fill') {
+        rows = fills
+          .filter((fill) => fill.at.getTime() >= start)
+          .map((fill) => ({ type: 'fill', at: fill.at.toISOString(), symbol: fill.symbol, side: fill.side, client_order_id: fill.clientOrderId, qty: fill.qty, price: fill.price, fee: fill.fee, tax: fill.tax }));
+      } else {
+        const { closed } = fifoLots(fills, await readResets(db, account));
+        rows = closed
+          .filter((lot) => lot.soldAt.getTime() >= start)
+          .map((lot) => ({
+            type: 'lot',
+            symbol: lot.symbol,
+            qty: lot.qty.toFixed(),
+            acquired_at: lot.acquiredAt.toISOString(),
+            sold_at: lot.soldAt.toISOString(),
+            cost_basis: lot.costBasis.toFixed(),
+            proceeds: lot.proceeds.toFixed(),
+            gain: lot.gain.toFixed(),
+          }));
+      }
+    }
+    if (query.format === 'csv') return { items: rows, total: rows.length, page: 1, size: rows.length };
+    const offset = (query.page - 1) * query.size;
+    return { items: rows.slice(offset, offset + query.size), total: rows.length, page: query.page, size: query.size };
+  };
+
+  return { history, performance, activities };
 };

@@ -44,6 +44,7 @@ export const readFlowsByDay = (db: Queryable, { userId, assetClass, mode, from, 
 export interface AccountFill {
   symbol: string;
   side: 'buy' | 'sell';
+  clientOrderId: string;
   qty: string;
   price: string;
   fee: string;
@@ -57,7 +58,7 @@ export interface AccountFill {
  */
 export const readAccountFills = (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<AccountFill[]> =>
   db
-    .select({ symbol: orders.symbol, side: orders.side, qty: orderFills.qty, price: orderFills.price, fee: orderFills.fee, tax: orderFills.tax, at: orderFills.at })
+    .select({ symbol: orders.symbol, side: orders.side, clientOrderId: orderFills.clientOrderId, qty: orderFills.qty, price: orderFills.price, fee: orderFills.fee, tax: orderFills.tax, at: orderFills.at })
     .from(orderFills)
     .innerJoin(orders, and(eq(orders.userId, orderFills.userId), eq(orders.clientOrderId, orderFills.clientOrderId)))
     .where(and(eq(orderFills.userId, userId), eq(orders.assetClass, assetClass), eq(orders.live, mode === 'live'), lt(orderFills.at, before)))
@@ -72,3 +73,11 @@ export const readResets = async (db: Queryable, { userId, assetClass, mode, befo
       .where(and(eq(accountFlows.userId, userId), eq(accountFlows.assetClass, assetClass), eq(accountFlows.mode, mode), eq(accountFlows.kind, 'reset'), lt(accountFlows.at, before)))
       .orderBy(asc(accountFlows.at))
   ).map((row) => row.at);
+
+/** The account's flows in the range's days, oldest first. */
+export const readFlows = (db: Queryable, { userId, assetClass, mode, from, through }: AccountRange) =>
+  db
+    .select({ at: accountFlows.at, kind: accountFlows.kind, amount: accountFlows.amount, equityBefore: accountFlows.equityBefore, equityAfter: accountFlows.equityAfter })
+    .from(accountFlows)
+    .where(and(eq(accountFlows.userId, userId), eq(accountFlows.assetClass, assetClass), eq(accountFlows.mode, mode), between(accountFlows.day, from, through)))
+    .orderBy(asc(accountFlows.at), asc(accountFlows.id));

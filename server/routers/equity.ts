@@ -1,7 +1,8 @@
 // /api/equity: orders through the five gates, the user's positions and accounts at its brokers, and their past.
 import { z } from 'zod';
 import { ZAccountQuery, ZReplaceOrderRequest, ZCancelAllQuery, ZCancelAllResult, ZClosePositionPath, ZOrderList, ZOrderListQuery, ZOrderPath, ZOrderPreview, ZOrderResponse, ZPlaceOrderRequest, ZPositionList } from '../../contracts/orders.ts';
-import { ZPerformance, ZPerformanceQuery, ZPortfolioHistory, ZPortfolioHistoryQuery } from '../../contracts/portfolio.ts';
+import { ZActivitiesQuery, ZActivityList, ZPerformance, ZPerformanceQuery, ZPortfolioHistory, ZPortfolioHistoryQuery, type TActivitiesQuery, type TActivityList } from '../../contracts/portfolio.ts';
+import { activitiesCsv } from '../portfolio/csv.ts';
 import { ZAccountResetRequest, ZAccountResponse } from '../../contracts/simulator.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
@@ -111,6 +112,15 @@ export const equityRouter = router({
     .input(ZPerformanceQuery)
     .output(ZPerformance)
     .query(({ ctx, input }) => ctx.portfolio.performance({ user: ctx.user, query: input })),
+
+  activities: authedProcedure
+    .meta({
+      openapi: openapi('GET', '/equity/activities', 'The account’s ledger: its fills (fee and tax), its lots closed by FIFO, or its flows, a page at a time; with Accept: text/csv, every row of the type as CSV'),
+      csv: (input, output) => activitiesCsv((input as TActivitiesQuery).type ?? 'fill', output as TActivityList),
+    })
+    .input(ZActivitiesQuery)
+    .output(ZActivityList)
+    .query(({ ctx, input }) => ctx.portfolio.activities({ user: ctx.user, query: input })),
 
   resetAccount: authedProcedure
     .meta({

@@ -14,4 +14,9 @@ export type ProcedureMeta = OpenApiMeta & {
    * field its text fills, the query string carrying the other fields.
    */
   textBodyField?: string;
+  /**
+   * For a list REST also answers as CSV: asked with `Accept: text/csv` (or `format=csv`), the
+   * procedure gets `format: 'csv'` in its input and its output is written by this.
+   */
+  csv?: (input: unknown, output: unknown) => string;
 };

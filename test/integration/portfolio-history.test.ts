@@ -4,7 +4,7 @@
 // flows counted with the next.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TPerformance, TPortfolioHistory } from '../../contracts/portfolio.ts';
+import { ACTIVITY_COLUMNS, type TActivityList, type TPerformance, type TPortfolioHistory } from '../../contracts/portfolio.ts';
 import { manualClock } from '../../server/clock.ts';
 import { accountFlows, equitySnapshots } from '../../server/db/schema/index.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
@@ -157,6 +157,35 @@ describe('the portfolio history', () => {
     // A range that ended before today has no prices to value what is open.
     const past = (await server.http('GET', '/api/equity/performance?asset_class=crypto&from=2026-03-10&to=2026-03-12', { token: trader.tokens.access_token })).body as TPerformance;
     expect(past).toMatchObject({ to: '2026-03-12', unrealized_pnl: null, closed_lots: 0 });
+  });
+
+  it('lists the same account’s fills, FIFO lots and flows as the ledger, a page at a time, and as CSV that round-trips to the rows', async () => {
+    const activities = async (query: string, headers?: Record<string, string>) => server.http('GET', `/api/equity/activities?asset_class=crypto&from=2026-03-10&${query}`, { token: trader.tokens.access_token, headers });
+    const fills = (await activities('type=fill&size=100')).body as TActivityList;
+    // Three fills: 0.5 bought on the 10th, 0.2 on the 11th after the reset, 0.1 sold on the 14th.
+    expect(fills.items.map((row) => row.type === 'fill' && `${row.at.slice(0, 10)} ${row.side} ${row.qty}`)).toEqual(['2026-03-10 buy 0.5', '2026-03-11 buy 0.2', '2026-03-14 sell 0.1']);
+    const lots = ((await activities('type=lot')).body as TActivityList).items;
+    const performance = (await server.http('GET', '/api/equity/performance?asset_class=crypto&from=2026-03-10', { token: trader.tokens.access_token })).body as TPerformance;
+    // The one lot the performance counts: half of the 11th's buy, its gain the realised P&L.
+    expect(lots).toEqual([expect.objectContaining({ type: 'lot', symbol: 'BTC/USDT', qty: '0.1' })]);
+    expect(Number((lots[0] as { gain: string }).gain)).toBe(performance.realized_pnl);
+    const flows = ((await activities('type=flow')).body as TActivityList).items;
+    expect(flows).toEqual([expect.objectContaining({ type: 'flow', kind: 'reset', equity_after: '100000' })]);
+    // Paging: one row a page, in the same order.
+    const second = (await activities('type=fill&size=1&page=2')).body as TActivityList;
+    expect(second).toMatchObject({ total: 3, page: 2, size: 1, items: [fills.items[1]] });
+
+    // CSV, by the Accept header or format=csv: a header line, then every row of the type.
+    for (const [type, rows] of [['fill', fills.items], ['lot', lots], ['flow', flows]] as const) {
+      const csv = await activities(`type=${type}&size=1`, { accept: 'text/csv' });
+      expect(csv.status, csv.text).toBe(200);
+      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+      const [header, ...lines] = csv.text.trimEnd().split('\r\n');
+      const columns = header!.split(',');
+      expect(columns).toEqual(ACTIVITY_COLUMNS[type]);
+      expect(lines.map((line) => ({ type, ...Object.fromEntries(line.split(',').map((value, i) => [columns[i], value])) }))).toEqual(rows);
+    }
+    expect((await activities('type=flow&format=csv')).text).toBe((await activities('type=flow', { accept: 'text/csv' })).text);
   });
 
   it('refuses a range that is not one (422, listed), and is empty before the account existed', async () => {

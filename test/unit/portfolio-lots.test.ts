@@ -6,7 +6,7 @@ import { fifoLots } from '../../server/portfolio/lots.ts';
 import { isoWeekOf, performanceOf } from '../../server/portfolio/performance.ts';
 import type { AccountFill } from '../../server/portfolio/queries.ts';
 
-const fill = (at: string, side: 'buy' | 'sell', qty: string, price: string, fee: string, tax = '0', symbol = 'BTC/USDT'): AccountFill => ({ symbol, side, qty, price, fee, tax, at: new Date(at) });
+const fill = (at: string, side: 'buy' | 'sell', qty: string, price: string, fee: string, tax = '0', symbol = 'BTC/USDT'): AccountFill => ({ symbol, side, clientOrderId: `${side}-${at}`, qty, price, fee, tax, at: new Date(at) });
 const plain = (lots: ReturnType<typeof fifoLots>['closed']) =>
   lots.map((lot) => ({ symbol: lot.symbol, qty: lot.qty.toFixed(), acquired: lot.acquiredAt.toISOString().slice(0, 10), sold: lot.soldAt.toISOString().slice(0, 10), cost: lot.costBasis.toFixed(), proceeds: lot.proceeds.toFixed(), gain: lot.gain.toFixed() }));
 
