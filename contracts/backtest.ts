@@ -15,7 +15,29 @@ export const ZCalendarDate = ZDate.refine((value) => {
 export const MAX_EQUITY_POINTS = 4_000;
 export const MAX_TRADES = 1_000;
 
-/** What every backtest request names: the instrument, the strategy, the range and the money. */
+/** The bounds of the exits, in percent: a stop below the entry's fill above 0, a trail as an order's trail_percent. */
+export const EXIT_BOUNDS = { stop_loss_pct: { below: 100 }, take_profit_pct: { max: 1_000 }, trail_pct: { max: 50 } } as const;
+
+/**
+ * The exits every strategy takes (DESIGN, Advanced orders), in percent: a stop-loss below the
+ * entry's fill price, a take-profit above it, a trailing stop below the highest high since the
+ * entry. Absent or null is none.
+ */
+const exitFields = {
+  stop_loss_pct: z.number().positive().lt(EXIT_BOUNDS.stop_loss_pct.below).nullable().optional(),
+  take_profit_pct: z.number().positive().max(EXIT_BOUNDS.take_profit_pct.max).nullable().optional(),
+  trail_pct: z.number().positive().max(EXIT_BOUNDS.trail_pct.max).nullable().optional(),
+};
+
+/** The exits as an answer echoes them: null is none. */
+export const exitEchoFields = {
+  stop_loss_pct: z.number().nullable(),
+  take_profit_pct: z.number().nullable(),
+  trail_pct: z.number().nullable(),
+};
+export type TExitEcho = { [K in keyof typeof exitEchoFields]: number | null };
+
+/** What every backtest request names: the instrument, the strategy, the range, the money and the exits. */
 const runFields = {
   symbol: ZSymbolInput,
   /** us_equity or kr_equity on /api/equity/backtest, crypto on /api/backtest/run; anything else is 422 INVALID_ASSET_CLASS. */
@@ -28,6 +50,7 @@ const runFields = {
   initial_capital: z.number().finite().positive().max(1e15).default(10_000),
   profile_name: requestText().max(64).optional(),
   timeframe: z.literal('1d').default('1d'),
+  ...exitFields,
 };
 
 const ZRunFields = z.object(runFields);
@@ -41,6 +64,9 @@ export const ZBacktestRequest = ZRunFields.strict().refine(...endAfterStart);
 export type TBacktestRequest = z.infer<typeof ZBacktestRequest>;
 
 export const ZEquityPoint = z.object({ date: ZDate, equity: z.number() });
+/** Why a sell closed the position: the strategy's signal, the end of the run, or one of the exits. */
+export const TRADE_REASONS = ['signal', 'end', 'stop_loss', 'trail', 'take_profit'] as const;
+export type TTradeReason = (typeof TRADE_REASONS)[number];
 export const ZBacktestTrade = z.object({
   timestamp: ZTimestamp,
   symbol: z.string(),
@@ -48,6 +74,8 @@ export const ZBacktestTrade = z.object({
   price: z.number(),
   amount: z.number(),
   fee: z.number(),
+  /** A sell's why (absent on buys, and on sells of results stored before exits existed). */
+  reason: z.enum(TRADE_REASONS).optional(),
 });
 
 const summaryFields = {
@@ -72,6 +100,7 @@ export const ZBacktestSummary = z.object(summaryFields);
 export const ZBacktestResult = z.object({
   ...summaryFields,
   strategy_params: z.record(z.string(), z.unknown()),
+  ...exitEchoFields,
   initial_capital: z.number(),
   /** Bars before start_date the indicators warmed on (the strategy's warm-up, fewer when fewer are stored); nothing trades on them. */
   warmup_bars: z.number().int(),
@@ -149,6 +178,7 @@ export const ZSweepResult = z.object({
   start_date: ZDate,
   end_date: ZDate,
   initial_capital: z.number(),
+  ...exitEchoFields,
   rank_by: ZRankMetric,
   /** Every point that ran, best first. */
   points: z.array(ZSweepPoint),
@@ -207,6 +237,7 @@ export const ZWalkForwardResult = z.object({
   profile_name: z.string(),
   rank_by: ZRankMetric,
   initial_capital: z.number(),
+  ...exitEchoFields,
   windows: z.array(
     z.object({
       train_start: ZDate,

@@ -203,6 +203,8 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   step_index: 'Order of the step within the report, from 0.',
   stop_loss: 'Stop-loss price of the protective sell leg.',
   stop_loss_limit: 'Limit price of the stop leg once it triggers; null for a plain stop.',
+  stop_loss_pct:
+    'Backtest exit: a stop-loss in percent (not a fraction) below each entry’s fill price, more than 0 and below 100; it sells the whole position when a bar’s low reaches it (at the open when the bar opens below it). Null or absent: none.',
   stop_price: 'Stop (trigger) price, in the order’s currency; null when the order type has none.',
   stopped_at: 'When the last run ended (ISO 8601 UTC); null while it runs or before the first start.',
   stopped_by: 'Who ended the last run: user, admin or lock; null while it runs or before the first start.',
@@ -215,6 +217,8 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   symbol: 'The instrument’s symbol, e.g. AAPL, BTC/USDT, 005930 (requests also take forms such as BTC-USDT or KRX:005930).',
   symbols: 'Symbols the bot trades (1–20, none repeated).',
   take_profit: 'Take-profit price of the protective sell leg.',
+  take_profit_pct:
+    'Backtest exit: a take-profit in percent (not a fraction) above each entry’s fill price, more than 0 and at most 1000; it sells the whole position at that price when a bar’s high reaches it (at the open when the bar opens above it). A bar reaching the stop too sells at the stop. Null or absent: none.',
   tax: 'Transaction-tax part of the fee (a KRX sell’s), in the order’s currency.',
   technical_output: 'The technical agent’s view; null when it did not run or failed.',
   test: 'Metrics of the run over the test window.',
@@ -235,6 +239,8 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   total_trades: 'Round trips, the position still open at the end (closed at the last close) included.',
   trades: 'Every fill (each buy and each sell), at most 1,000 (trimmed).',
   trades_total: 'Fills before the list was trimmed.',
+  trail_pct:
+    'Backtest exit: a trailing stop in percent (not a fraction) below the highest high since each entry (the entry’s fill price seeds it; a bar’s high moves the stop from the next bar on), more than 0 and at most 50, as an order’s trail_percent. With stop_loss_pct too the higher stop holds. Null or absent: none.',
   train_bars: 'Bars each optimisation (train) window spans.',
   train_end: 'Last day of the train window (YYYY-MM-DD).',
   train_score: 'The best point’s rank_by metric on the train window; null when it is not a finite number.',

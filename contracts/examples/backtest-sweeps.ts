@@ -10,7 +10,11 @@ const RUN = {
   end_date: '2025-12-31',
   initial_capital: 10000,
   profile_name: 'us_broker_zero',
+  stop_loss_pct: 8,
 } as const;
+
+/** The exits as the answers echo them: the stop-loss asked for, no take-profit, no trail. */
+const EXITS = { stop_loss_pct: RUN.stop_loss_pct, take_profit_pct: null, trail_pct: null };
 
 const BEST = { rank: 1, strategy_params: { fast: 20, slow: 50, size: 1 }, final_capital: 12410, total_return_pct: 0.241, annual_return: 0.1142, sharpe_ratio: 1.21, max_drawdown_pct: -0.0934, win_rate: 0.62, profit_factor: 2.3, total_trades: 8 };
 const SECOND = { rank: 2, strategy_params: { fast: 10, slow: 50, size: 1 }, final_capital: 11876, total_return_pct: 0.1876, annual_return: 0.0899, sharpe_ratio: 0.97, max_drawdown_pct: -0.1108, win_rate: 0.55, profit_factor: 1.8, total_trades: 11 };
@@ -25,6 +29,7 @@ const SWEEP: TSweepResult = {
   start_date: RUN.start_date,
   end_date: RUN.end_date,
   initial_capital: 10000,
+  ...EXITS,
   rank_by: 'sharpe_ratio',
   points: [BEST, SECOND],
   skipped: SKIPPED,
@@ -57,6 +62,7 @@ export const SWEEP_EXAMPLES: Record<string, OperationExample> = {
       profile_name: 'us_broker_zero',
       rank_by: 'sharpe_ratio',
       initial_capital: 10000,
+      ...EXITS,
       windows: [
         {
           train_start: '2024-01-02',

@@ -20,6 +20,9 @@ const AAPL_RESULT: TBacktestResult = {
   total_trades: 5,
   created_at: '2026-12-02T02:40:11.000Z',
   strategy_params: { fast: 20, slow: 50 },
+  stop_loss_pct: 8,
+  take_profit_pct: null,
+  trail_pct: 5,
   initial_capital: 10000,
   warmup_bars: 50,
   final_capital: 11184,
@@ -33,7 +36,7 @@ const AAPL_RESULT: TBacktestResult = {
   ],
   trades: [
     { timestamp: '2025-03-18T20:00:00.000Z', symbol: 'AAPL', side: 'buy', price: 214.37, amount: 46, fee: 0 },
-    { timestamp: '2025-05-09T20:00:00.000Z', symbol: 'AAPL', side: 'sell', price: 226.91, amount: 46, fee: 0.06 },
+    { timestamp: '2025-05-09T20:00:00.000Z', symbol: 'AAPL', side: 'sell', price: 226.91, amount: 46, fee: 0.06, reason: 'trail' },
   ],
   equity_curve_total: 250,
   trades_total: 10,
@@ -48,11 +51,11 @@ const BTC_RESULT: TBacktestResult = {
   equity_curve: [{ date: '2025-01-01', equity: 10000 }, { date: '2025-07-01', equity: 11420.8 }, { date: '2025-12-31', equity: 12316 }],
   trades: [
     { timestamp: '2025-02-11T00:00:00.000Z', symbol: 'BTC/USDT', side: 'buy', price: 97240.5, amount: 0.1027, fee: 9.99 },
-    { timestamp: '2025-04-02T00:00:00.000Z', symbol: 'BTC/USDT', side: 'sell', price: 85110.2, amount: 0.1027, fee: 8.74 },
+    { timestamp: '2025-04-02T00:00:00.000Z', symbol: 'BTC/USDT', side: 'sell', price: 85110.2, amount: 0.1027, fee: 8.74, reason: 'signal' },
   ],
 };
 
-const summaryOf = ({ strategy_params: _p, initial_capital: _i, warmup_bars: _w, final_capital: _f, annual_return: _a, profit_factor: _pf, buy_hold_return_pct: _b, equity_curve: _c, trades: _t, equity_curve_total: _ct, trades_total: _tt, ...summary }: TBacktestResult) =>
+const summaryOf = ({ strategy_params: _p, stop_loss_pct: _sl, take_profit_pct: _tp, trail_pct: _tr, initial_capital: _i, warmup_bars: _w, final_capital: _f, annual_return: _a, profit_factor: _pf, buy_hold_return_pct: _b, equity_curve: _c, trades: _t, equity_curve_total: _ct, trades_total: _tt, ...summary }: TBacktestResult) =>
   summary;
 
 const runRequest = (symbol: string, asset_class: string): z.input<typeof ZBacktestRequest> => ({
@@ -65,6 +68,8 @@ const runRequest = (symbol: string, asset_class: string): z.input<typeof ZBackte
   initial_capital: 10000,
   profile_name: asset_class === 'crypto' ? 'crypto_default' : 'us_broker_zero',
   timeframe: '1d',
+  stop_loss_pct: 8,
+  trail_pct: 5,
 });
 
 export const BACKTEST_EXAMPLES: Record<string, OperationExample> = {

@@ -18,7 +18,7 @@ import { findStrategy, resolveStrategy, STRATEGIES } from './strategies/index.ts
 import { createRunAdmission, type RunAdmission } from './admission.ts';
 import type { BacktestPool } from './pool.ts';
 import { barsFrom, jobBarsOf, runJob, summarizeJob, type BacktestJob, type JobBars, type MetricsSpan, type RunSummary, type StrategyRunSpec, type TaskOutcome } from './task.ts';
-import { gridPoints, paramsSchemaOf, rankValue, specOf, sweepSummaryOf, toBars, toSummary, warmupOf } from './run-specs.ts';
+import { exitEchoOf, exitRulesOf, gridPoints, paramsSchemaOf, rankValue, specOf, sweepSummaryOf, toBars, toSummary, warmupOf } from './run-specs.ts';
 import { curveIndices } from './trim.ts';
 
 /** Which asset classes each route family runs and reads. */
@@ -45,7 +45,7 @@ export interface BacktestDeps {
 export const createBacktests = ({ db, clock, config, instruments, pool, poolSize = 1, admission = createRunAdmission(config.BACKTEST_MAX_RUNNING_PER_USER) }: BacktestDeps) => {
   const inlineMaxBars = config.BACKTEST_INLINE_MAX_BARS;
 
-  type TRunBase = Pick<TBacktestRequest, 'symbol' | 'asset_class' | 'start_date' | 'end_date' | 'profile_name'>;
+  type TRunBase = Pick<TBacktestRequest, 'symbol' | 'asset_class' | 'start_date' | 'end_date' | 'profile_name' | 'stop_loss_pct' | 'take_profit_pct' | 'trail_pct'>;
 
   /** The first checks of every run: the feature flag, then the route's asset class. */
   const routeAssetClass = (request: TRunBase, family: TBacktestFamily): TAssetClass => {
@@ -60,7 +60,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   /**
    * What every run of a request needs after its checks: the instrument, the profile, the range's
    * bars, and up to `warmup` stored bars before `start_date` to warm the indicators on (DESIGN:
-   * Lean's warm-up, freqtrade's startup candles), fewer when fewer are stored.
+   * Lean's warm-up, freqtrade's startup candles), fewer when fewer are stored. Every job of the
+   * request runs with its exits.
    */
   const prepare = async (request: TRunBase, assetClass: TAssetClass, warmup: number) => {
     const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
@@ -74,6 +75,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     if (!columns || columns.count <= warm.bars) throw new AppError('INSUFFICIENT_DATA', `No daily bars of ${instrument.symbol} between ${request.start_date} and ${request.end_date}`);
     const all = toBars(columns);
     const warmupBars = warm.bars;
+    const exits = exitRulesOf(request);
     /** The range's bars (views after the warm-up): what the answer and the metrics read. */
     const bars = barsFrom(all, warmupBars);
     const jobOf = (runs: StrategyRunSpec[], initialCapital: number | string, over: { bars: JobBars; warmup: number } = { bars: jobBarsOf(all), warmup: warmupBars }): BacktestJob => ({
@@ -82,6 +84,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       initialCapital: String(initialCapital),
       profileName: profile.name,
       fractional: assetClass !== 'kr_equity',
+      exits,
       runs,
     });
     /** What metrics over bars [from, to) of the range (the whole range by default) read of their dates. */
@@ -114,6 +117,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       profile_name: profile.name,
       strategy_name: strategy.name,
       strategy_params: params,
+      ...exitEchoOf(request),
       symbol: instrument.symbol,
       start_date: request.start_date,
       end_date: request.end_date,
@@ -136,6 +140,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
         price: fill.price,
         amount: fill.qty,
         fee: fill.fee,
+        ...(fill.reason === undefined ? {} : { reason: fill.reason }),
       })),
       equity_curve_total: bars.length,
       trades_total: outcome.fillCount,
@@ -228,6 +233,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       start_date: request.start_date,
       end_date: request.end_date,
       initial_capital: request.initial_capital,
+      ...exitEchoOf(request),
       rank_by: request.rank_by,
       points: ranked,
       skipped,
@@ -316,6 +322,7 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
       profile_name: profile.name,
       rank_by: request.rank_by,
       initial_capital: request.initial_capital,
+      ...exitEchoOf(request),
       windows,
       equity_curve: curveIndices(equity).map((i) => ({ date: curveDates[i]!, equity: equity[i]! })),
       equity_curve_total: equity.length,
@@ -327,7 +334,9 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
   const getSweep = async ({ user, id }: { user: { id: number }; id: string }): Promise<TSweepResult> => {
     const row = await findSweep(db, { userId: user.id, id });
     if (!row) throw new AppError('NOT_FOUND', 'Sweep not found');
-    return { ...(row.result as Omit<TSweepResult, 'sweep_id' | 'created_at'>), sweep_id: row.id, created_at: row.createdAt.toISOString() };
+    const stored = row.result as Omit<TSweepResult, 'sweep_id' | 'created_at'>;
+    // Sweeps stored before exits existed ran with none.
+    return { ...stored, ...exitEchoOf(stored), sweep_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
   const listSweepSummaries = async ({ user, query }: { user: { id: number }; query: TSweepListQuery }): Promise<TSweepList> => {
@@ -340,8 +349,8 @@ export const createBacktests = ({ db, clock, config, instruments, pool, poolSize
     const row = await findResult(db, { userId: user.id, id, assetClasses: FAMILY_ASSET_CLASSES[family] });
     if (!row) throw new AppError('NOT_FOUND', 'Backtest result not found');
     const stored = row.result as Omit<TBacktestResult, 'result_id' | 'created_at' | 'warmup_bars'> & { warmup_bars?: number };
-    // Results stored before warm-up existed warmed on nothing.
-    return { ...stored, warmup_bars: stored.warmup_bars ?? 0, result_id: row.id, created_at: row.createdAt.toISOString() };
+    // Results stored before warm-up existed warmed on nothing, and before exits existed had none.
+    return { ...stored, ...exitEchoOf(stored), warmup_bars: stored.warmup_bars ?? 0, result_id: row.id, created_at: row.createdAt.toISOString() };
   };
 
   const list = async ({ user, query, family }: { user: { id: number }; query: TBacktestListQuery; family: TBacktestFamily }): Promise<TBacktestList> => {

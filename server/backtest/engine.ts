@@ -2,7 +2,9 @@
 // fills at the next bar's open, long-only, each entry spending `size` of the cash; every fill is
 // priced by the same fill model as the simulated broker (fills.ts: slippage, the tick grid, the
 // profile's fees and taxes); the equity is marked at every close; a position still open after
-// the last bar is sold at the last close and counted as a round trip.
+// the last bar is sold at the last close and counted as a round trip. Optional exits
+// (stop-loss, take-profit, trailing stop: exits.ts) close a held position within a bar, priced
+// by the same fill model.
 //
 // Fast path: the bars are typed arrays, the indicators are computed once per run, and the loop
 // allocates nothing per bar. Cash and units are exact, touched only at fills (ledger.ts: scaled
@@ -10,6 +12,7 @@
 // never a running float sum).
 import type { Decimal } from 'decimal.js';
 import type { FeeProfile } from '../brokers/fees.ts';
+import { END, exitWatchOf, SIGNAL, TAKE_PROFIT, type ExitRules } from './exits.ts';
 import { BOUGHT, decimalLedger, FillLog, scaledLedger, UNSURE, type EngineFill, type Ledger, type TEngineTick } from './ledger.ts';
 import { TripLog } from './trip-log.ts';
 import type { Bars, BarView, Lookback, RoundTrip, StrategyRun, TSignal } from './types.ts';
@@ -41,6 +44,8 @@ export interface EngineInput {
    * open, with the position and the cash as they are.
    */
   switches?: readonly StrategySwitch[];
+  /** Exits of every position, whichever strategy bought it (none by default). */
+  exits?: ExitRules | undefined;
 }
 
 export interface StrategySwitch {
@@ -62,6 +67,8 @@ export interface EngineResult {
   readonly trips: RoundTrip[];
   /** Each round trip's cash result, oldest first: what the metrics read, without making the trips. */
   readonly tripPnls: Float64Array;
+  /** Why each round trip ended, oldest first: indices of TRADE_REASONS (its sell fill is the trip's). */
+  readonly tripExits: Uint8Array;
   finalCapital: string;
 }
 
@@ -114,13 +121,14 @@ const buyAt = (book: Book, index: number, reference: number): void => {
   if (outcome === BOUGHT) book.entryIndex = index;
 };
 
-const sellAt = (book: Book, index: number, reference: number): void => {
-  let pnl = book.ledger.sell(index, reference, book.fills);
+/** Sells everything held at the reference (never below `limit`, 0 for none), the trip ending for `exit` (a TRADE_REASONS index). */
+const sellAt = (book: Book, index: number, reference: number, limit: number, exit: number): void => {
+  let pnl = book.ledger.sell(index, reference, book.fills, limit);
   if (Number.isNaN(pnl)) {
     book.ledger = decimalLedger(book.input, book.ledger.state());
-    pnl = book.ledger.sell(index, reference, book.fills);
+    pnl = book.ledger.sell(index, reference, book.fills, limit);
   }
-  book.trips.add(book.entryIndex, index, pnl);
+  book.trips.add(book.entryIndex, index, pnl, exit);
 };
 
 // The pending order between a signal at a close and its fill at the next open.
@@ -133,6 +141,8 @@ export const runEngine = (input: EngineInput): EngineResult => {
   const n = bars.length;
   const close = bars.close;
   const open = bars.open;
+  const high = bars.high;
+  const low = bars.low;
   const warmup = Math.min(Math.max(0, input.warmup ?? 0), n);
   const equity = new Float64Array(n - warmup);
 
@@ -157,15 +167,52 @@ export const runEngine = (input: EngineInput): EngineResult => {
   let cash = book.ledger.cashNumber;
   let units = 0;
   let pending = HOLD;
+  // Decided once: a run without exits never enters their branch (one test of a constant per bar).
+  const watch = exitWatchOf(input.exits, input.profile, input.tickSize);
+  const exiting = watch !== undefined;
   for (let i = warmup; i < n; i++) {
     cursor.i = i;
     // Yesterday's signal fills at today's open.
     if (pending !== HOLD) {
       if (pending === BUY) buyAt(book, i - warmup, open[i]!);
-      else sellAt(book, i - warmup, open[i]!);
+      else sellAt(book, i - warmup, open[i]!, 0, SIGNAL);
       cash = book.ledger.cashNumber;
       units = book.ledger.unitsNumber;
+      // A new position's exits, from its fill price (a sell's leaves units at 0).
+      if (exiting && units > 0) watch.arm(book.ledger.entryPrice);
       pending = HOLD;
+    }
+    if (exiting && units > 0) {
+      // The exits against this bar, its entry's bar included. An open at or beyond a level is
+      // known to come first and fills there (a gap: a stop at the open, worse than the stop; a
+      // take-profit at the open, better). Within the bar the order of the high and the low is
+      // unknown: a bar that reaches both the stop and the take-profit fills the stop (the
+      // pessimistic rule). A take-profit is a sell limit at its price, as the simulator's.
+      const { stop, target } = watch;
+      const o = open[i]!;
+      let reference = 0;
+      let limit = 0;
+      let exit = SIGNAL;
+      if (o <= stop) {
+        reference = o;
+        exit = watch.stopReason;
+      } else if (o >= target) {
+        reference = o;
+        limit = target;
+        exit = TAKE_PROFIT;
+      } else if (low[i]! <= stop) {
+        reference = stop;
+        exit = watch.stopReason;
+      } else if (high[i]! >= target) {
+        reference = target;
+        limit = target;
+        exit = TAKE_PROFIT;
+      }
+      if (exit !== SIGNAL) {
+        sellAt(book, i - warmup, reference, limit, exit);
+        cash = book.ledger.cashNumber;
+        units = 0;
+      } else watch.passed(high[i]!);
     }
     equity[i - warmup] = cash + units * close[i]!;
     view.index = i - warmup;
@@ -184,7 +231,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
   }
   // What is still held is sold at the last close, and the last mark is the cash it leaves.
   if (n > warmup && units > 0) {
-    sellAt(book, n - 1 - warmup, close[n - 1]!);
+    sellAt(book, n - 1 - warmup, close[n - 1]!, 0, END);
     equity[n - 1 - warmup] = book.ledger.cashNumber;
   }
   const log = book.fills;
@@ -202,6 +249,7 @@ export const runEngine = (input: EngineInput): EngineResult => {
       return (trips ??= tripLog.list());
     },
     tripPnls: tripLog.pnls(),
+    tripExits: tripLog.exits(),
     finalCapital: book.ledger.finalCapital(),
   };
 };

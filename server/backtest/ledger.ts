@@ -74,13 +74,17 @@ export interface Ledger {
   /** The cash and the units held, each the exact value rounded once to a double (for the per-bar marks). */
   readonly cashNumber: number;
   readonly unitsNumber: number;
+  /** The open position's buy price (its fill's execution price) as a number; 0 when flat. */
+  readonly entryPrice: number;
   /** Buys what `size` of the cash affords at the reference price, fees included, and logs the fill. */
   buy(index: number, reference: number, log: FillLog): TBuyOutcome;
   /**
    * Sells every unit held and logs the fill: the round trip's cash result (cash in at the exit
-   * minus cash out at the entry), or NaN when this ledger cannot be sure (hand over).
+   * minus cash out at the entry), or NaN when this ledger cannot be sure (hand over). `limit`
+   * (0 for none) is a sell limit, as the simulator's: slippage and the grid never price the fill
+   * below it (a take-profit's).
    */
-  sell(index: number, reference: number, log: FillLog): number;
+  sell(index: number, reference: number, log: FillLog, limit?: number): number;
   /** The exact state, for a hand-over. */
   state(): LedgerState;
   /** The cash as decimal text. */
@@ -94,7 +98,11 @@ export interface LedgerState {
   entryCash: Decimal;
 }
 
-const tickRuleOf = (tick: TEngineTick): Decimal | TTickSizeAt => (tick === 'krx_bands' ? krxTickSize : tick);
+/** The tick as the decimal fill functions take it. */
+export const tickRuleOf = (tick: TEngineTick): Decimal | TTickSizeAt => (tick === 'krx_bands' ? krxTickSize : tick);
+
+/** The tick as the scaled fill model takes it, or undefined for a rule it cannot hold (an arbitrary function). */
+export const tickGridOf = (tick: TEngineTick): TTickGrid | undefined => (tick === 'krx_bands' ? { bands: KRX_TICK_BANDS } : typeof tick === 'function' ? undefined : tick);
 
 /**
  * The largest quantity whose cost (price and commission) fits the budget: whole shares, or
@@ -113,6 +121,7 @@ export const affordableQty = (budget: Decimal, price: Decimal, profile: FeeProfi
 class DecimalLedger implements Ledger {
   cashNumber: number;
   unitsNumber: number;
+  entryPrice = 0;
   private readonly settings: LedgerSettings;
   private readonly tickSize: Decimal | TTickSizeAt;
   private readonly size: Decimal;
@@ -143,18 +152,21 @@ class DecimalLedger implements Ledger {
     this.units = qty;
     this.unitsNumber = qty.toNumber();
     this.entryCash = fill.cashDelta;
+    this.entryPrice = price.toNumber();
     log.addDecimal(decimalFill(index, 'buy', fill));
     return BOUGHT;
   }
 
-  sell(index: number, reference: number, log: FillLog): number {
+  sell(index: number, reference: number, log: FillLog, limit = 0): number {
     const { profile } = this.settings;
-    const fill = computeFill({ side: 'sell', qty: this.units, referencePrice: new ExactDecimal(reference), tickSize: this.tickSize, profile });
+    const limitPrice = limit > 0 ? new ExactDecimal(limit) : undefined;
+    const fill = computeFill({ side: 'sell', qty: this.units, referencePrice: new ExactDecimal(reference), tickSize: this.tickSize, profile, limitPrice });
     this.book(fill);
     const pnl = this.entryCash.plus(fill.cashDelta).toNumber();
     this.units = new ExactDecimal(0);
     this.unitsNumber = 0;
     this.entryCash = this.units;
+    this.entryPrice = 0;
     log.addDecimal(decimalFill(index, 'sell', fill));
     return pnl;
   }
@@ -301,12 +313,15 @@ interface ScaledTerms {
   sizingExponent: number;
   sizingPow: number;
   fillScales: FillScales;
+  /** 10^priceScale: a price's units over it is the price. */
+  pricePow: number;
 }
 
 /** The ledger on scaled integers (see scaledLedger). */
 class ScaledLedger implements Ledger {
   cashNumber: number;
   unitsNumber = 0;
+  entryPrice = 0;
   private readonly terms: ScaledTerms;
   private cash: number;
   private units = 0;
@@ -319,7 +334,7 @@ class ScaledLedger implements Ledger {
   }
 
   buy(index: number, reference: number, log: FillLog): TBuyOutcome {
-    const { model, size, qtyScale, sizingExponent, sizingPow, perUnitFactor, amountShift, cashPow, fillScales } = this.terms;
+    const { model, size, qtyScale, sizingExponent, sizingPow, perUnitFactor, amountShift, cashPow, fillScales, pricePow } = this.terms;
     const price = model.price('buy', reference);
     if (Number.isNaN(price)) return UNSURE;
     const budget = this.cash * size.units;
@@ -341,14 +356,21 @@ class ScaledLedger implements Ledger {
     this.entryCash = delta;
     this.cashNumber = after / cashPow;
     this.unitsNumber = qty / pow10(qtyScale);
+    this.entryPrice = price / pricePow;
     log.addScaled(index, 'buy', qty, price, amounts.fee, fillScales);
     return BOUGHT;
   }
 
-  sell(index: number, reference: number, log: FillLog): number {
-    const { model, qtyScale, amountShift, cashPow, fillScales } = this.terms;
-    const price = model.price('sell', reference);
+  sell(index: number, reference: number, log: FillLog, limit = 0): number {
+    const { model, qtyScale, amountShift, cashPow, fillScales, pricePow } = this.terms;
+    let price = model.price('sell', reference);
     if (Number.isNaN(price)) return Number.NaN;
+    if (limit > 0) {
+      // A limit off this grid is one the decimals price (units / 10^scale is exact only on it).
+      const limitUnits = Math.round(limit * pricePow);
+      if (!(limitUnits / pricePow === limit && limitUnits <= SAFE)) return Number.NaN;
+      if (price < limitUnits) price = limitUnits;
+    }
     const amounts = model.fill('sell', this.units, qtyScale, price);
     if (!amounts) return Number.NaN;
     const delta = amounts.cashDelta * amountShift;
@@ -361,6 +383,7 @@ class ScaledLedger implements Ledger {
     this.entryCash = 0;
     this.cashNumber = after / cashPow;
     this.unitsNumber = 0;
+    this.entryPrice = 0;
     return pnlUnits / cashPow;
   }
 
@@ -382,7 +405,7 @@ class ScaledLedger implements Ledger {
  */
 export const scaledLedger = (settings: LedgerSettings): Ledger | undefined => {
   const { profile } = settings;
-  const grid: TTickGrid | undefined = settings.tickSize === 'krx_bands' ? { bands: KRX_TICK_BANDS } : typeof settings.tickSize === 'function' ? undefined : settings.tickSize;
+  const grid = tickGridOf(settings.tickSize);
   const model = grid && scaledFillModel(profile, grid);
   const size = scaledOfNumber(settings.size);
   const initial = scaledOfDecimal(new ExactDecimal(settings.initialCapital));
@@ -410,6 +433,7 @@ export const scaledLedger = (settings: LedgerSettings): Ledger | undefined => {
       sizingExponent,
       sizingPow: pow10(Math.abs(sizingExponent)),
       fillScales: { qty: qtyScale, price: priceScale, fee: amountScale },
+      pricePow: pow10(priceScale),
     },
     cash,
   );

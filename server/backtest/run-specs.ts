@@ -2,11 +2,12 @@
 // warm-up, a strategy's params as JSON schema, grid points and their ranking, and the summaries
 // the lists show.
 import { z } from 'zod';
-import type { TSweepList, TSweepRequest, TSweepResult } from '../../contracts/backtest.ts';
+import type { TExitEcho, TSweepList, TSweepRequest, TSweepResult } from '../../contracts/backtest.ts';
 import type { BacktestResultRow } from '../db/schema/index.ts';
 import type { BarColumnsText } from '../marketdata/queries.ts';
 import { readDayColumn, readNumberColumn } from './bar-columns.ts';
 import type { listSweeps } from './queries.ts';
+import type { ExitRules } from './exits.ts';
 import type { StrategyRunSpec } from './task.ts';
 import type { Bars, StrategyDefinition } from './types.ts';
 
@@ -33,6 +34,15 @@ export const toSummary = (row: Pick<BacktestResultRow, 'id' | 'assetClass' | 'cu
   total_trades: row.totalTrades,
   created_at: row.createdAt.toISOString(),
 });
+
+/** A request's (or a stored answer's) exits, each a number, null or absent. */
+type TExitsGiven = { [K in keyof TExitEcho]?: number | null | undefined };
+
+/** The exits as the engine takes them: null and absent alike are none. */
+export const exitRulesOf = (given: TExitsGiven): ExitRules => ({ stopLossPct: given.stop_loss_pct ?? undefined, takeProfitPct: given.take_profit_pct ?? undefined, trailPct: given.trail_pct ?? undefined });
+
+/** The exits as an answer echoes them, null for none (answers stored before exits existed had none). */
+export const exitEchoOf = (given: TExitsGiven): TExitEcho => ({ stop_loss_pct: given.stop_loss_pct ?? null, take_profit_pct: given.take_profit_pct ?? null, trail_pct: given.trail_pct ?? null });
 
 /** The longest warm-up the runs need. */
 export const warmupOf = (strategy: StrategyDefinition, runs: readonly StrategyRunSpec[]): number => Math.max(0, ...runs.map((spec) => strategy.warmup(spec.params)));
@@ -78,6 +88,7 @@ export const sweepSummaryOf = (row: Awaited<ReturnType<typeof listSweeps>>['rows
     start_date: head.start_date,
     end_date: head.end_date,
     initial_capital: head.initial_capital,
+    ...exitEchoOf(head),
     rank_by: head.rank_by,
     points_total: row.pointsTotal,
     skipped_total: row.skippedTotal,

@@ -4,10 +4,11 @@
 // bars cross to a worker once per job, not once per point). Outcomes are plain data too: a run's
 // whole outcome (curve, round trips, fills) for an answer that shows them, or only its summary
 // (metrics worked out where it ran) for a sweep, which ranks by them and shows nothing else.
-import { MAX_TRADES } from '../../contracts/backtest.ts';
+import { MAX_TRADES, TRADE_REASONS, type TTradeReason } from '../../contracts/backtest.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { profileByName } from '../brokers/fees.ts';
 import { runEngine, type EngineResult, type StrategySwitch } from './engine.ts';
+import type { ExitRules } from './exits.ts';
 import { exactPriceGrid } from './price-grid.ts';
 import { spanMetrics, type BacktestMetrics } from './metrics.ts';
 import { findStrategy } from './strategies/index.ts';
@@ -36,6 +37,8 @@ export interface BacktestJob {
   initialCapital: string;
   profileName: string;
   fractional: boolean;
+  /** Exits of every run of the job (none when absent). */
+  exits?: ExitRules | undefined;
   runs: StrategyRunSpec[];
 }
 
@@ -45,6 +48,8 @@ export interface TaskFill {
   qty: number;
   price: number;
   fee: number;
+  /** A sell's why: the strategy's signal, the end of the run, or an exit. */
+  reason?: TTradeReason;
 }
 
 export interface TaskOutcome {
@@ -106,19 +111,24 @@ const eachRun = <TAnswer>(job: BacktestJob, answer: (result: EngineResult) => TA
       params = next.params;
       switches.push({ at: next.at, strategy: strategy.create(params), warmup: strategy.warmup(params) });
     }
-    return answer(runEngine({ bars: barsFrom(bars, job.warmup - warmup), warmup, strategy: strategy.create(spec.params), switches, size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional }));
+    return answer(runEngine({ bars: barsFrom(bars, job.warmup - warmup), warmup, strategy: strategy.create(spec.params), switches, size: spec.size, initialCapital: job.initialCapital, profile, tickSize, fractional: job.fractional, exits: job.exits }));
   });
 };
 
 /** The job's runs' whole outcomes, in order. */
 export const runJob = (job: BacktestJob): TaskOutcome[] =>
-  eachRun(job, (outcome) => ({
-    equity: outcome.equity,
-    trips: outcome.trips,
-    fills: outcome.firstFills(MAX_TRADES).map((fill) => ({ index: fill.index, side: fill.side, ...fill.numbers() })),
-    fillCount: outcome.fillCount,
-    finalCapital: outcome.finalCapital,
-  }));
+  eachRun(job, (outcome) => {
+    // Every sell ends the round trip of the same rank: the k-th sell's why is the k-th trip's.
+    const exits = outcome.tripExits;
+    let sells = 0;
+    return {
+      equity: outcome.equity,
+      trips: outcome.trips,
+      fills: outcome.firstFills(MAX_TRADES).map((fill): TaskFill => (fill.side === 'buy' ? { index: fill.index, side: fill.side, ...fill.numbers() } : { index: fill.index, side: fill.side, ...fill.numbers(), reason: TRADE_REASONS[exits[sells++]!]! })),
+      fillCount: outcome.fillCount,
+      finalCapital: outcome.finalCapital,
+    };
+  });
 
 /** The job's runs' summaries over its range (the bars after the warm-up), in order: no curve, round trip or fill leaves the thread (or is made at all). */
 export const summarizeJob = (job: BacktestJob, span: MetricsSpan): RunSummary[] => {

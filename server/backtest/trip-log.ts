@@ -12,19 +12,27 @@ export class TripLog {
   /** Trip k's entry bar at 2k, its exit bar at 2k + 1. */
   private bars = new Int32Array(2 * FIRST_CAPACITY);
   private pnl = new Float64Array(FIRST_CAPACITY);
+  /** Why each trip ended: an index of TRADE_REASONS (contracts/backtest.ts). */
+  private exit = new Uint8Array(FIRST_CAPACITY);
 
-  add(entryIndex: number, exitIndex: number, pnl: number): void {
+  add(entryIndex: number, exitIndex: number, pnl: number, exit: number): void {
     const at = this.count;
     if (at === this.pnl.length) this.grow();
     this.bars[2 * at] = entryIndex;
     this.bars[2 * at + 1] = exitIndex;
     this.pnl[at] = pnl;
+    this.exit[at] = exit;
     this.count = at + 1;
   }
 
   /** Each trip's cash result, oldest first: a view of the column, not a copy. */
   pnls(): Float64Array {
     return this.pnl.subarray(0, this.count);
+  }
+
+  /** Why each trip ended (indices of TRADE_REASONS), oldest first: a view of the column, not a copy. */
+  exits(): Uint8Array {
+    return this.exit.subarray(0, this.count);
   }
 
   /** Every trip as an object, oldest first. */
@@ -38,5 +46,6 @@ export class TripLog {
     const size = this.pnl.length * 4;
     this.bars = withRoom(this.bars, 2 * size);
     this.pnl = withRoom(this.pnl, size);
+    this.exit = withRoom(this.exit, size);
   }
 }
