@@ -39,6 +39,22 @@ const goog = { symbol: 'GOOG', asset_class: 'us_equity', strategy_name: 'sma_cro
 const run = (body: unknown, token = user.tokens.access_token) => server.http('POST', '/api/equity/backtest', { token, body });
 
 describe('POST /api/equity/backtest', () => {
+  it('takes exits on any strategy: a trailing stop and a stop-loss sell within the bar, each sell saying why; out-of-range exits are 422', async () => {
+    const res = await run({ ...goog, strategy_name: 'buy_and_hold', strategy_params: null, trail_pct: 8, stop_loss_pct: 5 });
+    expect(res.status, res.text).toBe(200);
+    const result = ZBacktestResult.strict().parse(res.body);
+    expect(result).toMatchObject({ trail_pct: 8, stop_loss_pct: 5, take_profit_pct: null });
+    const sells = result.trades.filter((trade) => trade.side === 'sell');
+    // Buy and hold alone sells once, at the end; with a trail it is stopped out on the first 8 % fall.
+    expect(sells[0]).toMatchObject({ reason: 'trail' });
+    expect(sells.length).toBeGreaterThanOrEqual(1);
+    for (const bad of [{ trail_pct: 60 }, { trail_pct: 0 }, { stop_loss_pct: 100 }, { take_profit_pct: -1 }]) {
+      const refused = await run({ ...goog, ...bad });
+      expect(refused.status, JSON.stringify(bad)).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR' });
+    }
+  });
+
   it('gives, on the real GOOG series, the figures four independent engines agree on', async () => {
     const res = await run(goog);
     expect(res.status, res.text).toBe(200);
@@ -195,6 +211,10 @@ describe('POST /api/equity/backtest/sweep', () => {
       end_date: goog.end_date,
       initial_capital: 10_000,
       rank_by: 'total_return_pct',
+      // No exits asked for: each echoed as null.
+      stop_loss_pct: null,
+      take_profit_pct: null,
+      trail_pct: null,
       points_total: 2,
       skipped_total: 0,
       best: first.body.points[0],
