@@ -3,64 +3,65 @@
 // proceeds net of its fee and tax shared by quantity. A paper reset removes the positions without
 // a sale (a flow, not a result): it ends every open lot without a gain. A sell of more than the
 // lots hold (a position from before its fills were kept) closes what is there and leaves the rest
-// out. Exact decimals throughout.
-import type { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../decimal.ts';
+// out. Exact amounts (fixed-point.ts): a year of fills is read on every performance request.
+import { fixedPointOf, share, times, ZERO, type FixedPoint } from './fixed-point.ts';
 import type { AccountFill } from './queries.ts';
 
 export interface ClosedLot {
   symbol: string;
-  qty: Decimal;
+  qty: FixedPoint;
   acquiredAt: Date;
   soldAt: Date;
   /** What the quantity cost, its share of the buy's fee included. */
-  costBasis: Decimal;
+  costBasis: FixedPoint;
   /** What it sold for, less its share of the sell's fee and tax. */
-  proceeds: Decimal;
-  gain: Decimal;
+  proceeds: FixedPoint;
+  gain: FixedPoint;
 }
 
 export interface OpenLot {
   symbol: string;
-  qty: Decimal;
+  qty: FixedPoint;
   acquiredAt: Date;
-  costBasis: Decimal;
+  costBasis: FixedPoint;
 }
 
 /** Closed and open lots from the account's fills and resets (instants), each oldest first. */
 export const fifoLots = (fills: readonly AccountFill[], resets: readonly Date[] = []): { closed: ClosedLot[]; open: OpenLot[] } => {
   const bySymbol = new Map<string, OpenLot[]>();
   const closed: ClosedLot[] = [];
-  const pendingResets = [...resets].sort((a, b) => a.getTime() - b.getTime());
+  const pendingResets = resets.map((at) => at.getTime()).sort((a, b) => a - b);
+  let nextReset = 0;
   for (const fill of fills) {
     // A reset before this fill removed every position it finds.
-    while (pendingResets.length > 0 && pendingResets[0]!.getTime() <= fill.at.getTime()) {
-      pendingResets.shift();
+    const at = fill.at.getTime();
+    while (nextReset < pendingResets.length && pendingResets[nextReset]! <= at) {
+      nextReset++;
       bySymbol.clear();
     }
-    const qty = new ExactDecimal(fill.qty);
-    if (qty.lte(0)) continue;
-    const lots = bySymbol.get(fill.symbol) ?? [];
-    bySymbol.set(fill.symbol, lots);
+    const qty = fixedPointOf(fill.qty);
+    if (qty <= ZERO) continue;
+    let lots = bySymbol.get(fill.symbol);
+    if (!lots) bySymbol.set(fill.symbol, (lots = []));
     if (fill.side === 'buy') {
-      lots.push({ symbol: fill.symbol, qty, acquiredAt: fill.at, costBasis: qty.times(fill.price).plus(fill.fee) });
+      lots.push({ symbol: fill.symbol, qty, acquiredAt: fill.at, costBasis: times(qty, fixedPointOf(fill.price)) + fixedPointOf(fill.fee) });
       continue;
     }
     // The fee is the sell's whole fee, tax included (the ledger's `fee`; `tax` is the part of it that is tax).
-    const proceedsOfAll = qty.times(fill.price).minus(fill.fee);
+    const proceedsOfAll = times(qty, fixedPointOf(fill.price)) - fixedPointOf(fill.fee);
     let left = qty;
-    while (left.gt(0) && lots.length > 0) {
+    while (left > ZERO && lots.length > 0) {
       const lot = lots[0]!;
-      const taken = ExactDecimal.min(lot.qty, left);
-      const costBasis = taken.eq(lot.qty) ? lot.costBasis : lot.costBasis.times(taken).dividedBy(lot.qty);
-      const proceeds = taken.eq(qty) ? proceedsOfAll : proceedsOfAll.times(taken).dividedBy(qty);
-      closed.push({ symbol: fill.symbol, qty: taken, acquiredAt: lot.acquiredAt, soldAt: fill.at, costBasis, proceeds, gain: proceeds.minus(costBasis) });
-      lot.qty = lot.qty.minus(taken);
-      lot.costBasis = lot.costBasis.minus(costBasis);
-      if (lot.qty.lte(0)) lots.shift();
-      left = left.minus(taken);
+      const taken = lot.qty < left ? lot.qty : left;
+      const costBasis = taken === lot.qty ? lot.costBasis : share(lot.costBasis, taken, lot.qty);
+      const proceeds = taken === qty ? proceedsOfAll : share(proceedsOfAll, taken, qty);
+      closed.push({ symbol: fill.symbol, qty: taken, acquiredAt: lot.acquiredAt, soldAt: fill.at, costBasis, proceeds, gain: proceeds - costBasis });
+      lot.qty -= taken;
+      lot.costBasis -= costBasis;
+      if (lot.qty <= ZERO) lots.shift();
+      left -= taken;
     }
   }
-  if (pendingResets.length > 0) bySymbol.clear();
+  if (nextReset < pendingResets.length) bySymbol.clear();
   return { closed, open: [...bySymbol.values()].flat() };
 };

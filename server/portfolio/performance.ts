@@ -5,9 +5,8 @@
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TPerformance, TPortfolioPoint, TSymbolPerformance } from '../../contracts/portfolio.ts';
 import { maxDrawdown, periodsPerYearOf, profitFactor, sharpeRatio, winRate } from '../backtest/metrics.ts';
-import type { Decimal } from 'decimal.js';
-import { ExactDecimal } from '../decimal.ts';
 import { isTradingDay } from '../markets/calendar.ts';
+import { approximately, fixedPointOf, numberOf, times, ZERO, type FixedPoint } from './fixed-point.ts';
 import type { ClosedLot, OpenLot } from './lots.ts';
 import type { AccountFill } from './queries.ts';
 
@@ -28,24 +27,31 @@ const chainedBy = <K extends string>(daily: readonly { date: string; return: num
   return [...growth].map(([key, factor]) => ({ [name]: key, return: factor - 1 }) as Record<K, string> & { return: number });
 };
 
-const toNumber = (value: Decimal) => value.toNumber();
-const sum = (values: readonly Decimal[]) => values.reduce((total, value) => total.plus(value), new ExactDecimal(0));
+const sum = (values: readonly FixedPoint[]) => values.reduce((total, value) => total + value, ZERO);
+
+/** A fill's fee and tax, read once for the whole and for its symbol. */
+interface FillCost {
+  symbol: string;
+  fee: FixedPoint;
+  tax: FixedPoint;
+}
 
 /** Realised and unrealised results, fees, taxes and the lots' counts of one group of lots and fills. */
-const resultsOf = (closed: readonly ClosedLot[], open: readonly OpenLot[], fills: readonly AccountFill[], priceOf: ((symbol: string) => string | undefined) | undefined) => {
-  const gains = closed.map((lot) => lot.gain.toNumber());
-  const taxes = sum(fills.map((fill) => new ExactDecimal(fill.tax)));
-  let unrealized: Decimal | null = priceOf ? new ExactDecimal(0) : null;
+const resultsOf = (closed: readonly ClosedLot[], open: readonly OpenLot[], fills: readonly FillCost[], priceOf: ((symbol: string) => string | undefined) | undefined) => {
+  // For the ratios only (win rate, profit factor): the sums reported are exact.
+  const gains = closed.map((lot) => approximately(lot.gain));
+  const taxes = sum(fills.map((fill) => fill.tax));
+  let unrealized: FixedPoint | null = priceOf ? ZERO : null;
   for (const lot of open) {
     const price = priceOf?.(lot.symbol);
     // A symbol with no price now is valued at its cost: no result either way.
-    if (unrealized !== null && price !== undefined) unrealized = unrealized.plus(lot.qty.times(price).minus(lot.costBasis));
+    if (unrealized !== null && price !== undefined) unrealized += times(lot.qty, fixedPointOf(price)) - lot.costBasis;
   }
   return {
-    realized_pnl: toNumber(sum(closed.map((lot) => lot.gain))),
-    unrealized_pnl: unrealized === null ? null : unrealized.toNumber(),
-    fees: toNumber(sum(fills.map((fill) => new ExactDecimal(fill.fee))).minus(taxes)),
-    taxes: taxes.toNumber(),
+    realized_pnl: numberOf(sum(closed.map((lot) => lot.gain))),
+    unrealized_pnl: unrealized === null ? null : numberOf(unrealized),
+    fees: numberOf(sum(fills.map((fill) => fill.fee)) - taxes),
+    taxes: numberOf(taxes),
     closed_lots: closed.length,
     win_rate: winRate(gains),
     gains,
@@ -79,13 +85,14 @@ export const performanceOf = ({ assetClass, from, to, points, closed, open, fill
   const sessionIndex = [1];
   for (const { return: r } of sessions) sessionIndex.push(sessionIndex.at(-1)! * (1 + r));
 
-  const { gains, ...totals } = resultsOf(closedInRange, open, fills, priceOf);
+  const costs: FillCost[] = fills.map((fill) => ({ symbol: fill.symbol, fee: fixedPointOf(fill.fee), tax: fixedPointOf(fill.tax) }));
+  const { gains, ...totals } = resultsOf(closedInRange, open, costs, priceOf);
   const symbols = [...new Set([...closedInRange, ...open, ...fills].map((row) => row.symbol))].sort();
   const by_symbol: TSymbolPerformance[] = symbols.map((symbol) => {
     const { gains: _gains, ...results } = resultsOf(
       closedInRange.filter((lot) => lot.symbol === symbol),
       open.filter((lot) => lot.symbol === symbol),
-      fills.filter((fill) => fill.symbol === symbol),
+      costs.filter((fill) => fill.symbol === symbol),
       priceOf,
     );
     return { symbol, ...results };

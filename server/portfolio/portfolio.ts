@@ -9,6 +9,7 @@ import type { Clock } from '../clock.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import type { Db } from '../db/client.ts';
 import { viaBroker, type BrokerOfAccount } from '../orders/broker-calls.ts';
+import { textOf } from './fixed-point.ts';
 import { historyPoints } from './history.ts';
 import { fifoLots } from './lots.ts';
 import { performanceOf } from './performance.ts';
@@ -28,12 +29,11 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
   };
 
   const historyOf = async (userId: number, assetClass: TAssetClass, mode: TTradingMode, { today, from, to }: ReturnType<typeof rangeOf>) => {
-    const broker = await forUser({ userId, assetClass, mode });
-    const account = await viaBroker(() => broker.account());
+    const account = await viaBroker(async () => (await forUser({ userId, assetClass, mode })).account());
     const range = { userId, assetClass, mode, from, through: dayOffset(to, 1) };
     const [snapshots, flows] = await Promise.all([readSnapshots(db, range), readFlowsByDay(db, range)]);
     const history = historyPoints({ snapshots, flows: new Map(flows.map((flow) => [flow.day, flow.amount])), from, to, today, live: { equity: account.equity, cash: account.cash } });
-    return { broker, currency: account.currency, ...history };
+    return { currency: account.currency, ...history };
   };
 
   const history = async ({ user, query }: { user: { id: number }; query: TPortfolioHistoryQuery }): Promise<TPortfolioHistory> => {
@@ -45,15 +45,19 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
   const performance = async ({ user, query }: { user: { id: number }; query: TPerformanceQuery }): Promise<TPerformance> => {
     const { asset_class: assetClass, mode } = query;
     const range = rangeOf(query);
-    const { broker, currency, points } = await historyOf(user.id, assetClass, mode, range);
-    // Every fill and reset up to the range's end: lots a sell in the range closes may be older than it.
+    // Every fill and reset up to the range's end: lots a sell in the range closes may be older than
+    // it. Read beside the history and today's positions (which value the open lots; a range that
+    // ended before today has no prices to use).
     const before = new Date(Date.parse(`${range.to}T00:00:00Z`) + DAY_MS);
     const account = { userId: user.id, assetClass, mode, before };
-    const [fills, resets] = await Promise.all([readAccountFills(db, account), readResets(db, account)]);
+    const positions = async () => {
+      if (range.to !== range.today) return undefined;
+      const broker = await forUser({ userId: user.id, assetClass, mode });
+      return new Map((await viaBroker(() => broker.positions())).map((position) => [position.symbol, position.currentPrice]));
+    };
+    const [{ currency, points }, fills, resets, prices] = await Promise.all([historyOf(user.id, assetClass, mode, range), readAccountFills(db, account), readResets(db, account), positions()]);
     const { closed, open } = fifoLots(fills, resets);
     const start = Date.parse(`${range.from}T00:00:00Z`);
-    // Today's prices value the open lots; a range that ended before today has none to use.
-    const prices = range.to === range.today ? new Map((await viaBroker(() => broker.positions())).map((position) => [position.symbol, position.currentPrice])) : undefined;
     const result = performanceOf({
       assetClass,
       from: range.from,
@@ -91,12 +95,12 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
           .map((lot) => ({
             type: 'lot',
             symbol: lot.symbol,
-            qty: lot.qty.toFixed(),
+            qty: textOf(lot.qty),
             acquired_at: lot.acquiredAt.toISOString(),
             sold_at: lot.soldAt.toISOString(),
-            cost_basis: lot.costBasis.toFixed(),
-            proceeds: lot.proceeds.toFixed(),
-            gain: lot.gain.toFixed(),
+            cost_basis: textOf(lot.costBasis),
+            proceeds: textOf(lot.proceeds),
+            gain: textOf(lot.gain),
           }));
       }
     }

@@ -4,7 +4,7 @@
 import { and, asc, between, eq, lt, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import type { Queryable } from '../db/client.ts';
+import { rowsOf, type Queryable } from '../db/client.ts';
 import { accountFlows, equitySnapshots, orderFills, orders } from '../db/schema/index.ts';
 
 export interface AccountRange {
@@ -54,15 +54,21 @@ export interface AccountFill {
 
 /**
  * Every fill of the account before `before` (an instant), oldest first: the lots a later sell
- * closes may have been bought before any range asked for.
+ * closes may have been bought before any range asked for. A year of an active account's fills is
+ * read on every performance request: the rows come as plain text and epoch milliseconds, with no
+ * per-row mapping of the query builder's and no date text to parse.
  */
-export const readAccountFills = (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<AccountFill[]> =>
-  db
-    .select({ symbol: orders.symbol, side: orders.side, clientOrderId: orderFills.clientOrderId, qty: orderFills.qty, price: orderFills.price, fee: orderFills.fee, tax: orderFills.tax, at: orderFills.at })
-    .from(orderFills)
-    .innerJoin(orders, and(eq(orders.userId, orderFills.userId), eq(orders.clientOrderId, orderFills.clientOrderId)))
-    .where(and(eq(orderFills.userId, userId), eq(orders.assetClass, assetClass), eq(orders.live, mode === 'live'), lt(orderFills.at, before)))
-    .orderBy(asc(orderFills.at), asc(orderFills.id));
+export const readAccountFills = async (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<AccountFill[]> => {
+  const rows = await rowsOf<{ symbol: string; side: 'buy' | 'sell'; client_order_id: string; qty: string; price: string; fee: string; tax: string; at_ms: number }>(
+    db,
+    sql`select o.symbol, o.side, f.client_order_id, f.qty::text as qty, f.price::text as price, f.fee::text as fee, f.tax::text as tax,
+        (extract(epoch from f.at) * 1000)::float8 as at_ms
+      from ${orderFills} f join ${orders} o on o.user_id = f.user_id and o.client_order_id = f.client_order_id
+      where f.user_id = ${userId} and o.asset_class = ${assetClass} and o.live = ${mode === 'live'} and f.at < ${before.toISOString()}::timestamptz
+      order by f.at, f.id`,
+  );
+  return rows.map((row) => ({ symbol: row.symbol, side: row.side, clientOrderId: row.client_order_id, qty: row.qty, price: row.price, fee: row.fee, tax: row.tax, at: new Date(row.at_ms) }));
+};
 
 /** When the account was reset (its flows of kind `reset`) before `before`, oldest first: each removed every position. */
 export const readResets = async (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<Date[]> =>

@@ -2,13 +2,14 @@
 // (server/portfolio/performance.ts), on sequences computed by hand.
 import { describe, expect, it } from 'vitest';
 import type { TPortfolioPoint } from '../../contracts/portfolio.ts';
+import { textOf } from '../../server/portfolio/fixed-point.ts';
 import { fifoLots } from '../../server/portfolio/lots.ts';
 import { isoWeekOf, performanceOf } from '../../server/portfolio/performance.ts';
 import type { AccountFill } from '../../server/portfolio/queries.ts';
 
 const fill = (at: string, side: 'buy' | 'sell', qty: string, price: string, fee: string, tax = '0', symbol = 'BTC/USDT'): AccountFill => ({ symbol, side, clientOrderId: `${side}-${at}`, qty, price, fee, tax, at: new Date(at) });
 const plain = (lots: ReturnType<typeof fifoLots>['closed']) =>
-  lots.map((lot) => ({ symbol: lot.symbol, qty: lot.qty.toFixed(), acquired: lot.acquiredAt.toISOString().slice(0, 10), sold: lot.soldAt.toISOString().slice(0, 10), cost: lot.costBasis.toFixed(), proceeds: lot.proceeds.toFixed(), gain: lot.gain.toFixed() }));
+  lots.map((lot) => ({ symbol: lot.symbol, qty: textOf(lot.qty), acquired: lot.acquiredAt.toISOString().slice(0, 10), sold: lot.soldAt.toISOString().slice(0, 10), cost: textOf(lot.costBasis), proceeds: textOf(lot.proceeds), gain: textOf(lot.gain) }));
 
 describe('fifoLots', () => {
   it('closes the oldest lots first, in part across partial fills, fees shared by quantity', () => {
@@ -28,7 +29,7 @@ describe('fifoLots', () => {
       { symbol: 'BTC/USDT', qty: '2', acquired: '2026-01-02', sold: '2026-01-04', cost: '222', proceeds: '257.4', gain: '35.4' },
     ]);
     // 1 of lot B is left, at 111.
-    expect(open.map((lot) => [lot.qty.toFixed(), lot.costBasis.toFixed(), lot.acquiredAt.toISOString().slice(0, 10)])).toEqual([['1', '111', '2026-01-02']]);
+    expect(open.map((lot) => [textOf(lot.qty), textOf(lot.costBasis), lot.acquiredAt.toISOString().slice(0, 10)])).toEqual([['1', '111', '2026-01-02']]);
   });
 
   it('takes a sell’s tax out of its proceeds (a KRX sell), keeps symbols apart, and ends every lot at a reset', () => {
@@ -44,7 +45,7 @@ describe('fifoLots', () => {
     );
     expect(plain(closed)).toEqual([{ symbol: '005930', qty: '10', acquired: '2026-01-01', sold: '2026-01-02', cost: '700105', proceeds: '708651', gain: '8546' }]);
     // The reset ended the BTC lot without a sale; the buy after it is the only open lot.
-    expect(open.map((lot) => `${lot.symbol} ${lot.qty.toFixed()} ${lot.costBasis.toFixed()}`)).toEqual(['005930 5 345052']);
+    expect(open.map((lot) => `${lot.symbol} ${textOf(lot.qty)} ${textOf(lot.costBasis)}`)).toEqual(['005930 5 345052']);
   });
 
   it('closes only what its lots hold when a sell exceeds them', () => {
