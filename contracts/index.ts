@@ -16,3 +16,4 @@ export * from './backtest.ts';
 export * from './analysis.ts';
 export * from './live.ts';
 export * from './bot.ts';
+export * from './portfolio.ts';

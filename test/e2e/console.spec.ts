@@ -5,7 +5,7 @@ import { expect, test, type Browser, type BrowserContext, type Page } from '@pla
 import { BTC_PRICE, E2E_ADMIN } from './global-setup.ts';
 import { baseUrl, watchErrors } from './helpers.ts';
 
-const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot', '/app/live', '/app/settings', '/app/operator'];
+const ROUTES = ['/app/', '/app/ticket', '/app/orders', '/app/positions', '/app/portfolio', '/app/keys', '/app/chart', '/app/backtests', '/app/analysis', '/app/bot', '/app/live', '/app/settings', '/app/operator'];
 
 let counter = 0;
 const uniqueUser = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${++counter}`;
@@ -152,6 +152,22 @@ test('register, add a paper key, buy BTC/USDT at market: filled in the blotter, 
   await go(page, 'Overview');
   await expect(page.getByTestId('overview-equity-chart')).toHaveAttribute('data-points', '1');
   await expect(page.getByTestId('overview-equity-change')).toHaveText(/^Today: ▼ −\d+\.\d{2} USDT/);
+
+  // The portfolio: the round trip as one closed FIFO lot, its fills in the ledger, and the CSV.
+  await go(page, 'Portfolio');
+  await expect(page.getByTestId('performance')).toBeVisible();
+  await expect(page.getByTestId('twr')).toHaveText(/^▼ −\d+\.\d{2} %$|^0\.00 %$/);
+  await expect(page.getByTestId('realized')).toHaveText(/^▼ −\d+\.\d{2} USDT$/);
+  await expect(page.getByTestId('portfolio-equity-chart')).toHaveAttribute('data-points', '1');
+  await expect(page.getByTestId('ledger-row')).toHaveCount(2);
+  await page.getByLabel('Ledger rows').selectOption('lot');
+  await expect(page.getByTestId('ledger-row')).toHaveCount(1);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('ledger-csv').click()]);
+  const csv = await (await download.createReadStream()).toArray();
+  const lines = Buffer.concat(csv as Buffer[]).toString('utf8').trimEnd().split('\r\n');
+  expect(lines[0]).toBe('symbol,qty,acquired_at,sold_at,cost_basis,proceeds,gain');
+  expect(lines).toHaveLength(2);
+  expect(lines[1]).toMatch(/^BTC\/USDT,0\.01,/);
 
   expect(errors).toEqual([]);
   await context.close();

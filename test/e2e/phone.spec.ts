@@ -150,6 +150,7 @@ test('on a phone: no page is wider than the screen', async ({ browser }) => {
     ['Overview', page.getByTestId('latest-fills')],
     ['Orders', page.getByTestId('order-row').first()],
     ['Positions', page.locator(`[data-testid="position-row"][data-symbol="${SYMBOL}"]`)],
+    ['Portfolio', page.getByTestId('ledger-row').first()],
     ['Exchange keys', actions],
     ['Settings', actions],
     ['Analysis', page.getByTestId('no-reports')],

@@ -195,6 +195,19 @@ const USER_PAGES: { title: string; name: string; live: boolean; ready: (page: Pa
   },
   { title: 'Positions', name: 'positions', live: false, ready: async (page) => expect(page.getByTestId('position-row')).toHaveCount(1) },
   {
+    title: 'Portfolio',
+    name: 'portfolio',
+    live: false,
+    ready: async (page) => {
+      await expect(page.getByTestId('performance')).toBeVisible();
+      await chartReady(page.getByTestId('portfolio-equity-chart'), { 'data-points': '1' });
+      await expect(page.getByTestId('ledger-row')).toHaveCount(2);
+      await expect(page.getByTestId('symbol-row')).toHaveCount(1);
+    },
+    // The curve's axis and the calendar's days are the server's dates, which the frozen clock does not fix.
+    mask: (page) => [page.getByTestId('portfolio-equity-chart'), page.getByTestId('pnl-calendar')],
+  },
+  {
     title: 'Chart',
     name: 'chart',
     live: true,

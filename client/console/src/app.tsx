@@ -18,7 +18,7 @@ import { Overview } from './views/overview.tsx';
 import { Positions } from './views/positions.tsx';
 import { Register, SignIn } from './views/sign-in.tsx';
 import { Ticket } from './views/ticket.tsx';
-import { Analysis, Backtests, Bot, Chart } from './research-pages.tsx';
+import { Analysis, Backtests, Bot, Chart, Portfolio } from './research-pages.tsx';
 import { Live } from './views/live.tsx';
 import { Operator } from './views/operator.tsx';
 import { Settings } from './views/settings.tsx';
@@ -36,6 +36,7 @@ const PAGES: Record<string, Page> = {
   '/ticket': { title: 'Order ticket', group: 'Trading', view: Ticket },
   '/orders': { title: 'Orders', group: 'Trading', view: Orders },
   '/positions': { title: 'Positions', group: 'Trading', view: Positions },
+  '/portfolio': { title: 'Portfolio', group: 'Trading', view: Portfolio },
   // Research and bot pages (issue 19).
   '/chart': { title: 'Chart', group: 'Research', view: Chart },
   '/backtests': { title: 'Backtests', group: 'Research', view: Backtests },

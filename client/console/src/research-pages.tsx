@@ -1,4 +1,4 @@
-// The chart, backtests, analysis and bot pages, each loaded on first visit: the charting
+// The chart, backtests, analysis, bot and portfolio pages, each loaded on first visit: the charting
 // library and the markdown sanitiser stay out of the first download of the console.
 import { Group, Loader, Text } from '@mantine/core';
 import { lazy, Suspense, type ComponentType } from 'react';
@@ -26,3 +26,4 @@ export const Chart = onDemand(async () => (await import('./views/chart.tsx')).Ch
 export const Backtests = onDemand(async () => (await import('./views/backtests.tsx')).Backtests);
 export const Analysis = onDemand(async () => (await import('./views/analysis.tsx')).Analysis);
 export const Bot = onDemand(async () => (await import('./views/bot.tsx')).Bot);
+export const Portfolio = onDemand(async () => (await import('./views/portfolio.tsx')).Portfolio);
