@@ -13,7 +13,8 @@ import { textOf } from './fixed-point.ts';
 import { historyPoints } from './history.ts';
 import { fifoLots } from './lots.ts';
 import { performanceOf } from './performance.ts';
-import { readAccountFills, readFlows, readFlowsByDay, readResets, readSnapshots } from './queries.ts';
+import { createFillCache } from './fill-cache.ts';
+import { readFlows, readFlowsByDay, readResets, readSnapshots } from './queries.ts';
 
 const DAY_MS = 86_400_000;
 const dayOffset = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
@@ -21,6 +22,7 @@ const dayOffset = (day: string, days: number) => new Date(Date.parse(`${day}T00:
 export type Portfolio = ReturnType<typeof createPortfolio>;
 
 export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; forUser: BrokerOfAccount }) => {
+  const readAccountFills = createFillCache(db);
   /** The range a query names: `to` at most today (the days after have no end yet), `from` a year before it by default. */
   const rangeOf = (query: { from?: string | undefined; to?: string | undefined }) => {
     const today = utcDateOf(clock.now());
@@ -55,7 +57,7 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
       const broker = await forUser({ userId: user.id, assetClass, mode });
       return new Map((await viaBroker(() => broker.positions())).map((position) => [position.symbol, position.currentPrice]));
     };
-    const [{ currency, points }, fills, resets, prices] = await Promise.all([historyOf(user.id, assetClass, mode, range), readAccountFills(db, account), readResets(db, account), positions()]);
+    const [{ currency, points }, fills, resets, prices] = await Promise.all([historyOf(user.id, assetClass, mode, range), readAccountFills(account), readResets(db, account), positions()]);
     const { closed, open } = fifoLots(fills, resets);
     const start = Date.parse(`${range.from}T00:00:00Z`);
     const result = performanceOf({
@@ -83,7 +85,7 @@ export const createPortfolio = ({ db, clock, forUser }: { db: Db; clock: Clock; 
       const flows = await readFlows(db, { userId: user.id, assetClass, mode, from: range.from, through: range.to });
       rows = flows.map((flow) => ({ type: 'flow', at: flow.at.toISOString(), kind: flow.kind, amount: flow.amount, equity_before: flow.equityBefore, equity_after: flow.equityAfter }));
     } else {
-      const fills = await readAccountFills(db, account);
+      const fills = await readAccountFills(account);
       if (query.type === 'fill') {
         rows = fills
           .filter((fill) => fill.at.getTime() >= start)

@@ -52,22 +52,45 @@ export interface AccountFill {
   at: Date;
 }
 
+/** A fill of the user as the cache keeps it: with its account and its id. */
+export interface UserFill extends AccountFill {
+  id: number;
+  assetClass: TAssetClass;
+  live: boolean;
+}
+
 /**
- * Every fill of the account before `before` (an instant), oldest first: the lots a later sell
- * closes may have been bought before any range asked for. A year of an active account's fills is
- * read on every performance request: the rows come as plain text and epoch milliseconds, with no
- * per-row mapping of the query builder's and no date text to parse.
+ * The user's fills of every account (with an id above `afterId`, when given), oldest first: what
+ * the fill cache (fill-cache.ts) reads when a user's fills changed.
  */
-export const readAccountFills = async (db: Queryable, { userId, assetClass, mode, before }: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }): Promise<AccountFill[]> => {
-  const rows = await rowsOf<{ symbol: string; side: 'buy' | 'sell'; client_order_id: string; qty: string; price: string; fee: string; tax: string; at_ms: number }>(
+export const readUserFills = async (db: Queryable, { userId, afterId }: { userId: number; afterId?: number | undefined }): Promise<UserFill[]> => {
+  const rows = await rowsOf<{ id: string; asset_class: TAssetClass; live: boolean; symbol: string; side: 'buy' | 'sell'; client_order_id: string; qty: string; price: string; fee: string; tax: string; at_ms: number }>(
     db,
-    sql`select o.symbol, o.side, f.client_order_id, f.qty::text as qty, f.price::text as price, f.fee::text as fee, f.tax::text as tax,
-        (extract(epoch from f.at) * 1000)::float8 as at_ms
+    sql`select f.id::text as id, o.asset_class, o.live, o.symbol, o.side, f.client_order_id, f.qty::text as qty, f.price::text as price, f.fee::text as fee,
+        f.tax::text as tax, (extract(epoch from f.at) * 1000)::float8 as at_ms
       from ${orderFills} f join ${orders} o on o.user_id = f.user_id and o.client_order_id = f.client_order_id
-      where f.user_id = ${userId} and o.asset_class = ${assetClass} and o.live = ${mode === 'live'} and f.at < ${before.toISOString()}::timestamptz
+      where f.user_id = ${userId} ${afterId === undefined ? sql`` : sql`and f.id > ${afterId}`}
       order by f.at, f.id`,
   );
-  return rows.map((row) => ({ symbol: row.symbol, side: row.side, clientOrderId: row.client_order_id, qty: row.qty, price: row.price, fee: row.fee, tax: row.tax, at: new Date(row.at_ms) }));
+  return rows.map((row) => ({
+    id: Number(row.id),
+    assetClass: row.asset_class,
+    live: row.live,
+    symbol: row.symbol,
+    side: row.side,
+    clientOrderId: row.client_order_id,
+    qty: row.qty,
+    price: row.price,
+    fee: row.fee,
+    tax: row.tax,
+    at: new Date(row.at_ms),
+  }));
+};
+
+/** How many fills the user has and the greatest id among them (MIN_SAFE_INTEGER for none): one read of the primary key. */
+export const userFillStamp = async (db: Queryable, userId: number): Promise<{ count: number; maxId: number }> => {
+  const [row] = await rowsOf<{ count: number; max_id: string | null }>(db, sql`select count(*)::integer as count, max(id)::text as max_id from ${orderFills} where user_id = ${userId}`);
+  return { count: row?.count ?? 0, maxId: row?.max_id == null ? Number.MIN_SAFE_INTEGER : Number(row.max_id) };
 };
 
 /** When the account was reset (its flows of kind `reset`) before `before`, oldest first: each removed every position. */

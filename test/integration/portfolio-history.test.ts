@@ -2,11 +2,12 @@
 // moved clock. Each past day's point is the next day's start snapshot, today's is the account now,
 // a reset is a flow (its day's P&L leaves it out), and a day nothing evaluated gives no point, its
 // flows counted with the next.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVITY_COLUMNS, type TActivityList, type TPerformance, type TPortfolioHistory } from '../../contracts/portfolio.ts';
 import { manualClock } from '../../server/clock.ts';
-import { accountFlows, equitySnapshots } from '../../server/db/schema/index.ts';
+import { rowsOf } from '../../server/db/client.ts';
+import { accountFlows, equitySnapshots, orders } from '../../server/db/schema/index.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { setBtcPrice, tradingSettled } from '../support/paper-days.ts';
@@ -186,6 +187,19 @@ describe('the portfolio history', () => {
       expect(lines.map((line) => ({ type, ...Object.fromEntries(line.split(',').map((value, i) => [columns[i], value])) }))).toEqual(rows);
     }
     expect((await activities('type=flow&format=csv')).text).toBe((await activities('type=flow', { accept: 'text/csv' })).text);
+  });
+
+  it('sees a fill whose transaction committed after a higher id was read (the fill cache reads them all again)', async () => {
+    const lotsNow = async () => ((await server.http('GET', '/api/equity/activities?asset_class=crypto&type=fill&size=100&from=2026-03-10', { token: trader.tokens.access_token })).body as TActivityList).items;
+    const before = await lotsNow();
+    const [{ lowest }] = (await rowsOf<{ lowest: number }>(server.services.db, sql`select min(id)::integer as lowest from order_fills`)) as [{ lowest: number }];
+    // A fill with an id below every one read so far, as a transaction that took its id early and committed late leaves it.
+    const [order] = await server.services.db.select().from(orders).where(and(eq(orders.userId, trader.user.id), eq(orders.side, 'sell')));
+    await server.services.db.execute(sql`insert into order_fills (user_id, id, client_order_id, execution_id, qty, price, fee, tax, at)
+      overriding system value values (${trader.user.id}, ${lowest - 1}, ${order!.clientOrderId}, 'late-commit', 0.01, 55000, 0.55, 0, '2026-03-14T15:00:01Z')`);
+    const after = await lotsNow();
+    expect(after).toHaveLength(before.length + 1);
+    expect(after.at(-1)).toMatchObject({ type: 'fill', side: 'sell', qty: '0.01', price: '55000' });
   });
 
   it('refuses a range that is not one (422, listed), and is empty before the account existed', async () => {
