@@ -5,6 +5,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { botOrders, orders } from '../../server/db/schema/index.ts';
+import { tickHeard } from '../support/ticks.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { connect, liveSubscribed, wsUrl, type TestSocket } from '../support/ws.ts';
@@ -33,7 +34,9 @@ const setPrice = async (price: number) => {
 const minuteOfPrices = async (prices: number[]) => {
   for (const price of prices) {
     clock.advance(60_000);
+    const heard = tickHeard(server, 'SOL/USDT', price);
     await setPrice(price);
+    await heard;
     await server.services.botRunner.idle();
     await server.services.simulator.idle();
     await server.services.orders.idle();

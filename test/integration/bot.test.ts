@@ -8,6 +8,7 @@ import { ZBotStatus, ZBotTradeList } from '../../contracts/bot.ts';
 import { ZBotStatusFrame, ZSignalFrame, ZTradeFrame } from '../../contracts/events.ts';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, botBars, botOrders, bots, orders } from '../../server/db/schema/index.ts';
+import { tickHeard } from '../support/ticks.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -50,11 +51,13 @@ const setPrice = async (symbol: string, price: number) => {
   const res = await server.http('POST', '/api/admin/sim/prices', { token: admin.tokens.access_token, body: { asset_class: 'crypto', symbol, price } });
   expect(res.status, res.text).toBe(200);
 };
-/** One price per minute: each new minute's tick closes the bar before it. */
+/** One price per minute: each new minute's tick closes the bar before it; the last one heard by the bus (and so queued by the bot). */
 const minuteOfPrices = async (symbol: string, prices: number[]) => {
   for (const price of prices) {
     clock.advance(60_000);
+    const heard = tickHeard(server, symbol, price);
     await setPrice(symbol, price);
+    await heard;
   }
 };
 const auditOf = async (userId: number) => (await server.services.db.select().from(auditEvents).where(eq(auditEvents.subjectUserId, userId)).orderBy(asc(auditEvents.id))).map((row) => row.action);
