@@ -4,7 +4,8 @@
 // kept fills are the answer; grown by rows above the greatest id only, those are read and added;
 // any other difference (a fill whose transaction committed after a higher id was read, from this
 // instance or another) reads them all again. A bounded number of users is kept, least recently
-// read first out.
+// read first out, and a user with more fills than `maxFills` is read each time and not kept (the
+// memory stays bounded at about users × maxFills rows).
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
@@ -20,7 +21,7 @@ const byTime = (a: UserFill, b: UserFill) => a.at.getTime() - b.at.getTime() || 
 
 export type AccountFills = (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode; before: Date }) => Promise<AccountFill[]>;
 
-export const createFillCache = (db: Queryable, { users = 64 }: { users?: number } = {}): AccountFills => {
+export const createFillCache = (db: Queryable, { users = 64, maxFills = 50_000 }: { users?: number; maxFills?: number } = {}): AccountFills => {
   const kept = new Map<number, Kept>();
 
   const fresh = async (userId: number): Promise<Kept> => {
@@ -45,7 +46,7 @@ export const createFillCache = (db: Queryable, { users = 64 }: { users?: number 
   return async ({ userId, assetClass, mode, before }) => {
     const entry = await current(userId);
     kept.delete(userId);
-    kept.set(userId, entry);
+    if (entry.count <= maxFills) kept.set(userId, entry);
     for (const oldest of kept.keys()) {
       if (kept.size <= users) break;
       kept.delete(oldest);
