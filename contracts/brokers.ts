@@ -11,7 +11,8 @@ export type TBrokerOrderStatus = z.infer<typeof ZBrokerOrderStatus>;
 
 /**
  * `replaced`: the owner changed a working order's qty, limit or stop, or the broker changed a
- * bracket leg's qty itself (it follows its entry's fills); its status is unchanged.
+ * bracket leg's qty itself (it follows its entry's fills) or a trailing stop's stop (it follows
+ * the price); its status is unchanged.
  */
 export const ZBrokerEventType = z.enum(['accepted', 'open', 'partial_fill', 'fill', 'canceled', 'rejected', 'expired', 'replaced']);
 export type TBrokerEventType = z.infer<typeof ZBrokerEventType>;
@@ -38,6 +39,13 @@ export const ZBrokerEvent = z.object({
    * with its entry's fill): the owner did not ask for it, so the new quantity is only known here.
    */
   qty: z.string().optional(),
+  /**
+   * A trailing stop's new stop, on a `replaced` event the broker made itself as the stop followed
+   * the price (a sell's new high, a buy's new low): decimal text, as its order's stop_price.
+   */
+  stop_price: z.string().optional(),
+  /** With `stop_price`: the mark it was set from (the order's metadata.hwm), the highest price seen for a sell, the lowest for a buy. */
+  hwm: z.string().optional(),
   at: ZTimestamp,
 });
 export type TBrokerEvent = z.infer<typeof ZBrokerEvent>;

@@ -48,6 +48,17 @@ const requirePositive = (name: string, value: Decimal) => {
 };
 
 /**
+ * `price` on the tick grid, rounded `up` or `down` onto it (never to the nearest), as
+ * executionPrice rounds a fill: the tick is taken at the price itself, as the KRX band table is
+ * (every band's edge is on the coarser grid above it).
+ */
+export const ontoGrid = (price: Decimal, tickSize: Decimal | TTickSizeAt, direction: 'up' | 'down'): Decimal => {
+  const tick = new ExactDecimal(typeof tickSize === 'function' ? tickSize(price) : tickSize);
+  requirePositive('tick size', tick);
+  return new ExactDecimal(price).toNearest(tick, direction === 'up' ? Decimal.ROUND_CEIL : Decimal.ROUND_FLOOR);
+};
+
+/**
  * The price moved against the taker by the profile's slippage and put on the tick grid. Buys
  * round up and sells round down: an exchange prints only prices on the grid, and rounding away
  * from the taker means the grid never hands out an improvement the slippage model did not grant,

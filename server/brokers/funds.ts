@@ -61,7 +61,8 @@ export const expectedPriceOf = <T>(limit: T | undefined, stop: T | undefined, ot
 
 /**
  * The price a working buy holds cash at (expectedPriceOf): a stop-limit's limit (kept in metadata
- * where the broker layer collapsed it to a stop), a limit's limit, a stop's stop, a market
+ * where the broker layer collapsed it to a stop), a limit's limit, a stop's stop (a trailing
+ * stop's current one, which follows the price down and only lowers the hold), a market
  * order's price from its funds check; `fallback` (the current price) when the order names none.
  */
 export const reservePriceOf = (order: WorkingOrder, fallback?: Decimal): Decimal | undefined => {

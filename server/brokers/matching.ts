@@ -1,15 +1,16 @@
 // The simulated broker's matching rules as pure functions: when one order fills against one
 // price observation, the OCO children of a bracket, and the order status machine with its events.
 import { Decimal } from 'decimal.js';
-import { type TOrderSide } from './fills.ts';
+import { ontoGrid, type TOrderSide, type TTickSizeAt } from './fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 
 /**
  * Order types as the broker layer sees them. stop_limit arrives collapsed to stop (the
  * interface's rule) with its limit kept in metadata.stop_limit_price: a stop without one is a
- * market order once triggered; with one it rests as a limit at that price (DESIGN §6).
+ * market order once triggered; with one it rests as a limit at that price (DESIGN §6). A
+ * trailing_stop is a stop whose stop follows the price (`followTrail`): a market order once triggered.
  */
-export type TBrokerOrderType = 'market' | 'limit' | 'stop';
+export type TBrokerOrderType = 'market' | 'limit' | 'stop' | 'trailing_stop';
 export type TTimeInForce = 'day' | 'gtc' | 'ioc' | 'fok';
 
 export interface MatchableOrder {
@@ -76,7 +77,8 @@ const reachablePrice = (order: MatchableOrder, price: Decimal): Decimal | undefi
       // Once the limit is reached the observed price is the better of the two: a price that gaps
       // through the limit fills there, not at the limit.
       return withinLimit(order.side, requiredPrice(order, 'limitPrice'), price) ? price : undefined;
-    case 'stop': {
+    case 'stop':
+    case 'trailing_stop': {
       if (!order.triggered && !stopReached(order, price)) return undefined;
       // Triggered, a stop_limit is a limit at its limit price: it never fills beyond it.
       if (isStopLimit(order)) return withinLimit(order.side, order.stopLimit, price) ? price : undefined;
@@ -103,6 +105,7 @@ const availableQty = ({ liquidity, lotSize }: PriceObservation): Decimal | undef
  * - stop: triggers when the price reaches the stop (buy: price ≥ stop, sell: price ≤ stop) and then
  *   fills as a market order; a stop_limit then is a limit at its limit price (`trigger` when the
  *   price is beyond it: it rests, triggered, and fills like a limit from the next observations).
+ * - trailing_stop: as a stop, at the stop `followTrail` has moved it to for this observation.
  * - day and gtc rest alike here; ending a day order at the session close is the expiry job's
  *   part (the `expire` transition).
  * - ioc fills what it can at its first observation and cancels the rest; fok fills everything
@@ -126,6 +129,51 @@ export const evaluate = (order: MatchableOrder, observation: PriceObservation): 
   if (fillQty.isZero()) return immediate ? { kind: 'cancel', cancel: immediate } : REST;
   if (immediate === 'ioc' && !complete) return { kind: 'fill', fillQty, fillReference, thenCancel: 'ioc' };
   return { kind: 'fill', fillQty, fillReference };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Trailing stops
+
+/** A trailing stop's distance from its mark: a percent of the mark (0 < p ≤ 50), or a price. */
+export type TTrail = { percent: Decimal } | { price: Decimal };
+
+/** The most a trail_percent may be (DESIGN: advanced orders). */
+export const MAX_TRAIL_PERCENT = 50;
+
+/**
+ * Where a trail puts the stop from its mark (a sell's highest price seen, a buy's lowest): a
+ * sell's mark × (1 − p/100) or mark − trail, a buy's mark × (1 + p/100) or mark + trail. It goes
+ * onto the grid away from the market (a sell's down, a buy's up), so it is never tighter than
+ * asked. A sell's trail as large as its mark leaves no stop: 0, which no price reaches.
+ */
+export const trailStopOf = ({ side, mark, trail, tickSize }: { side: TOrderSide; mark: Decimal; trail: TTrail; tickSize: Decimal | TTickSizeAt }): Decimal => {
+  const distance = 'percent' in trail ? new ExactDecimal(mark).times(trail.percent).dividedBy(100) : trail.price;
+  const stop = side === 'sell' ? new ExactDecimal(mark).minus(distance) : new ExactDecimal(mark).plus(distance);
+  return stop.lte(0) ? new ExactDecimal(0) : ontoGrid(stop, tickSize, side === 'sell' ? 'down' : 'up');
+};
+
+/** Whether the price is beyond the mark: a new high for a sell's trail, a new low for a buy's. */
+export const marksNew = (side: TOrderSide, mark: Decimal, price: Decimal): boolean => (side === 'sell' ? price.gt(mark) : price.lt(mark));
+
+export interface TrailingState {
+  side: TOrderSide;
+  trail: TTrail;
+  /** The mark that set `stopPrice`. */
+  hwm: Decimal;
+  stopPrice: Decimal;
+}
+
+/**
+ * What one observation does to a trailing stop before it is matched (`evaluate`, at the stop
+ * this answers): a new high (sell) or low (buy) moves the mark and the stop with it; anything
+ * else leaves both. `undefined` when the stop does not move, so a flat or retreating price, or a
+ * new mark the grid rounds to the same stop, changes nothing. The stop never loosens.
+ */
+export const followTrail = (state: TrailingState, price: Decimal, tickSize: Decimal | TTickSizeAt): { hwm: Decimal; stopPrice: Decimal } | undefined => {
+  if (!marksNew(state.side, state.hwm, price)) return undefined;
+  const stop = trailStopOf({ side: state.side, mark: price, trail: state.trail, tickSize });
+  const tighter = state.side === 'sell' ? stop.gt(state.stopPrice) : stop.lt(state.stopPrice);
+  return tighter ? { hwm: price, stopPrice: stop } : undefined;
 };
 
 // ---------------------------------------------------------------------------------------------

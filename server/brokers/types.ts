@@ -3,17 +3,22 @@
 import type { TBar } from '../marketdata/bars.ts';
 import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import type { TBrokerOrderType } from './matching.ts';
 
 export type { TBrokerEvent, TBrokerOrderStatus, TTradingMode };
 
-/** An order as the broker is asked to take it. stop_limit arrives collapsed to stop. */
+/**
+ * An order as the broker is asked to take it. stop_limit arrives collapsed to stop. A
+ * trailing_stop names exactly one of metadata.trail_percent (0 < p ≤ 50) or metadata.trail_price
+ * (> 0), decimal strings or numbers, and no stop, limit or bracket: the broker sets its stop.
+ */
 export interface BrokerOrderRequest {
   clientOrderId: string;
   symbol: string;
   side: 'buy' | 'sell';
   /** Decimal strings throughout. */
   qty: string;
-  orderType: 'market' | 'limit' | 'stop';
+  orderType: TBrokerOrderType;
   timeInForce: 'day' | 'gtc' | 'ioc' | 'fok';
   limitPrice?: string | null;
   stopPrice?: string | null;
@@ -30,7 +35,11 @@ export interface BrokerOrder {
   mode: TTradingMode;
   symbol: string;
   side: 'buy' | 'sell';
-  orderType: 'market' | 'limit' | 'stop';
+  /**
+   * A trailing_stop reads as a stop at its current stop, its trail and mark in metadata
+   * (trail_percent or trail_price, hwm), as a stop_limit reads as a stop with metadata.stop_limit_price.
+   */
+  orderType: Exclude<TBrokerOrderType, 'trailing_stop'>;
   timeInForce: 'day' | 'gtc' | 'ioc' | 'fok';
   qty: string;
   filledQty: string;

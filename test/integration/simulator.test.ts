@@ -305,6 +305,162 @@ describe('each order type × time in force', () => {
   });
 });
 
+describe('trailing stops', () => {
+  const replacedOf = (account: Account, brokerOrderId: string) =>
+    account.events.filter((event) => event.broker_order_id === brokerOrderId && event.type === 'replaced').map(({ stop_price, hwm }) => ({ stop_price, hwm }));
+  /** The row's stop and mark, as exact decimal text. */
+  const trailOf = async (userId: number, id: string) => {
+    const row = await orderRow(userId, id);
+    return { status: row.status, stopPrice: d(row.stopPrice!).toFixed(), hwm: row.metadata.hwm, updatedAt: row.updatedAt.toISOString() };
+  };
+
+  it('a sell by percent follows each new high (the row and a replaced event with the new stop), not a fall, and fills at market when the price comes down to it', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const trailing = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '2', orderType: 'trailing_stop', metadata: { trail_percent: 5 } }));
+    // The interface reads it as a stop at its current stop, its trail and mark in its metadata.
+    expect(trailing).toMatchObject({ status: 'accepted', orderType: 'stop', stopPrice: '95', metadata: { trail_percent: '5', hwm: '100' } });
+    await account.seen({ type: 'open', broker_order_id: trailing.brokerOrderId });
+    expect((await orderRow(account.userId, trailing.brokerOrderId)).orderType).toBe('trailing_stop');
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '95', hwm: '100' });
+    // It holds the position as any working sell does.
+    await rejectedWith(account.broker.placeOrder(order({ symbol, side: 'sell', qty: '0.1' })), /0 available/);
+
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '102' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '96.9', hwm: '102' });
+    const moved = await account.seen({ type: 'replaced', broker_order_id: trailing.brokerOrderId, stop_price: '96.9' });
+    expect(moved).toMatchObject({ status: 'open', hwm: '102', filled_qty: '0', fill: null });
+    const after102 = await trailOf(account.userId, trailing.brokerOrderId);
+    // A fall, and a return to the mark, move nothing and write nothing.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '101' });
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '102' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toEqual(after102);
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '104' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ stopPrice: '98.8', hwm: '104' });
+    await account.seen({ type: 'replaced', broker_order_id: trailing.brokerOrderId, stop_price: '98.8' });
+    // One event per move, in order, none for the fall or the flat price.
+    expect(replacedOf(account, trailing.brokerOrderId)).toEqual([
+      { stop_price: '96.9', hwm: '102' },
+      { stop_price: '98.8', hwm: '104' },
+    ]);
+    expect(await account.broker.getOrder({ brokerOrderId: trailing.brokerOrderId })).toMatchObject({ stopPrice: '98.8', metadata: { trail_percent: '5', hwm: '104' } });
+
+    // Just above the stop: resting; at it: triggered, filled at the observed price less the slippage.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '98.81' });
+    expect((await orderRow(account.userId, trailing.brokerOrderId)).status).toBe('open');
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '98.8' });
+    const fill = await account.seen({ type: 'fill', broker_order_id: trailing.brokerOrderId });
+    // 98.8 moved 5 bp against the seller is 98.7506, down onto the cent: 98.75.
+    expect(fill).toMatchObject({ status: 'filled', filled_qty: '2', fill: { qty: '2', price: '98.75' } });
+    expect(await account.broker.positions()).toEqual([]);
+    expect(typesOf(account, trailing.brokerOrderId)).toEqual(['accepted', 'open', 'replaced', 'replaced', 'fill']);
+  });
+
+  it('a sell by price fills at the gap when the price jumps through its stop', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const trailing = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1', orderType: 'trailing_stop', metadata: { trail_price: '2.5' } }));
+    expect(trailing).toMatchObject({ stopPrice: '97.5', metadata: { trail_price: '2.5', hwm: '100' } });
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '90' });
+    expect((await account.seen({ type: 'fill', broker_order_id: trailing.brokerOrderId })).fill?.price).toBe('89.95');
+    expect(replacedOf(account, trailing.brokerOrderId)).toEqual([]);
+  });
+
+  it('a buy by price follows each new low, holds cash at its current stop, and fills when the price rises to it', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const trailing = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'trailing_stop', metadata: { trail_price: '2' } }));
+    expect(trailing).toMatchObject({ orderType: 'stop', stopPrice: '102', metadata: { trail_price: '2', hwm: '100' } });
+    await account.seen({ type: 'open', broker_order_id: trailing.brokerOrderId });
+    // 1 × 102 and the 0.1 % fee on it are held.
+    expect((await account.broker.account()).buyingPower).toBe('99897.898');
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '97' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '99', hwm: '97' });
+    await account.seen({ type: 'replaced', broker_order_id: trailing.brokerOrderId, stop_price: '99', hwm: '97' });
+    expect((await account.broker.account()).buyingPower).toBe('99900.901');
+    // A rise below the stop moves nothing.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '98.99' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '99', hwm: '97' });
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '99' });
+    // 99 moved 5 bp against the buyer is 99.0495, up onto the cent: 99.05.
+    expect((await account.seen({ type: 'fill', broker_order_id: trailing.brokerOrderId })).fill?.price).toBe('99.05');
+    expect(replacedOf(account, trailing.brokerOrderId)).toEqual([{ stop_price: '99', hwm: '97' }]);
+    expect(d((await positionRow(account.userId, symbol))!.qty).toFixed()).toBe('1');
+  });
+
+  it('keeps its mark and stop in its row: a second simulator over the same database goes on trailing from them', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const buy = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' }));
+    await account.seen({ type: 'fill', broker_order_id: buy.brokerOrderId });
+    const trailing = await account.broker.placeOrder(order({ symbol, side: 'sell', qty: '1', orderType: 'trailing_stop', metadata: { trail_price: '3' } }));
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '105' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ stopPrice: '102', hwm: '105' });
+
+    const restarted = await simulatorOn(0, { leaseName: 'simulator-test-restarted' });
+    try {
+      const broker = restarted.brokerFor({ userId: account.userId, assetClass: 'crypto', mode: 'paper' });
+      expect(await broker.getOrder({ brokerOrderId: trailing.brokerOrderId })).toMatchObject({ status: 'open', stopPrice: '102', metadata: { trail_price: '3', hwm: '105' } });
+      // Below the kept mark: nothing moves (a mark started over at this price would put the stop at 101).
+      await restarted.setPrice({ assetClass: 'crypto', symbol, price: '104' });
+      expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '102', hwm: '105' });
+      await restarted.setPrice({ assetClass: 'crypto', symbol, price: '106' });
+      expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '103', hwm: '106' });
+      await restarted.setPrice({ assetClass: 'crypto', symbol, price: '103' });
+      expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'filled', stopPrice: '103' });
+      expect(await broker.positions()).toEqual([]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it('refuses a trail missing, doubled, out of range or off the grid, a limit, a stop, a stop-limit or a bracket, and a trail on another order type, writing nothing', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', tick: '0.01' });
+    const account = await openAccount();
+    const trailing = (fields: Partial<Parameters<typeof order>[0]>) => order({ symbol, side: 'buy', qty: '1', orderType: 'trailing_stop', ...fields });
+    const refusals: Array<[Partial<Parameters<typeof order>[0]>, RegExp]> = [
+      [{}, /needs trail_percent or trail_price/],
+      [{ metadata: { trail_percent: '5', trail_price: '1' } }, /one of trail_percent and trail_price, not both/],
+      [{ metadata: { trail_percent: '0' } }, /trail_percent must be more than 0 and at most 50/],
+      [{ metadata: { trail_percent: -1 } }, /trail_percent must be more than 0 and at most 50/],
+      [{ metadata: { trail_percent: '50.01' } }, /trail_percent must be more than 0 and at most 50/],
+      [{ metadata: { trail_percent: 'five' } }, /trail_percent must be a decimal/],
+      [{ metadata: { trail_price: '0' } }, /trail_price must be greater than 0/],
+      [{ metadata: { trail_price: '-2' } }, /trail_price must be greater than 0/],
+      [{ metadata: { trail_price: '0.015' } }, /trail_price 0\.015 is off .* tick grid of 0\.01/],
+      [{ metadata: { trail_percent: '5' }, limitPrice: '101' }, /takes no limit_price/],
+      [{ metadata: { trail_percent: '5' }, stopPrice: '101' }, /takes no stop_price/],
+      [{ metadata: { trail_percent: '5', stop_limit_price: '103' } }, /takes no stop_limit_price/],
+      [{ metadata: { trail_percent: '5' }, bracket: { takeProfit: '120', stopLoss: '90', stopLossLimit: null } }, /takes no bracket/],
+      [{ side: 'sell', metadata: { trail_price: '100' } }, /leaves no stop above 0/],
+      [{ orderType: 'stop', stopPrice: '105', metadata: { trail_percent: '5' } }, /belong to a trailing_stop, not a stop order/],
+    ];
+    for (const [fields, message] of refusals) await rejectedWith(account.broker.placeOrder(trailing(fields)), message);
+    expect(await account.broker.listOpenOrders()).toEqual([]);
+    expect(await server.services.db.select().from(simOrders).where(eq(simOrders.userId, account.userId))).toEqual([]);
+    // The edges are taken: 50 percent, and a trail of one tick.
+    for (const metadata of [{ trail_percent: '50' }, { trail_price: '0.01' }]) {
+      const placed = await account.broker.placeOrder(trailing({ metadata }));
+      await account.seen({ type: 'open', broker_order_id: placed.brokerOrderId });
+    }
+  });
+
+  it('refuses a replace: the replace request carries no trail, and the stop is the broker’s', async () => {
+    const symbol = await newInstrument('crypto', { price: '100' });
+    const account = await openAccount();
+    const trailing = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'trailing_stop', metadata: { trail_percent: '5' } }));
+    await account.seen({ type: 'open', broker_order_id: trailing.brokerOrderId });
+    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, stopPrice: '104' }), /a trailing_stop cannot be replaced/);
+    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, qty: '2' }), /a trailing_stop cannot be replaced/);
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '105', hwm: '100' });
+    expect(d((await orderRow(account.userId, trailing.brokerOrderId)).qty).toFixed()).toBe('1');
+  });
+});
+
 describe('partial fills', () => {
   it('a resting limit larger than the liquidity of a tick fills across ticks', async () => {
     const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });

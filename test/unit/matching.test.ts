@@ -10,11 +10,15 @@ import {
   type TOrderTrigger,
   type TTimeInForce,
   bracketChildren,
+  type TTrail,
   evaluate,
+  followTrail,
   onChildFilled,
+  trailStopOf,
   transition,
   validateBracket,
 } from '../../server/brokers/matching.ts';
+import { krxTickSize } from '../../server/instruments/ticks.ts';
 
 const d = (value: Decimal.Value) => new Decimal(value);
 
@@ -178,6 +182,105 @@ describe('partial fills across ticks', () => {
       'fill 2@98 → filled 10',
     ]);
     expect(() => evaluate(current, at(97))).toThrow(/nothing left to fill/);
+  });
+});
+
+describe('trailing stops', () => {
+  const cent = d('0.01');
+  const percent = (p: Decimal.Value): TTrail => ({ percent: d(p) });
+  const by = (price: Decimal.Value): TTrail => ({ price: d(price) });
+
+  /**
+   * A trailing stop walked over a price path as the simulator walks it: each observation first
+   * moves the mark and the stop (followTrail), then meets the order at that stop (evaluate). Each
+   * step says the stop after it (and whether it moved) and what the order did.
+   */
+  const walk = (side: 'buy' | 'sell', trail: TTrail, start: Decimal.Value, prices: Decimal.Value[], tickSize: Decimal | ((price: Decimal) => Decimal) = cent) => {
+    let state = { side, trail, hwm: d(start), stopPrice: trailStopOf({ side, mark: d(start), trail, tickSize }) };
+    const steps: Array<{ price: string; hwm: string; stop: string; moved: boolean; outcome: ReturnType<typeof plain> }> = [];
+    for (const price of prices) {
+      const moved = followTrail(state, d(price), tickSize);
+      if (moved) state = { ...state, ...moved };
+      const outcome = plain(evaluate(order({ side, orderType: 'trailing_stop', stopPrice: state.stopPrice }), at(price)));
+      steps.push({ price: d(price).toFixed(), hwm: state.hwm.toFixed(), stop: state.stopPrice.toFixed(), moved: moved !== undefined, outcome });
+      if (outcome.kind === 'fill') break;
+    }
+    return steps;
+  };
+
+  it('sets the stop from the mark: a sell below it, a buy above it, by a percent or a price', () => {
+    expect(trailStopOf({ side: 'sell', mark: d(100), trail: percent(5), tickSize: cent }).toFixed()).toBe('95');
+    expect(trailStopOf({ side: 'buy', mark: d(100), trail: percent(5), tickSize: cent }).toFixed()).toBe('105');
+    expect(trailStopOf({ side: 'sell', mark: d(100), trail: by('2.5'), tickSize: cent }).toFixed()).toBe('97.5');
+    expect(trailStopOf({ side: 'buy', mark: d(100), trail: by('2.5'), tickSize: cent }).toFixed()).toBe('102.5');
+    expect(trailStopOf({ side: 'sell', mark: d(100), trail: percent(50), tickSize: cent }).toFixed()).toBe('50');
+  });
+
+  it('rounds the stop onto the grid away from the market, never tighter than asked', () => {
+    // 103.09 × 0.95 = 97.9355: a sell's stop goes down to 97.93, not to the nearer 97.94.
+    expect(trailStopOf({ side: 'sell', mark: d('103.09'), trail: percent(5), tickSize: cent }).toFixed()).toBe('97.93');
+    // 96.67 × 1.05 = 101.5035: a buy's stop goes up to 101.51, not to the nearer 101.5.
+    expect(trailStopOf({ side: 'buy', mark: d('96.67'), trail: percent(5), tickSize: cent }).toFixed()).toBe('101.51');
+    // A coarse tick: 100.5 × 0.9 = 90.45 goes down to 90; 99.5 × 1.1 = 109.45 up to 110.
+    expect(trailStopOf({ side: 'sell', mark: d('100.5'), trail: percent(10), tickSize: d(1) }).toFixed()).toBe('90');
+    expect(trailStopOf({ side: 'buy', mark: d('99.5'), trail: percent(10), tickSize: d(1) }).toFixed()).toBe('110');
+    // A price trail on a mark off a coarser grid: 100.37 − 0.5 = 99.87 goes down to 99.8 on a 0.1 tick.
+    expect(trailStopOf({ side: 'sell', mark: d('100.37'), trail: by('0.5'), tickSize: d('0.1') }).toFixed()).toBe('99.8');
+    // The KRX band table, the tick taken at the stop: 52,300 × 0.97 = 50,731 on the 100 KRW band
+    // goes down to 50,700; 48,500 × 1.03 = 49,955 on the 50 KRW band goes up to 50,000.
+    expect(trailStopOf({ side: 'sell', mark: d(52_300), trail: percent(3), tickSize: krxTickSize }).toFixed()).toBe('50700');
+    expect(trailStopOf({ side: 'buy', mark: d(48_500), trail: percent(3), tickSize: krxTickSize }).toFixed()).toBe('50000');
+    // A sell's trail as large as the price leaves no stop: 0, which no price reaches.
+    expect(trailStopOf({ side: 'sell', mark: d(2), trail: by(3), tickSize: cent }).toFixed()).toBe('0');
+  });
+
+  it('a sell follows a rise and not a fall, and triggers at the trail on the way down, filling at the observed price', () => {
+    expect(walk('sell', percent(5), 100, [102, 101, 104, 100, '98.81', '98.8', 95])).toEqual([
+      { price: '102', hwm: '102', stop: '96.9', moved: true, outcome: REST },
+      { price: '101', hwm: '102', stop: '96.9', moved: false, outcome: REST },
+      { price: '104', hwm: '104', stop: '98.8', moved: true, outcome: REST },
+      { price: '100', hwm: '104', stop: '98.8', moved: false, outcome: REST },
+      { price: '98.81', hwm: '104', stop: '98.8', moved: false, outcome: REST },
+      { price: '98.8', hwm: '104', stop: '98.8', moved: false, outcome: fill('10', '98.8') },
+    ]);
+  });
+
+  it('a sell fills at the gap when the price jumps through its stop', () => {
+    expect(walk('sell', by(2), 100, [105, 90]).map(({ stop, outcome }) => ({ stop, outcome }))).toEqual([
+      { stop: '103', outcome: REST },
+      { stop: '103', outcome: fill('10', '90') },
+    ]);
+  });
+
+  it('a buy mirrors it: follows a fall and not a rise, triggers at the trail on the way up, fills at the gap', () => {
+    expect(walk('buy', by(3), 100, [98, 99, '97.5', '100.49', '100.5'])).toEqual([
+      { price: '98', hwm: '98', stop: '101', moved: true, outcome: REST },
+      { price: '99', hwm: '98', stop: '101', moved: false, outcome: REST },
+      { price: '97.5', hwm: '97.5', stop: '100.5', moved: true, outcome: REST },
+      { price: '100.49', hwm: '97.5', stop: '100.5', moved: false, outcome: REST },
+      { price: '100.5', hwm: '97.5', stop: '100.5', moved: false, outcome: fill('10', '100.5') },
+    ]);
+    expect(walk('buy', percent(10), 100, [90, 120]).map(({ stop, outcome }) => ({ stop, outcome }))).toEqual([
+      { stop: '99', outcome: REST },
+      { stop: '99', outcome: fill('10', '120') },
+    ]);
+  });
+
+  it('moves nothing on a flat price or a fall, nor on a new mark the grid rounds to the same stop; it never loosens', () => {
+    const state = { side: 'sell' as const, trail: percent(10), hwm: d(100), stopPrice: d(90) };
+    expect(followTrail(state, d(100), d(1))).toBeUndefined();
+    expect(followTrail(state, d(99), d(1))).toBeUndefined();
+    // 101 × 0.9 = 90.9, down to 90 on a whole tick: the same stop, nothing to write.
+    expect(followTrail(state, d(101), d(1))).toBeUndefined();
+    const moved = followTrail(state, d(102), d(1))!;
+    expect([moved.hwm.toFixed(), moved.stopPrice.toFixed()]).toEqual(['102', '91']);
+    // A stop already tighter than a new mark would set stays where it is.
+    expect(followTrail({ ...state, stopPrice: d(95) }, d(102), d(1))).toBeUndefined();
+    const buy = { side: 'buy' as const, trail: percent(10), hwm: d(100), stopPrice: d(110) };
+    expect(followTrail(buy, d(101), d(1))).toBeUndefined();
+    expect(followTrail(buy, d('99.5'), d(1))).toBeUndefined();
+    const down = followTrail(buy, d(98), d(1))!;
+    expect([down.hwm.toFixed(), down.stopPrice.toFixed()]).toEqual(['98', '108']);
   });
 });
 

@@ -302,6 +302,8 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     assetClass: 'crypto',
     mode: options.mode,
     placeOrder: async (request) => {
+      // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
+      if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');
       const market = await marketOf(request.symbol);
       const exchangeClientOrderId = toExchangeClientOrderId(request.clientOrderId, idRule);
       const args = toCcxtOrder(request, market, await tickSizeMode(), exchangeClientOrderId);

@@ -292,6 +292,8 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     mode: key.mode,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
+      // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
+      if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('KIS trailing_stop orders are not supported by this adapter');
       const { body, limitPrice } = toKisOrderCash(request, account);
       const reply = await http.request<KisOrderAnswer>({ call: request.side, method: 'POST', path: KIS_PATHS.orderCash, body });
       const at = now();

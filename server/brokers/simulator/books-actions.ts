@@ -123,6 +123,8 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
   const row = session && (await lockOrder(tx, { userId: key.userId, id: request.brokerOrderId }));
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be replaced`);
+  // Its stop is the broker's, and a replace carries no trail_percent or trail_price to change.
+  if (row.orderType === 'trailing_stop') throw rejected('a trailing_stop cannot be replaced: its stop follows its trail, which a replace cannot change; cancel it and place a new one');
   const terms = replacedTerms(row, request, instrument);
   if (request.stopPrice !== undefined) refuseTriggeredStop(row.side, terms.stopPrice, price);
   if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);

@@ -7,11 +7,12 @@ import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
 import { applyFill, computeFill } from '../fills.ts';
-import { evaluate, transition, type MatchableOrder } from '../matching.ts';
+import { evaluate, followTrail, marksNew, transition, type MatchableOrder } from '../matching.ts';
 import { tickSizeOf } from './prices.ts';
 import { writeFill, lockOrder, type SimOrderRow } from './queries.ts';
 import { active, applied, BROKER_NAME, d, eventOf, keyOf, maybe, openSession, positionIn, stateOf, text, type FillWrite, type Session } from './books.ts';
-import { changeStatus, endOrder, markTriggered, protectEntry, settleOco } from './books-status.ts';
+import { changeStatus, endOrder, markTriggered, moveTrailingStop, protectEntry, settleOco } from './books-status.ts';
+import { trailingStateOf } from './trailing.ts';
 import { fillBound, intoBand, type MarketState } from './exchange-rules.ts';
 
 /** Where a triggered stop_limit keeps when its stop triggered (its metadata, on the broker's books). */
@@ -46,9 +47,22 @@ export const observationFor = (instrument: InstrumentRow, price: Decimal, liquid
 
 type Observation = ReturnType<typeof observationFor>;
 
+/** Whether the observation is a trailing stop's new mark (a sell's new high, a buy's new low), which may move its stop. */
+const marksTrail = (row: SimOrderRow, price: Decimal): boolean => {
+  const state = trailingStateOf(row);
+  return state !== undefined && marksNew(state.side, state.hwm, price);
+};
+
 /** Whether an observation would change this order: the cheap test before taking any lock. */
 export const wouldAct = (row: SimOrderRow, observation: Observation): boolean =>
-  row.status === 'accepted' || (observation.market.open && evaluate(matchableOf(row), observation).kind !== 'rest');
+  row.status === 'accepted' || (observation.market.open && (marksTrail(row, observation.price) || evaluate(matchableOf(row), observation).kind !== 'rest'));
+
+/** A trailing stop's stop after the observation (moved and written when a new mark moves it); any other order as it is. */
+const followed = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, price: Decimal): Promise<SimOrderRow> => {
+  const state = trailingStateOf(row);
+  const moved = state && followTrail(state, price, tickSizeOf(instrument));
+  return moved ? moveTrailingStop(session, row, moved) : row;
+};
 
 /**
  * A fill's execution id, known before its row is written: the order and the quantity filled in
@@ -126,12 +140,14 @@ export const matchInBooks = async (
  * market is closed nothing fills: an order rests for the open (an accepted one opens), and an ioc
  * or fok, which could only fill at once, is canceled.
  */
-export const matchLocked = async (session: Session, row: SimOrderRow, instrument: InstrumentRow, observation: Observation): Promise<void> => {
+export const matchLocked = async (session: Session, locked: SimOrderRow, instrument: InstrumentRow, observation: Observation): Promise<void> => {
   if (!observation.market.open) {
-    if (row.timeInForce === 'ioc' || row.timeInForce === 'fok') await endOrder(session, row, { kind: 'cancel' }, { reason: `${row.timeInForce}: the market is closed`, withSibling: false, protect: true });
-    else if (row.status === 'accepted') await changeStatus(session, row, { kind: 'open' }, null);
+    if (locked.timeInForce === 'ioc' || locked.timeInForce === 'fok') await endOrder(session, locked, { kind: 'cancel' }, { reason: `${locked.timeInForce}: the market is closed`, withSibling: false, protect: true });
+    else if (locked.status === 'accepted') await changeStatus(session, locked, { kind: 'open' }, null);
     return;
   }
+  // A trailing stop's stop moves first, then triggers against where it moved to.
+  const row = await followed(session, locked, instrument, observation.price);
   const outcome = evaluate(matchableOf(row), observation);
   switch (outcome.kind) {
     case 'rest':

@@ -25,6 +25,7 @@ import {
 import { lockAccountForSymbol } from './account-reads.ts';
 import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, refuseTriggeredStop, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
+import { checkTrailingRequest } from './trailing.ts';
 import type { MarketState } from './exchange-rules.ts';
 
 export interface PlaceInput {
@@ -67,8 +68,10 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
   const qty = positiveDecimal('qty', request.qty);
   const lotProblem = checkLot(qty, d(instrument.lotSize), instrument.fractional);
   if (lotProblem) throw rejected(lotProblem);
+  // A trailing stop's first stop is the broker's, from its trail and the price: never triggered at once.
+  const trailing = checkTrailingRequest(request, instrument, price);
   const limitPrice = request.orderType === 'limit' ? positiveDecimal('limit_price', request.limitPrice) : null;
-  const stopPrice = request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
+  const stopPrice = trailing ? trailing.stopPrice : request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
   refuseTriggeredStop(request.side, stopPrice, price);
   const bracket = request.bracket
     ? {
@@ -81,7 +84,7 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
     const problem = validateBracket({ side: request.side, entryReference: limitPrice ?? stopPrice ?? price, bracket });
     if (problem) throw rejected(problem);
   }
-  return { qty, limitPrice, stopPrice, bracket };
+  return { qty, limitPrice, stopPrice, bracket, metadata: trailing?.metadata ?? request.metadata };
 };
 
 /**
@@ -160,7 +163,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   const session = sessionOf(tx, locked.account, at);
   session.positions.set(request.symbol, locked.position);
   const price = await input.quote(locked.price);
-  const { qty, limitPrice, stopPrice, bracket } = checkRequest({ request, instrument, price });
+  const { qty, limitPrice, stopPrice, bracket, metadata } = checkRequest({ request, instrument, price });
 
   // Judged on the working orders read with the lock, so orders placed a moment ago (in this
   // transaction's batch, or by another instance) hold their cash and units already.
@@ -198,7 +201,7 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
       stop_loss: text(bracket.stopLoss),
       stop_loss_limit: bracket.stopLossLimit && text(bracket.stopLossLimit),
     },
-    metadata: reservePrice ? { ...request.metadata, [RESERVE_PRICE_KEY]: text(reservePrice) } : (request.metadata ?? {}),
+    metadata: reservePrice ? { ...metadata, [RESERVE_PRICE_KEY]: text(reservePrice) } : (metadata ?? {}),
     expiresAt: input.expiresAt,
     createdAt: at,
     updatedAt: at,

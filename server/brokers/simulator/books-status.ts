@@ -36,6 +36,20 @@ export const changeStatus = async (session: Session, row: SimOrderRow, trigger: 
 export const markTriggered = (session: Session, row: SimOrderRow, key: string): Promise<SimOrderRow> =>
   changeOrder(session, row, { metadata: { ...row.metadata, [key]: session.at.toISOString() }, updatedAt: session.at });
 
+/**
+ * A trailing stop whose stop followed the price (`followTrail`): the stop and its mark on its row,
+ * so a restart keeps them, and a `replaced` event with both: the broker's own change, which only
+ * the event tells the order service. Written only when the stop moves. No touch of the account
+ * row: the hold of a trailing buy only shrinks as its stop follows the price down.
+ */
+export const moveTrailingStop = async (session: Session, row: SimOrderRow, moved: { hwm: Decimal; stopPrice: Decimal }): Promise<SimOrderRow> => {
+  const stopPrice = text(moved.stopPrice);
+  const hwm = text(moved.hwm);
+  const updated = await changeOrder(session, row, { stopPrice, metadata: { ...row.metadata, hwm }, updatedAt: session.at });
+  session.events.push(eventOf(updated, 'replaced', session.at, { reason: `trailing stop: stop_price ${text(d(row.stopPrice ?? 0))} -> ${stopPrice} (hwm ${hwm})`, stop_price: stopPrice, hwm }));
+  return updated;
+};
+
 interface EndOptions {
   reason: string | null;
   /** A cancel of one OCO leg by its owner ends the pair; a cancel caused by the other leg does not recurse. */

@@ -31,7 +31,10 @@ export const toBrokerOrder = (row: SimOrderRow): BrokerOrder => ({
   mode: row.mode,
   symbol: row.symbol,
   side: row.side,
-  orderType: row.orderType,
+  // A trailing stop reads as a stop at its current stop, its trail and mark in its metadata (as a
+  // stop_limit reads as a stop with its limit there): the order service's records know no
+  // trailing_stop yet.
+  orderType: row.orderType === 'trailing_stop' ? 'stop' : row.orderType,
   timeInForce: row.timeInForce,
   qty: text(d(row.qty)),
   filledQty: text(d(row.filledQty)),
@@ -51,7 +54,7 @@ export const eventOf = (
   row: SimOrderRow,
   type: TBrokerEventType,
   at: Date,
-  extra: { fill?: TBrokerEvent['fill']; reason?: string | null; qty?: string } = {},
+  extra: { fill?: TBrokerEvent['fill']; reason?: string | null } & Pick<TBrokerEvent, 'qty' | 'stop_price' | 'hwm'> = {},
 ): TBrokerEvent => ({
   type,
   user_id: row.userId,
@@ -67,6 +70,8 @@ export const eventOf = (
   fill: extra.fill ?? null,
   reason: extra.reason ?? null,
   ...(extra.qty === undefined ? {} : { qty: extra.qty }),
+  ...(extra.stop_price === undefined ? {} : { stop_price: extra.stop_price }),
+  ...(extra.hwm === undefined ? {} : { hwm: extra.hwm }),
   at: at.toISOString(),
 });
 

@@ -35,7 +35,7 @@ export const simOrders = pgTable(
     mode: mode(),
     symbol: text('symbol').notNull(),
     side: text('side', { enum: ['buy', 'sell'] }).notNull(),
-    orderType: text('order_type', { enum: ['market', 'limit', 'stop'] }).notNull(),
+    orderType: text('order_type', { enum: ['market', 'limit', 'stop', 'trailing_stop'] }).notNull(),
     timeInForce: text('time_in_force', { enum: ['day', 'gtc', 'ioc', 'fok'] }).notNull(),
     qty: decimal('qty').notNull(),
     filledQty: decimal('filled_qty').notNull().default('0'),
