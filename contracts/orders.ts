@@ -8,7 +8,10 @@ import { ZSymbolInput } from './symbols.ts';
 const positivePrice = () => z.number().finite().positive().max(1e15);
 
 export const ZOrderSide = z.enum(['buy', 'sell']);
-export const ZOrderType = z.enum(['market', 'limit', 'stop', 'stop_limit']);
+export const ZOrderType = z.enum(['market', 'limit', 'stop', 'stop_limit', 'trailing_stop']);
+export type TOrderType = z.infer<typeof ZOrderType>;
+/** A trailing stop's trail in percent of its mark (DESIGN §6 "Advanced orders"): 0 < p <= 50. */
+export const MAX_TRAIL_PERCENT = 50;
 export const ZTimeInForce = z.enum(['day', 'gtc', 'ioc', 'fok']);
 /** Who placed an order, as its `metadata.source` shows. */
 export const ZOrderSource = z.enum(['api', 'bot', 'webhook']);
@@ -53,17 +56,29 @@ export const ZClientOrderId = requestText()
   .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
   .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, alone or with a pair number (:tp.2), the suffixes of a bracket's children`);
 
-/** The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). */
-const PRICES_OF_TYPE: Record<z.infer<typeof ZOrderType>, { limit: boolean; stop: boolean }> = {
-  market: { limit: false, stop: false },
-  limit: { limit: true, stop: false },
-  stop: { limit: false, stop: true },
-  stop_limit: { limit: true, stop: true },
+/**
+ * The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). A trailing
+ * stop takes a trail instead of a stop: its stop is the broker's, moved with the price.
+ */
+const PRICES_OF_TYPE: Record<TOrderType, { limit: boolean; stop: boolean; trail: boolean }> = {
+  market: { limit: false, stop: false, trail: false },
+  limit: { limit: true, stop: false, trail: false },
+  stop: { limit: false, stop: true, trail: false },
+  stop_limit: { limit: true, stop: true, trail: false },
+  trailing_stop: { limit: false, stop: false, trail: true },
 };
 
 export interface MisplacedField {
-  path: 'limit_price' | 'stop_price';
+  path: 'limit_price' | 'stop_price' | 'trail_percent' | 'trail_price';
   message: string;
+}
+
+/** The price fields of a request or a replace: each may be left out. */
+export interface PriceFields {
+  limit_price?: number | undefined;
+  stop_price?: number | undefined;
+  trail_percent?: number | undefined;
+  trail_price?: number | undefined;
 }
 
 /**
@@ -71,12 +86,24 @@ export interface MisplacedField {
  * would let a market order show a limit it never had. The place request and a replace (judged
  * against the order's own type) both ask this.
  */
-export const misplacedPriceFields = (orderType: z.infer<typeof ZOrderType>, prices: { limit_price?: number | undefined; stop_price?: number | undefined }): MisplacedField[] => {
+export const misplacedPriceFields = (orderType: TOrderType, prices: PriceFields): MisplacedField[] => {
   const takes = PRICES_OF_TYPE[orderType];
   const misplaced: MisplacedField[] = [];
-  if (prices.limit_price !== undefined && !takes.limit) misplaced.push({ path: 'limit_price', message: `is not taken by ${orderType} orders` });
-  if (prices.stop_price !== undefined && !takes.stop) misplaced.push({ path: 'stop_price', message: `is not taken by ${orderType} orders` });
+  const notTaken = (path: MisplacedField['path']) => misplaced.push({ path, message: `is not taken by ${orderType} orders` });
+  if (prices.limit_price !== undefined && !takes.limit) notTaken('limit_price');
+  if (prices.stop_price !== undefined && !takes.stop) notTaken('stop_price');
+  if (prices.trail_percent !== undefined && !takes.trail) notTaken('trail_percent');
+  if (prices.trail_price !== undefined && !takes.trail) notTaken('trail_price');
+  if (takes.trail && prices.trail_percent !== undefined && prices.trail_price !== undefined) {
+    misplaced.push({ path: 'trail_price', message: 'give one of trail_percent and trail_price, not both' });
+  }
   return misplaced;
+};
+
+/** A trailing stop's trail: a percent of its mark, or a price distance. */
+const trailFields = {
+  trail_percent: z.number().finite().positive().max(MAX_TRAIL_PERCENT).optional(),
+  trail_price: positivePrice().optional(),
 };
 
 export const ZPlaceOrderRequest = z
@@ -88,6 +115,7 @@ export const ZPlaceOrderRequest = z
     order_type: ZOrderType,
     limit_price: positivePrice().optional(),
     stop_price: positivePrice().optional(),
+    ...trailFields,
     bracket: ZBracketSpec.nullable().optional(),
     client_order_id: ZClientOrderId.optional(),
     time_in_force: ZTimeInForce.default('day'),
@@ -98,7 +126,12 @@ export const ZPlaceOrderRequest = z
     const takes = PRICES_OF_TYPE[order.order_type];
     if (takes.limit && order.limit_price === undefined) ctx.addIssue({ code: 'custom', path: ['limit_price'], message: `is required for ${order.order_type} orders` });
     if (takes.stop && order.stop_price === undefined) ctx.addIssue({ code: 'custom', path: ['stop_price'], message: `is required for ${order.order_type} orders` });
+    if (takes.trail && order.trail_percent === undefined && order.trail_price === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['trail_percent'], message: `trail_percent or trail_price is required for ${order.order_type} orders` });
+    }
     for (const { path, message } of misplacedPriceFields(order.order_type, order)) ctx.addIssue({ code: 'custom', path: [path], message });
+    // A trailing stop's legs would need a trigger of their own: a bracket is not taken with it.
+    if (order.bracket && takes.trail) ctx.addIssue({ code: 'custom', path: ['bracket'], message: `is not taken by ${order.order_type} orders` });
     // Without an order_class a bracket protects a buy (no shorting): a sell's would open a short.
     if (order.bracket && order.side === 'sell') ctx.addIssue({ code: 'custom', path: ['bracket'], message: 'is taken on buys only (its legs are the sells that protect the entry)' });
   });
@@ -172,7 +205,7 @@ export type TOrderListQuery = z.infer<typeof ZOrderListQuery>;
 export const ZOrderList = pageOf(ZOrderResponse);
 export type TOrderList = z.infer<typeof ZOrderList>;
 
-/** PATCH of an open order: its new qty, limit or stop (at least one). */
+/** PATCH of an open order: its new qty, limit or stop, or a trailing stop's new trail (at least one). */
 export const ZReplaceOrderRequest = z
   .object({
     broker_order_id: requestText().min(1).max(128),
@@ -180,8 +213,12 @@ export const ZReplaceOrderRequest = z
     qty: z.number().finite().positive().max(1e12).optional(),
     limit_price: positivePrice().optional(),
     stop_price: positivePrice().optional(),
+    ...trailFields,
   })
-  .refine((change) => change.qty !== undefined || change.limit_price !== undefined || change.stop_price !== undefined, { message: 'give qty, limit_price or stop_price', path: ['qty'] });
+  .refine((change) => [change.qty, change.limit_price, change.stop_price, change.trail_percent, change.trail_price].some((field) => field !== undefined), {
+    message: 'give qty, limit_price, stop_price, trail_percent or trail_price',
+    path: ['qty'],
+  });
 export type TReplaceOrderRequest = z.infer<typeof ZReplaceOrderRequest>;
 
 export const ZCancelAllQuery = z.object({ asset_class: ZAssetClass, mode: ZTradingMode.optional() });

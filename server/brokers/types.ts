@@ -3,6 +3,7 @@
 import type { TBar } from '../marketdata/bars.ts';
 import type { TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import type { TOrderType } from '../../contracts/orders.ts';
 import type { TBrokerOrderType } from './matching.ts';
 
 export type { TBrokerEvent, TBrokerOrderStatus, TTradingMode };
@@ -129,12 +130,26 @@ export interface BrokerReplaceRequest {
   limitPrice?: string | null;
   /** null only where the order type takes no stop price (a stop order keeps needing one). */
   stopPrice?: string | null;
+  /** A trailing stop's new trail (its stop is set again from its mark); no other type takes one. */
+  trail?: { percent: string } | { price: string };
 }
+
+/** The type a broker is sent: a stop_limit travels as a stop with its limit in metadata. */
+export const brokerOrderTypeOf = (orderType: TOrderType): TBrokerOrderType => (orderType === 'stop_limit' ? 'stop' : orderType);
+
+/** The order types every broker holds: a trailing stop is the simulator's alone, for now. */
+export const BASIC_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop']);
 
 export interface Broker {
   readonly name: string;
   readonly assetClass: TAssetClass;
   readonly mode: TTradingMode;
+  /**
+   * The order types this broker holds natively (a stop_limit is sent as a stop with its limit in
+   * metadata). The order service refuses another type before it calls the broker (422
+   * BROKER_REJECTED naming the type).
+   */
+  readonly nativeOrderTypes: ReadonlySet<TBrokerOrderType>;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */

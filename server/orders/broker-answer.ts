@@ -16,6 +16,7 @@ import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
+import { acceptedTrail } from './trailing.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, placedFrameOf, placedPayloadOf, UNCONFIRMED, type TPlacedPayload } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
@@ -93,18 +94,19 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
     const { assetClass } = intent;
     const { row, firstLive, frames } = await db.transaction(async (tx) => {
       const { row: acceptedRow, event: acceptedEvent } = acceptedRowOf(intent, accepted, clock.now());
+      const answered = { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt, trail: acceptedTrail(intent, accepted) };
       // The placed frame travels with the answer: it carries the broker's id.
       const answerFrames = [placedFrameOf(intent, accepted.brokerOrderId, placed, acceptedRow.updatedAt), acceptedEvent];
       if (!intent.live) {
         // Sent together: one round trip for the update, its audit record and its event.
         const [updated, , appended] = await Promise.all([
-          recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt }),
+          recordAcceptance(tx, intent, answered),
           audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status }),
           publisher.appendEvents(tx, acceptedRow, answerFrames),
         ]);
         return { row: updated!, firstLive: false, frames: appended };
       }
-      const updated = await recordAcceptance(tx, intent, { brokerOrderId: accepted.brokerOrderId, at: acceptedRow.updatedAt });
+      const updated = await recordAcceptance(tx, intent, answered);
       const first = await markFirstLiveOrder(tx, { userId: user.id, assetClass, at: intent.submittedAt });
       await audit(tx, acceptedRow, 'order.accepted', { broker_status: accepted.status, ...(first ? { first_live_order: true } : {}) });
       return { row: updated!, firstLive: first, frames: await publisher.appendEvents(tx, acceptedRow, answerFrames) };

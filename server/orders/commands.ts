@@ -18,6 +18,7 @@ import type { PlaceOptions } from './placement.ts';
 import { CANCEL_REQUESTED_BY } from './order-metadata.ts';
 import { listAuditedOrders, readPreflight } from './queries.ts';
 import { replaceAttemptOf, replacedQtyOf } from './replace-attempt.ts';
+import { retrailedMetadata, trailMetadataOf, trailRequestOf } from './trailing.ts';
 import { mergeOrderMetadata, updateOrder } from './write-queries.ts';
 import { findOwnOrder } from './reads.ts';
 import { TERMINAL, toOrderResponse } from './records.ts';
@@ -82,6 +83,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
           qty,
           limitPrice: change.limit_price === undefined ? undefined : String(change.limit_price),
           stopPrice: change.stop_price === undefined ? undefined : String(change.stop_price),
+          ...(attempt.trail && trailRequestOf(change) ? { trail: attempt.trail } : {}),
         }),
         BROKER_TIMEOUT_MS,
       );
@@ -94,9 +96,12 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
         qty: replaced.qty,
         limitPrice: row.orderType === 'stop_limit' ? row.limitPrice : replaced.limitPrice,
         stopPrice: replaced.stopPrice,
+        // A trailing stop's new trail; its stop above is the one the trail set again.
+        ...(row.orderType === 'trailing_stop' ? { metadata: retrailedMetadata(row.metadata, change) } : {}),
         updatedAt: clock.now(),
       });
-      await audit(tx, next!, 'order.replace_requested', { qty, limit_price: change.limit_price ?? null, stop_price: change.stop_price ?? null, previous_broker_order_id: row.brokerOrderId }, origin);
+      const trail = trailMetadataOf(change);
+      await audit(tx, next!, 'order.replace_requested', { qty, limit_price: change.limit_price ?? null, stop_price: change.stop_price ?? null, ...trail, previous_broker_order_id: row.brokerOrderId }, origin);
       return next!;
     });
     return toOrderResponse(updated);

@@ -3,9 +3,10 @@
 // that throws the AppError of its refusal; the fifth, the broker call, is the order service's own
 // step (it creates the order).
 import { brokerError } from '../brokers/errors.ts';
-import type { Broker, BrokerSnapshot } from '../brokers/types.ts';
+import { brokerOrderTypeOf, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
 import type { PositionJudge } from '../brokers/funds.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
+import type { TOrderType } from '../../contracts/orders.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -19,6 +20,9 @@ import { riskGate } from './risk-gate.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
+/** A trailing stop's trail as a request gives it: a percent of its mark, or a price distance (decimal text). */
+export type TTrailRequest = { percent: string } | { price: string };
+
 export type TGateName = 'flags' | 'rate_limit' | 'broker_configured' | 'risk' | 'broker';
 
 /** What the gates know of one placement; the broker gate fills in `broker`. */
@@ -28,9 +32,11 @@ export interface OrderAttempt {
   mode: TTradingMode;
   side: 'buy' | 'sell';
   qty: string;
-  orderType: 'market' | 'limit' | 'stop' | 'stop_limit';
+  orderType: TOrderType;
   limitPrice: string | null;
   stopPrice: string | null;
+  /** A trailing stop's trail (decimal text); null for any other type. */
+  trail: TTrailRequest | null;
   bracket: { takeProfit: string; stopLoss: string; stopLossLimit: string | null } | null;
   /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
   instrument: InstrumentRow | undefined;
@@ -171,9 +177,16 @@ const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
   attempt.claimed.push(liveScope(attempt.assetClass));
 };
 
-/** 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise). */
+/**
+ * 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise), whose
+ * broker holds the order's type (422 BROKER_REJECTED naming it otherwise, before any call).
+ */
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
-  attempt.broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
+  const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
+  attempt.broker = broker;
+  if (!broker.nativeOrderTypes.has(brokerOrderTypeOf(attempt.orderType))) {
+    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
+  }
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [

@@ -4,6 +4,7 @@
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { OrderRow } from '../db/schema/index.ts';
+import { movedMarkOf } from './trailing.ts';
 
 type TFill = NonNullable<TBrokerEvent['fill']>;
 
@@ -58,6 +59,8 @@ export const cancelReasonOf = (row: Pick<OrderRow, 'metadata'>, event: Pick<TBro
 export const metadataAfter = (row: Pick<OrderRow, 'metadata'>, event: TBrokerEvent, recordsFill: boolean): Record<string, unknown> | undefined => {
   const fees = recordsFill && event.fill ? feesAdded(row.metadata, event.fill) : undefined;
   const cancelReason = row.metadata.cancel_reason === undefined ? cancelReasonOf(row, event) : undefined;
-  if (!fees && !cancelReason) return undefined;
-  return { ...row.metadata, ...(fees ? { fees } : {}), ...(cancelReason ? { cancel_reason: cancelReason } : {}) };
+  // A trailing stop's new mark, with the stop its broker moved.
+  const mark = movedMarkOf(event);
+  if (!fees && !cancelReason && !mark) return undefined;
+  return { ...row.metadata, ...(fees ? { fees } : {}), ...(cancelReason ? { cancel_reason: cancelReason } : {}), ...mark };
 };

@@ -26,6 +26,7 @@ import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, readPreflight } from './queries.ts';
 import { insertIntentRecorded, withdrawIntentRecorded, type IntentOutcome } from './write-queries.ts';
+import { trailMetadataOf, trailRequestOf } from './trailing.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
@@ -180,6 +181,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       orderType: request.order_type,
       limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
       stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
+      trail: trailRequestOf(request),
       bracket: request.bracket
         ? {
             takeProfit: String(request.bracket.take_profit),
@@ -255,6 +257,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       ...(attempt.liquidation ? { liquidation: true } : {}),
       ...(request.report_uuid ? { report_uuid: request.report_uuid } : {}),
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
+      // A trailing stop's trail, for its broker to hold; its stop and mark come with the answer.
+      ...trailMetadataOf(request),
     };
     // The intent and its audit record, before the broker is called: a crash after this point is
     // found by the reconciler, never lost.

@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import { estimateOrder } from './order-estimate.ts';
+import { firstStopOf, trailRequestOf } from './trailing.ts';
 
 export interface PreviewDeps {
   instruments: Pick<Instruments, 'resolve'>;
@@ -50,13 +51,16 @@ export const createPreview = ({ instruments, forUser }: PreviewDeps) => {
       viaBrokerRead(() => broker.quote(instrument.symbol)),
       mode === 'paper' ? viaBrokerRead(() => broker.account()) : Promise.resolve(undefined),
     ]);
+    const last = new ExactDecimal(lastPrice);
+    // A trailing stop is priced as the stop its trail would start at now.
+    const trail = trailRequestOf(request);
     const estimate = estimateOrder({
       assetClass,
       side: request.side,
       qty,
       limitPrice: decimalOrUndefined(request.limit_price),
-      stopPrice: decimalOrUndefined(request.stop_price),
-      lastPrice: new ExactDecimal(lastPrice),
+      stopPrice: trail ? firstStopOf({ side: request.side, price: last, trail, instrument }) : decimalOrUndefined(request.stop_price),
+      lastPrice: last,
       buyingPower: account && new ExactDecimal(account.buyingPower),
     });
     return {

@@ -7,10 +7,11 @@ import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
 import type { TOrderEvent, TOrderResponse, TOrderStatus, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import type { AuditRecord, RequestOrigin } from '../audit/log.ts';
 import { ExactDecimal } from '../decimal.ts';
-import type { BrokerOrder, BrokerOrderRequest } from '../brokers/types.ts';
+import { brokerOrderTypeOf, type BrokerOrder, type BrokerOrderRequest } from '../brokers/types.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { NewEvent } from '../events/bus.ts';
 import { feesOfFill, metadataAfter } from './order-metadata.ts';
+import { acceptedTrail, movedStopOf, trailMetadataOf } from './trailing.ts';
 import type { OrderInsert, OutboxInsert, recordAnswer } from './write-queries.ts';
 
 export const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
@@ -58,6 +59,8 @@ export const normalisedRequest = (request: TPlaceOrderRequest, symbol: string) =
   order_type: request.order_type,
   limit_price: request.limit_price ?? null,
   stop_price: request.stop_price ?? null,
+  // Only when given: the hash of every request made before trails existed stays what it was.
+  ...trailMetadataOf(request),
   bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
   time_in_force: request.time_in_force,
   report_uuid: request.report_uuid ?? null,
@@ -78,6 +81,8 @@ export const changeByEvent = (row: OrderRow, event: TBrokerEvent) => {
   // A replace changes what the broker holds (qty, prices), not these fields: it is always news.
   // The broker's own change of a quantity (a bracket leg following its entry) says the new one.
   const qty = event.qty === undefined ? {} : { qty: event.qty };
+  // A trailing stop's stop, moved by its broker with the price.
+  const stop = movedStopOf(event) ?? {};
   const same =
     event.type !== 'replaced' &&
     !event.fill &&
@@ -85,7 +90,7 @@ export const changeByEvent = (row: OrderRow, event: TBrokerEvent) => {
     brokerOrderId === row.brokerOrderId &&
     new ExactDecimal(filledQty).eq(row.filledQty) &&
     (avgFillPrice === null ? row.avgFillPrice === null : row.avgFillPrice !== null && new ExactDecimal(avgFillPrice).eq(row.avgFillPrice));
-  return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice, ...qty };
+  return same ? undefined : { status, brokerOrderId, filledQty, avgFillPrice, ...qty, ...stop };
 };
 
 /** A broker's `expired` reaches clients as `canceled` with status `expired`. */
@@ -145,7 +150,7 @@ export const placedFrameOf = (intent: OrderRow, brokerOrderId: string, payload: 
 
 /** The order as the broker accepted it, with its `accepted` event. */
 export const acceptedRowOf = (intent: OrderRow, accepted: BrokerOrder, at: Date) => {
-  const row: OrderRow = { ...intent, brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: at };
+  const row: OrderRow = { ...intent, ...acceptedTrail(intent, accepted), brokerOrderId: accepted.brokerOrderId, status: 'accepted', updatedAt: at };
   return { row, event: orderEventOf(row, 'accepted', acceptedPayload(accepted), at) };
 };
 
@@ -177,9 +182,9 @@ export const acceptanceRecordsOf = (intent: OrderRow, placed: TPlacedPayload, ac
     audits.push(auditRecordOf(row, `order.${event.type}`, { event_type: event.type, status: event.status, payload: event }, at));
     outbox.push(...outboxRowsOf(row, [frame], at, recordsFill ? fill : undefined));
   }
-  const { brokerOrderId, status, filledQty, avgFillPrice, metadata, updatedAt } = row;
+  const { brokerOrderId, status, filledQty, avgFillPrice, stopPrice, metadata, updatedAt } = row;
   const records: AnswerRecords = { fills, audit: audits, events: outbox };
-  return { acceptedRow, frames, change: { brokerOrderId, status, filledQty, avgFillPrice, metadata, updatedAt }, records };
+  return { acceptedRow, frames, change: { brokerOrderId, status, filledQty, avgFillPrice, stopPrice, metadata, updatedAt }, records };
 };
 
 /** The pending row of an order about to go to its broker, as its intent records it. */
@@ -241,7 +246,7 @@ export const brokerRequestOf = (intent: OrderRow, request: TPlaceOrderRequest): 
   side: request.side,
   qty: intent.qty,
   // stop_limit is collapsed to stop at the broker layer; its limit stays in metadata.
-  orderType: request.order_type === 'stop_limit' ? 'stop' : request.order_type,
+  orderType: brokerOrderTypeOf(request.order_type),
   timeInForce: request.time_in_force,
   limitPrice: request.order_type === 'stop_limit' ? null : intent.limitPrice,
   stopPrice: intent.stopPrice,

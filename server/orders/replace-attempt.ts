@@ -6,7 +6,8 @@ import { checkLot } from '../brokers/fills.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { AppError } from '../errors.ts';
-import type { OrderAttempt } from './gates.ts';
+import type { OrderAttempt, TTrailRequest } from './gates.ts';
+import { trailRequestOf } from './trailing.ts';
 
 const qtyError = (message: string) => new AppError('VALIDATION_ERROR', `qty: ${message}`, { errors: [{ path: 'qty', message }] });
 
@@ -21,6 +22,14 @@ export const replacedQtyOf = (row: OrderRow, change: TReplaceOrderRequest, instr
   if (lot) throw qtyError(lot);
   if (!qty.gt(row.filledQty)) throw qtyError(`must stay above the ${new ExactDecimal(row.filledQty).toFixed()} already filled`);
   return qty.toFixed();
+};
+
+/** The trail a trailing stop's row keeps in its metadata. */
+const keptTrailOf = (row: OrderRow): TTrailRequest | null => {
+  const { trail_percent: percent, trail_price: price } = row.metadata;
+  if (typeof percent === 'number' || typeof percent === 'string') return { percent: String(percent) };
+  if (typeof price === 'number' || typeof price === 'string') return { price: String(price) };
+  return null;
 };
 
 const priceText = (value: number | string | null | undefined) => (value == null ? null : String(value));
@@ -38,6 +47,8 @@ export const replaceAttemptOf = (
   orderType: row.orderType,
   limitPrice: priceText(change.limit_price ?? row.limitPrice),
   stopPrice: priceText(change.stop_price ?? row.stopPrice),
+  // A trailing stop is judged with its new trail, or the one it has.
+  trail: row.orderType === 'trailing_stop' ? (trailRequestOf(change) ?? keptTrailOf(row)) : null,
   bracket: row.bracket
     ? { takeProfit: String(row.bracket.take_profit), stopLoss: String(row.bracket.stop_loss), stopLossLimit: priceText(row.bracket.stop_loss_limit) }
     : null,

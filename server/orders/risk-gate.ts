@@ -9,6 +9,7 @@ import { previousSessionClose } from '../marketdata/queries.ts';
 import { KRX_TIME_ZONE } from '../markets/krx.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
 import type { GateDeps, OrderAttempt } from './gates.ts';
+import { firstStopOf } from './trailing.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
 
@@ -41,13 +42,17 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
   // A replace is judged with its own hold given back; a close without the sells it cancels.
   const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
   const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, account.buyingPower, replaced, referencePrice) : new ExactDecimal(account.buyingPower);
+  // A trailing stop is judged as the stop it starts as: its trail from the current price.
+  const { trail } = attempt;
+  const firstStop = trail && firstStopOf({ side: attempt.side, price: referencePrice, trail, instrument });
   const riskAttemptWith = (lockedUntil: Date | null | undefined): RiskAttempt => ({
     assetClass: attempt.assetClass,
     side: attempt.side,
     qty: new ExactDecimal(attempt.qty),
-    orderType: attempt.orderType,
+    orderType: attempt.orderType === 'trailing_stop' ? 'stop' : attempt.orderType,
     limitPrice: decimalOrUndefined(attempt.limitPrice),
-    stopPrice: decimalOrUndefined(attempt.stopPrice),
+    stopPrice: firstStop ?? decimalOrUndefined(attempt.stopPrice),
+    trailPrice: trail && 'price' in trail ? new ExactDecimal(trail.price) : undefined,
     bracket: attempt.bracket && {
       takeProfit: new ExactDecimal(attempt.bracket.takeProfit),
       stopLoss: new ExactDecimal(attempt.bracket.stopLoss),

@@ -13,7 +13,7 @@ import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
 import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
 import { krxPriceLimits, type PriceLimits } from '../markets/krx-prices.ts';
-import { offGridReason } from './risk/price-grid.ts';
+import { offGridReason, offGridTrailReason } from './risk/price-grid.ts';
 import { positionRisk, riskOf } from './risk/sizing.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
@@ -28,6 +28,11 @@ export interface RiskAttempt {
   orderType: TOrderType;
   limitPrice?: Decimal | undefined;
   stopPrice?: Decimal | undefined;
+  /**
+   * A trailing stop's trail as a price distance: on the tick grid in force at the reference price
+   * (the stop moves by it from a price). The trailing stop itself is judged as a stop at its first stop.
+   */
+  trailPrice?: Decimal | undefined;
   /** The bracket's legs; `stopLossLimit` makes the stop-loss child a stop-limit. */
   bracket?: { takeProfit: Decimal; stopLoss: Decimal; stopLossLimit?: Decimal | undefined } | null | undefined;
   /** The broker's current price. */
@@ -173,7 +178,8 @@ const checkPriceLimit: Check = (attempt) => {
   return undefined;
 };
 
-const checkTickSize: Check = (attempt) => offGridReason(attempt, orderPrices(attempt));
+const checkTickSize: Check = (attempt) =>
+  offGridReason(attempt, orderPrices(attempt)) ?? (attempt.trailPrice && offGridTrailReason(attempt, attempt.trailPrice, attempt.referencePrice));
 
 /**
  * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's

@@ -115,12 +115,13 @@ export const withdrawIntentRecorded = async (tx: Tx, { userId, clientOrderId }: 
 export const recordAnswer = async (
   db: Queryable,
   { userId, clientOrderId }: { userId: number; clientOrderId: string },
-  change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'metadata' | 'updatedAt'>,
+  change: Pick<OrderRow, 'brokerOrderId' | 'status' | 'filledQty' | 'avgFillPrice' | 'stopPrice' | 'metadata' | 'updatedAt'>,
   records: { fills: { executionId: string; qty: string; price: string; fee: string; tax: string; at: Date }[]; audit: AuditRecord[]; events: OutboxInsert[] },
 ): Promise<boolean> => {
   const answered = fixedSql`update ${orders}
     set broker_order_id = ${change.brokerOrderId}::text, status = ${change.status}::text, filled_qty = ${change.filledQty}::numeric,
-      avg_fill_price = ${change.avgFillPrice}::numeric, metadata = ${JSON.stringify(change.metadata)}::jsonb, updated_at = ${change.updatedAt.toISOString()}::timestamptz
+      avg_fill_price = ${change.avgFillPrice}::numeric, stop_price = ${change.stopPrice}::numeric, metadata = ${JSON.stringify(change.metadata)}::jsonb,
+      updated_at = ${change.updatedAt.toISOString()}::timestamptz
     where user_id = ${userId} and client_order_id = ${clientOrderId} and status = 'pending'
     returning user_id`;
   const made = fixedSql`exists (select 1 from answered)`;
@@ -159,11 +160,21 @@ export const mergeOrderMetadata = async (db: Queryable, { userId, clientOrderId 
  * Records the broker's acceptance: its order id, and the status `accepted` unless the broker's
  * events have moved the order on already (it is never moved back).
  */
-export const recordAcceptance = async (db: Queryable, { userId, clientOrderId }: { userId: number; clientOrderId: string }, { brokerOrderId, at }: { brokerOrderId: string; at: Date }): Promise<OrderRow | undefined> =>
+export const recordAcceptance = async (
+  db: Queryable,
+  { userId, clientOrderId }: { userId: number; clientOrderId: string },
+  { brokerOrderId, at, trail }: { brokerOrderId: string; at: Date; trail?: Pick<OrderRow, 'stopPrice' | 'metadata'> | undefined },
+): Promise<OrderRow | undefined> =>
   (
     await db
       .update(orders)
-      .set({ brokerOrderId, status: sql`case when ${orders.status} = 'pending' then 'accepted' else ${orders.status} end`, updatedAt: at })
+      .set({
+        brokerOrderId,
+        status: sql`case when ${orders.status} = 'pending' then 'accepted' else ${orders.status} end`,
+        // A trailing stop's first stop and mark; a broker event that moved them meanwhile keeps its later ones.
+        ...(trail ? { stopPrice: sql`coalesce(${orders.stopPrice}, ${trail.stopPrice}::numeric)`, metadata: sql`${JSON.stringify(trail.metadata)}::jsonb || ${orders.metadata}` } : {}),
+        updatedAt: at,
+      })
       .where(and(eq(orders.userId, userId), eq(orders.clientOrderId, clientOrderId)))
       .returning()
   )[0];

@@ -153,6 +153,17 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(trail.body.items.map((event: { action: string }) => event.action)).toEqual(expect.arrayContaining(['order.placed', 'order.unconfirmed', 'order.reconciled']));
   });
 
+  it('refuses a trailing_stop before any call (422 BROKER_REJECTED naming the type): no order, none at the broker, the refusal audited', async () => {
+    const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'us-trail-1' });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('BROKER_REJECTED');
+    expect(refused.body.message).toContain('trailing_stop');
+    expect(await orderRow('us-trail-1')).toBeUndefined();
+    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-trail-1')).toBe(false);
+    const trail = await call('GET', '/api/audit?client_order_id=us-trail-1');
+    expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
+  });
+
   it('keeps an order the broker took though its answer failed: 502, pending, then linked and filled once by the reconciler', async () => {
     alpaca.takeThenFailNext(502, 'bad gateway', { method: 'POST', path: '/v2/orders' });
     const lost = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-taken-1' });

@@ -449,15 +449,28 @@ describe('trailing stops', () => {
     }
   });
 
-  it('refuses a replace: the replace request carries no trail, and the stop is the broker’s', async () => {
+  it('takes a new trail by replace (its stop set again from its mark, a replaced event with both) and a new qty; refuses a stop_price or a limit', async () => {
     const symbol = await newInstrument('crypto', { price: '100' });
     const account = await openAccount();
     const trailing = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'trailing_stop', metadata: { trail_percent: '5' } }));
     await account.seen({ type: 'open', broker_order_id: trailing.brokerOrderId });
-    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, stopPrice: '104' }), /a trailing_stop cannot be replaced/);
-    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, qty: '2' }), /a trailing_stop cannot be replaced/);
+    // Its stop is the broker's: a replace cannot name one.
+    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, stopPrice: '104' }), /takes no stop_price/);
+    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, limitPrice: '104' }), /takes no limit_price/);
     expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '105', hwm: '100' });
-    expect(d((await orderRow(account.userId, trailing.brokerOrderId)).qty).toFixed()).toBe('1');
+
+    const retrailed = await account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, trail: { price: '2.5' } });
+    expect(retrailed).toMatchObject({ stopPrice: '102.5', metadata: { trail_price: '2.5', hwm: '100' } });
+    expect(retrailed.metadata).not.toHaveProperty('trail_percent');
+    expect(await account.seen({ type: 'replaced', broker_order_id: trailing.brokerOrderId, stop_price: '102.5' })).toMatchObject({ hwm: '100', status: 'open' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ status: 'open', stopPrice: '102.5', hwm: '100' });
+    // It trails on by its new trail.
+    await sim.setPrice({ assetClass: 'crypto', symbol, price: '99' });
+    expect(await trailOf(account.userId, trailing.brokerOrderId)).toMatchObject({ stopPrice: '101.5', hwm: '99' });
+    expect(await account.broker.replaceOrder({ brokerOrderId: trailing.brokerOrderId, qty: '2' })).toMatchObject({ qty: '2', stopPrice: '101.5' });
+    // A trail for an order of another type is refused.
+    const limit = await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1', orderType: 'limit', limitPrice: '90' }));
+    await rejectedWith(account.broker.replaceOrder({ brokerOrderId: limit.brokerOrderId, trail: { percent: '3' } }), /takes no trail_percent or trail_price/);
   });
 });
 

@@ -166,6 +166,9 @@ describe('order terms', () => {
     expect(orderTerms({ ...order, order_type: 'limit', limit_price: 2_000 })).toBe('limit 2,000.00 USDT');
     expect(orderTerms({ ...order, order_type: 'stop', stop_price: 80_000 })).toBe('stop 80,000.00 USDT');
     expect(orderTerms({ ...order, order_type: 'stop_limit', stop_price: 80_000, limit_price: 79_500.5 })).toBe('stop 80,000.00 USDT, limit 79,500.50 USDT');
+    // A trailing stop names its current stop as a trailing one; before its broker sets it, its type.
+    expect(orderTerms({ ...order, order_type: 'trailing_stop', stop_price: 49_980 })).toBe('trailing stop 49,980.00 USDT');
+    expect(orderTerms({ ...order, order_type: 'trailing_stop' })).toBe('trailing stop');
   });
 
   it("formats the prices by the instrument's tick", () => {

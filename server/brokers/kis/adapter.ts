@@ -5,7 +5,7 @@
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLimiterRegistry, type LimiterRegistry } from '../alpaca/limiter.ts';
-import { BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
+import { BASIC_ORDER_TYPES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
 import { createKisHttp, type KisHttp } from './http.ts';
 import { createMemoryLinkStore, unlinkedCandidates, type KisOrderLinkStore } from './links.ts';
 import {
@@ -290,6 +290,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     name: KIS_BROKER_NAME,
     assetClass: 'kr_equity',
     mode: key.mode,
+    nativeOrderTypes: BASIC_ORDER_TYPES,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.

@@ -26,6 +26,7 @@ import { active, d, eventOf, keyOf, maybe, openSession, refuseTriggeredStop, rej
 import { availableToSell, insufficientFunds, insufficientPosition, positiveDecimal, worstBuyCost, worstBuyFill, type Terms } from './books-placement.ts';
 import { buyingPowerOf } from '../funds.ts';
 import { endOrder } from './books-status.ts';
+import { HWM, retrail } from './trailing.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Replace
@@ -54,7 +55,9 @@ const replacedPrice = (row: SimOrderRow, field: 'limit_price' | 'stop_price', va
 
 /** The order's terms after the replace (the whole qty, filled part included), checked as a placement's are. */
 const replacedTerms = (row: SimOrderRow, request: BrokerReplaceRequest, instrument: InstrumentRow): Terms => {
-  if (request.qty === undefined && request.limitPrice === undefined && request.stopPrice === undefined) throw rejected('nothing to replace: give qty, limit_price or stop_price');
+  if (request.qty === undefined && request.limitPrice === undefined && request.stopPrice === undefined && request.trail === undefined) {
+    throw rejected('nothing to replace: give qty, limit_price, stop_price or a trail');
+  }
   let qty = d(row.qty);
   if (request.qty !== undefined) {
     qty = positiveDecimal('qty', request.qty);
@@ -123,10 +126,11 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
   const row = session && (await lockOrder(tx, { userId: key.userId, id: request.brokerOrderId }));
   if (!session || !row || row.assetClass !== key.assetClass || row.mode !== key.mode) throw rejected('unknown order');
   if (!active(row)) throw rejected(`order is ${row.status} and cannot be replaced`);
-  // Its stop is the broker's, and a replace carries no trail_percent or trail_price to change.
-  if (row.orderType === 'trailing_stop') throw rejected('a trailing_stop cannot be replaced: its stop follows its trail, which a replace cannot change; cancel it and place a new one');
   const terms = replacedTerms(row, request, instrument);
-  if (request.stopPrice !== undefined) refuseTriggeredStop(row.side, terms.stopPrice, price);
+  // A trailing stop's stop is the broker's: a replace changes its trail, which sets the stop again.
+  const trailed = request.trail === undefined ? undefined : retrail(row, request.trail, instrument);
+  if (trailed) terms.stopPrice = trailed.stopPrice;
+  if (request.stopPrice !== undefined || trailed) refuseTriggeredStop(row.side, terms.stopPrice, price);
   if (request.limitPrice !== undefined || request.stopPrice !== undefined) checkBracketEntry(row, terms, price);
   if (row.side === 'buy') await checkBuyFunds(session, row, terms, { instrument, price });
   else await checkSellPosition(session, row, terms);
@@ -135,9 +139,12 @@ export const replaceInBooks = async (tx: Tx, { key, request, instrument, price, 
     qty: text(terms.qty),
     limitPrice: terms.limitPrice && text(terms.limitPrice),
     stopPrice: terms.stopPrice && text(terms.stopPrice),
+    ...(trailed ? { metadata: trailed.metadata } : {}),
     updatedAt: at,
   });
-  session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated) }));
+  // A trailing stop's event says its new stop and mark, as the stop's own moves do.
+  const trailing = trailed && updated.stopPrice !== null ? { stop_price: text(d(updated.stopPrice)), hwm: String(updated.metadata[HWM]) } : {};
+  session.events.push(eventOf(updated, 'replaced', at, { reason: describeChange(row, updated), ...trailing }));
   await settled(session.tx);
   return { row: updated, events: session.events };
 };

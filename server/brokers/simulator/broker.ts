@@ -1,6 +1,7 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
 import type { Broker, BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, BrokerSnapshot, OrderLookup, TBrokerEvent } from '../types.ts';
+import type { TBrokerOrderType } from '../matching.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
@@ -20,12 +21,16 @@ export interface AccountBackend {
   stream(key: AccountKey, signal: AbortSignal): AsyncIterable<TBrokerEvent>;
 }
 
+const SIMULATED_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop', 'trailing_stop']);
+
 export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey): Broker => {
   const ready = () => backend.ready(key);
   return {
     name: BROKER_NAME,
     assetClass: key.assetClass,
     mode: key.mode,
+    // The books hold every type natively, a trailing stop's mark and stop on its row.
+    nativeOrderTypes: SIMULATED_ORDER_TYPES,
     placeOrder: async (request) => {
       await ready();
       return backend.place(key, request);

@@ -77,6 +77,23 @@ export const checkTrailingRequest = (request: BrokerOrderRequest, instrument: In
   return { stopPrice, metadata: { ...request.metadata, ...kept, [HWM]: text(price) } };
 };
 
+/**
+ * A working trailing stop given a new trail by its owner's replace: its stop is set again from its
+ * mark (a looser trail may loosen it: the owner asked), and the row's metadata keeps the new trail
+ * in place of the old. The trail is checked as a placement's is.
+ */
+export const retrail = (row: SimOrderRow, trail: { percent: string } | { price: string }, instrument: InstrumentRow): { stopPrice: Decimal; metadata: Record<string, unknown> } => {
+  const state = trailingStateOf(row);
+  if (!state) throw rejected(`a ${row.orderType} order takes no trail_percent or trail_price`);
+  const asked = 'percent' in trail ? { [TRAIL_PERCENT]: trail.percent } : { [TRAIL_PRICE]: trail.price };
+  const next = requestedTrail(asked, instrument, state.hwm);
+  const stopPrice = trailStopOf({ side: row.side, mark: state.hwm, trail: next, tickSize: tickSizeOf(instrument) });
+  if (stopPrice.lte(0)) throw rejected(`the trail leaves no stop above 0 below the mark ${text(state.hwm)}`);
+  const { [TRAIL_PERCENT]: _percent, [TRAIL_PRICE]: _price, ...rest } = row.metadata;
+  const kept = 'percent' in next ? { [TRAIL_PERCENT]: text(next.percent) } : { [TRAIL_PRICE]: text(next.price) };
+  return { stopPrice, metadata: { ...rest, ...kept } };
+};
+
 /** A working trailing stop's trail, mark and stop as its row keeps them; undefined for any other order. */
 export const trailingStateOf = (row: SimOrderRow): TrailingState | undefined => {
   if (row.orderType !== 'trailing_stop' || row.stopPrice === null) return undefined;

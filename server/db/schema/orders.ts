@@ -23,7 +23,7 @@ export const orders = pgTable(
     symbol: text('symbol').notNull(),
     side: text('side', { enum: ['buy', 'sell'] }).notNull(),
     /** As the caller asked: stop_limit stays stop_limit here (the broker sees a stop). */
-    orderType: text('order_type', { enum: ['market', 'limit', 'stop', 'stop_limit'] }).notNull(),
+    orderType: text('order_type', { enum: ['market', 'limit', 'stop', 'stop_limit', 'trailing_stop'] }).notNull(),
     timeInForce: text('time_in_force', { enum: ['day', 'gtc', 'ioc', 'fok'] }).notNull(),
     qty: decimal('qty').notNull(),
     filledQty: decimal('filled_qty').notNull().default('0'),

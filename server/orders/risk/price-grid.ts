@@ -74,3 +74,15 @@ export const offGridReason = (instrument: GridInstrument, prices: readonly Named
   }
   return undefined;
 };
+
+/**
+ * Why a trailing stop's trail, as a price distance, is refused: it must be a whole number of the
+ * ticks in force at the price the stop starts from, or the stop it sets would miss the grid.
+ */
+export const offGridTrailReason = (instrument: GridInstrument, trail: Decimal, price: Decimal): string | undefined => {
+  const tick = gridTickAt(instrument)(price);
+  const off = offTickGrid(trail, () => tick);
+  if (!off) return undefined;
+  const nearest = off.nearest.map((valid) => valid.toFixed()).join(' or ');
+  return `The trail price ${trail.toFixed()} is not a whole number of ticks (tick ${tick.toFixed()} at the price ${price.toFixed()}); the nearest valid trails are ${nearest}`;
+};

@@ -17,9 +17,15 @@ import { useAllInstruments, useInstrumentOf } from '../instrument-steps.ts';
 import { AssetClassPicker, ModeBadge } from '../pickers.tsx';
 import { OrderPreview } from './order-preview.tsx';
 
-type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
-const ORDER_TYPES: readonly TOrderType[] = ['market', 'limit', 'stop', 'stop_limit'];
+type TOrderType = TPlaceOrderRequest['order_type'];
+const ORDER_TYPES: readonly TOrderType[] = ['market', 'limit', 'stop', 'stop_limit', 'trailing_stop'];
 const ORDER_TYPE_OPTIONS = ORDER_TYPES.map((type) => ({ value: type, label: type.replace('_', ' ') }));
+/** A trailing stop's trail: a percent of the price, or a price distance (one of the two fields). */
+type TTrailUnit = 'percent' | 'price';
+const TRAIL_UNIT_OPTIONS = [
+  { value: 'percent', label: 'percent of the price' },
+  { value: 'price', label: 'price distance' },
+];
 const TIME_IN_FORCE = ['day', 'gtc', 'ioc', 'fok'] as const;
 const SIDES = ['buy', 'sell'] as const;
 const MODES = ['paper', 'live'] as const;
@@ -64,6 +70,7 @@ const placedText = (order: TOrderResponse, instrument: InstrumentSteps | undefin
 export const Ticket = () => {
   const [assetClass, setAssetClass] = useState<TAssetClass>('crypto');
   const [orderType, setOrderType] = useState<TOrderType>('market');
+  const [trailUnit, setTrailUnit] = useState<TTrailUnit>('percent');
   const [bracket, setBracket] = useState(false);
   const [live, setLive] = useState(false);
   const [clientOrderId, setClientOrderId] = useState(newClientOrderId);
@@ -78,6 +85,8 @@ export const Ticket = () => {
   );
   const needsLimit = orderType === 'limit' || orderType === 'stop_limit';
   const needsStop = orderType === 'stop' || orderType === 'stop_limit';
+  const trailing = orderType === 'trailing_stop';
+  const trailField = trailUnit === 'percent' ? 'trail_percent' : 'trail_price';
   const formRef = useRef<HTMLFormElement>(null);
   // Bumped by every edit of the form's uncontrolled fields, so the preview follows them.
   const [edits, setEdits] = useState(0);
@@ -97,6 +106,8 @@ export const Ticket = () => {
         order_type: orderType,
         limit_price: needsLimit ? numberOf(fieldText(form, 'limit_price')) : undefined,
         stop_price: needsStop ? numberOf(fieldText(form, 'stop_price')) : undefined,
+        trail_percent: trailing && trailUnit === 'percent' ? numberOf(fieldText(form, 'trail_percent')) : undefined,
+        trail_price: trailing && trailUnit === 'price' ? numberOf(fieldText(form, 'trail_price')) : undefined,
         time_in_force: fieldText(form, 'time_in_force'),
         bracket: bracket
           ? {
@@ -109,7 +120,7 @@ export const Ticket = () => {
         live_mode: live,
       });
     },
-    [assetClass, orderType, needsLimit, needsStop, bracket, clientOrderId, live],
+    [assetClass, orderType, needsLimit, needsStop, trailing, trailUnit, bracket, clientOrderId, live],
   );
 
   // The preview follows the ticket: after a pause, whenever it parses; a ticket that does not
@@ -181,6 +192,12 @@ export const Ticket = () => {
                 <div className="field-row">
                   {needsStop ? <TextField name="stop_price" label="Stop price" inputMode="decimal" errors={fieldErrors} /> : null}
                   {needsLimit ? <TextField name="limit_price" label="Limit price" inputMode="decimal" errors={fieldErrors} /> : null}
+                </div>
+              ) : null}
+              {trailing ? (
+                <div className="field-row">
+                  <NativeSelect name="trail_unit" label="Trail in" value={trailUnit} data={TRAIL_UNIT_OPTIONS} onChange={(event) => setTrailUnit(event.currentTarget.value === 'price' ? 'price' : 'percent')} />
+                  <TextField key={trailField} name={trailField} label={trailUnit === 'percent' ? 'Trail (%)' : 'Trail (price)'} inputMode="decimal" errors={fieldErrors} />
                 </div>
               ) : null}
               {needsStop ? null : <FieldError errors={fieldErrors} name="stop_price" />}
