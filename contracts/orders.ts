@@ -28,11 +28,13 @@ export const STATUSES_OF_FILTER: Record<z.infer<typeof ZOrderStatusFilter>, TOrd
   rejected: ['rejected'],
 };
 
-export const ZBracketSpec = z.object({
-  take_profit: positivePrice(),
-  stop_loss: positivePrice(),
-  stop_loss_limit: positivePrice().nullable().optional(),
-});
+/**
+ * `bracket` (implied by a bracket): an entry with a take-profit and a stop leg; `oto`: an entry and
+ * one exit leg; `oco`: two exits of a held position, a sell limit (the take-profit) and the
+ * bracket's stop leg, one filling cancels the other (DESIGN §6 "Advanced orders").
+ */
+export const ZOrderClass = z.enum(['simple', 'bracket', 'oto', 'oco']);
+export type TOrderClass = z.infer<typeof ZOrderClass>;
 
 /**
  * The suffixes of a bracket's children: the child of the entry `x` is `x:tp` (take-profit) or
@@ -106,6 +108,47 @@ const trailFields = {
   trail_price: positivePrice().optional(),
 };
 
+/**
+ * The exits an entry's fill places: a take-profit limit sell and a stop leg, which is a stop at
+ * stop_loss (a stop-limit with stop_loss_limit) or a trailing stop by trail_percent or trail_price
+ * from the entry's fill. A bracket has both legs, an oto one of them.
+ */
+export const ZBracketSpec = z.object({
+  take_profit: positivePrice().optional(),
+  stop_loss: positivePrice().optional(),
+  stop_loss_limit: positivePrice().nullable().optional(),
+  ...trailFields,
+});
+export type TBracketSpec = z.infer<typeof ZBracketSpec>;
+
+interface BracketIssue {
+  path: (keyof TBracketSpec)[];
+  message: string;
+}
+
+/** What a bracket of the given class lacks or has too much of (the legs' prices are the broker's to judge against the entry). */
+export const bracketIssues = (orderClass: Exclude<TOrderClass, 'simple'>, bracket: TBracketSpec): BracketIssue[] => {
+  const issues: BracketIssue[] = [];
+  const stopLegs = (['stop_loss', 'trail_percent', 'trail_price'] as const).filter((field) => bracket[field] !== undefined);
+  const hasTakeProfit = bracket.take_profit !== undefined;
+  if (stopLegs.length > 1) issues.push({ path: [stopLegs[1]!], message: 'the stop leg is one of stop_loss, trail_percent and trail_price' });
+  if (bracket.stop_loss_limit != null && bracket.stop_loss === undefined) issues.push({ path: ['stop_loss_limit'], message: 'belongs to a stop_loss' });
+  if (orderClass === 'bracket') {
+    if (!hasTakeProfit) issues.push({ path: ['take_profit'], message: 'is required for a bracket' });
+    if (stopLegs.length === 0) issues.push({ path: ['stop_loss'], message: 'is required for a bracket (or trail_percent or trail_price, a trailing stop leg)' });
+  } else if (orderClass === 'oco') {
+    if (hasTakeProfit) issues.push({ path: ['take_profit'], message: 'an oco’s take-profit is its limit_price' });
+    if (stopLegs.length === 0) issues.push({ path: ['stop_loss'], message: 'is required for an oco (or trail_percent or trail_price, a trailing stop leg)' });
+  } else if (hasTakeProfit === stopLegs.length > 0) {
+    issues.push({ path: hasTakeProfit ? ['stop_loss'] : ['take_profit'], message: 'an oto takes one exit leg: take_profit, or a stop leg (stop_loss, trail_percent or trail_price)' });
+  }
+  return issues;
+};
+
+/** A request's order class: as given, else `bracket` when it carries a bracket, else `simple`. */
+export const orderClassOf = (order: { order_class?: TOrderClass | undefined; bracket?: TBracketSpec | null | undefined }): TOrderClass =>
+  order.order_class ?? (order.bracket ? 'bracket' : 'simple');
+
 export const ZPlaceOrderRequest = z
   .object({
     asset_class: ZAssetClass,
@@ -116,6 +159,7 @@ export const ZPlaceOrderRequest = z
     limit_price: positivePrice().optional(),
     stop_price: positivePrice().optional(),
     ...trailFields,
+    order_class: ZOrderClass.optional(),
     bracket: ZBracketSpec.nullable().optional(),
     client_order_id: ZClientOrderId.optional(),
     time_in_force: ZTimeInForce.default('day'),
@@ -132,8 +176,21 @@ export const ZPlaceOrderRequest = z
     for (const { path, message } of misplacedPriceFields(order.order_type, order)) ctx.addIssue({ code: 'custom', path: [path], message });
     // A trailing stop's legs would need a trigger of their own: a bracket is not taken with it.
     if (order.bracket && takes.trail) ctx.addIssue({ code: 'custom', path: ['bracket'], message: `is not taken by ${order.order_type} orders` });
-    // Without an order_class a bracket protects a buy (no shorting): a sell's would open a short.
-    if (order.bracket && order.side === 'sell') ctx.addIssue({ code: 'custom', path: ['bracket'], message: 'is taken on buys only (its legs are the sells that protect the entry)' });
+    const orderClass = orderClassOf(order);
+    if (orderClass === 'simple' && order.bracket) ctx.addIssue({ code: 'custom', path: ['bracket'], message: 'is not taken by a simple order' });
+    if (orderClass !== 'simple' && !order.bracket) ctx.addIssue({ code: 'custom', path: ['bracket'], message: `is required for an ${orderClass} order` });
+    if (orderClass !== 'simple' && order.bracket) {
+      for (const { path, message } of bracketIssues(orderClass, order.bracket)) ctx.addIssue({ code: 'custom', path: ['bracket', ...path], message });
+    }
+    // A bracket (or an oto) protects a buy (no shorting): a sell's would open a short. An oco is the
+    // sell limit of a held position with its stop leg.
+    const orderClassGiven = orderClassOf(order);
+    if (order.bracket && order.side === 'sell' && orderClassGiven !== 'oco') {
+      ctx.addIssue({ code: 'custom', path: ['bracket'], message: 'is taken on buys only (its legs are the sells that protect the entry), or by an oco sell' });
+    }
+    if (orderClassGiven === 'oco' && (order.side !== 'sell' || order.order_type !== 'limit')) {
+      ctx.addIssue({ code: 'custom', path: ['order_class'], message: 'an oco is a sell limit order (its limit_price the take-profit) with its stop leg in bracket' });
+    }
   });
 export type TPlaceOrderRequest = z.infer<typeof ZPlaceOrderRequest>;
 
@@ -184,7 +241,15 @@ export const ZOrderResponse = z.object({
   currency: z.string(),
   submitted_at: ZTimestamp,
   updated_at: ZTimestamp,
-  bracket: z.object({ take_profit: z.number(), stop_loss: z.number(), stop_loss_limit: z.number().nullable() }).nullable(),
+  bracket: z
+    .object({
+      take_profit: z.number().nullable(),
+      stop_loss: z.number().nullable(),
+      stop_loss_limit: z.number().nullable(),
+      trail_percent: z.number().optional(),
+      trail_price: z.number().optional(),
+    })
+    .nullable(),
   metadata: z.record(z.string(), z.unknown()),
 });
 export type TOrderResponse = z.infer<typeof ZOrderResponse>;

@@ -147,6 +147,7 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   ok: 'Whether it passed.',
   open: 'Opening price of the day, in the instrument’s currency.',
   order_id: 'The order’s id: equal to its client_order_id.',
+  order_class: 'simple, bracket (an entry and both exit legs), oto (an entry and one exit leg) or oco (a sell limit and its stop leg, one cancels the other).',
   order_type: 'market, limit, stop, stop_limit or trailing_stop.',
   page: 'Page number, from 1.',
   paper: 'True for the paper account, false for the live one.',
@@ -201,7 +202,7 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   started_at: 'When it started (ISO 8601 UTC); null before it has.',
   status: 'Status.',
   step_index: 'Order of the step within the report, from 0.',
-  stop_loss: 'Stop-loss price of the protective sell leg.',
+  stop_loss: 'Stop-loss price of the protective sell leg; null where the leg trails (trail_percent, trail_price) or an oto has no stop leg.',
   stop_loss_limit: 'Limit price of the stop leg once it triggers; null for a plain stop.',
   stop_loss_pct:
     'Backtest exit: a stop-loss in percent (not a fraction) below each entry’s fill price, more than 0 and below 100; it sells the whole position when a bar’s low reaches it (at the open when the bar opens below it). Null or absent: none.',
@@ -218,7 +219,7 @@ export const BY_NAME: Readonly<Record<string, string>> = {
   sweep_id: 'The sweep’s id.',
   symbol: 'The instrument’s symbol, e.g. AAPL, BTC/USDT, 005930 (requests also take forms such as BTC-USDT or KRX:005930).',
   symbols: 'Symbols the bot trades (1–20, none repeated).',
-  take_profit: 'Take-profit price of the protective sell leg.',
+  take_profit: 'Take-profit price of the protective sell leg; null where an oto has only a stop leg.',
   take_profit_pct:
     'Backtest exit: a take-profit in percent (not a fraction) above each entry’s fill price, more than 0 and at most 1000; it sells the whole position at that price when a bar’s high reaches it (at the open when the bar opens above it). A bar reaching the stop too sells at the stop. Null or absent: none.',
   tax: 'Transaction-tax part of the fee (a KRX sell’s), in the order’s currency.',

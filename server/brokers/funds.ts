@@ -23,8 +23,8 @@ export interface WorkingOrder {
   parentId: string | null;
   /** The other leg of an OCO pair, where the books say so. */
   ocoSiblingId?: string | null | undefined;
-  /** A buy's bracket, whose stop leg protects what it buys. */
-  bracket?: { stop_loss: string } | null | undefined;
+  /** A buy's bracket, whose stop leg (a stop, or a trail from the entry) protects what it buys. */
+  bracket?: { stop_loss: string | null; trail_percent?: string | undefined; trail_price?: string | undefined } | null | undefined;
   metadata: Record<string, unknown>;
 }
 
@@ -92,10 +92,14 @@ export const reservedCash = (assetClass: TAssetClass, orders: readonly WorkingOr
 export const buyingPowerOf = (assetClass: TAssetClass, cash: Decimal.Value, orders: readonly WorkingOrder[], priceOf?: (symbol: string) => Decimal | undefined): Decimal =>
   ExactDecimal.max(d(cash).minus(reservedCash(assetClass, orders, priceOf)), ZERO);
 
-/** The OCO group a sell belongs to: the legs of one pair sell the same units, so they count once. */
+/**
+ * The OCO group a sell belongs to: the legs of one pair sell the same units, so they count once.
+ * Where the books do not say the sibling, a child goes with its parent's other children (a
+ * bracket's pair) and with the parent itself (an OCO's stop leg, a child of its limit).
+ */
 const ocoGroupOf = (order: WorkingOrder): string => {
   if (order.ocoSiblingId) return [order.id, order.ocoSiblingId].sort().join('|');
-  return order.parentId ? `parent:${order.parentId}` : order.id;
+  return `parent:${order.parentId ?? order.id}`;
 };
 
 /**

@@ -180,23 +180,31 @@ export const followTrail = (state: TrailingState, price: Decimal, tickSize: Deci
 // Brackets
 
 export interface BracketSpec {
-  takeProfit: Decimal;
-  stopLoss: Decimal;
+  /** The take-profit leg's limit; null for a bracket (an OTO) with only a stop leg. */
+  takeProfit: Decimal | null;
+  /** The stop leg's stop; null where the leg trails (`trail`) or there is none (an OTO with only a take-profit). */
+  stopLoss: Decimal | null;
   stopLossLimit?: Decimal | null | undefined;
+  /** A trailing stop leg's trail, from the entry's fill (DESIGN §6: what Alpaca cannot do inside a bracket). */
+  trail?: TTrail | null | undefined;
 }
 
 /**
  * Why a bracket cannot protect this entry, or undefined when it can. Long-only: brackets go on
  * buys, with stop_loss < entry reference < take_profit. The entry reference is the price the
- * entry is expected at: its limit, its stop, or the current price for a market order.
+ * entry is expected at: its limit, its stop, or the current price for a market order. Either leg
+ * may be left out (an OTO), not both; a trailing stop leg has no price to place yet.
  */
 export const validateBracket = ({ side, entryReference, bracket }: { side: TOrderSide; entryReference: Decimal; bracket: BracketSpec }): string | undefined => {
   if (side !== 'buy') return 'a bracket protects a long entry: only buy orders take one';
-  const { takeProfit, stopLoss, stopLossLimit } = bracket;
-  if (stopLoss.lte(0) || takeProfit.lte(0)) return 'bracket prices must be greater than 0';
+  const { takeProfit, stopLoss, stopLossLimit, trail } = bracket;
+  if (takeProfit === null && stopLoss === null && !trail) return 'a bracket needs a take_profit or a stop leg';
+  if (stopLoss !== null && trail) return 'a bracket stop leg is a stop_loss or a trail, not both';
+  if (stopLoss?.lte(0) || takeProfit?.lte(0)) return 'bracket prices must be greater than 0';
   if (stopLossLimit != null && stopLossLimit.lte(0)) return 'bracket stop_loss_limit must be greater than 0';
-  if (!stopLoss.lt(entryReference)) return `bracket stop_loss ${stopLoss.toFixed()} must be below the entry price ${entryReference.toFixed()}`;
-  if (!takeProfit.gt(entryReference)) return `bracket take_profit ${takeProfit.toFixed()} must be above the entry price ${entryReference.toFixed()}`;
+  if (stopLossLimit != null && stopLoss === null) return 'bracket stop_loss_limit belongs to a stop_loss';
+  if (stopLoss && !stopLoss.lt(entryReference)) return `bracket stop_loss ${stopLoss.toFixed()} must be below the entry price ${entryReference.toFixed()}`;
+  if (takeProfit && !takeProfit.gt(entryReference)) return `bracket take_profit ${takeProfit.toFixed()} must be above the entry price ${entryReference.toFixed()}`;
   return undefined;
 };
 
@@ -205,13 +213,14 @@ export type TBracketLeg = 'take_profit' | 'stop_loss';
 export interface BracketChild {
   leg: TBracketLeg;
   side: 'sell';
-  orderType: 'limit' | 'stop';
+  orderType: 'limit' | 'stop' | 'trailing_stop';
   qty: Decimal;
   limitPrice: Decimal | null;
+  /** A trailing leg's first stop: its trail from the mark. */
   stopPrice: Decimal | null;
   timeInForce: 'gtc';
-  /** stop_limit_price as a decimal string when the stop-loss came with a limit. */
-  metadata: { stop_limit_price?: string };
+  /** stop_limit_price as a decimal string when the stop-loss came with a limit; a trailing leg's trail and mark. */
+  metadata: { stop_limit_price?: string; trail_percent?: string; trail_price?: string; hwm?: string };
 }
 
 export interface OcoPair {
@@ -220,26 +229,53 @@ export interface OcoPair {
 }
 
 /**
- * The OCO pair protecting a filled long entry, sized to the quantity actually filled (an entry
- * that ended partly filled is protected for what it holds). Children are gtc whatever the
- * entry's time in force: a protective exit must not lapse at the session close while the
+ * The legs protecting a filled long entry, sized to the quantity actually filled (an entry that
+ * ended partly filled is protected for what it holds): a take-profit limit sell and a stop-loss
+ * sell (a stop, a stop-limit, or a trailing stop whose mark starts at `mark`, the entry's fill
+ * price), either of which an OTO leaves out; two legs are an OCO pair. Children are gtc whatever
+ * the entry's time in force: a protective exit must not lapse at the session close while the
  * position stays open.
  */
-export const bracketChildren = (entry: { side: TOrderSide; filledQty: Decimal }, bracket: BracketSpec): OcoPair => {
+export const bracketLegs = (entry: { side: TOrderSide; filledQty: Decimal }, bracket: BracketSpec, { mark, tickSize }: { mark: Decimal; tickSize: Decimal | TTickSizeAt }): BracketChild[] => {
   if (entry.side !== 'buy') throw new Error('bracket children protect a long entry: the entry must be a buy');
   if (entry.filledQty.lte(0)) throw new Error('bracket children need a filled entry');
-  const common = { side: 'sell', qty: entry.filledQty, timeInForce: 'gtc' } as const;
-  return {
-    takeProfit: { ...common, leg: 'take_profit', orderType: 'limit', limitPrice: bracket.takeProfit, stopPrice: null, metadata: {} },
-    stopLoss: {
-      ...common,
-      leg: 'stop_loss',
-      orderType: 'stop',
-      limitPrice: null,
-      stopPrice: bracket.stopLoss,
-      metadata: bracket.stopLossLimit == null ? {} : { stop_limit_price: bracket.stopLossLimit.toFixed() },
-    },
-  };
+  const legs: BracketChild[] = [];
+  if (bracket.takeProfit) legs.push({ side: 'sell', qty: entry.filledQty, timeInForce: 'gtc', leg: 'take_profit', orderType: 'limit', limitPrice: bracket.takeProfit, stopPrice: null, metadata: {} });
+  const stop = stopLegOf(entry.filledQty, bracket, { mark, tickSize });
+  if (stop) legs.push(stop);
+  return legs;
+};
+
+/**
+ * A sell's stop leg of `qty`: a stop at stopLoss (a stop-limit with stopLossLimit), or a trailing
+ * stop whose mark starts at `mark`; none when the spec has neither. A bracket's (its mark the
+ * entry's fill) and an OCO's (its mark the price at placement).
+ */
+export const stopLegOf = (qty: Decimal, bracket: BracketSpec, { mark, tickSize }: { mark: Decimal; tickSize: Decimal | TTickSizeAt }): BracketChild | undefined => {
+  const common = { side: 'sell', qty, timeInForce: 'gtc', leg: 'stop_loss', limitPrice: null } as const;
+  if (bracket.trail) {
+    const { trail } = bracket;
+    const kept = 'percent' in trail ? { trail_percent: trail.percent.toFixed() } : { trail_price: trail.price.toFixed() };
+    return { ...common, orderType: 'trailing_stop', stopPrice: trailStopOf({ side: 'sell', mark, trail, tickSize }), metadata: { ...kept, hwm: mark.toFixed() } };
+  }
+  if (!bracket.stopLoss) return undefined;
+  return { ...common, orderType: 'stop', stopPrice: bracket.stopLoss, metadata: bracket.stopLossLimit == null ? {} : { stop_limit_price: bracket.stopLossLimit.toFixed() } };
+};
+
+/**
+ * Why an OCO cannot be placed, or undefined when it can (DESIGN §6: two exits of a held
+ * position, in Alpaca's shape): a sell limit, the take-profit, with one stop leg below it, which
+ * must not trigger at once (a trailing leg's stop is set below the price by its trail).
+ */
+export const validateOco = ({ side, limitPrice, price, bracket }: { side: TOrderSide; limitPrice: Decimal | null; price: Decimal; bracket: BracketSpec }): string | undefined => {
+  if (side !== 'sell' || !limitPrice) return 'an oco is a sell limit (the take-profit) with a stop leg';
+  if (bracket.takeProfit) return 'an oco takes its take-profit as its limit_price, not in bracket.take_profit';
+  if (!bracket.stopLoss && !bracket.trail) return 'an oco needs a stop leg: stop_loss, or a trail';
+  if (bracket.stopLoss && bracket.trail) return 'an oco stop leg is a stop_loss or a trail, not both';
+  if (bracket.stopLoss?.lte(0)) return 'bracket prices must be greater than 0';
+  if (bracket.stopLoss && !bracket.stopLoss.lt(limitPrice)) return `the oco stop_loss ${bracket.stopLoss.toFixed()} must be below its limit_price ${limitPrice.toFixed()}`;
+  if (bracket.stopLoss && !bracket.stopLoss.lt(price)) return `the oco stop_loss ${bracket.stopLoss.toFixed()} would trigger immediately at the price ${price.toFixed()}`;
+  return undefined;
 };
 
 export type TOcoAction = { action: 'cancel'; sibling: BracketChild } | { action: 'resize'; sibling: BracketChild; qty: Decimal };

@@ -23,10 +23,34 @@ export interface BrokerOrderRequest {
   timeInForce: 'day' | 'gtc' | 'ioc' | 'fok';
   limitPrice?: string | null;
   stopPrice?: string | null;
-  bracket?: { takeProfit: string; stopLoss: string; stopLossLimit: string | null } | null;
+  bracket?: BrokerBracket | null;
+  /**
+   * The legs' class where it is not implied: `oto` (an entry and one exit leg), `oco` (this sell
+   * limit and the bracket's stop leg, working at once: one filling cancels the other). A bracket
+   * without it is a `bracket`.
+   */
+  orderClass?: TBrokerOrderClass;
   /** Kept with the order: stop_limit_price of a collapsed stop_limit, report_uuid, ... */
   metadata?: Record<string, unknown>;
 }
+
+/** A trail, as a percent of its mark or a price distance (decimal text). */
+export type TTrailText = { percent: string } | { price: string };
+
+/**
+ * The exits an entry's fill places: a take-profit limit sell and a stop leg (a stop at stopLoss,
+ * a stop-limit with stopLossLimit, or a trailing stop by `trail` from the entry's fill price). A
+ * `bracket` has both; an `oto` one of them. Decimal strings.
+ */
+export interface BrokerBracket {
+  takeProfit: string | null;
+  stopLoss: string | null;
+  stopLossLimit: string | null;
+  trail?: TTrailText | null | undefined;
+}
+
+/** Order classes beyond a simple order (DESIGN §6 "Advanced orders"). */
+export type TBrokerOrderClass = 'bracket' | 'oto' | 'oco';
 
 /** An order as the broker's books hold it. */
 export interface BrokerOrder {
@@ -51,7 +75,7 @@ export interface BrokerOrder {
   /** The entry of a bracket child. */
   parentId: string | null;
   /** A bracket entry's legs, where the broker reports them (its stop leg bounds the entry's risk). */
-  bracket?: { takeProfit: string; stopLoss: string } | null;
+  bracket?: { takeProfit: string | null; stopLoss: string | null; trail?: TTrailText | null | undefined } | null;
   metadata: Record<string, unknown>;
   submittedAt: Date;
   updatedAt: Date;
@@ -137,6 +161,10 @@ export interface BrokerReplaceRequest {
 /** The type a broker is sent: a stop_limit travels as a stop with its limit in metadata. */
 export const brokerOrderTypeOf = (orderType: TOrderType): TBrokerOrderType => (orderType === 'stop_limit' ? 'stop' : orderType);
 
+/** The order classes of a broker whose brackets are an entry with both legs (Alpaca's own). */
+export const BRACKETS_ONLY: ReadonlySet<TBrokerOrderClass> = new Set(['bracket']);
+export const NO_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set();
+
 /** The order types every broker holds: a trailing stop is the simulator's alone, for now. */
 export const BASIC_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop']);
 
@@ -150,6 +178,8 @@ export interface Broker {
    * BROKER_REJECTED naming the type).
    */
   readonly nativeOrderTypes: ReadonlySet<TBrokerOrderType>;
+  /** The order classes it holds natively (a bracket's legs placed by the broker on the entry's fill); an `oto` or a trailing leg it lacks is refused as a type is. */
+  readonly nativeOrderClasses: ReadonlySet<TBrokerOrderClass>;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */

@@ -3,10 +3,10 @@
 // that throws the AppError of its refusal; the fifth, the broker call, is the order service's own
 // step (it creates the order).
 import { brokerError } from '../brokers/errors.ts';
-import { brokerOrderTypeOf, type Broker, type BrokerSnapshot } from '../brokers/types.ts';
+import { brokerOrderTypeOf, type Broker, type BrokerBracket, type BrokerSnapshot } from '../brokers/types.ts';
 import type { PositionJudge } from '../brokers/funds.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import type { TOrderType } from '../../contracts/orders.ts';
+import type { TOrderClass, TOrderType } from '../../contracts/orders.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -37,7 +37,8 @@ export interface OrderAttempt {
   stopPrice: string | null;
   /** A trailing stop's trail (decimal text); null for any other type. */
   trail: TTrailRequest | null;
-  bracket: { takeProfit: string; stopLoss: string; stopLossLimit: string | null } | null;
+  bracket: BrokerBracket | null;
+  orderClass: TOrderClass;
   /** Undefined when the symbol is not registered: the broker call refuses it (BROKER_REJECTED). */
   instrument: InstrumentRow | undefined;
   broker?: Broker;
@@ -186,6 +187,12 @@ const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps
   attempt.broker = broker;
   if (!broker.nativeOrderTypes.has(brokerOrderTypeOf(attempt.orderType))) {
     throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
+  }
+  if ((attempt.orderClass === 'oto' || attempt.orderClass === 'oco') && !broker.nativeOrderClasses.has(attempt.orderClass)) {
+    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
+  }
+  if (attempt.bracket?.trail && !(broker.nativeOrderClasses.has('bracket') && broker.nativeOrderTypes.has('trailing_stop'))) {
+    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
   }
 };
 

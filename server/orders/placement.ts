@@ -2,7 +2,7 @@
 // gates → the intent → submit it to the broker → record the broker's answer. Idempotent by client
 // order id: a copy of a request under way in this process waits for it and answers the same.
 import { createHash, randomUUID } from 'node:crypto';
-import type { TOrderResponse, TOrderSource, TPlaceOrderRequest } from '../../contracts/orders.ts';
+import { orderClassOf, type TOrderResponse, type TOrderSource, type TPlaceOrderRequest } from '../../contracts/orders.ts';
 import { normaliseSymbol } from '../../contracts/symbols.ts';
 import { recordAudit, type AuditRecord, type RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
@@ -27,6 +27,7 @@ import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId, readPreflight } from './queries.ts';
 import { insertIntentRecorded, withdrawIntentRecorded, type IntentOutcome } from './write-queries.ts';
 import { trailMetadataOf, trailRequestOf } from './trailing.ts';
+import { brokerBracketOf } from './brackets.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 
@@ -182,13 +183,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
       stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
       trail: trailRequestOf(request),
-      bracket: request.bracket
-        ? {
-            takeProfit: String(request.bracket.take_profit),
-            stopLoss: String(request.bracket.stop_loss),
-            stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit),
-          }
-        : null,
+      bracket: request.bracket ? brokerBracketOf(request.bracket) : null,
+      orderClass: orderClassOf(request),
       instrument,
       liveEnabled: preflight?.liveEnabled ?? false,
       lockedUntil: preflight ? preflight.lockedUntil : undefined,
@@ -259,6 +255,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
       // A trailing stop's trail, for its broker to hold; its stop and mark come with the answer.
       ...trailMetadataOf(request),
+      // An oto's or an oco's class; a bracket's is its bracket.
+      ...(request.order_class === 'oto' || request.order_class === 'oco' ? { order_class: request.order_class } : {}),
     };
     // The intent and its audit record, before the broker is called: a crash after this point is
     // found by the reconciler, never lost.

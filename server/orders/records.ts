@@ -11,7 +11,8 @@ import { brokerOrderTypeOf, type BrokerOrder, type BrokerOrderRequest } from '..
 import type { OrderRow } from '../db/schema/index.ts';
 import type { NewEvent } from '../events/bus.ts';
 import { feesOfFill, metadataAfter } from './order-metadata.ts';
-import { acceptedTrail, movedStopOf, trailMetadataOf } from './trailing.ts';
+import { acceptedTrail, movedStopOf, recordedTypeOf, trailMetadataOf } from './trailing.ts';
+import { bracketResponseOf, bracketRowOf, brokerBracketOf } from './brackets.ts';
 import type { OrderInsert, OutboxInsert, recordAnswer } from './write-queries.ts';
 
 export const TERMINAL = new Set<TOrderStatus>(['filled', 'canceled', 'rejected', 'expired']);
@@ -43,7 +44,7 @@ export const toOrderResponse = (row: OrderRow): TOrderResponse => ({
   currency: CURRENCY_OF_ASSET_CLASS[row.assetClass],
   submitted_at: row.submittedAt.toISOString(),
   updated_at: row.updatedAt.toISOString(),
-  bracket: row.bracket ? { take_profit: row.bracket.take_profit, stop_loss: row.bracket.stop_loss, stop_loss_limit: row.bracket.stop_loss_limit } : null,
+  bracket: row.bracket ? bracketResponseOf(row.bracket) : null,
   metadata: { ...row.metadata, live: row.live, ...(row.reason ? { reason: row.reason } : {}) },
 });
 
@@ -61,7 +62,11 @@ export const normalisedRequest = (request: TPlaceOrderRequest, symbol: string) =
   stop_price: request.stop_price ?? null,
   // Only when given: the hash of every request made before trails existed stays what it was.
   ...trailMetadataOf(request),
-  bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
+  // A leg or a trail left out is left out of the hash too, so an older request's hash stays.
+  bracket: request.bracket
+    ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null, ...trailMetadataOf(request.bracket) }
+    : null,
+  ...(request.order_class === undefined ? {} : { order_class: request.order_class }),
   time_in_force: request.time_in_force,
   report_uuid: request.report_uuid ?? null,
   live_mode: request.live_mode,
@@ -232,7 +237,7 @@ export const intentRowOf = ({
   stopPrice,
   status: 'pending',
   reason: null,
-  bracket: request.bracket ? { take_profit: request.bracket.take_profit, stop_loss: request.bracket.stop_loss, stop_loss_limit: request.bracket.stop_loss_limit ?? null } : null,
+  bracket: request.bracket ? bracketRowOf(request.bracket) : null,
   metadata,
   requestHash,
   submittedAt: at,
@@ -250,9 +255,8 @@ export const brokerRequestOf = (intent: OrderRow, request: TPlaceOrderRequest): 
   timeInForce: request.time_in_force,
   limitPrice: request.order_type === 'stop_limit' ? null : intent.limitPrice,
   stopPrice: intent.stopPrice,
-  bracket: request.bracket
-    ? { takeProfit: String(request.bracket.take_profit), stopLoss: String(request.bracket.stop_loss), stopLossLimit: request.bracket.stop_loss_limit == null ? null : String(request.bracket.stop_loss_limit) }
-    : null,
+  bracket: request.bracket ? brokerBracketOf(request.bracket) : null,
+  ...(request.order_class === 'oto' || request.order_class === 'oco' ? { orderClass: request.order_class } : {}),
   metadata: intent.metadata,
 });
 
@@ -264,24 +268,27 @@ const sourceOf = (parent: Pick<OrderRow, 'metadata'>): { source?: unknown } => (
  * A child the broker created (a bracket's leg) as our row: named after its entry, and placed by
  * whoever placed the entry (its `metadata.source`), since no request of anyone placed the leg.
  */
-export const childOrderRowOf = (event: TBrokerEvent, order: BrokerOrder, parent: Pick<OrderRow, 'clientOrderId' | 'metadata'> | undefined, at: Date): OrderInsert => ({
-  userId: event.user_id,
-  clientOrderId: order.clientOrderId,
-  brokerOrderId: order.brokerOrderId,
-  assetClass: order.assetClass,
-  live: order.mode === 'live',
-  broker: event.broker,
-  symbol: order.symbol,
-  side: order.side,
-  orderType: order.orderType,
-  timeInForce: order.timeInForce,
-  qty: order.qty,
-  limitPrice: order.limitPrice,
-  stopPrice: order.stopPrice,
-  status: 'accepted' as const,
-  bracket: null,
-  metadata: { ...order.metadata, ...(parent ? { parent_client_order_id: parent.clientOrderId, ...sourceOf(parent) } : {}) },
-  requestHash: null,
-  submittedAt: order.submittedAt,
-  updatedAt: at,
-});
+export const childOrderRowOf = (event: TBrokerEvent, order: BrokerOrder, parent: Pick<OrderRow, 'clientOrderId' | 'metadata'> | undefined, at: Date): OrderInsert => {
+  const { orderType, metadata } = recordedTypeOf(order);
+  return {
+    userId: event.user_id,
+    clientOrderId: order.clientOrderId,
+    brokerOrderId: order.brokerOrderId,
+    assetClass: order.assetClass,
+    live: order.mode === 'live',
+    broker: event.broker,
+    symbol: order.symbol,
+    side: order.side,
+    orderType,
+    timeInForce: order.timeInForce,
+    qty: order.qty,
+    limitPrice: order.limitPrice,
+    stopPrice: order.stopPrice,
+    status: 'accepted' as const,
+    bracket: null,
+    metadata: { ...metadata, ...(parent ? { parent_client_order_id: parent.clientOrderId, ...sourceOf(parent) } : {}) },
+    requestHash: null,
+    submittedAt: order.submittedAt,
+    updatedAt: at,
+  };
+};

@@ -8,6 +8,7 @@ import { ExactDecimal } from '../decimal.ts';
 import { AppError } from '../errors.ts';
 import type { OrderAttempt, TTrailRequest } from './gates.ts';
 import { trailRequestOf } from './trailing.ts';
+import { brokerBracketOf } from './brackets.ts';
 
 const qtyError = (message: string) => new AppError('VALIDATION_ERROR', `qty: ${message}`, { errors: [{ path: 'qty', message }] });
 
@@ -49,9 +50,8 @@ export const replaceAttemptOf = (
   stopPrice: priceText(change.stop_price ?? row.stopPrice),
   // A trailing stop is judged with its new trail, or the one it has.
   trail: row.orderType === 'trailing_stop' ? (trailRequestOf(change) ?? keptTrailOf(row)) : null,
-  bracket: row.bracket
-    ? { takeProfit: String(row.bracket.take_profit), stopLoss: String(row.bracket.stop_loss), stopLossLimit: priceText(row.bracket.stop_loss_limit) }
-    : null,
+  bracket: row.bracket ? brokerBracketOf(row.bracket) : null,
+  orderClass: row.metadata.order_class === 'oto' || row.metadata.order_class === 'oco' ? row.metadata.order_class : row.bracket ? 'bracket' : 'simple',
   instrument,
   liveEnabled: preflight.liveEnabled,
   // Read before the gates: no intent statement follows a replace to check it with its write.

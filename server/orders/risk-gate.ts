@@ -9,7 +9,7 @@ import { previousSessionClose } from '../marketdata/queries.ts';
 import { KRX_TIME_ZONE } from '../markets/krx.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
 import type { GateDeps, OrderAttempt } from './gates.ts';
-import { firstStopOf } from './trailing.ts';
+import { firstStopOf, trailOf } from './trailing.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
 
@@ -54,9 +54,10 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
     stopPrice: firstStop ?? decimalOrUndefined(attempt.stopPrice),
     trailPrice: trail && 'price' in trail ? new ExactDecimal(trail.price) : undefined,
     bracket: attempt.bracket && {
-      takeProfit: new ExactDecimal(attempt.bracket.takeProfit),
-      stopLoss: new ExactDecimal(attempt.bracket.stopLoss),
+      takeProfit: decimalOrUndefined(attempt.bracket.takeProfit),
+      stopLoss: decimalOrUndefined(attempt.bracket.stopLoss),
       stopLossLimit: decimalOrUndefined(attempt.bracket.stopLossLimit),
+      trail: attempt.bracket.trail && trailOf(attempt.bracket.trail),
     },
     referencePrice,
     previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),

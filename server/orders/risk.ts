@@ -14,7 +14,8 @@ import { dailyPnlPct } from '../controls/day-start.ts';
 import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
 import { krxPriceLimits, type PriceLimits } from '../markets/krx-prices.ts';
 import { offGridReason, offGridTrailReason } from './risk/price-grid.ts';
-import { positionRisk, riskOf } from './risk/sizing.ts';
+import { positionRisk, riskOf, trailedBelow } from './risk/sizing.ts';
+import type { TTrail } from '../brokers/matching.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
 
@@ -33,8 +34,11 @@ export interface RiskAttempt {
    * (the stop moves by it from a price). The trailing stop itself is judged as a stop at its first stop.
    */
   trailPrice?: Decimal | undefined;
-  /** The bracket's legs; `stopLossLimit` makes the stop-loss child a stop-limit. */
-  bracket?: { takeProfit: Decimal; stopLoss: Decimal; stopLossLimit?: Decimal | undefined } | null | undefined;
+  /**
+   * The bracket's legs; `stopLossLimit` makes the stop-loss child a stop-limit, `trail` a trailing
+   * stop from the entry's fill. An oto leaves a leg out.
+   */
+  bracket?: { takeProfit?: Decimal | undefined; stopLoss?: Decimal | undefined; stopLossLimit?: Decimal | undefined; trail?: TTrail | null | undefined } | null | undefined;
   /** The broker's current price. */
   referencePrice: Decimal;
   /** The base of the KRX daily price limit; without it that check is skipped. */
@@ -121,7 +125,9 @@ const entryPrices = (attempt: RiskAttempt): NamedPrice[] => {
 const orderPrices = (attempt: RiskAttempt): NamedPrice[] => {
   const { bracket } = attempt;
   if (!bracket) return entryPrices(attempt);
-  const legs: NamedPrice[] = [{ label: 'take-profit price', price: bracket.takeProfit }, { label: 'stop-loss price', price: bracket.stopLoss }];
+  const legs: NamedPrice[] = [];
+  if (bracket.takeProfit) legs.push({ label: 'take-profit price', price: bracket.takeProfit });
+  if (bracket.stopLoss) legs.push({ label: 'stop-loss price', price: bracket.stopLoss });
   // A stop-limit stop-loss rests at its limit once triggered: the exchange takes that price too.
   if (bracket.stopLossLimit) legs.push({ label: 'stop-loss limit price', price: bracket.stopLossLimit });
   return [...entryPrices(attempt), ...legs];
@@ -178,8 +184,19 @@ const checkPriceLimit: Check = (attempt) => {
   return undefined;
 };
 
-const checkTickSize: Check = (attempt) =>
-  offGridReason(attempt, orderPrices(attempt)) ?? (attempt.trailPrice && offGridTrailReason(attempt, attempt.trailPrice, attempt.referencePrice));
+/** A trail as a price distance: the order's own (a trailing stop) or its bracket's trailing leg's. */
+const trailPriceOf = ({ trailPrice, bracket }: RiskAttempt): Decimal | undefined => trailPrice ?? (bracket?.trail && 'price' in bracket.trail ? bracket.trail.price : undefined);
+
+const checkTickSize: Check = (attempt) => {
+  const trailPrice = trailPriceOf(attempt);
+  return offGridReason(attempt, orderPrices(attempt)) ?? (trailPrice && offGridTrailReason(attempt, trailPrice, attempt.referencePrice));
+};
+
+/** The stop that protects a buy: its bracket's stop_loss, or its trailing leg's first stop from the entry; none without a stop leg. */
+const protectiveStopOf = ({ bracket }: RiskAttempt, entry: Decimal): Decimal | undefined => {
+  if (bracket?.stopLoss) return bracket.stopLoss;
+  return bracket?.trail ? trailedBelow(entry, bracket.trail) : undefined;
+};
 
 /**
  * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's
@@ -226,7 +243,8 @@ const checkFunds: Check = (attempt) => (attempt.side === 'buy' ? checkBuyingPowe
  */
 const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePct }) => {
   if (attempt.side === 'sell') return undefined;
-  const own = riskOf(attempt.qty, expectedBuyFill(attempt).price, attempt.bracket?.stopLoss, defaultStopPct);
+  const entry = expectedBuyFill(attempt).price;
+  const own = riskOf(attempt.qty, entry, protectiveStopOf(attempt, entry), defaultStopPct);
   if (own.amount.lte(0)) return undefined;
   const symbol = attempt.position?.symbol ?? '';
   const before = positionRisk({ heldQty: attempt.heldQty, currentPrice: attempt.referencePrice, working: workingOf(attempt) }, symbol, defaultStopPct);

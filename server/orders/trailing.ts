@@ -6,7 +6,7 @@ import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TPlaceOrderRequest, TReplaceOrderRequest } from '../../contracts/orders.ts';
 import type { Decimal } from 'decimal.js';
 import type { TOrderSide } from '../brokers/fills.ts';
-import { trailStopOf } from '../brokers/matching.ts';
+import { trailStopOf, type TTrail } from '../brokers/matching.ts';
 import type { BrokerOrder } from '../brokers/types.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import { ExactDecimal } from '../decimal.ts';
@@ -17,12 +17,13 @@ export const TRAIL_PERCENT = 'trail_percent';
 export const TRAIL_PRICE = 'trail_price';
 export const HWM = 'hwm';
 
+/** Where a trail is given: an order's own fields, a replace's, or a bracket's stop leg. */
 type TrailFields = Pick<TPlaceOrderRequest, 'trail_percent' | 'trail_price'>;
 
 /** The trail a request or a replace asks for, as the gates and the broker take it; null when it names none. */
 export const trailRequestOf = ({ trail_percent, trail_price }: TrailFields | TReplaceOrderRequest): TTrailRequest | null => {
-  if (trail_percent !== undefined) return { percent: String(trail_percent) };
-  if (trail_price !== undefined) return { price: String(trail_price) };
+  if (trail_percent != null) return { percent: String(trail_percent) };
+  if (trail_price != null) return { price: String(trail_price) };
   return null;
 };
 
@@ -34,14 +35,17 @@ export const firstStopOf = ({ side, price, trail, instrument }: { side: TOrderSi
   trailStopOf({
     side,
     mark: price,
-    trail: 'percent' in trail ? { percent: new ExactDecimal(trail.percent) } : { price: new ExactDecimal(trail.price) },
+    trail: trailOf(trail),
     tickSize: gridTickAt({ assetClass: instrument.assetClass, tickRule: instrument.tickRule, tickSize: new ExactDecimal(instrument.tickSize) }),
   });
 
+/** A trail as decimals. */
+export const trailOf = (trail: TTrailRequest): TTrail => ('percent' in trail ? { percent: new ExactDecimal(trail.percent) } : { price: new ExactDecimal(trail.price) });
+
 /** The trail as the order's metadata keeps it (and its broker request carries it); empty for any other order. */
-export const trailMetadataOf = (fields: TrailFields | TReplaceOrderRequest): Record<string, number> => {
-  if (fields.trail_percent !== undefined) return { [TRAIL_PERCENT]: fields.trail_percent };
-  if (fields.trail_price !== undefined) return { [TRAIL_PRICE]: fields.trail_price };
+export const trailMetadataOf = (fields: TrailFields | TReplaceOrderRequest): { trail_percent?: number; trail_price?: number } => {
+  if (fields.trail_percent != null) return { [TRAIL_PERCENT]: fields.trail_percent };
+  if (fields.trail_price != null) return { [TRAIL_PRICE]: fields.trail_price };
   return {};
 };
 
@@ -63,6 +67,20 @@ export const acceptedTrail = (intent: Pick<OrderRow, 'orderType' | 'metadata'>, 
   if (intent.orderType !== 'trailing_stop') return undefined;
   const hwm = markOf(accepted.metadata[HWM]);
   return { stopPrice: accepted.stopPrice, metadata: hwm === undefined ? intent.metadata : { ...intent.metadata, [HWM]: hwm } };
+};
+
+/**
+ * A broker's order (a bracket's leg it made) as our record keeps it: a broker reads a trailing
+ * stop as a stop with its trail and mark in metadata (decimal text); our row says trailing_stop,
+ * with the trail and the mark as numbers, as an order placed through us shows them.
+ */
+export const recordedTypeOf = (order: Pick<BrokerOrder, 'orderType' | 'metadata'>): { orderType: OrderRow['orderType']; metadata: Record<string, unknown> } => {
+  const { metadata } = order;
+  const trail = markOf(metadata[TRAIL_PERCENT]) ?? markOf(metadata[TRAIL_PRICE]);
+  const hwm = markOf(metadata[HWM]);
+  if (order.orderType !== 'stop' || trail === undefined || hwm === undefined) return { orderType: order.orderType, metadata };
+  const kept = metadata[TRAIL_PERCENT] !== undefined ? { [TRAIL_PERCENT]: trail } : { [TRAIL_PRICE]: trail };
+  return { orderType: 'trailing_stop', metadata: { ...metadata, ...kept, [HWM]: hwm } };
 };
 
 /** The stop a broker's `replaced` event moved a trailing stop to; nothing when the event says none. */

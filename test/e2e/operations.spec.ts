@@ -254,3 +254,52 @@ test('the ticket follows the symbol, places a bracket limit order and says which
   expect(shown.slice(at + 1, at + 3).sort()).toEqual([`${entryId}:sl`, `${entryId}:tp`]);
   expect(errors).toEqual([]);
 });
+
+test('the ticket places a trailing stop, a bracket whose stop leg trails and an oco; the blotter shows each leg under its order', async ({ browser }) => {
+  const { page, errors, username } = await register(browser, 'e2e_advanced');
+  await addCryptoKey(page);
+  const token = await tokenOf({ username, password: passwordOf(username) });
+  await fillOrder(token, { symbol: 'BTC/USDT', side: 'buy', qty: 0.002 });
+  await go(page, 'Order ticket');
+  await page.getByLabel('Symbol').fill('BTC/USDT');
+  await page.getByLabel('Quantity').fill('0.001');
+
+  // A trailing sell stop, 5 % below the price: its broker sets the stop.
+  await page.getByLabel('Side').selectOption('sell');
+  await page.getByLabel('Type').selectOption('trailing_stop');
+  await expect(page.getByLabel('Bracket (take profit and stop loss on the fill)')).toBeDisabled();
+  await page.getByLabel('Trail (%)').fill('5');
+  await page.getByLabel('Time in force').selectOption('gtc');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('done')).toContainText('sell 0.00100 BTC/USDT trailing stop');
+
+  // An oco on the rest: a sell limit far above, with a stop leg trailing 10 %.
+  await page.getByRole('button', { name: 'New ticket' }).click();
+  await page.getByLabel('Type').selectOption('limit');
+  await page.getByLabel('Limit price').fill('500000');
+  await page.getByLabel('Bracket (take profit and stop loss on the fill)').check();
+  await page.getByLabel('Exit legs').selectOption('oco');
+  await expect(page.getByLabel('Take profit', { exact: true })).toHaveCount(0);
+  await page.getByLabel('Stop leg').selectOption('trail_percent');
+  await page.getByLabel('Stop trails by (%)').fill('10');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('done')).toContainText('sell 0.00100 BTC/USDT limit 500,000.00 USDT');
+
+  // A buy whose stop leg trails 3 % from its fill, with a take profit.
+  await page.getByRole('button', { name: 'New ticket' }).click();
+  await page.getByLabel('Side').selectOption('buy');
+  await page.getByLabel('Type').selectOption('market');
+  await page.getByLabel('Exit legs').selectOption('bracket');
+  await page.getByLabel('Take profit', { exact: true }).fill('500000');
+  await page.getByLabel('Stop trails by (%)').fill('3');
+  await page.getByRole('button', { name: 'Place paper order' }).click();
+  await expect(page.getByTestId('done')).toContainText('buy 0.00100 BTC/USDT market');
+
+  const open = async () => ((await api('GET', '/api/equity/orders?asset_class=crypto&status=open&size=100', undefined, token)).items as { client_order_id: string; order_type: string }[]).map((order) => order.order_type).sort();
+  // The trailing stop; the oco's limit and its trailing leg; the bracket's take-profit and trailing leg.
+  await expect.poll(open).toEqual(['limit', 'limit', 'trailing_stop', 'trailing_stop', 'trailing_stop']);
+  await go(page, 'Orders');
+  await expect(page.getByTestId('order-row').getByTestId('order-type').filter({ hasText: /^trailing stop / })).toHaveCount(3);
+  await expect(page.locator('[data-under-entry]').getByTestId('order-leg').filter({ hasText: 'stop-loss leg' })).toHaveCount(2);
+  expect(errors).toEqual([]);
+});

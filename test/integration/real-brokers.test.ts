@@ -162,6 +162,16 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-trail-1')).toBe(false);
     const trail = await call('GET', '/api/audit?client_order_id=us-trail-1');
     expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
+    // So are an oto, an oco and a bracket whose stop leg trails: Alpaca's own are not wired yet.
+    for (const [id, extra] of [
+      ['us-oto-1', { order_class: 'oto', bracket: { take_profit: 250 } }],
+      ['us-trail-leg-1', { bracket: { take_profit: 250, trail_percent: 5 } }],
+      ['us-oco-1', { side: 'sell', order_type: 'limit', limit_price: 250, order_class: 'oco', bracket: { stop_loss: 150 } }],
+    ] as const) {
+      const res = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: id, ...extra });
+      expect([res.status, res.body.code], res.text).toEqual([422, 'BROKER_REJECTED']);
+      expect(await orderRow(id)).toBeUndefined();
+    }
   });
 
   it('keeps an order the broker took though its answer failed: 502, pending, then linked and filled once by the reconciler', async () => {

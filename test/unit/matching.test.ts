@@ -9,7 +9,7 @@ import {
   type TOrderStatus,
   type TOrderTrigger,
   type TTimeInForce,
-  bracketChildren,
+  bracketLegs,
   type TTrail,
   evaluate,
   followTrail,
@@ -307,24 +307,54 @@ describe('brackets', () => {
     expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { ...bracket, stopLossLimit: d(-1) } })).toMatch(/stop_loss_limit/);
   });
 
+  /** The legs of an entry filled at 100 on a cent grid. */
+  const legsOf = (entry: { side: 'buy' | 'sell'; filledQty: ReturnType<typeof d> }, spec: Parameters<typeof bracketLegs>[1]) => bracketLegs(entry, spec, { mark: d(100), tickSize: d('0.01') });
+  const pairOf = (entry: { side: 'buy' | 'sell'; filledQty: ReturnType<typeof d> }, spec: Parameters<typeof bracketLegs>[1]) => {
+    const [takeProfit, stopLoss] = legsOf(entry, spec);
+    return { takeProfit: takeProfit!, stopLoss: stopLoss! };
+  };
+
   it('makes a take-profit limit sell and a stop-loss stop sell of the filled quantity, gtc', () => {
-    const pair = bracketChildren({ side: 'buy', filledQty: d('7.5') }, { ...bracket, stopLossLimit: d('94.5') });
+    const pair = pairOf({ side: 'buy', filledQty: d('7.5') }, { ...bracket, stopLossLimit: d('94.5') });
     expect(pair.takeProfit).toMatchObject({ leg: 'take_profit', side: 'sell', orderType: 'limit', stopPrice: null, timeInForce: 'gtc', metadata: {} });
     expect(pair.takeProfit.limitPrice?.toFixed()).toBe('110');
     expect(pair.stopLoss).toMatchObject({ leg: 'stop_loss', side: 'sell', orderType: 'stop', limitPrice: null, timeInForce: 'gtc', metadata: { stop_limit_price: '94.5' } });
     expect(pair.stopLoss.stopPrice?.toFixed()).toBe('95');
     expect([pair.takeProfit.qty.toFixed(), pair.stopLoss.qty.toFixed()]).toEqual(['7.5', '7.5']);
-    expect(bracketChildren({ side: 'buy', filledQty: d(1) }, bracket).stopLoss.metadata).toEqual({});
+    expect(pairOf({ side: 'buy', filledQty: d(1) }, bracket).stopLoss.metadata).toEqual({});
   });
 
   it('refuses children for a sell entry or one that filled nothing', () => {
-    expect(() => bracketChildren({ side: 'sell', filledQty: d(1) }, bracket)).toThrow(/must be a buy/);
-    expect(() => bracketChildren({ side: 'buy', filledQty: d(0) }, bracket)).toThrow(/filled entry/);
+    expect(() => legsOf({ side: 'sell', filledQty: d(1) }, bracket)).toThrow(/must be a buy/);
+    expect(() => legsOf({ side: 'buy', filledQty: d(0) }, bracket)).toThrow(/filled entry/);
+  });
+
+  it('makes a trailing stop leg whose mark is the entry’s fill, and one leg only for an OTO', () => {
+    const [takeProfit, trailing] = legsOf({ side: 'buy', filledQty: d(2) }, { takeProfit: d(110), stopLoss: null, trail: { percent: d(3) } });
+    expect(takeProfit).toMatchObject({ leg: 'take_profit', orderType: 'limit' });
+    expect(trailing).toMatchObject({ leg: 'stop_loss', side: 'sell', orderType: 'trailing_stop', limitPrice: null, timeInForce: 'gtc', metadata: { trail_percent: '3', hwm: '100' } });
+    expect(trailing!.stopPrice?.toFixed()).toBe('97');
+    const byPrice = legsOf({ side: 'buy', filledQty: d(2) }, { takeProfit: null, stopLoss: null, trail: { price: d('2.5') } });
+    expect(byPrice).toHaveLength(1);
+    expect(byPrice[0]).toMatchObject({ orderType: 'trailing_stop', metadata: { trail_price: '2.5', hwm: '100' } });
+    expect(byPrice[0]!.stopPrice?.toFixed()).toBe('97.5');
+    expect(legsOf({ side: 'buy', filledQty: d(2) }, { takeProfit: d(110), stopLoss: null }).map((leg) => leg.leg)).toEqual(['take_profit']);
+    expect(legsOf({ side: 'buy', filledQty: d(2) }, { takeProfit: null, stopLoss: d(95) }).map((leg) => leg.leg)).toEqual(['stop_loss']);
+  });
+
+  it('judges an OTO’s one leg and a trailing leg, and refuses a bracket with no leg or two stop legs', () => {
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: d(110), stopLoss: null } })).toBeUndefined();
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: null, stopLoss: d(95) } })).toBeUndefined();
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: d(110), stopLoss: null, trail: { percent: d(2) } } })).toBeUndefined();
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: null, stopLoss: d(105) } })).toMatch(/stop_loss 105 must be below/);
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: null, stopLoss: null } })).toMatch(/needs a take_profit or a stop leg/);
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: d(110), stopLoss: d(95), trail: { percent: d(2) } } })).toMatch(/not both/);
+    expect(validateBracket({ side: 'buy', entryReference: d(100), bracket: { takeProfit: d(110), stopLoss: null, stopLossLimit: d(94), trail: { percent: d(2) } } })).toMatch(/belongs to a stop_loss/);
   });
 
   /** Runs both legs against a price path until one fills; returns what happened to the other. */
   const runOco = (prices: ReturnType<typeof at>[]) => {
-    const pair = bracketChildren({ side: 'buy', filledQty: d(10) }, bracket);
+    const pair = pairOf({ side: 'buy', filledQty: d(10) }, bracket);
     const legs = [pair.takeProfit, pair.stopLoss];
     for (const tick of prices) {
       for (const leg of legs) {
@@ -358,7 +388,7 @@ describe('brackets', () => {
   });
 
   it('refuses a leg fill beyond the leg', () => {
-    const pair = bracketChildren({ side: 'buy', filledQty: d(10) }, bracket);
+    const pair = pairOf({ side: 'buy', filledQty: d(10) }, bracket);
     expect(() => onChildFilled({ pair, leg: 'stop_loss', filledQty: d(11) })).toThrow(/outside the leg/);
   });
 });

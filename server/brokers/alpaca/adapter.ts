@@ -1,6 +1,6 @@
 // One Alpaca account (one key) seen through the Broker interface: REST calls through the key's
 // client and limiter, events from its trade_updates stream with duplicates dropped.
-import { BASIC_ORDER_TYPES, BrokerRejectedError, type Broker, type BrokerOrder, type TBrokerEvent } from '../types.ts';
+import { BASIC_ORDER_TYPES, BRACKETS_ONLY, BrokerRejectedError, type Broker, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { AlpacaRefusedError, createAlpacaHttp, type AlpacaRequest } from './http.ts';
 import { sharedLimiters, type RequestLimiter } from './limiter.ts';
 import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
@@ -102,6 +102,7 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
     mode: key.mode,
     // Alpaca's own trailing_stop is not wired yet (its bracket cannot hold one: DESIGN, advanced orders).
     nativeOrderTypes: BASIC_ORDER_TYPES,
+    nativeOrderClasses: BRACKETS_ONLY,
     // Alpaca's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       if (!BASIC_ORDER_TYPES.has(request.orderType)) throw new BrokerRejectedError(`Alpaca ${request.orderType} orders are not supported by this adapter yet`);

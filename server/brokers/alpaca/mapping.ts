@@ -2,7 +2,7 @@
 // the account and trade updates. Pure functions; decimal strings pass through untouched.
 import type { TBrokerEventType } from '../../../contracts/brokers.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import type { BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, TBrokerEvent, TBrokerOrderStatus, TTradingMode } from '../types.ts';
+import { BrokerRejectedError, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type TBrokerEvent, type TBrokerOrderStatus, type TTradingMode } from '../types.ts';
 import type { AlpacaAccount, AlpacaOrder, AlpacaOrderRequest, AlpacaPosition, AlpacaReplaceRequest, AlpacaTradeUpdate, TAlpacaOrderStatus, TAlpacaTradeEvent } from './wire.ts';
 
 export const ALPACA_BROKER_NAME = 'alpaca';
@@ -85,6 +85,10 @@ export const toAlpacaOrderRequest = (request: BrokerOrderRequest): AlpacaOrderRe
   if (request.limitPrice != null) body.limit_price = request.limitPrice;
   if (request.stopPrice != null) body.stop_price = request.stopPrice;
   if (request.bracket) {
+    // Refused before the call by the broker gate (nativeOrderClasses); a defence here.
+    if (request.orderClass === 'oto' || request.bracket.takeProfit === null || request.bracket.stopLoss === null || request.bracket.trail) {
+      throw new BrokerRejectedError('Alpaca brackets need a take_profit and a stop_loss here (oto and trailing legs are not supported by this adapter yet)');
+    }
     body.order_class = 'bracket';
     body.take_profit = { limit_price: request.bracket.takeProfit };
     body.stop_loss = { stop_price: request.bracket.stopLoss, ...(request.bracket.stopLossLimit != null ? { limit_price: request.bracket.stopLossLimit } : {}) };

@@ -13,7 +13,7 @@ import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { StreamBackoff } from '../alpaca/stream.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
+import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
@@ -302,6 +302,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     assetClass: 'crypto',
     mode: options.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
+    nativeOrderClasses: NO_ORDER_CLASSES,
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
       if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');

@@ -5,7 +5,7 @@
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLimiterRegistry, type LimiterRegistry } from '../alpaca/limiter.ts';
-import { BASIC_ORDER_TYPES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
+import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
 import { createKisHttp, type KisHttp } from './http.ts';
 import { createMemoryLinkStore, unlinkedCandidates, type KisOrderLinkStore } from './links.ts';
 import {
@@ -291,6 +291,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     assetClass: 'kr_equity',
     mode: key.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
+    nativeOrderClasses: NO_ORDER_CLASSES,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.

@@ -26,7 +26,7 @@ import { active, d, eventOf, keyOf, maybe, openSession, refuseTriggeredStop, rej
 import { availableToSell, insufficientFunds, insufficientPosition, positiveDecimal, worstBuyCost, worstBuyFill, type Terms } from './books-placement.ts';
 import { buyingPowerOf } from '../funds.ts';
 import { endOrder } from './books-status.ts';
-import { HWM, retrail } from './trailing.ts';
+import { bracketSpecOf, HWM, retrail } from './trailing.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Replace
@@ -77,7 +77,7 @@ const termsOf = (row: SimOrderRow): Terms => ({ qty: d(row.qty), limitPrice: may
 /** A bracket entry's new price must still sit between its stop-loss and take-profit. */
 const checkBracketEntry = (row: SimOrderRow, terms: Terms, price: Decimal) => {
   if (!row.bracket) return;
-  const bracket = { takeProfit: d(row.bracket.take_profit), stopLoss: d(row.bracket.stop_loss), stopLossLimit: maybe(row.bracket.stop_loss_limit) };
+  const bracket = bracketSpecOf(row.bracket);
   const problem = validateBracket({ side: row.side, entryReference: terms.limitPrice ?? terms.stopPrice ?? price, bracket });
   if (problem) throw rejected(problem);
 };

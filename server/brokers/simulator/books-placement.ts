@@ -9,8 +9,8 @@ import { defaultProfileFor } from '../fees.ts';
 import { checkLot, computeFill, type Fill } from '../fills.ts';
 import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type PositionJudge, type Sellable } from '../funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { transition, validateBracket } from '../matching.ts';
-import { FundsRejectedError, type BrokerOrderRequest } from '../types.ts';
+import { stopLegOf, transition, validateBracket, validateOco, type BracketSpec } from '../matching.ts';
+import { FundsRejectedError, type BrokerBracket, type BrokerOrderRequest } from '../types.ts';
 import { tickSizeOf } from './prices.ts';
 import {
   insertAccountIfMissing,
@@ -25,7 +25,8 @@ import {
 import { lockAccountForSymbol } from './account-reads.ts';
 import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, refuseTriggeredStop, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
-import { checkTrailingRequest } from './trailing.ts';
+import { placeOcoStopLeg } from './books-status.ts';
+import { checkTrailingRequest, simBracketOf, trailOfRequest } from './trailing.ts';
 import type { MarketState } from './exchange-rules.ts';
 
 export interface PlaceInput {
@@ -73,19 +74,25 @@ const checkRequest = ({ request, instrument, price }: Pick<PlaceInput, 'request'
   const limitPrice = request.orderType === 'limit' ? positiveDecimal('limit_price', request.limitPrice) : null;
   const stopPrice = trailing ? trailing.stopPrice : request.orderType === 'stop' ? positiveDecimal('stop_price', request.stopPrice) : null;
   refuseTriggeredStop(request.side, stopPrice, price);
-  const bracket = request.bracket
-    ? {
-        takeProfit: positiveDecimal('take_profit', request.bracket.takeProfit),
-        stopLoss: positiveDecimal('stop_loss', request.bracket.stopLoss),
-        stopLossLimit: request.bracket.stopLossLimit == null ? null : positiveDecimal('stop_loss_limit', request.bracket.stopLossLimit),
-      }
-    : null;
+  const bracket = request.bracket ? bracketOf(request.bracket, instrument, price) : null;
+  if (request.orderClass === 'oco' && !bracket) throw rejected('an oco needs its stop leg in bracket');
   if (bracket) {
-    const problem = validateBracket({ side: request.side, entryReference: limitPrice ?? stopPrice ?? price, bracket });
+    const problem =
+      request.orderClass === 'oco'
+        ? validateOco({ side: request.side, limitPrice, price, bracket })
+        : validateBracket({ side: request.side, entryReference: limitPrice ?? stopPrice ?? price, bracket });
     if (problem) throw rejected(problem);
   }
   return { qty, limitPrice, stopPrice, bracket, metadata: trailing?.metadata ?? request.metadata };
 };
+
+/** A bracket's legs, checked as a broker checks them: each price positive, a trailing leg's trail as a trailing stop's. */
+const bracketOf = (bracket: BrokerBracket, instrument: InstrumentRow, price: Decimal): BracketSpec => ({
+  takeProfit: bracket.takeProfit == null ? null : positiveDecimal('take_profit', bracket.takeProfit),
+  stopLoss: bracket.stopLoss == null ? null : positiveDecimal('stop_loss', bracket.stopLoss),
+  stopLossLimit: bracket.stopLossLimit == null ? null : positiveDecimal('stop_loss_limit', bracket.stopLossLimit),
+  trail: bracket.trail ? trailOfRequest(bracket.trail, instrument, price) : null,
+});
 
 /**
  * What a sell may still take of the position: the held quantity less what working sells hold
@@ -181,6 +188,9 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     if (qty.gt(sellable.available)) throw insufficientPosition(qty, request.symbol, sellable);
   }
 
+  // An OCO's stop leg works beside it from the start; a bracket's legs wait for the entry's fill.
+  const ocoLeg = request.orderClass === 'oco' && bracket ? stopLegOf(qty, bracket, { mark: price, tickSize: tickSizeOf(instrument) }) : undefined;
+  const ocoLegId = ocoLeg ? newBrokerOrderId() : null;
   const row = simOrderRowOf({
     userId: key.userId,
     id: newBrokerOrderId(),
@@ -196,11 +206,8 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     limitPrice: limitPrice && text(limitPrice),
     stopPrice: stopPrice && text(stopPrice),
     status: applied(transition({ status: 'pending', qty, filledQty: d(0) }, { kind: 'accept' })).status as SimOrderRow['status'],
-    bracket: bracket && {
-      take_profit: text(bracket.takeProfit),
-      stop_loss: text(bracket.stopLoss),
-      stop_loss_limit: bracket.stopLossLimit && text(bracket.stopLossLimit),
-    },
+    bracket: bracket && !ocoLeg ? simBracketOf(bracket) : null,
+    ocoSiblingId: ocoLegId,
     metadata: reservePrice ? { ...metadata, [RESERVE_PRICE_KEY]: text(reservePrice) } : (metadata ?? {}),
     expiresAt: input.expiresAt,
     createdAt: at,
@@ -208,6 +215,8 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   });
   session.unsaved.set(row.id, row);
   session.events.push(eventOf(row, 'accepted', at));
+  // Written before the limit's first match, which may fill it and so cancel the leg.
+  if (ocoLeg) await placeOcoStopLeg(session, row, ocoLeg, ocoLegId!);
   // The order meets the market on arrival, as at an exchange: a marketable order fills (a
   // resting one opens) in the same transaction, after its `accepted`.
   await matchLocked(session, row, instrument, observationFor(instrument, price, input.liquidityLotsPerTick, input.market));

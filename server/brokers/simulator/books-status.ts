@@ -3,7 +3,10 @@
 // filled, and one leg's fill settling the other leg.
 import type { Decimal } from 'decimal.js';
 import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
-import { bracketChildren, onChildFilled, transition, type BracketChild, type OcoPair, type TOrderTrigger } from '../matching.ts';
+import { bracketLegs, onChildFilled, transition, type BracketChild, type OcoPair, type TOrderTrigger } from '../matching.ts';
+import { findInstrument } from '../../instruments/queries.ts';
+import { tickSizeOf } from './prices.ts';
+import { bracketSpecOf } from './trailing.ts';
 import { insertOrder, lockBracketChildren, lockOrder, updateOrder, type SimOrderRow } from './queries.ts';
 import { active, applied, d, eventOf, maybe, newBrokerOrderId, stateOf, text, type Session } from './books.ts';
 
@@ -69,7 +72,7 @@ export const endOrder = async (session: Session, row: SimOrderRow, trigger: Extr
   return updated;
 };
 
-const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string }, pair: number, at: Date) => ({
+const childRow = (entry: SimOrderRow, child: BracketChild, ids: { id: string; siblingId: string | null }, pair: number, at: Date) => ({
   userId: entry.userId,
   id: ids.id,
   clientOrderId: bracketChildClientOrderId(entry.clientOrderId, child.leg, pair),
@@ -134,21 +137,29 @@ export const protectEntry = async (session: Session, entry: SimOrderRow, fillQty
   }
 };
 
-/** The OCO pair protecting `qty` of what the entry has filled: a take-profit limit and a stop-loss stop. */
+/**
+ * The legs protecting `qty` of what the entry has filled: a take-profit limit and a stop-loss (a
+ * stop, or a trailing stop whose mark starts at the entry's fill price), an OCO pair; an OTO's one leg alone.
+ */
 const makeChildren = async (session: Session, entry: SimOrderRow, bracket: NonNullable<SimOrderRow['bracket']>, pair: number, qty: Decimal): Promise<void> => {
-  const legs = bracketChildren(
-    { side: entry.side, filledQty: qty },
-    { takeProfit: d(bracket.take_profit), stopLoss: d(bracket.stop_loss), stopLossLimit: maybe(bracket.stop_loss_limit) },
-  );
-  const ids = { takeProfit: newBrokerOrderId(), stopLoss: newBrokerOrderId() };
-  for (const [child, id, siblingId] of [
-    [legs.takeProfit, ids.takeProfit, ids.stopLoss],
-    [legs.stopLoss, ids.stopLoss, ids.takeProfit],
-  ] as const) {
-    const row = await insertOrder(session.tx, childRow(entry, child, { id, siblingId }, pair, session.at));
+  const spec = bracketSpecOf(bracket);
+  // A trailing leg's first stop goes onto the instrument's grid: read only for such a leg.
+  const instrument = spec.trail ? await findInstrument(session.tx, { assetClass: entry.assetClass, symbol: entry.symbol }) : undefined;
+  const tickSize = instrument ? tickSizeOf(instrument) : d(0);
+  const legs = bracketLegs({ side: entry.side, filledQty: qty }, spec, { mark: d(entry.avgFillPrice ?? 0), tickSize });
+  const ids = legs.map(() => newBrokerOrderId());
+  for (const [index, child] of legs.entries()) {
+    const siblingId = legs.length === 2 ? ids[1 - index]! : null;
+    const row = await insertOrder(session.tx, childRow(entry, child, { id: ids[index]!, siblingId }, pair, session.at));
     // Accepted and working at once: the broker takes the children on the entry's fill.
     session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
   }
+};
+
+/** An OCO's stop leg, working beside its limit at once (DESIGN §6), named as a bracket's stop child of it (`X:sl`). */
+export const placeOcoStopLeg = async (session: Session, limit: SimOrderRow, leg: BracketChild, id: string): Promise<void> => {
+  const row = await insertOrder(session.tx, childRow(limit, leg, { id, siblingId: limit.id }, 1, session.at));
+  session.events.push(eventOf({ ...row, status: 'accepted' }, 'accepted', session.at), eventOf(row, 'open', session.at));
 };
 
 const legOf = (row: SimOrderRow): 'take_profit' | 'stop_loss' => (row.metadata.leg === 'stop_loss' ? 'stop_loss' : 'take_profit');
@@ -156,7 +167,7 @@ const legOf = (row: SimOrderRow): 'take_profit' | 'stop_loss' => (row.metadata.l
 const asChild = (row: SimOrderRow, qty: Decimal): BracketChild => ({
   leg: legOf(row),
   side: 'sell',
-  orderType: row.orderType === 'stop' ? 'stop' : 'limit',
+  orderType: row.orderType === 'stop' || row.orderType === 'trailing_stop' ? row.orderType : 'limit',
   qty,
   limitPrice: maybe(row.limitPrice),
   stopPrice: maybe(row.stopPrice),

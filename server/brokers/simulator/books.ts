@@ -11,6 +11,7 @@ import type { Tx } from '../../db/client.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { isTerminal, type TTransition } from '../matching.ts';
 import { BrokerRejectedError, type BrokerOrder } from '../types.ts';
+import type { SimBracket } from '../../db/schema/index.ts';
 import { findPosition, lockAccount, type writeFill, type AccountKey, type SimAccountRow, type SimOrderRow, type SimPositionRow } from './queries.ts';
 
 /** The broker name in events (TBrokerEvent.broker). */
@@ -23,6 +24,13 @@ export const active = (row: SimOrderRow) => !isTerminal(row.status);
 export const keyOf = (row: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode'>): AccountKey => ({ userId: row.userId, assetClass: row.assetClass, mode: row.mode });
 
 export const newBrokerOrderId = () => `sim_${randomUUID().replaceAll('-', '')}`;
+
+/** A bracket entry's legs as the broker interface reads them (a trailing leg's trail in place of its stop_loss). */
+const brokerBracketOf = (bracket: SimBracket): NonNullable<BrokerOrder['bracket']> => ({
+  takeProfit: bracket.take_profit === null ? null : text(d(bracket.take_profit)),
+  stopLoss: bracket.stop_loss === null ? null : text(d(bracket.stop_loss)),
+  ...(bracket.trail_percent !== undefined ? { trail: { percent: bracket.trail_percent } } : bracket.trail_price !== undefined ? { trail: { price: bracket.trail_price } } : {}),
+});
 
 export const toBrokerOrder = (row: SimOrderRow): BrokerOrder => ({
   brokerOrderId: row.id,
@@ -44,7 +52,7 @@ export const toBrokerOrder = (row: SimOrderRow): BrokerOrder => ({
   status: row.status,
   parentId: row.parentId,
   // Only where there is one, so orders without a bracket read as before.
-  ...(row.bracket ? { bracket: { takeProfit: text(d(row.bracket.take_profit)), stopLoss: text(d(row.bracket.stop_loss)) } } : {}),
+  ...(row.bracket ? { bracket: brokerBracketOf(row.bracket) } : {}),
   metadata: row.metadata,
   submittedAt: row.createdAt,
   updatedAt: row.updatedAt,

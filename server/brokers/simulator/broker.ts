@@ -1,6 +1,6 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
-import type { Broker, BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, BrokerSnapshot, OrderLookup, TBrokerEvent } from '../types.ts';
+import type { TBrokerOrderClass, Broker, BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, BrokerSnapshot, OrderLookup, TBrokerEvent } from '../types.ts';
 import type { TBrokerOrderType } from '../matching.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
@@ -22,6 +22,7 @@ export interface AccountBackend {
 }
 
 const SIMULATED_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop', 'trailing_stop']);
+const SIMULATED_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set(['bracket', 'oto', 'oco']);
 
 export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey): Broker => {
   const ready = () => backend.ready(key);
@@ -31,6 +32,7 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     mode: key.mode,
     // The books hold every type natively, a trailing stop's mark and stop on its row.
     nativeOrderTypes: SIMULATED_ORDER_TYPES,
+    nativeOrderClasses: SIMULATED_ORDER_CLASSES,
     placeOrder: async (request) => {
       await ready();
       return backend.place(key, request);

@@ -2,9 +2,9 @@
 // broker checks it) and as its row keeps it. The row holds the current stop in stop_price and its
 // mark in metadata.hwm (a sell's highest price seen, a buy's lowest), so a restart keeps both.
 import type { Decimal } from 'decimal.js';
-import type { InstrumentRow } from '../../db/schema/index.ts';
-import { MAX_TRAIL_PERCENT, trailStopOf, type TrailingState, type TTrail } from '../matching.ts';
-import type { BrokerOrderRequest } from '../types.ts';
+import type { InstrumentRow, SimBracket } from '../../db/schema/index.ts';
+import { MAX_TRAIL_PERCENT, trailStopOf, type BracketSpec, type TrailingState, type TTrail } from '../matching.ts';
+import type { BrokerOrderRequest, TTrailText } from '../types.ts';
 import { tickSizeOf } from './prices.ts';
 import type { SimOrderRow } from './queries.ts';
 import { d, rejected, text } from './books.ts';
@@ -51,6 +51,26 @@ const requestedTrail = (metadata: Record<string, unknown> | undefined, instrumen
   if (!trail.mod(tick).isZero()) throw rejected(`trail_price ${text(trail)} is off ${instrument.symbol}'s tick grid of ${text(tick)}`);
   return { price: trail };
 };
+
+/** A bracket's trailing stop leg's trail, refused as a trailing stop's own. */
+export const trailOfRequest = (trail: TTrailText, instrument: InstrumentRow, price: Decimal): TTrail =>
+  requestedTrail('percent' in trail ? { [TRAIL_PERCENT]: trail.percent } : { [TRAIL_PRICE]: trail.price }, instrument, price);
+
+/** A bracket as the books keep it on its entry's row (decimal text; a trail in place of a stop_loss). */
+export const simBracketOf = (bracket: BracketSpec): SimBracket => ({
+  take_profit: bracket.takeProfit && text(bracket.takeProfit),
+  stop_loss: bracket.stopLoss && text(bracket.stopLoss),
+  stop_loss_limit: bracket.stopLossLimit ? text(bracket.stopLossLimit) : null,
+  ...(bracket.trail ? ('percent' in bracket.trail ? { [TRAIL_PERCENT]: text(bracket.trail.percent) } : { [TRAIL_PRICE]: text(bracket.trail.price) }) : {}),
+});
+
+/** A bracket as its entry's row keeps it, as the matching reads it. */
+export const bracketSpecOf = (bracket: SimBracket): BracketSpec => ({
+  takeProfit: bracket.take_profit === null ? null : d(bracket.take_profit),
+  stopLoss: bracket.stop_loss === null ? null : d(bracket.stop_loss),
+  stopLossLimit: bracket.stop_loss_limit === null ? null : d(bracket.stop_loss_limit),
+  trail: bracket.trail_percent !== undefined ? { percent: d(bracket.trail_percent) } : bracket.trail_price !== undefined ? { price: d(bracket.trail_price) } : null,
+});
 
 /**
  * A trailing stop's terms at acceptance, the current price its mark: its first stop and the

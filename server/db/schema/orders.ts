@@ -10,6 +10,18 @@ import { decimal } from './instruments.ts';
 const assetClass = () => text('asset_class', { enum: ['crypto', 'us_equity', 'kr_equity'] }).notNull();
 const ORDER_STATUSES = ['pending', 'accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired'] as const;
 
+/**
+ * An entry's exit legs as its request gave them: an oto leaves one leg null, and a trailing stop
+ * leg keeps its trail (trail_percent or trail_price) instead of a stop_loss.
+ */
+export interface OrderBracket {
+  take_profit: number | null;
+  stop_loss: number | null;
+  stop_loss_limit: number | null;
+  trail_percent?: number;
+  trail_price?: number;
+}
+
 export const orders = pgTable(
   'orders',
   {
@@ -31,7 +43,7 @@ export const orders = pgTable(
     limitPrice: decimal('limit_price'),
     stopPrice: decimal('stop_price'),
     status: text('status', { enum: ORDER_STATUSES }).notNull(),
-    bracket: jsonb('bracket').$type<{ take_profit: number; stop_loss: number; stop_loss_limit: number | null } | null>(),
+    bracket: jsonb('bracket').$type<OrderBracket | null>(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     /** The normalised request, to tell a replay from a different request under the same id. */
     requestHash: text('request_hash'),

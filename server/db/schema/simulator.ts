@@ -24,6 +24,18 @@ export const simAccounts = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.assetClass, t.mode] })],
 );
 
+/**
+ * A bracket entry's legs as the books keep them (decimal text): an OTO leaves one leg null, and a
+ * trailing stop leg keeps its trail instead of a stop_loss.
+ */
+export interface SimBracket {
+  take_profit: string | null;
+  stop_loss: string | null;
+  stop_loss_limit: string | null;
+  trail_percent?: string;
+  trail_price?: string;
+}
+
 export const simOrders = pgTable(
   'sim_orders',
   {
@@ -44,7 +56,7 @@ export const simOrders = pgTable(
     stopPrice: decimal('stop_price'),
     status: text('status', { enum: ['accepted', 'open', 'partially_filled', 'filled', 'canceled', 'rejected', 'expired'] }).notNull(),
     /** A bracket entry's spec, turned into an OCO pair of children once the entry fills. */
-    bracket: jsonb('bracket').$type<{ take_profit: string; stop_loss: string; stop_loss_limit: string | null } | null>(),
+    bracket: jsonb('bracket').$type<SimBracket | null>(),
     /** The entry order of a bracket child, and the sibling it cancels when it fills. */
     parentId: text('parent_id'),
     ocoSiblingId: text('oco_sibling_id'),

@@ -19,7 +19,12 @@ export const workingOrderOf = (order: BrokerOrder): WorkingOrder => ({
   limitPrice: order.limitPrice,
   stopPrice: order.stopPrice,
   parentId: order.parentId,
-  bracket: order.bracket ? { stop_loss: order.bracket.stopLoss } : null,
+  bracket: order.bracket
+    ? {
+        stop_loss: order.bracket.stopLoss,
+        ...(order.bracket.trail ? ('percent' in order.bracket.trail ? { trail_percent: order.bracket.trail.percent } : { trail_price: order.bracket.trail.price }) : {}),
+      }
+    : null,
   metadata: order.metadata,
 });
 

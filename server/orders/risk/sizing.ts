@@ -6,6 +6,7 @@
 import type { Decimal } from 'decimal.js';
 import { remainingOf, reservePriceOf, type PositionView, type WorkingOrder } from '../../brokers/funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
+import type { TTrail } from '../../brokers/matching.ts';
 
 /** What a position is and what works on it (funds.ts' PositionView). */
 export type PositionExposure = PositionView;
@@ -50,6 +51,18 @@ const heldRisk = ({ heldQty, currentPrice, working }: PositionExposure, symbol: 
   return uncovered.gt(0) ? amount.plus(riskOf(uncovered, currentPrice, undefined, defaultStopPct).amount) : amount;
 };
 
+/** Where a trailing stop leg starts below its entry: the bound sizing judges it by (off the grid: no price is sent). */
+export const trailedBelow = (entry: Decimal, trail: TTrail): Decimal =>
+  'percent' in trail ? entry.times(new ExactDecimal(100).minus(trail.percent)).dividedBy(100) : entry.minus(trail.price);
+
+/** A bracket's stop leg as a price: its stop_loss, or its trail from the entry; none for an OTO with only a take-profit. */
+const protectiveStopOf = (bracket: NonNullable<WorkingOrder['bracket']>, entry: Decimal): Decimal | undefined => {
+  if (bracket.stop_loss !== null) return new ExactDecimal(bracket.stop_loss);
+  if (bracket.trail_percent !== undefined) return trailedBelow(entry, { percent: new ExactDecimal(bracket.trail_percent) });
+  if (bracket.trail_price !== undefined) return trailedBelow(entry, { price: new ExactDecimal(bracket.trail_price) });
+  return undefined;
+};
+
 /** The working buys' risk: each at its entry (its reserve price), against its bracket's stop leg. */
 const workingBuysRisk = ({ currentPrice, working }: PositionExposure, symbol: string, defaultStopPct: Decimal): Decimal =>
   working
@@ -58,7 +71,7 @@ const workingBuysRisk = ({ currentPrice, working }: PositionExposure, symbol: st
       const remaining = remainingOf(order);
       if (remaining.lte(0)) return sum;
       const entry = reservePriceOf(order, currentPrice)!;
-      const stop = order.bracket ? new ExactDecimal(order.bracket.stop_loss) : undefined;
+      const stop = order.bracket ? protectiveStopOf(order.bracket, entry) : undefined;
       return sum.plus(riskOf(remaining, entry, stop, defaultStopPct).amount);
     }, ZERO);
 

@@ -26,9 +26,26 @@ const TRAIL_UNIT_OPTIONS = [
   { value: 'percent', label: 'percent of the price' },
   { value: 'price', label: 'price distance' },
 ];
+/** The exits' class: both legs on the fill, one leg on the fill, or a held position's two exits. */
+type TExitClass = 'bracket' | 'oto' | 'oco';
+const EXIT_CLASS_OPTIONS = [
+  { value: 'bracket', label: 'bracket: both legs on the fill' },
+  { value: 'oto', label: 'oto: one leg on the fill' },
+  { value: 'oco', label: 'oco: a held position’s limit and stop (a sell limit)' },
+];
+/** The stop leg: a stop (a stop-limit with its limit), or a trailing stop from the fill. */
+type TStopLeg = 'stop' | 'trail_percent' | 'trail_price';
+const STOP_LEG_OPTIONS = [
+  { value: 'stop', label: 'stop at a price' },
+  { value: 'trail_percent', label: 'trailing, percent' },
+  { value: 'trail_price', label: 'trailing, price distance' },
+];
 const TIME_IN_FORCE = ['day', 'gtc', 'ioc', 'fok'] as const;
 const SIDES = ['buy', 'sell'] as const;
 const MODES = ['paper', 'live'] as const;
+
+const exitClassOf = (value: string): TExitClass => (value === 'oto' || value === 'oco' ? value : 'bracket');
+const stopLegOf = (value: string): TStopLeg => (value === 'trail_percent' || value === 'trail_price' ? value : 'stop');
 
 const newClientOrderId = () => `console-${crypto.randomUUID()}`;
 
@@ -72,6 +89,8 @@ export const Ticket = () => {
   const [orderType, setOrderType] = useState<TOrderType>('market');
   const [trailUnit, setTrailUnit] = useState<TTrailUnit>('percent');
   const [bracket, setBracket] = useState(false);
+  const [exitClass, setExitClass] = useState<TExitClass>('bracket');
+  const [stopLeg, setStopLeg] = useState<TStopLeg>('stop');
   const [live, setLive] = useState(false);
   const [clientOrderId, setClientOrderId] = useState(newClientOrderId);
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -87,6 +106,8 @@ export const Ticket = () => {
   const needsStop = orderType === 'stop' || orderType === 'stop_limit';
   const trailing = orderType === 'trailing_stop';
   const trailField = trailUnit === 'percent' ? 'trail_percent' : 'trail_price';
+  // A trailing stop takes no exit legs (its own trail is its exit).
+  const withExits = bracket && !trailing;
   const formRef = useRef<HTMLFormElement>(null);
   // Bumped by every edit of the form's uncontrolled fields, so the preview follows them.
   const [edits, setEdits] = useState(0);
@@ -109,18 +130,22 @@ export const Ticket = () => {
         trail_percent: trailing && trailUnit === 'percent' ? numberOf(fieldText(form, 'trail_percent')) : undefined,
         trail_price: trailing && trailUnit === 'price' ? numberOf(fieldText(form, 'trail_price')) : undefined,
         time_in_force: fieldText(form, 'time_in_force'),
-        bracket: bracket
+        order_class: withExits && exitClass !== 'bracket' ? exitClass : undefined,
+        bracket: withExits
           ? {
-              take_profit: numberOf(fieldText(form, 'take_profit')),
-              stop_loss: numberOf(fieldText(form, 'stop_loss')),
-              stop_loss_limit: numberOf(fieldText(form, 'stop_loss_limit')) ?? null,
+              // An oco's take-profit is its limit_price.
+              take_profit: exitClass === 'oco' ? undefined : numberOf(fieldText(form, 'take_profit')),
+              stop_loss: stopLeg === 'stop' ? numberOf(fieldText(form, 'stop_loss')) : undefined,
+              stop_loss_limit: stopLeg === 'stop' ? (numberOf(fieldText(form, 'stop_loss_limit')) ?? null) : undefined,
+              trail_percent: stopLeg === 'trail_percent' ? numberOf(fieldText(form, 'trail_percent')) : undefined,
+              trail_price: stopLeg === 'trail_price' ? numberOf(fieldText(form, 'trail_price')) : undefined,
             }
           : undefined,
         client_order_id: clientOrderId,
         live_mode: live,
       });
     },
-    [assetClass, orderType, needsLimit, needsStop, trailing, trailUnit, bracket, clientOrderId, live],
+    [assetClass, orderType, needsLimit, needsStop, trailing, trailUnit, withExits, exitClass, stopLeg, clientOrderId, live],
   );
 
   // The preview follows the ticket: after a pause, whenever it parses; a ticket that does not
@@ -202,13 +227,30 @@ export const Ticket = () => {
               ) : null}
               {needsStop ? null : <FieldError errors={fieldErrors} name="stop_price" />}
               {needsLimit ? null : <FieldError errors={fieldErrors} name="limit_price" />}
-              <Checkbox checked={bracket} onChange={(event) => setBracket(event.currentTarget.checked)} label="Bracket (take profit and stop loss on the fill)" />
-              {bracket ? (
-                <div className="field-row field-row-3">
-                  <TextField name="take_profit" label="Take profit" inputMode="decimal" errors={fieldErrors} />
-                  <TextField name="stop_loss" label="Stop loss" inputMode="decimal" errors={fieldErrors} />
-                  <TextField name="stop_loss_limit" label="Stop loss limit (optional)" inputMode="decimal" errors={fieldErrors} />
-                </div>
+              <Checkbox
+                checked={withExits}
+                disabled={trailing}
+                onChange={(event) => setBracket(event.currentTarget.checked)}
+                label="Bracket (take profit and stop loss on the fill)"
+              />
+              {withExits ? (
+                <>
+                  <div className="field-row">
+                    <NativeSelect name="order_class" label="Exit legs" value={exitClass} data={EXIT_CLASS_OPTIONS} onChange={(event) => setExitClass(exitClassOf(event.currentTarget.value))} />
+                    <NativeSelect name="stop_leg" label="Stop leg" value={stopLeg} data={STOP_LEG_OPTIONS} onChange={(event) => setStopLeg(stopLegOf(event.currentTarget.value))} />
+                  </div>
+                  <div className="field-row field-row-3">
+                    {exitClass === 'oco' ? null : <TextField name="take_profit" label={exitClass === 'oto' ? 'Take profit (or leave it for a stop leg)' : 'Take profit'} inputMode="decimal" errors={fieldErrors} />}
+                    {stopLeg === 'stop' ? (
+                      <>
+                        <TextField name="stop_loss" label="Stop loss" inputMode="decimal" errors={fieldErrors} />
+                        <TextField name="stop_loss_limit" label="Stop loss limit (optional)" inputMode="decimal" errors={fieldErrors} />
+                      </>
+                    ) : (
+                      <TextField key={stopLeg} name={stopLeg} label={stopLeg === 'trail_percent' ? 'Stop trails by (%)' : 'Stop trails by (price)'} inputMode="decimal" errors={fieldErrors} />
+                    )}
+                  </div>
+                </>
               ) : null}
               <NativeSelect name="mode" label="Mode" value={live ? 'live' : 'paper'} data={MODES} onChange={(event) => setLive(event.currentTarget.value === 'live')} className="field-half" />
               <Text size="xs" c="dimmed" className="ticket-id">

@@ -1,8 +1,10 @@
-// Trailing stops through the interface on paper (DESIGN §6 "Advanced orders"): POST
-// /api/equity/orders with order_type trailing_stop and trail_percent or trail_price; the order shows
-// its current stop_price and metadata.hwm as the simulator moves them, triggers at market at the
-// trail, holds cash (a buy) or units (a sell) at its current stop, changes its trail by PATCH, and
-// refuses the fields that do not belong to it.
+// Advanced orders through the interface on paper (DESIGN §6 "Advanced orders"). Trailing stops:
+// order_type trailing_stop with trail_percent or trail_price; the order shows its current stop_price
+// and metadata.hwm as the simulator moves them, triggers at market at the trail, holds cash (a buy)
+// or units (a sell) at its current stop, changes its trail by PATCH, and refuses the fields that do
+// not belong to it. Brackets whose stop leg trails from the entry's fill, order_class oto (an entry
+// and one exit leg) and oco (a sell limit and its stop leg on a held position: one filling cancels
+// the other, in the transaction of the fill).
 import { and, asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxEvents } from '../../server/db/schema/index.ts';
@@ -195,5 +197,166 @@ describe('what a trailing stop refuses', () => {
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ order_type: 'trailing_stop', last_price: 50000, reference_price: 50500, notional: 5050 });
+  });
+});
+
+/** The user's working orders and their legs, by client order id. */
+const workingOf = async (user: FactoryUser) =>
+  (
+    (await server.http('GET', '/api/equity/orders?asset_class=crypto&status=open&size=100', { token: user.tokens.access_token })).body.items as {
+      client_order_id: string;
+      broker_order_id: string;
+      order_type: string;
+      side: string;
+      qty: number;
+      limit_price: number | null;
+      stop_price: number | null;
+      metadata: Record<string, unknown>;
+    }[]
+  ).sort((a, b) => a.client_order_id.localeCompare(b.client_order_id));
+
+describe('a bracket whose stop leg trails', () => {
+  it('places a take-profit and a trailing stop from the entry’s fill, trails it up with the price, and the stop’s fill cancels the take-profit', async () => {
+    await setPrice(50000);
+    const user = await trader('trail_bracket');
+    const entry = await place(user, { side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'tb-1', bracket: { take_profit: 60000, trail_percent: 2 } });
+    expect(entry.status, entry.text).toBe(201);
+    expect(entry.body.bracket).toEqual({ take_profit: 60000, stop_loss: null, stop_loss_limit: null, trail_percent: 2 });
+    const filled = await orderOf(user, entry.body.broker_order_id as string);
+    expect(filled.status).toBe('filled');
+    const fillPrice = filled.avg_fill_price as number;
+    const legs = await workingOf(user);
+    expect(legs.map((leg) => [leg.client_order_id, leg.order_type, leg.side, leg.qty])).toEqual([
+      ['tb-1:sl', 'trailing_stop', 'sell', 0.01],
+      ['tb-1:tp', 'limit', 'sell', 0.01],
+    ]);
+    const [stopLeg, takeProfit] = legs as [(typeof legs)[number], (typeof legs)[number]];
+    // Its mark is the entry's fill; its stop 2 % below, down onto the cent.
+    expect(stopLeg.metadata).toMatchObject({ trail_percent: 2, hwm: fillPrice, parent_client_order_id: 'tb-1' });
+    expect(stopLeg.stop_price).toBe(Math.floor(fillPrice * 0.98 * 100) / 100);
+    expect(takeProfit.limit_price).toBe(60000);
+
+    await setPrice(52000);
+    expect(await orderOf(user, stopLeg.broker_order_id)).toMatchObject({ status: 'open', stop_price: 50960, metadata: { hwm: 52000 } });
+    await setPrice(50960);
+    expect(await orderOf(user, stopLeg.broker_order_id)).toMatchObject({ status: 'filled', filled_qty: 0.01 });
+    expect(await orderOf(user, takeProfit.broker_order_id)).toMatchObject({ status: 'canceled' });
+    expect(await positions(user)).toEqual([]);
+  });
+});
+
+describe('an oto: an entry and one exit leg', () => {
+  it('places only the take-profit on the fill, which holds the position; or only a stop leg', async () => {
+    await setPrice(50000);
+    const user = await trader('oto');
+    const entry = await place(user, { side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'oto-1', order_class: 'oto', bracket: { take_profit: 55000 } });
+    expect(entry.status, entry.text).toBe(201);
+    expect(entry.body).toMatchObject({ bracket: { take_profit: 55000, stop_loss: null }, metadata: { order_class: 'oto' } });
+    expect((await workingOf(user)).map((leg) => [leg.client_order_id, leg.order_type, leg.limit_price])).toEqual([['oto-1:tp', 'limit', 55000]]);
+    // The leg holds what it sells.
+    const sell = await place(user, { side: 'sell', qty: 0.01, order_type: 'market' });
+    expect([sell.status, sell.body.code]).toEqual([422, 'INSUFFICIENT_FUNDS']);
+    await setPrice(55000);
+    expect(await positions(user)).toEqual([]);
+
+    const stopOnly = await place(user, { side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'oto-2', order_class: 'oto', bracket: { stop_loss: 50000 } });
+    expect(stopOnly.status, stopOnly.text).toBe(201);
+    expect((await workingOf(user)).map((leg) => [leg.client_order_id, leg.order_type, leg.stop_price])).toEqual([['oto-2:sl', 'stop', 50000]]);
+    await setPrice(50000);
+    expect(await positions(user)).toEqual([]);
+  });
+
+  it('answers 422 for a bracket or an oto whose legs do not fit its class, and for a trail off the grid', async () => {
+    await setPrice(50000);
+    const user = await trader('oto_refuse');
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ bracket: { take_profit: 60000 } }, 'VALIDATION_ERROR', 'bracket.stop_loss'],
+      [{ bracket: { trail_percent: 2 } }, 'VALIDATION_ERROR', 'bracket.take_profit'],
+      [{ bracket: { take_profit: 60000, stop_loss: 45000, trail_percent: 2 } }, 'VALIDATION_ERROR', 'bracket.trail_percent'],
+      [{ bracket: { take_profit: 60000, trail_percent: 2, stop_loss_limit: 44000 } }, 'VALIDATION_ERROR', 'bracket.stop_loss_limit'],
+      [{ order_class: 'oto', bracket: { take_profit: 60000, stop_loss: 45000 } }, 'VALIDATION_ERROR', 'an oto takes one exit leg'],
+      [{ order_class: 'oto', bracket: {} }, 'VALIDATION_ERROR', 'an oto takes one exit leg'],
+      [{ order_class: 'oto' }, 'VALIDATION_ERROR', 'is required for an oto order'],
+      [{ order_class: 'simple', bracket: { take_profit: 60000, stop_loss: 45000 } }, 'VALIDATION_ERROR', 'is not taken by a simple order'],
+      [{ bracket: { take_profit: 60000, trail_percent: 60 } }, 'VALIDATION_ERROR', 'bracket.trail_percent'],
+      [{ bracket: { take_profit: 60000, trail_price: 10.005 } }, 'RISK_RULE_VIOLATION', 'trail price'],
+      [{ order_class: 'oto', bracket: { stop_loss: 51000 } }, 'BROKER_REJECTED', 'stop_loss 51000 must be below'],
+    ];
+    for (const [body, code, words] of cases) {
+      const res = await place(user, { side: 'buy', qty: 0.01, order_type: 'market', ...body });
+      expect([res.status, res.body.code], `${JSON.stringify(body)}: ${res.text}`).toEqual([422, code]);
+      expect(res.text).toContain(words);
+    }
+    expect(await positions(user)).toEqual([]);
+  });
+});
+
+describe('an oco: two exits of a held position', () => {
+  it('works its limit and its stop leg at once, holds the units once, and the stop’s fill cancels the limit', async () => {
+    await setPrice(50000);
+    const user = await trader('oco');
+    expect((await place(user, { side: 'buy', qty: 0.02, order_type: 'market' })).status).toBe(201);
+    const oco = await place(user, { side: 'sell', qty: 0.02, order_type: 'limit', limit_price: 55000, client_order_id: 'oco-1', order_class: 'oco', bracket: { stop_loss: 48000 } });
+    expect(oco.status, oco.text).toBe(201);
+    expect(oco.body).toMatchObject({ client_order_id: 'oco-1', order_type: 'limit', limit_price: 55000, bracket: { take_profit: null, stop_loss: 48000 }, metadata: { order_class: 'oco' } });
+    expect((await workingOf(user)).map((leg) => [leg.client_order_id, leg.order_type, leg.limit_price, leg.stop_price, leg.qty])).toEqual([
+      ['oco-1', 'limit', 55000, null, 0.02],
+      ['oco-1:sl', 'stop', null, 48000, 0.02],
+    ]);
+    // The pair sells the same units: nothing is left to sell, and nothing was counted twice.
+    const more = await place(user, { side: 'sell', qty: 0.001, order_type: 'market' });
+    expect([more.status, more.body.code]).toEqual([422, 'INSUFFICIENT_FUNDS']);
+    expect(more.body.message).toContain('0.02');
+
+    await setPrice(48000);
+    expect(await orderOf(user, oco.body.broker_order_id as string)).toMatchObject({ status: 'canceled' });
+    expect(await workingOf(user)).toEqual([]);
+    expect(await positions(user)).toEqual([]);
+  });
+
+  it('the limit’s fill cancels the stop leg; a cancel of one leg cancels the pair; a trailing stop leg trails from the price at placement', async () => {
+    await setPrice(50000);
+    const user = await trader('oco_two');
+    expect((await place(user, { side: 'buy', qty: 0.02, order_type: 'market' })).status).toBe(201);
+    const first = await place(user, { side: 'sell', qty: 0.01, order_type: 'limit', limit_price: 52000, client_order_id: 'oco-a', order_class: 'oco', bracket: { trail_percent: 5 } });
+    expect(first.status, first.text).toBe(201);
+    const legs = await workingOf(user);
+    expect(legs.find((leg) => leg.client_order_id === 'oco-a:sl')).toMatchObject({ order_type: 'trailing_stop', stop_price: 47500, metadata: { trail_percent: 5, hwm: 50000 } });
+    await setPrice(52000);
+    expect(await orderOf(user, first.body.broker_order_id as string)).toMatchObject({ status: 'filled' });
+    expect(await workingOf(user)).toEqual([]);
+    expect(await positions(user)).toEqual([expect.objectContaining({ qty: 0.01 })]);
+
+    const second = await place(user, { side: 'sell', qty: 0.01, order_type: 'limit', limit_price: 60000, client_order_id: 'oco-b', order_class: 'oco', bracket: { stop_loss: 45000, stop_loss_limit: 44900 } });
+    expect(second.status, second.text).toBe(201);
+    const stopLeg = (await workingOf(user)).find((leg) => leg.client_order_id === 'oco-b:sl')!;
+    expect(stopLeg).toMatchObject({ order_type: 'stop', stop_price: 45000, metadata: { stop_limit_price: '44900' } });
+    const canceled = await server.http('DELETE', `/api/equity/orders/${stopLeg.broker_order_id}?asset_class=crypto`, { token: user.tokens.access_token });
+    await settle();
+    expect(canceled.status, canceled.text).toBe(204);
+    expect(await orderOf(user, second.body.broker_order_id as string)).toMatchObject({ status: 'canceled' });
+    expect(await workingOf(user)).toEqual([]);
+  });
+
+  it('answers 422 for an oco that is not a sell limit with one stop leg below it, or beyond what is held', async () => {
+    await setPrice(50000);
+    const user = await trader('oco_refuse');
+    expect((await place(user, { side: 'buy', qty: 0.01, order_type: 'market' })).status).toBe(201);
+    const base = { side: 'sell', qty: 0.01, order_type: 'limit', limit_price: 55000, order_class: 'oco' };
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ ...base, bracket: undefined }, 'VALIDATION_ERROR', 'is required for an oco order'],
+      [{ ...base, bracket: { take_profit: 56000, stop_loss: 48000 } }, 'VALIDATION_ERROR', 'bracket.take_profit'],
+      [{ ...base, bracket: {} }, 'VALIDATION_ERROR', 'bracket.stop_loss'],
+      [{ ...base, side: 'buy', bracket: { stop_loss: 48000 } }, 'VALIDATION_ERROR', 'order_class'],
+      [{ ...base, order_type: 'market', limit_price: undefined, bracket: { stop_loss: 48000 } }, 'VALIDATION_ERROR', 'order_class'],
+      [{ ...base, bracket: { stop_loss: 50000 } }, 'BROKER_REJECTED', 'would trigger immediately'],
+      [{ ...base, qty: 0.02, bracket: { stop_loss: 48000 } }, 'INSUFFICIENT_FUNDS', 'held'],
+    ];
+    for (const [body, code, words] of cases) {
+      const res = await place(user, body);
+      expect([res.status, res.body.code], `${JSON.stringify(body)}: ${res.text}`).toEqual([422, code]);
+      expect(res.text).toContain(words);
+    }
+    expect(await workingOf(user)).toEqual([]);
   });
 });
