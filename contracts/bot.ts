@@ -76,3 +76,67 @@ export interface RunningBot {
   live_mode: boolean;
   started_at: string;
 }
+
+/** One run of the bot (a start, and how it ended), newest first in GET /api/bot/runs. */
+export const ZBotRun = z.object({
+  run_id: z.string(),
+  asset_class: ZAssetClass,
+  symbols: z.array(z.string()),
+  strategy_name: z.string(),
+  strategy_params: z.record(z.string(), z.unknown()),
+  live_mode: z.boolean(),
+  timeframe: ZBotTimeframe,
+  started_at: ZTimestamp,
+  stopped_at: ZTimestamp.nullable(),
+  stopped_by: z.enum(['user', 'admin', 'lock']).nullable(),
+  halt_reason: z.string().nullable(),
+  is_running: z.boolean(),
+});
+export type TBotRun = z.infer<typeof ZBotRun>;
+export const ZBotRunList = pageOf(ZBotRun);
+export const ZBotRunQuery = ZPageQuery;
+
+export const ZBotDriftPath = z.object({
+  run_id: requestText().min(1).max(64),
+  /** One of the run's symbols (default its first). */
+  symbol: ZSymbolInput.optional(),
+});
+
+const ZDriftFill = z.object({ at: ZTimestamp, qty: z.number(), price: z.number(), fee: z.number() });
+
+/**
+ * Why a decision's fills differ: `match` (none), `price`, `fee`, `missing_live` (the replay
+ * traded, the bot did not), `extra_live` (the bot traded, the replay did not), `unfilled` (the
+ * bot's order never filled).
+ */
+export const ZDriftCause = z.enum(['match', 'price', 'fee', 'missing_live', 'extra_live', 'unfilled']);
+
+export const ZBotDriftRow = z.object({
+  bar_start: ZTimestamp,
+  side: z.enum(['buy', 'sell']),
+  cause: ZDriftCause,
+  backtest: ZDriftFill.nullable(),
+  live: ZDriftFill.extend({ client_order_id: z.string() }).nullable(),
+  price_gap_pct: z.number().nullable(),
+  fee_gap_pct: z.number().nullable(),
+  effect_pct: z.number().nullable(),
+});
+export type TBotDriftRow = z.infer<typeof ZBotDriftRow>;
+
+/** GET /api/bot/runs/{run_id}/drift: the run's bars replayed through the backtest engine beside what the bot did. */
+export const ZBotDrift = z.object({
+  run_id: z.string(),
+  symbol: z.string(),
+  strategy_name: z.string(),
+  timeframe: ZBotTimeframe,
+  bars: z.number().int(),
+  warmup_bars: z.number().int(),
+  backtest_return_pct: z.number(),
+  live_return_pct: z.number(),
+  return_gap_pct: z.number(),
+  gap_by_cause: z.object({ price_pct: z.number(), fee_pct: z.number(), trades_pct: z.number() }),
+  compared: z.number().int(),
+  differing: z.number().int(),
+  rows: z.array(ZBotDriftRow),
+});
+export type TBotDrift = z.infer<typeof ZBotDrift>;

@@ -7,7 +7,7 @@ import { ZAnalyzeResponse, ZReport, ZReportDetail, ZReportList, ZTrace, ZTraceLi
 import { ZAdminAuditList, ZAdminAuditRecord, ZAuditList, ZAuditRecord } from './audit.ts';
 import { ZSession, ZSessionList, ZTokenResponse, ZUserResponse } from './auth.ts';
 import { ZBacktestList, ZBacktestResult, ZBacktestSummary, ZBacktestTrade, ZStrategyInfo, ZStrategyList, ZSweepList, ZSweepResult, ZSweepSummary, ZWalkForwardResult } from './backtest.ts';
-import { ZBotStatus, ZBotTrade, ZBotTradeList } from './bot.ts';
+import { ZBotDrift, ZBotDriftRow, ZBotRun, ZBotRunList, ZBotStatus, ZBotTrade, ZBotTradeList } from './bot.ts';
 import { ZInstrument, ZInstrumentList } from './instruments.ts';
 import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
@@ -73,6 +73,10 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZBotStatus, 'BotStatus'],
   [ZBotTrade, 'BotTrade'],
   [ZBotTradeList, 'BotTradeList'],
+  [ZBotRun, 'BotRun'],
+  [ZBotRunList, 'BotRunList'],
+  [ZBotDrift, 'BotDrift'],
+  [ZBotDriftRow, 'BotDriftRow'],
 ];
 
 /** Gives each shared shape its component name, once (the registry refuses a name given twice). */

@@ -21,7 +21,8 @@ import type { Instruments } from '../instruments/instruments.ts';
 import { checkTradingFlags } from '../orders/gates.ts';
 import type { Orders } from '../orders/orders.ts';
 import { findUserById } from '../users/queries.ts';
-import { endBotRun, findBot, listBotFills, listRunningBotsWithUsers, saveStartedBot } from './queries.ts';
+import { createBotRuns } from './runs.ts';
+import { endBotRun, findBot, insertBotRun, listBotFills, listRunningBotsWithUsers, recordRunEnded, saveStartedBot } from './queries.ts';
 
 export interface BotDeps {
   db: Db;
@@ -57,6 +58,7 @@ const invalid = (path: string, message: string, code: 'VALIDATION_ERROR' | 'INVA
   new AppError(code, `${path}: ${message}`, { errors: [{ path, message }] });
 
 export const createBots = ({ db, clock, config, instruments, events, orders, forUser }: BotDeps) => {
+  const runs = createBotRuns({ db, clock, instruments });
   /** Called after a start or a stop commits, so this instance's runner picks it up at once. */
   let onChange: () => void = () => undefined;
 
@@ -109,6 +111,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
         updatedAt: at,
       });
       if (!row) throw new AppError('CONFLICT', 'Your bot is already running; stop it first (POST /api/bot/stop)');
+      await insertBotRun(tx, row);
       await recordAudit(tx, { action: 'bot.started', actorUserId: user.id, subjectUserId: user.id, origin, at, data: { run_id: row.runId, asset_class: assetClass, symbols, strategy_name: strategy.name, strategy_params: params, live_mode: request.live_mode, timeframe: request.timeframe } });
       const answer = statusOf(row, at);
       await announce(tx, user.id, answer, at);
@@ -124,6 +127,7 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     const result = await db.transaction(async (tx) => {
       const at = clock.now();
       const ended = await endBotRun(tx, { userId, status: cause === 'lock' ? 'halted' : 'stopped', stoppedBy: cause, haltReason, at, assetClass });
+      if (ended) await recordRunEnded(tx, ended);
       const row = ended ?? (await findBot(tx, { userId }));
       const action = cause === 'admin' ? 'admin.bot_stopped' : cause === 'lock' ? 'bot.halted' : 'bot.stopped';
       // An operator's force stop is audited whether or not the bot ran; a user's no-op stop is not a change.
@@ -213,6 +217,9 @@ export const createBots = ({ db, clock, config, instruments, events, orders, for
     positions,
     runningBots,
     watchedSymbols,
+    /** The user's runs, and a run's drift report (runs.ts). */
+    runs: runs.list,
+    drift: runs.drift,
     /** The runner of this instance asks to hear of starts and stops made here. */
     onChange: (listener: () => void) => {
       onChange = listener;

@@ -1,9 +1,9 @@
 // SQL of the bot: its row per user, the bars it built, the orders it placed and their fills.
 // The only module that knows these tables.
-import { and, asc, count, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, isNull, lte, ne, sql } from 'drizzle-orm';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Queryable } from '../db/client.ts';
-import { botBars, botOrders, bots, orderFills, orders, users, type BotRow } from '../db/schema/index.ts';
+import { botBars, botOrders, botRuns, bots, orderFills, orders, users, type BotRow, type BotRunRow } from '../db/schema/index.ts';
 import type { BuiltBar } from './bars.ts';
 
 export type BotInsert = typeof bots.$inferInsert;
@@ -37,6 +37,64 @@ export const endBotRun = async (
       .where(and(eq(bots.userId, userId), eq(bots.status, 'running'), assetClass ? eq(bots.assetClass, assetClass) : undefined))
       .returning()
   )[0];
+
+/** The run a start began, kept beside the bot's row (which the next start replaces). */
+export const insertBotRun = async (db: Queryable, row: BotRow): Promise<void> => {
+  const { userId, runId, assetClass, symbols, strategyName, strategyParams, liveMode, timeframe, startedAt } = row;
+  await db.insert(botRuns).values({ userId, runId, assetClass, symbols, strategyName, strategyParams, liveMode, timeframe, startedAt }).onConflictDoNothing();
+};
+
+/** How the run ended, as the bot's row says it. */
+export const recordRunEnded = async (db: Queryable, row: BotRow): Promise<void> => {
+  await db
+    .update(botRuns)
+    .set({ stoppedAt: row.stoppedAt, stoppedBy: row.stoppedBy, haltReason: row.haltReason })
+    .where(and(eq(botRuns.userId, row.userId), eq(botRuns.runId, row.runId)));
+};
+
+/** A user's runs, newest first, and how many there are. */
+export const listBotRuns = async (db: Queryable, { userId, limit, offset }: { userId: number; limit: number; offset: number }): Promise<{ rows: BotRunRow[]; total: number }> => {
+  const [rows, [counted]] = await Promise.all([
+    db.select().from(botRuns).where(eq(botRuns.userId, userId)).orderBy(desc(botRuns.startedAt), desc(botRuns.runId)).limit(limit).offset(offset),
+    db.select({ n: count() }).from(botRuns).where(eq(botRuns.userId, userId)),
+  ]);
+  return { rows, total: counted?.n ?? 0 };
+};
+
+/** One of the user's runs; undefined when it has none of that id (another user's included). */
+export const findBotRun = async (db: Queryable, { userId, runId }: { userId: number; runId: string }): Promise<BotRunRow | undefined> =>
+  (await db.select().from(botRuns).where(and(eq(botRuns.userId, userId), eq(botRuns.runId, runId))))[0];
+
+/** The closed bars of a run's symbol up to `until`, oldest first: the replay's input (warm-up included). */
+export const readBarsUntil = async (
+  db: Queryable,
+  key: { userId: number; assetClass: TAssetClass; symbol: string; timeframe: '1m' | '1d'; until: Date; limit: number },
+): Promise<BuiltBar[]> => {
+  const rows = await db
+    .select({ start: botBars.start, open: botBars.open, high: botBars.high, low: botBars.low, close: botBars.close })
+    .from(botBars)
+    .where(and(eq(botBars.userId, key.userId), eq(botBars.assetClass, key.assetClass), eq(botBars.symbol, key.symbol), eq(botBars.timeframe, key.timeframe), lte(botBars.start, key.until)))
+    .orderBy(desc(botBars.start))
+    .limit(key.limit);
+  return rows.reverse();
+};
+
+/** A run's orders of one symbol with their fills (none yet, or refused: no fill), oldest first. */
+export const listRunFills = (db: Queryable, { userId, runId, symbol }: { userId: number; runId: string; symbol: string }) =>
+  db
+    .select({
+      clientOrderId: botOrders.clientOrderId,
+      side: botOrders.side,
+      barStart: botOrders.barStart,
+      qty: orderFills.qty,
+      price: orderFills.price,
+      fee: orderFills.fee,
+      at: orderFills.at,
+    })
+    .from(botOrders)
+    .leftJoin(orderFills, and(eq(orderFills.userId, botOrders.userId), eq(orderFills.clientOrderId, botOrders.clientOrderId)))
+    .where(and(eq(botOrders.userId, userId), eq(botOrders.runId, runId), eq(botOrders.symbol, symbol)))
+    .orderBy(asc(botOrders.barStart), asc(orderFills.at));
 
 export const listRunningBots = (db: Queryable): Promise<BotRow[]> => db.select().from(bots).where(eq(bots.status, 'running')).orderBy(asc(bots.userId));
 

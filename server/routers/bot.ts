@@ -1,7 +1,18 @@
 // /api/bot, /api/trades and /api/positions: the user's trading bot, and its fills and positions
 // that backfill /ws/live.
 import { z } from 'zod';
-import { ZBotPositionList, ZBotPositionsQuery, ZBotStartRequest, ZBotStatus, ZBotTradeList, ZBotTradeQuery } from '../../contracts/bot.ts';
+import {
+  ZBotDrift,
+  ZBotDriftPath,
+  ZBotPositionList,
+  ZBotPositionsQuery,
+  ZBotRunList,
+  ZBotRunQuery,
+  ZBotStartRequest,
+  ZBotStatus,
+  ZBotTradeList,
+  ZBotTradeQuery,
+} from '../../contracts/bot.ts';
 import { authedProcedure, router } from '../trpc/init.ts';
 
 const tags = ['bot'];
@@ -28,6 +39,21 @@ export const botRouter = router({
     .input(z.void())
     .output(ZBotStatus)
     .query(({ ctx }) => ctx.bots.status({ user: ctx.user })),
+
+  runs: authedProcedure
+    .meta({ openapi: openapi('GET', '/bot/runs', 'Your bot’s runs, newest first: each start, its settings and how it ended') })
+    .input(ZBotRunQuery)
+    .output(ZBotRunList)
+    .query(({ ctx, input }) => ctx.bots.runs({ user: ctx.user, query: input })),
+
+  drift: authedProcedure
+    .meta({
+      openapi: openapi('GET', '/bot/runs/{run_id}/drift', 'A run’s drift report: its bars replayed through the backtest engine with its strategy, each decision’s fills lined up with the bot’s, the return gap and its causes'),
+      errors: ['NOT_FOUND', 'STRATEGY_NOT_FOUND'],
+    })
+    .input(ZBotDriftPath)
+    .output(ZBotDrift)
+    .query(({ ctx, input }) => ctx.bots.drift({ user: ctx.user, runId: input.run_id, symbol: input.symbol })),
 
   trades: authedProcedure
     .meta({ openapi: openapi('GET', '/trades', 'Fills of your bot’s orders, newest first (the backfill of /ws/live trade frames)') })

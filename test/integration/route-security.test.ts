@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertReport } from '../../server/analysis/queries.ts';
 import { insertResult, insertSweep } from '../../server/backtest/queries.ts';
 import { restRoutesOf, type RestRoute } from '../../server/http/routes.ts';
+import { botRuns } from '../../server/db/schema/index.ts';
 import { appRouter } from '../../server/routers/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { badValuesFor, describePath, inputTextsOf, placeAt, topLevelFieldsOf } from '../support/input-strings.ts';
@@ -88,6 +89,23 @@ const ownedBacktest = (assetClass: 'us_equity' | 'crypto') => async (server: Tes
   return id;
 };
 
+/** A run of the owner's bot, as a start writes it. */
+const ownedBotRun = async (server: TestServer, owner: TestUser) => {
+  const runId = randomUUID().slice(0, 12);
+  await server.services.db.insert(botRuns).values({
+    userId: owner.user.id,
+    runId,
+    assetClass: 'crypto',
+    symbols: ['BTC/USDT'],
+    strategyName: 'sma_crossover',
+    strategyParams: { fast: 2, slow: 4 },
+    liveMode: false,
+    timeframe: '1m',
+    startedAt: server.services.clock.now(),
+  });
+  return runId;
+};
+
 const ownedReport = async (server: TestServer, owner: TestUser) => {
   const id = randomUUID();
   const at = server.services.clock.now();
@@ -112,6 +130,7 @@ const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<str
   'exchangeKeys.remove': ownedKey,
   'equity.getOrder': ownedOrder,
   'equity.cancelOrder': ownedOrder,
+  'bot.drift': ownedBotRun,
   'backtest.equity.get': ownedBacktest('us_equity'),
   'backtest.crypto.get': ownedBacktest('crypto'),
   'backtest.getSweep': async (server: TestServer, owner: TestUser) => {

@@ -29,6 +29,29 @@ export const bots = pgTable('bots', {
   updatedAt: tsColumn('updated_at').notNull(),
 }, (t) => [index('bots_running_idx').on(t.status).where(sql`${t.status} = 'running'`)]);
 
+/**
+ * Every run of a user's bot (a start, and how it ended): the settings it ran with, kept after the
+ * next start replaces the bot's row, so its drift report can replay it.
+ */
+export const botRuns = pgTable(
+  'bot_runs',
+  {
+    userId: integer('user_id').notNull(),
+    runId: text('run_id').notNull(),
+    assetClass: assetClass(),
+    symbols: jsonb('symbols').$type<string[]>().notNull(),
+    strategyName: text('strategy_name').notNull(),
+    strategyParams: jsonb('strategy_params').$type<Record<string, unknown>>().notNull(),
+    liveMode: boolean('live_mode').notNull(),
+    timeframe: text('timeframe', { enum: ['1m', '1d'] }).notNull(),
+    startedAt: tsColumn('started_at').notNull(),
+    stoppedAt: tsColumn('stopped_at'),
+    stoppedBy: text('stopped_by', { enum: ['user', 'admin', 'lock'] }),
+    haltReason: text('halt_reason'),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.runId] }), index('bot_runs_user_idx').on(t.userId, t.startedAt)],
+);
+
 /** Bars the bot built from ticks, closed ones only, per user, symbol and timeframe. */
 export const botBars = pgTable(
   'bot_bars',
@@ -66,3 +89,4 @@ export const botOrders = pgTable(
 
 export type BotRow = typeof bots.$inferSelect;
 export type BotBarRow = typeof botBars.$inferSelect;
+export type BotRunRow = typeof botRuns.$inferSelect;
