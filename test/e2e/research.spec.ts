@@ -197,6 +197,15 @@ test('bot: start and stop from the page, and an operator stop arriving as a bot_
   // No reload: only the frame can change the state shown.
   await expect(page.getByTestId('bot-state')).toHaveText('stopped');
   await expect(page.getByTestId('bot-status')).toContainText('by admin');
+  // Both runs are listed, newest first, each ended; a run's drift report replays its bars (none
+  // closed in these few seconds: nothing to line up).
+  await expect(page.getByTestId('bot-run-row')).toHaveCount(2);
+  await expect(page.getByTestId('bot-run-row').first()).toContainText('(admin)');
+  await expect(page.getByTestId('bot-run-row').last()).toContainText('(user)');
+  await page.getByTestId('bot-run-drift').first().click();
+  await expect(page.getByTestId('bot-drift')).toBeVisible();
+  await expect(page.getByTestId('drift-gap')).toHaveText('0.00 %');
+  await expect(page.getByTestId('no-drift-rows')).toBeVisible();
   expect(errors).toEqual([]);
   await context.close();
 });

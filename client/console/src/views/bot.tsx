@@ -1,5 +1,6 @@
 // The bot: start it (strategy and parameters with the registry's bounds, symbols, asset class,
-// paper or live; checked with ZBotStartRequest), stop it, its status, signals and fills. The
+// paper or live; checked with ZBotStartRequest), stop it, its status, signals and fills, and its
+// runs with their drift reports (bot-runs.tsx). The
 // status, signals and fills follow /ws/live (bot_status, signal, trade frames); GET /api/trades
 // backfills the fills.
 import { Badge, Button, Code, Group, Stack, Table, Text } from '@mantine/core';
@@ -13,6 +14,7 @@ import { ASSET_CLASSES, money, price, quantity, when } from '../format.ts';
 import { useInstrumentOf } from '../instrument-steps.ts';
 import { LIVE_STATE_TEXT, useLiveFrames } from '../live-feed.ts';
 import { checkedParams, StrategyParamFields, StrategyPicker, strategiesFor, useStrategies } from '../strategy-fields.tsx';
+import { BotRuns } from './bot-runs.tsx';
 import { AssetClassField, ChoiceField, DataTable, Empty, Field, Hint, KeyValues, ModeBadge, Page, Panel, SideText, SwitchField } from './page-kit.tsx';
 
 const TRADES_SIZE = 20;
@@ -68,7 +70,14 @@ const StartForm = ({ running }: { running: boolean }) => {
   const strategies = useStrategies();
   const available = strategiesFor(strategies.data, assetClass);
   const strategy = available.find((item) => item.name === strategyName) ?? available[0];
-  const start = useMutation(trpc.bot.start.mutationOptions({ onSuccess: (status) => queryClient.setQueryData(trpc.bot.status.queryKey(), status) }));
+  const start = useMutation(
+    trpc.bot.start.mutationOptions({
+      onSuccess: (status) => {
+        queryClient.setQueryData(trpc.bot.status.queryKey(), status);
+        void queryClient.invalidateQueries(trpc.bot.runs.pathFilter());
+      },
+    }),
+  );
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -126,7 +135,14 @@ export const Bot = () => {
   // Every price on this page names its quote currency and follows its instrument's tick, from the registry.
   const instrumentOf = useInstrumentOf();
   const currencyOf = (assetClass: TAssetClass, symbol: string) => instrumentOf(assetClass, symbol)?.currency ?? '';
-  const stop = useMutation(trpc.bot.stop.mutationOptions({ onSuccess: (next) => queryClient.setQueryData(trpc.bot.status.queryKey(), next) }));
+  const stop = useMutation(
+    trpc.bot.stop.mutationOptions({
+      onSuccess: (next) => {
+        queryClient.setQueryData(trpc.bot.status.queryKey(), next);
+        void queryClient.invalidateQueries(trpc.bot.runs.pathFilter());
+      },
+    }),
+  );
   const socket = useLiveFrames((frame) => {
     if (frame.type === 'signal') setSignals((current) => [frame, ...current].slice(0, KEPT_SIGNALS));
     else if (frame.type === 'trade') void queryClient.invalidateQueries(trpc.bot.trades.pathFilter());
@@ -134,6 +150,8 @@ export const Bot = () => {
       // The frame has the state; the settings come with the next read.
       queryClient.setQueryData(trpc.bot.status.queryKey(), (current: TBotStatus | undefined) => current && { ...current, is_running: frame.is_running, is_halted: frame.is_halted, halt_reason: frame.halt_reason });
       void queryClient.invalidateQueries(trpc.bot.status.pathFilter());
+      // A start or an end is a run's news too.
+      void queryClient.invalidateQueries(trpc.bot.runs.pathFilter());
     }
   });
   const live = status.data?.live_mode ?? false;
@@ -175,6 +193,8 @@ export const Bot = () => {
           ))}
         </ul>
       </Panel>
+
+      <BotRuns />
 
       <Panel title="Fills of the bot" testId="bot-fills" aside={<Hint>Fills of the bot's account ({live ? 'live' : 'paper'}); asset classes {ASSET_CLASSES.join(', ')}.</Hint>}>
         <ErrorNotice error={trades.error} />
