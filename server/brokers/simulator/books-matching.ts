@@ -124,13 +124,27 @@ const fillOrder = async (session: Session, row: SimOrderRow, instrument: Instrum
  */
 export const matchInBooks = async (
   tx: Tx,
-  { order, instrument, price, liquidityLotsPerTick, market, at }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; market: MarketState; at: Date },
+  { order, ...observed }: { order: Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; market: MarketState; at: Date },
+): Promise<TBrokerEvent[]> => matchAccountInBooks(tx, { orders: [order], ...observed });
+
+/**
+ * One observation applied to orders of one account, in the caller's transaction under the
+ * account's lock, one after another as the list has them: an order an earlier one ended (an OCO
+ * leg its sibling's fill canceled) is read ended and left. A matching round takes each account's
+ * orders together, so an account is one transaction per round rather than one per order.
+ */
+export const matchAccountInBooks = async (
+  tx: Tx,
+  { orders, instrument, price, liquidityLotsPerTick, market, at }: { orders: readonly Pick<SimOrderRow, 'userId' | 'assetClass' | 'mode' | 'id'>[]; instrument: InstrumentRow; price: Decimal; liquidityLotsPerTick: number; market: MarketState; at: Date },
 ): Promise<TBrokerEvent[]> => {
-  const session = await openSession(tx, keyOf(order), at);
+  const first = orders[0];
+  const session = first && (await openSession(tx, keyOf(first), at));
   if (!session) return [];
-  const row = await lockOrder(tx, order);
-  if (!row || !active(row)) return [];
-  await matchLocked(session, row, instrument, observationFor(instrument, price, liquidityLotsPerTick, market));
+  const observation = observationFor(instrument, price, liquidityLotsPerTick, market);
+  for (const order of orders) {
+    const row = await lockOrder(tx, order);
+    if (row && active(row)) await matchLocked(session, row, instrument, observation);
+  }
   await settled(session.tx);
   return session.events;
 };

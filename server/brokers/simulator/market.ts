@@ -10,7 +10,7 @@ import type { InstrumentRow } from '../../db/schema/index.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { expireInBooks, matchInBooks, observationFor, wouldAct } from './books-matching.ts';
+import { expireInBooks, matchAccountInBooks, matchInBooks, observationFor, wouldAct } from './books-matching.ts';
 import type { EventHub } from './events.ts';
 import { intoBand, type ExchangeRules } from './exchange-rules.ts';
 import type { Outages } from './outage.ts';
@@ -46,6 +46,9 @@ export interface MarketDeps {
   rules: ExchangeRules;
 }
 
+/** Accounts matched at once in one round (each its own transaction, under its own lock). */
+const MATCH_CONCURRENCY = 4;
+
 export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findInstrument, instrumentOf, liquidityLotsPerTick, volatility, random, rules }: MarketDeps) => {
   const priceListeners = new Set<(update: PriceUpdate) => void>();
 
@@ -61,8 +64,10 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
 
   /**
    * One observation of the current price (read now unless the caller has just read it) applied
-   * to these orders, all of one symbol, each in its own transaction. Nothing while the market is
-   * closed: what rests waits for the first round after the open.
+   * to these orders, all of one symbol: the orders it acts on, an account's together in one
+   * transaction (in the order listed). An account whose transaction fails has its orders tried
+   * again one by one, so one order that cannot be matched holds up no other. Nothing while the
+   * market is closed: what rests waits for the first round after the open.
    */
   const matchOrders = async (instrument: InstrumentRow, orders: readonly SimOrderRow[], observed?: Decimal) => {
     if (orders.length === 0) return;
@@ -70,15 +75,38 @@ export const createMarket = ({ db, clock, logger, hub, outages, upClasses, findI
     if (!market.open) return;
     const price = observed ?? (await quoteOf(db, instrument)).price;
     const observation = observationFor(instrument, price, liquidityLotsPerTick, market);
+    const byAccount = new Map<string, SimOrderRow[]>();
     for (const order of orders) {
       if (!wouldAct(order, observation)) continue;
-      try {
-        const events = await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, market, at: clock.now() }));
-        hub.emit(events);
-      } catch (error) {
-        logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
-      }
+      const key = `${order.userId}\u0000${order.assetClass}\u0000${order.mode}`;
+      const group = byAccount.get(key);
+      if (group) group.push(order);
+      else byAccount.set(key, [order]);
     }
+    const matchEach = async (group: readonly SimOrderRow[]) => {
+      for (const order of group) {
+        try {
+          hub.emit(await db.transaction((tx) => matchInBooks(tx, { order, instrument, price, liquidityLotsPerTick, market, at: clock.now() })));
+        } catch (error) {
+          logger.error({ err: error, broker_order_id: order.id }, 'matching an order failed');
+        }
+      }
+    };
+    const matchAccount = async (group: readonly SimOrderRow[]) => {
+      try {
+        hub.emit(await db.transaction((tx) => matchAccountInBooks(tx, { orders: group, instrument, price, liquidityLotsPerTick, market, at: clock.now() })));
+      } catch (error) {
+        if (group.length === 1) logger.error({ err: error, broker_order_id: group[0]!.id }, 'matching an order failed');
+        else await matchEach(group);
+      }
+    };
+    // Accounts lock apart: a few at once keep the database busy while one waits on its commit.
+    const groups = [...byAccount.values()];
+    let next = 0;
+    const worker = async () => {
+      while (next < groups.length) await matchAccount(groups[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(MATCH_CONCURRENCY, groups.length) }, worker));
   };
 
   const matchSymbol = async (assetClass: TAssetClass, symbol: string) => {
