@@ -14,7 +14,7 @@ import { dailyPnlPct } from '../controls/day-start.ts';
 import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
 import { krxPriceLimits, type PriceLimits } from '../markets/krx-prices.ts';
 import { offGridReason, offGridTrailReason } from './risk/price-grid.ts';
-import { positionRisk, riskOf, trailedBelow } from './risk/sizing.ts';
+import { bracketStopOf, positionRisk, riskOf } from './risk/sizing.ts';
 import type { TTrail } from '../brokers/matching.ts';
 
 export type TOrderType = 'market' | 'limit' | 'stop' | 'stop_limit';
@@ -192,12 +192,6 @@ const checkTickSize: Check = (attempt) => {
   return offGridReason(attempt, orderPrices(attempt)) ?? (trailPrice && offGridTrailReason(attempt, trailPrice, attempt.referencePrice));
 };
 
-/** The stop that protects a buy: its bracket's stop_loss, or its trailing leg's first stop from the entry; none without a stop leg. */
-const protectiveStopOf = ({ bracket }: RiskAttempt, entry: Decimal): Decimal | undefined => {
-  if (bracket?.stopLoss) return bracket.stopLoss;
-  return bracket?.trail ? trailedBelow(entry, bracket.trail) : undefined;
-};
-
 /**
  * A buy priced as the simulator would fill it: slippage, the tick grid and the asset class's
  * fees. A limit caps the price; a stop buy enters at its stop, or at the market when that is
@@ -244,7 +238,7 @@ const checkFunds: Check = (attempt) => (attempt.side === 'buy' ? checkBuyingPowe
 const checkPositionSizing: Check = (attempt, { defaultStopPct, maxRiskPerTradePct }) => {
   if (attempt.side === 'sell') return undefined;
   const entry = expectedBuyFill(attempt).price;
-  const own = riskOf(attempt.qty, entry, protectiveStopOf(attempt, entry), defaultStopPct);
+  const own = riskOf(attempt.qty, entry, bracketStopOf(attempt.bracket, entry), defaultStopPct);
   if (own.amount.lte(0)) return undefined;
   const symbol = attempt.position?.symbol ?? '';
   const before = positionRisk({ heldQty: attempt.heldQty, currentPrice: attempt.referencePrice, working: workingOf(attempt) }, symbol, defaultStopPct);

@@ -55,6 +55,12 @@ const heldRisk = ({ heldQty, currentPrice, working }: PositionExposure, symbol: 
 export const trailedBelow = (entry: Decimal, trail: TTrail): Decimal =>
   'percent' in trail ? entry.times(new ExactDecimal(100).minus(trail.percent)).dividedBy(100) : entry.minus(trail.price);
 
+/** The stop a buy's bracket protects it with: its stop_loss, or its trailing leg's first stop from the entry; none without a stop leg. */
+export const bracketStopOf = (bracket: { stopLoss?: Decimal | undefined; trail?: TTrail | null | undefined } | null | undefined, entry: Decimal): Decimal | undefined => {
+  if (bracket?.stopLoss) return bracket.stopLoss;
+  return bracket?.trail ? trailedBelow(entry, bracket.trail) : undefined;
+};
+
 /** A bracket's stop leg as a price: its stop_loss, or its trail from the entry; none for an OTO with only a take-profit. */
 const protectiveStopOf = (bracket: NonNullable<WorkingOrder['bracket']>, entry: Decimal): Decimal | undefined => {
   if (bracket.stop_loss !== null) return new ExactDecimal(bracket.stop_loss);
