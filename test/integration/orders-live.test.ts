@@ -95,6 +95,25 @@ describe('live orders', () => {
   });
 });
 
+describe('a live trailing stop on the simulated broker', () => {
+  it('is placed through the remote submission with its broker-set stop and mark, which follow the price', async () => {
+    const user = await trader('live_trailing');
+    await server.services.orders.setLive({ userId: user.user.id, assetClass: 'crypto', enabled: true });
+    expect((await place(user, { ...liveBuy, qty: 0.002 })).status).toBe(201);
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    const trailing = await place(user, { ...liveBuy, side: 'sell', qty: 0.002, order_type: 'trailing_stop', trail_percent: 2, time_in_force: 'gtc' });
+    expect(trailing.status, trailing.text).toBe(201);
+    expect(trailing.body).toMatchObject({ order_type: 'trailing_stop', stop_price: 49000, metadata: { live: true, trail_percent: 2, hwm: 50000 } });
+    await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '51000' });
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    const read = await server.http('GET', `/api/equity/orders/${trailing.body.broker_order_id as string}?asset_class=crypto`, { token: user.tokens.access_token });
+    expect(read.body).toMatchObject({ status: 'open', stop_price: 49980, metadata: { hwm: 51000 } });
+    await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+  });
+});
+
 describe('FEATURE_EQUITY_PAPER=false', () => {
   it('refuses paper orders with 503 FEATURE_DISABLED', async () => {
     const user = await trader('paper_off');
