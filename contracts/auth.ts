@@ -91,3 +91,43 @@ export const ZOtherSessionsRevoked = z.object({
   kept: z.string().meta({ format: 'uuid' }),
 });
 export type TOtherSessionsRevoked = z.infer<typeof ZOtherSessionsRevoked>;
+
+/**
+ * What a personal API key may do (DESIGN §6 "Integrations"): `read` every GET of the user's own
+ * data (and the channels), `trade` paper orders and the bot, `live` live orders (besides the live
+ * gates), `backtest` and `analysis` their runs. Admin routes, exchange keys, password, sessions,
+ * API keys and live promotion take no key at all.
+ */
+export const ZApiKeyScope = z.enum(['read', 'trade', 'live', 'backtest', 'analysis']);
+export type TApiKeyScope = z.infer<typeof ZApiKeyScope>;
+
+/** The prefix of every personal API key's secret: a bearer credential that starts with it is a key, not a JWT. */
+export const API_KEY_PREFIX = 'tsk_';
+
+export const ZApiKeyCreate = z.object({
+  name: requestText().trim().min(1).max(64),
+  scopes: z
+    .array(ZApiKeyScope)
+    .min(1)
+    .refine((scopes) => new Set(scopes).size === scopes.length, 'must not repeat a scope'),
+  /** When the key stops working (ISO 8601, in the future); never, when absent or null. */
+  expires_at: storableText(z.iso.datetime({ offset: true })).nullable().optional(),
+});
+export type TApiKeyCreate = z.infer<typeof ZApiKeyCreate>;
+
+export const ZApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** The secret's first characters, to tell keys apart. */
+  prefix: z.string(),
+  scopes: z.array(ZApiKeyScope),
+  created_at: ZTimestamp,
+  expires_at: ZTimestamp.nullable(),
+  last_used_at: ZTimestamp.nullable(),
+});
+export type TApiKey = z.infer<typeof ZApiKey>;
+
+/** The answer of a creation: the key, and its secret, shown this once. */
+export const ZApiKeyCreated = ZApiKey.extend({ key: z.string() });
+export const ZApiKeyList = z.object({ items: z.array(ZApiKey) });
+export const ZApiKeyIdPath = z.object({ id: requestText().min(1).max(64) });

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ZAdminOverview, ZAdminUserDetail, ZCriticalAlert, ZCriticalAlertList, ZHaltState, ZUserList } from './admin.ts';
 import { ZAnalyzeResponse, ZReport, ZReportDetail, ZReportList, ZTrace, ZTraceList } from './analysis.ts';
 import { ZAdminAuditList, ZAdminAuditRecord, ZAuditList, ZAuditRecord } from './audit.ts';
-import { ZSession, ZSessionList, ZTokenResponse, ZUserResponse } from './auth.ts';
+import { ZApiKey, ZApiKeyCreated, ZApiKeyList, ZSession, ZSessionList, ZTokenResponse, ZUserResponse } from './auth.ts';
 import { ZBacktestList, ZBacktestResult, ZBacktestSummary, ZBacktestTrade, ZStrategyInfo, ZStrategyList, ZSweepList, ZSweepResult, ZSweepSummary, ZWalkForwardResult } from './backtest.ts';
 import { ZBotDrift, ZBotDriftRow, ZBotRun, ZBotRunList, ZBotStatus, ZBotTrade, ZBotTradeList } from './bot.ts';
 import { ZInstrument, ZInstrumentList } from './instruments.ts';
@@ -73,6 +73,9 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZBotStatus, 'BotStatus'],
   [ZBotTrade, 'BotTrade'],
   [ZBotTradeList, 'BotTradeList'],
+  [ZApiKey, 'ApiKey'],
+  [ZApiKeyCreated, 'ApiKeyCreated'],
+  [ZApiKeyList, 'ApiKeyList'],
   [ZBotRun, 'BotRun'],
   [ZBotRunList, 'BotRunList'],
   [ZBotDrift, 'BotDrift'],

@@ -30,12 +30,15 @@ import type { BarsFetch } from './marketdata/fetch.ts';
 import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
+import type { ApiKeys } from './auth/api-keys.ts';
 
 /** The domain areas, each built once in the composition root (app.ts). */
 export interface Areas {
   auth: Auth;
   /** The user's own sessions (refresh-token families): list, end one, end the others. */
   sessions: Sessions;
+  /** Personal API keys: create, list, revoke, and a key's caller. */
+  apiKeys: ApiKeys;
   users: Users;
   halt: Halt;
   instruments: Instruments;

@@ -1,6 +1,23 @@
-// Examples of /api/auth: registration, login and token rotation, the current user, sessions.
+// Examples of /api/auth: registration, login and token rotation, the current user, sessions, API keys.
 import type { z } from 'zod';
-import type { ZOtherSessionsRevoked, ZPasswordChange, ZSessionIdPath, ZSessionList, ZSessionListQuery, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse, TUserResponse } from '../auth.ts';
+import type {
+  TApiKey,
+  TUserResponse,
+  ZApiKeyCreate,
+  ZApiKeyCreated,
+  ZApiKeyIdPath,
+  ZApiKeyList,
+  ZOtherSessionsRevoked,
+  ZPasswordChange,
+  ZSessionIdPath,
+  ZSessionList,
+  ZSessionListQuery,
+  ZTokenRefresh,
+  ZTokenResponse,
+  ZUserLogin,
+  ZUserRegister,
+  ZUserResponse,
+} from '../auth.ts';
 import { example, type OperationExample } from './types.ts';
 
 /** The user every example of a user's own data belongs to. */
@@ -21,6 +38,17 @@ const TOKENS: z.output<typeof ZTokenResponse> = {
   refresh_token: REFRESH_TOKEN,
   token_type: 'bearer',
   expires_in: 1800,
+};
+
+/** A personal API key as it is listed (its secret never is). */
+const EXAMPLE_API_KEY: TApiKey = {
+  id: '3c9d2e71-5a4b-4c8d-9e0f-1a2b3c4d5e6f',
+  name: 'rebalancer',
+  prefix: 'tsk_Q3vX',
+  scopes: ['read', 'trade'],
+  created_at: '2026-12-01T18:02:11.000Z',
+  expires_at: '2027-06-30T00:00:00.000Z',
+  last_used_at: null,
 };
 
 export const AUTH_EXAMPLES: Record<string, OperationExample> = {
@@ -48,4 +76,10 @@ export const AUTH_EXAMPLES: Record<string, OperationExample> = {
     },
   }),
   authRevokeSession: example<typeof ZSessionIdPath, z.ZodVoid>({ input: { id: '9a7e6d5c-4b3a-4f21-8e0d-c1b2a3948576' } }),
+  authCreateApiKey: example<typeof ZApiKeyCreate, typeof ZApiKeyCreated>({
+    input: { name: 'rebalancer', scopes: ['read', 'trade'], expires_at: '2027-06-30T00:00:00Z' },
+    output: { ...EXAMPLE_API_KEY, key: 'tsk_Q3vXk2mP9sLr0aBcDeFgHiJkLmNoPqRsTuVwXyZ01234' },
+  }),
+  authApiKeys: example<z.ZodVoid, typeof ZApiKeyList>({ output: { items: [{ ...EXAMPLE_API_KEY, last_used_at: '2026-12-02T09:41:00.000Z' }] } }),
+  authRevokeApiKey: example<typeof ZApiKeyIdPath, z.ZodVoid>({ input: { id: EXAMPLE_API_KEY.id } }),
 };

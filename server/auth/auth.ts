@@ -15,7 +15,7 @@ import type { Halt } from '../system/halt.ts';
 import { findUserById, findUserByUsername, insertUser, isUsernameOrEmailTaken, updateUser } from '../users/queries.ts';
 import { toAuthUser, type AuthUser, type Users } from '../users/users.ts';
 import { createDummyHash, type Passwords } from './passwords.ts';
-import { claimRefreshToken, insertRefreshToken, insertSession, lockSession, revokeSessions } from './queries.ts';
+import { claimRefreshToken, revokeApiKeys, insertRefreshToken, insertSession, lockSession, revokeSessions } from './queries.ts';
 import { addressBucket, type Throttle, type ThrottleKey } from './throttle.ts';
 import type { TokenSigner } from './tokens.ts';
 
@@ -179,6 +179,7 @@ export const createAuth = async ({ db, clock, tokens, throttle, passwords, users
     await db.transaction(async (tx) => {
       await updateUser(tx, user.id, { passwordHash, at: clock.now() });
       await endEverySession(tx, { user, reason: 'password_change' });
+      await revokeApiKeys(tx, { userId: user.id, reason: 'password_change', at: clock.now() });
       await throttle.reset(tx, throttleKey);
       await recordAudit(tx, { action: 'auth.password_change', actorUserId: user.id, subjectUserId: user.id, origin, at: clock.now() });
     });

@@ -1,8 +1,8 @@
-// SQL on the auth tables: refresh-token families and tokens (sessions), and the attempt
-// throttles. The only module that knows their columns.
+// SQL on the auth tables: refresh-token families and tokens (sessions), the attempt throttles,
+// and personal API keys. The only module that knows their columns.
 import { and, count, desc, eq, isNull, lt, max, ne, notExists, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../db/client.ts';
-import { authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
+import { apiKeys, authThrottle, refreshTokenFamilies, refreshTokens } from '../db/schema/index.ts';
 
 export const insertSession = async (db: Queryable, { familyId, userId, at }: { familyId: string; userId: number; at: Date }): Promise<void> => {
   await db.insert(refreshTokenFamilies).values({ id: familyId, userId, createdAt: at });
@@ -157,4 +157,33 @@ export const deleteExpiredAuthRows = async (
     )
     .returning({ key: authThrottle.key });
   return { refreshTokens: tokens.length, families: families.length, throttles: throttles.length };
+};
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export const insertApiKey = async (db: Queryable, values: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> => (await db.insert(apiKeys).values(values).returning())[0]!;
+
+/** The user's keys still in force (not revoked), newest first. */
+export const listApiKeys = (db: Queryable, userId: number): Promise<ApiKeyRow[]> =>
+  db.select().from(apiKeys).where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt))).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
+
+/** The key of this secret's hash, whoever's, revoked or not. */
+export const findApiKeyByHash = async (db: Queryable, secretHash: string): Promise<ApiKeyRow | undefined> => (await db.select().from(apiKeys).where(eq(apiKeys.secretHash, secretHash)))[0];
+
+/** Revokes one key of the user (or all of them); the ids it revoked (none for another user's or a revoked one). */
+export const revokeApiKeys = async (db: Queryable, { userId, id, reason, at }: { userId: number; id?: string; reason: string; at: Date }): Promise<string[]> =>
+  (
+    await db
+      .update(apiKeys)
+      .set({ revokedAt: at, revokedReason: reason })
+      .where(and(eq(apiKeys.userId, userId), id === undefined ? undefined : eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id })
+  ).map((row) => row.id);
+
+/** Notes a key's use, unless it was noted within the last minute (a write at most once a minute per key). */
+export const touchApiKey = async (db: Queryable, { id, at }: { id: string; at: Date }): Promise<void> => {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: at })
+    .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, new Date(at.getTime() - 60_000)))));
 };

@@ -8,7 +8,7 @@ const openapi = (method: 'GET' | 'POST' | 'DELETE', path: `/${string}`, summary:
 
 export const analysisRouter = router({
   analyze: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'analysis',
       openapi: openapi('POST', '/equity/analyze', 'Analyse a symbol with the agents: queued (202 with a queue_id), or inline in quick mode (202 with the finished status)'),
       status: 202,
       errors: ['INVALID_SYMBOL', 'INLINE_REQUIRES_QUICK', 'RATE_LIMIT_EXCEEDED', 'LLM_BUDGET_EXCEEDED', 'FEATURE_DISABLED'],
@@ -17,22 +17,22 @@ export const analysisRouter = router({
     .output(ZAnalyzeResponse)
     .mutation(({ ctx, input }) => ctx.analysis.analyze({ user: ctx.user, request: input })),
   listReports: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/reports', 'Your analysis reports, newest first, filtered by asset class, symbol and when they were asked for') })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/reports', 'Your analysis reports, newest first, filtered by asset class, symbol and when they were asked for') })
     .input(ZReportListQuery)
     .output(ZReportList)
     .query(({ ctx, input }) => ctx.analysis.list({ user: ctx.user, query: input })),
   getReport: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/reports/{report_id}', 'One of your reports: the decision, each agent’s output, the dashboard and what it rested on'), errors: ['REPORT_NOT_FOUND'] })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/reports/{report_id}', 'One of your reports: the decision, each agent’s output, the dashboard and what it rested on'), errors: ['REPORT_NOT_FOUND'] })
     .input(ZReportIdPath)
     .output(ZReportDetail)
     .query(({ ctx, input }) => ctx.analysis.get({ user: ctx.user, reportId: input.report_id })),
   reportTraces: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/reports/{report_id}/traces', 'Every agent step of a report, in order, with its tokens and latency'), errors: ['REPORT_NOT_FOUND'] })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/reports/{report_id}/traces', 'Every agent step of a report, in order, with its tokens and latency'), errors: ['REPORT_NOT_FOUND'] })
     .input(ZReportIdPath)
     .output(ZTraceList)
     .query(({ ctx, input }) => ctx.analysis.traces({ user: ctx.user, reportId: input.report_id })),
   deleteReport: authedProcedure
-    .meta({ openapi: openapi('DELETE', '/equity/reports/{report_id}', 'Delete a report with its traces and queue rows (a job not yet started is cancelled)'), status: 204, errors: ['REPORT_NOT_FOUND'] })
+    .meta({ apiKeyScope: 'analysis', openapi: openapi('DELETE', '/equity/reports/{report_id}', 'Delete a report with its traces and queue rows (a job not yet started is cancelled)'), status: 204, errors: ['REPORT_NOT_FOUND'] })
     .input(ZReportIdPath)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.analysis.remove({ user: ctx.user, reportId: input.report_id })),

@@ -6,7 +6,7 @@ const tags = ['audit'];
 
 export const auditRouter = router({
   list: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/audit', tags, summary: 'Your audit trail: what was done to your account, by you or an operator, newest first', protect: true } })
+    .meta({ apiKeyScope: 'read', openapi: { method: 'GET', path: '/audit', tags, summary: 'Your audit trail: what was done to your account, by you or an operator, newest first', protect: true } })
     .input(ZAuditListQuery)
     .output(ZAuditList)
     .query(({ ctx, input }) => ctx.audit.listFor({ user: ctx.user, query: input })),

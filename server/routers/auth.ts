@@ -1,6 +1,12 @@
-// /api/auth: register, login, refresh, me, logout, password.
+// /api/auth: register, login, refresh, me, logout, password, sessions, personal API keys.
 import { z } from 'zod';
-import { ZOtherSessionsRevoked, ZPasswordChange, ZSessionIdPath, ZSessionList, ZSessionListQuery, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse } from '../../contracts/auth.ts';
+import {
+  ZApiKeyCreate,
+  ZApiKeyCreated,
+  ZApiKeyIdPath,
+  ZApiKeyList,
+  ZOtherSessionsRevoked,
+  ZPasswordChange, ZSessionIdPath, ZSessionList, ZSessionListQuery, ZTokenRefresh, ZTokenResponse, ZUserLogin, ZUserRegister, ZUserResponse } from '../../contracts/auth.ts';
 import { toUserResponse } from '../users/users.ts';
 import { authedProcedure, publicProcedure, router } from '../trpc/init.ts';
 
@@ -31,7 +37,7 @@ export const authRouter = router({
     .mutation(({ ctx, input }) => ctx.auth.refresh({ refreshToken: input.refresh_token, origin: ctx.origin })),
 
   me: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user', protect: true } })
+    .meta({ apiKeyScope: 'read', openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The current user', protect: true } })
     // Declared void on purpose: without an input, trpc-to-openapi builds a z.object({}) per request.
     .input(z.void())
     .output(ZUserResponse)
@@ -80,4 +86,23 @@ export const authRouter = router({
     .input(ZSessionIdPath)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.sessions.revoke({ user: ctx.user, currentSessionId: ctx.sessionId, sessionId: input.id, origin: ctx.origin })),
+
+  // Personal API keys: managed only by a password's sign-in (no key reaches these routes).
+  createApiKey: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/auth/api-keys', tags, summary: 'Create a personal API key with scopes; its secret is answered this once', protect: true }, status: 201 })
+    .input(ZApiKeyCreate)
+    .output(ZApiKeyCreated)
+    .mutation(({ ctx, input }) => ctx.apiKeys.create({ user: ctx.user, input, origin: ctx.origin })),
+
+  apiKeys: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/auth/api-keys', tags, summary: 'Your personal API keys in force (never their secrets), newest first', protect: true } })
+    .input(z.void())
+    .output(ZApiKeyList)
+    .query(({ ctx }) => ctx.apiKeys.list({ user: ctx.user })),
+
+  revokeApiKey: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/auth/api-keys/{id}', tags, summary: 'Revoke one of your personal API keys: it stops working on every instance at once', protect: true }, status: 204, errors: ['NOT_FOUND'] })
+    .input(ZApiKeyIdPath)
+    .output(z.void())
+    .mutation(({ ctx, input }) => ctx.apiKeys.revoke({ user: ctx.user, id: input.id, origin: ctx.origin })),
 });

@@ -11,7 +11,7 @@ const openapi = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: `/${string}`
 
 export const equityRouter = router({
   placeOrder: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'trade',
       openapi: openapi('POST', '/equity/orders', 'Place an order through the five gates (201, status accepted; the same client_order_id again answers the same order)'),
       status: 201,
       errors: [
@@ -33,7 +33,7 @@ export const equityRouter = router({
     .mutation(({ ctx, input }) => ctx.orders.place({ user: ctx.user, request: input, origin: ctx.origin })),
 
   previewOrder: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'trade',
       openapi: openapi('POST', '/equity/orders/preview', 'What placing this order would cost: last price, estimated notional, commission and tax, buying power before and after; places nothing'),
       errors: ['BROKER_NOT_CONFIGURED', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE'],
     })
@@ -42,25 +42,25 @@ export const equityRouter = router({
     .mutation(({ ctx, input }) => ctx.orders.preview({ user: ctx.user, request: input })),
 
   listOrders: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/orders', 'Your orders of an asset class, newest first') })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/orders', 'Your orders of an asset class, newest first') })
     .input(ZOrderListQuery)
     .output(ZOrderList)
     .query(({ ctx, input }) => ctx.orders.list({ user: ctx.user, query: input })),
 
   getOrder: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/orders/{broker_order_id}', 'One of your orders'), errors: ['ORDER_NOT_FOUND'] })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/orders/{broker_order_id}', 'One of your orders'), errors: ['ORDER_NOT_FOUND'] })
     .input(ZOrderPath)
     .output(ZOrderResponse)
     .query(({ ctx, input }) => ctx.orders.get({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class })),
 
   cancelOrder: authedProcedure
-    .meta({ openapi: openapi('DELETE', '/equity/orders/{broker_order_id}', 'Cancel an open order (204)'), status: 204, errors: ['ORDER_NOT_FOUND', 'ORDER_NOT_CANCELABLE', 'BROKER_UNAVAILABLE', 'BROKER_NOT_CONFIGURED'] })
+    .meta({ apiKeyScope: 'trade', openapi: openapi('DELETE', '/equity/orders/{broker_order_id}', 'Cancel an open order (204)'), status: 204, errors: ['ORDER_NOT_FOUND', 'ORDER_NOT_CANCELABLE', 'BROKER_UNAVAILABLE', 'BROKER_NOT_CONFIGURED'] })
     .input(ZOrderPath)
     .output(z.void())
     .mutation(({ ctx, input }) => ctx.orders.cancel({ user: ctx.user, brokerOrderId: input.broker_order_id, assetClass: input.asset_class, origin: ctx.origin })),
 
   replaceOrder: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'trade',
       openapi: openapi('PATCH', '/equity/orders/{broker_order_id}', 'Replace the qty, limit or stop of an open order (event replaced); answers the order as replaced'),
       errors: ['ORDER_NOT_FOUND', 'ORDER_NOT_CANCELABLE', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE', 'BROKER_NOT_CONFIGURED'],
     })
@@ -69,13 +69,13 @@ export const equityRouter = router({
     .mutation(({ ctx, input }) => ctx.orders.replace({ user: ctx.user, change: input, origin: ctx.origin })),
 
   cancelAllOrders: authedProcedure
-    .meta({ openapi: openapi('DELETE', '/equity/orders', 'Cancel every open order of an asset class (and mode, when given)'), errors: ['BROKER_NOT_CONFIGURED'] })
+    .meta({ apiKeyScope: 'trade', openapi: openapi('DELETE', '/equity/orders', 'Cancel every open order of an asset class (and mode, when given)'), errors: ['BROKER_NOT_CONFIGURED'] })
     .input(ZCancelAllQuery)
     .output(ZCancelAllResult)
     .mutation(({ ctx, input }) => ctx.orders.cancelAll({ user: ctx.user, assetClass: input.asset_class, mode: input.mode, origin: ctx.origin })),
 
   closePosition: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'trade',
       openapi: openapi('DELETE', '/equity/positions/{symbol}', 'Close a position at market: a sell of the held quantity through the five gates (write BTC/USDT as BTC-USDT)'),
       errors: ['NOT_FOUND', 'BROKER_NOT_CONFIGURED', 'MARKET_CLOSED', 'RISK_RULE_VIOLATION', 'RATE_LIMIT_EXCEEDED', 'BROKER_REJECTED', 'BROKER_UNAVAILABLE', 'FEATURE_DISABLED'],
     })
@@ -84,19 +84,19 @@ export const equityRouter = router({
     .mutation(({ ctx, input }) => ctx.orders.closePosition({ user: ctx.user, assetClass: input.asset_class, symbol: input.symbol, mode: input.mode, origin: ctx.origin })),
 
   positions: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/positions', 'Your positions at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/positions', 'Your positions at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
     .input(ZAccountQuery)
     .output(ZPositionList)
     .query(({ ctx, input }) => ctx.orders.positions({ user: ctx.user, assetClass: input.asset_class, mode: input.mode })),
 
   account: authedProcedure
-    .meta({ openapi: openapi('GET', '/equity/account', 'Your account at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
+    .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/equity/account', 'Your account at the broker of an asset class (mode: paper by default)'), errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'] })
     .input(ZAccountQuery)
     .output(ZAccountResponse)
     .query(({ ctx, input }) => ctx.orders.account({ user: ctx.user, assetClass: input.asset_class, mode: input.mode })),
 
   portfolioHistory: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'read',
       openapi: openapi('GET', '/equity/portfolio/history', 'The account’s equity curve: a point per UTC day from its day-start snapshots, flows (paper resets) apart, today’s point live'),
       errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
     })
@@ -105,7 +105,7 @@ export const equityRouter = router({
     .query(({ ctx, input }) => ctx.portfolio.history({ user: ctx.user, query: input })),
 
   performance: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'read',
       openapi: openapi('GET', '/equity/performance', 'The account’s performance over a range: time-weighted return, realised (FIFO lots) and unrealised P&L, fees, taxes, drawdown, Sharpe, per symbol and by day, week and month'),
       errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE'],
     })
@@ -114,7 +114,7 @@ export const equityRouter = router({
     .query(({ ctx, input }) => ctx.portfolio.performance({ user: ctx.user, query: input })),
 
   activities: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'read',
       openapi: openapi('GET', '/equity/activities', 'The account’s ledger: its fills (fee and tax), its lots closed by FIFO, or its flows, a page at a time; with Accept: text/csv, every row of the type as CSV'),
       csv: (input, output) => activitiesCsv((input as TActivitiesQuery).type ?? 'fill', output as TActivityList),
     })
@@ -123,7 +123,7 @@ export const equityRouter = router({
     .query(({ ctx, input }) => ctx.portfolio.activities({ user: ctx.user, query: input })),
 
   resetAccount: authedProcedure
-    .meta({
+    .meta({ apiKeyScope: 'trade',
       openapi: openapi('POST', '/equity/account/reset', 'Start a paper account over: open orders canceled, positions removed, starting cash (not while an emergency lock holds)'),
       errors: ['BROKER_NOT_CONFIGURED', 'BROKER_UNAVAILABLE', 'RISK_RULE_VIOLATION'],
     })

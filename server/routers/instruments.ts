@@ -6,7 +6,7 @@ const tags = ['instruments'];
 
 export const instrumentsRouter = router({
   list: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/instruments', tags, summary: 'Instruments, by asset class and a search on symbol or name', protect: true } })
+    .meta({ apiKeyScope: 'read', openapi: { method: 'GET', path: '/instruments', tags, summary: 'Instruments, by asset class and a search on symbol or name', protect: true } })
     .input(ZInstrumentListQuery)
     .output(ZInstrumentList)
     .query(({ ctx, input }) => ctx.instruments.list({ query: input })),

@@ -6,7 +6,7 @@ const tags = ['market-data'];
 
 export const marketDataRouter = router({
   ohlcv: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/market-data/ohlcv', tags, summary: 'Daily bars of one instrument, oldest first (from and to inclusive)', protect: true } })
+    .meta({ apiKeyScope: 'read', openapi: { method: 'GET', path: '/market-data/ohlcv', tags, summary: 'Daily bars of one instrument, oldest first (from and to inclusive)', protect: true } })
     .input(ZOhlcvQuery)
     .output(ZOhlcvResponse)
     .query(({ ctx, input }) => ctx.marketData.read({ query: input })),

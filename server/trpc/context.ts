@@ -62,6 +62,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
   return {
     auth: services.auth,
     sessions: services.sessions,
+    apiKeys: services.apiKeys,
     users: services.users,
     halt: services.halt,
     instruments: services.instruments,

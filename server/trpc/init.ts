@@ -8,6 +8,7 @@ import type { AuthUser } from '../users/users.ts';
 import type { Context } from './context.ts';
 import { formatError, toTRPCError } from './errors.ts';
 import type { ProcedureMeta } from './meta.ts';
+import { isApiKey } from '../auth/api-keys.ts';
 
 const t = initTRPC
   .context<Context>()
@@ -31,10 +32,32 @@ interface Caller<TUser extends AuthUser | undefined> {
 
 const ANONYMOUS: Caller<undefined> = { user: undefined, sessionId: undefined };
 
-/** The caller behind the bearer token, or a 401/403 when the role is not met. */
-const authorize = async (ctx: Context, role: 'user' | 'admin'): Promise<Caller<AuthUser>> => {
+/** Whether the input asks for the live account (an order's or the bot's `live_mode`). */
+const asksLive = async (getRawInput: () => Promise<unknown>): Promise<boolean> => {
+  const input = await getRawInput().catch(() => undefined);
+  return typeof input === 'object' && input !== null && (input as { live_mode?: unknown }).live_mode === true;
+};
+
+/**
+ * A personal API key's caller: refused (403 naming the scope) where the procedure takes no key or
+ * the key lacks its scope, and `live` where the input asks for the live account.
+ */
+const authorizeKey = async (ctx: Context, token: string, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>): Promise<Caller<AuthUser>> => {
+  const { user, scopes } = await ctx.apiKeys.authenticate(token);
+  ctx.http.userId = user.id;
+  const scope = meta?.apiKeyScope;
+  if (!scope) throw new AppError('FORBIDDEN', 'This route takes no API key: sign in with a password');
+  if (!scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
+  if (scope === 'trade' && !scopes.has('live') && (await asksLive(getRawInput))) throw new AppError('FORBIDDEN', 'This API key lacks the live scope');
+  return { user, sessionId: undefined };
+};
+
+/** The caller behind the bearer token (an access token or a personal API key), or a 401/403 when the role is not met. */
+const authorize = async (ctx: Context, role: 'user' | 'admin', meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>): Promise<Caller<AuthUser>> => {
   const token = ctx.authorization ? BEARER.exec(ctx.authorization)?.[1] : undefined;
   if (!token) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
+  // Operators sign in: no key reaches an admin route.
+  if (isApiKey(token)) return role === 'admin' ? Promise.reject(new AppError('FORBIDDEN', 'Admin routes take no API key')) : authorizeKey(ctx, token, meta, getRawInput);
   const { user, sessionId } = await ctx.auth.authenticateToken(token);
   ctx.http.userId = user.id;
   if (role === 'admin' && user.role !== 'admin') throw new AppError('FORBIDDEN', 'Admin role required');
@@ -46,11 +69,11 @@ const authorize = async (ctx: Context, role: 'user' | 'admin'): Promise<Caller<A
  * authentication and role, then the success status or the error mapping. One step instead of
  * a chain keeps the hot path short (tRPC copies its options at every middleware level).
  */
-const guard = <TUser extends AuthUser | undefined>(resolveCaller: (ctx: Context) => Promise<Caller<TUser>>) =>
-  t.middleware(async ({ ctx, meta, next }) => {
+const guard = <TUser extends AuthUser | undefined>(resolveCaller: (ctx: Context, meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>) => Promise<Caller<TUser>>) =>
+  t.middleware(async ({ ctx, meta, next, getRawInput }) => {
     try {
       if (ctx.halt.isHalted() && !meta?.haltExempt) throw new AppError('SERVICE_HALTED');
-      const caller = await resolveCaller(ctx);
+      const caller = await resolveCaller(ctx, meta, getRawInput);
       const result = await next({ ctx: { user: caller.user, sessionId: caller.sessionId } });
       if (result.ok) {
         // A procedure that decides its own status (201 created or 200 updated) keeps it.
@@ -69,5 +92,5 @@ const guard = <TUser extends AuthUser | undefined>(resolveCaller: (ctx: Context)
   });
 
 export const publicProcedure = t.procedure.use(guard(() => Promise.resolve(ANONYMOUS)));
-export const authedProcedure = t.procedure.use(guard((ctx) => authorize(ctx, 'user')));
-export const adminProcedure = t.procedure.use(guard((ctx) => authorize(ctx, 'admin')));
+export const authedProcedure = t.procedure.use(guard((ctx, meta, getRawInput) => authorize(ctx, 'user', meta, getRawInput)));
+export const adminProcedure = t.procedure.use(guard((ctx, meta, getRawInput) => authorize(ctx, 'admin', meta, getRawInput)));

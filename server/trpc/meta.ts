@@ -1,5 +1,6 @@
 // What a procedure declares about itself besides its OpenAPI route.
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { TApiKeyScope } from '../../contracts/auth.ts';
 import type { TAppErrorCode } from '../../contracts/errors.ts';
 
 export type ProcedureMeta = OpenApiMeta & {
@@ -7,6 +8,11 @@ export type ProcedureMeta = OpenApiMeta & {
   status?: 200 | 201 | 202 | 204;
   /** Still served while an operator has halted the service. */
   haltExempt?: boolean;
+  /**
+   * The personal API key scope that reaches this procedure (DESIGN §6 "Integrations"); without
+   * one, a key is refused (403) here. `live` is asked besides it when the input's `live_mode` is true.
+   */
+  apiKeyScope?: TApiKeyScope;
   /** Error codes this procedure documents, beyond the ones every route can answer. */
   errors?: TAppErrorCode[];
   /**

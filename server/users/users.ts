@@ -13,7 +13,7 @@ import { AppError } from '../errors.ts';
 import type { ChangeFeed } from '../events/changes.ts';
 import type { Logger } from '../observability/logger.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { revokeSessions } from '../auth/queries.ts';
+import { revokeApiKeys, revokeSessions } from '../auth/queries.ts';
 import { findUserById, findUserByUsername, insertUser, listUsersPage, updateUser } from './queries.ts';
 
 export interface AuthUser {
@@ -106,6 +106,7 @@ export const createUsers = ({ db, changes, clock }: { db: Db; changes: ChangeFee
       const row = await updateUser(tx, userId, { isActive: active, raiseTokenVersion: !active, at });
       if (!row) throw new AppError('NOT_FOUND', 'User not found');
       if (!active) await revokeSessions(tx, { userId, reason: 'deactivated', at });
+      if (!active) await revokeApiKeys(tx, { userId, reason: 'deactivated', at });
       await recordAudit(tx, { action: active ? 'admin.user_activate' : 'admin.user_deactivate', actorUserId: actor.id, subjectUserId: userId, origin, at });
       await changes.publish(tx, { kind: 'user', id: userId });
       return toAuthUser(row);

@@ -121,6 +121,8 @@ const ownedSession = async (server: TestServer, owner: TestUser) => {
 
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
   'auth.revokeSession': ownedSession,
+  'auth.revokeApiKey': async (server: TestServer, owner: TestUser) =>
+    (await server.services.apiKeys.create({ user: { id: owner.user.id }, input: { name: 'owned', scopes: ['read'] }, origin: { requestId: 'test', address: '127.0.0.1' } })).id,
   'analysis.getReport': ownedReport,
   'analysis.reportTraces': ownedReport,
   'analysis.deleteReport': ownedReport,

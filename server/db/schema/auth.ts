@@ -1,5 +1,5 @@
-// Refresh-token families (rotation with reuse detection) and failed-login throttling.
-import { index, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+// Refresh-token families (rotation with reuse detection), failed-login throttling, and personal API keys.
+import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsColumn } from './columns.ts';
 import { users } from './users.ts';
 
@@ -52,4 +52,31 @@ export const authThrottle = pgTable(
     windowStartedAt: tsColumn('window_started_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.scope, t.key, t.address] }), index('auth_throttle_window_idx').on(t.windowStartedAt)],
+);
+
+/**
+ * Personal API keys (DESIGN §6 "Integrations"): a program's credential with scopes. Only the
+ * SHA-256 of the secret is kept (a key is 32 random bytes: no salt or slow hash is needed to keep
+ * it unguessable); its first characters are kept to tell keys apart in a list.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** The secret's first characters (`tsk_` and four more), shown in lists. */
+    prefix: text('prefix').notNull(),
+    /** Hex SHA-256 of the whole secret. */
+    secretHash: text('secret_hash').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    createdAt: createdAt(),
+    expiresAt: tsColumn('expires_at'),
+    lastUsedAt: tsColumn('last_used_at'),
+    revokedAt: tsColumn('revoked_at'),
+    revokedReason: text('revoked_reason'),
+  },
+  (t) => [uniqueIndex('api_keys_secret_key').on(t.secretHash), index('api_keys_user_idx').on(t.userId)],
 );
