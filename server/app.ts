@@ -232,7 +232,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users, changes }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

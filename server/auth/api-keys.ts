@@ -10,7 +10,8 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { AuthUser, Users } from '../users/users.ts';
-import { findApiKeyByHash, insertApiKey, listApiKeys, revokeApiKeys, touchApiKey, type ApiKeyRow } from './queries.ts';
+import type { ChangeFeed } from '../events/changes.ts';
+import { findApiKeyByHash, findApiKeyById, insertApiKey, listApiKeys, revokeApiKeys, touchApiKey, type ApiKeyRow } from './queries.ts';
 
 /** The secret's random part: 32 bytes, base64url. */
 const SECRET_BYTES = 32;
@@ -42,7 +43,10 @@ export interface KeyCaller {
   scopes: ReadonlySet<TApiKeyScope>;
 }
 
-export const createApiKeys = ({ db, clock, users }: { db: Db; clock: Clock; users: Pick<Users, 'get'> }) => {
+/** The end of a key that does not expire, for a channel that lives no longer than its credential. */
+const NEVER = new Date('9999-12-31T00:00:00.000Z');
+
+export const createApiKeys = ({ db, clock, users, changes }: { db: Db; clock: Clock; users: Pick<Users, 'get'>; changes: Pick<ChangeFeed, 'publish'> }) => {
   /** Per key, when this instance last wrote its use. */
   const touched = new Map<string, number>();
 
@@ -70,6 +74,8 @@ export const createApiKeys = ({ db, clock, users }: { db: Db; clock: Clock; user
       const [revoked] = await revokeApiKeys(tx, { userId: user.id, id, reason: 'revoked', at });
       if (!revoked) throw new AppError('NOT_FOUND', `No API key ${id.slice(0, 64)}`);
       await recordAudit(tx, { action: 'auth.api_key_revoked', actorUserId: user.id, subjectUserId: user.id, origin, at, data: { api_key_id: revoked } });
+      // Every instance checks the user's open channels again: one this key opened ends.
+      await changes.publish(tx, { kind: 'user', id: user.id });
     });
     touched.delete(id);
   };
@@ -90,7 +96,24 @@ export const createApiKeys = ({ db, clock, users }: { db: Db; clock: Clock; user
     return { user, keyId: row.id, scopes: new Set(row.scopes as TApiKeyScope[]) };
   };
 
-  return { create, list, revoke, authenticate };
+  /**
+   * A channel's caller (the WebSocket channels and /trpc's socket): a key with the read scope, the
+   * channel living no longer than the key's expiry. 401 otherwise, as for a bad token.
+   */
+  const channelCaller = async (secret: string) => {
+    const caller = await authenticate(secret);
+    if (!caller.scopes.has('read')) throw new AppError('UNAUTHORIZED', 'This API key lacks the read scope the channels need');
+    const row = await findApiKeyByHash(db, hashOf(secret));
+    return { user: caller.user, expiresAt: row?.expiresAt ?? NEVER, keyId: caller.keyId };
+  };
+
+  /** Whether a key still works (not revoked, not expired): a channel it opened is checked with it. */
+  const stillValid = async (keyId: string): Promise<boolean> => {
+    const row = await findApiKeyById(db, keyId);
+    return row !== undefined && row.revokedAt === null && (row.expiresAt === null || row.expiresAt > clock.now());
+  };
+
+  return { create, list, revoke, authenticate, channelCaller, stillValid };
 };
 
 export type ApiKeys = ReturnType<typeof createApiKeys>;

@@ -170,6 +170,8 @@ export const listApiKeys = (db: Queryable, userId: number): Promise<ApiKeyRow[]>
 /** The key of this secret's hash, whoever's, revoked or not. */
 export const findApiKeyByHash = async (db: Queryable, secretHash: string): Promise<ApiKeyRow | undefined> => (await db.select().from(apiKeys).where(eq(apiKeys.secretHash, secretHash)))[0];
 
+export const findApiKeyById = async (db: Queryable, id: string): Promise<ApiKeyRow | undefined> => (await db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
+
 /** Revokes one key of the user (or all of them); the ids it revoked (none for another user's or a revoked one). */
 export const revokeApiKeys = async (db: Queryable, { userId, id, reason, at }: { userId: number; id?: string; reason: string; at: Date }): Promise<string[]> =>
   (

@@ -5,7 +5,7 @@ import type { WebSocket } from 'ws';
 import { WS_CLOSE, ZEventId } from '../../contracts/events.ts';
 import type { Feeds } from '../events/feeds.ts';
 import type { Services } from '../services.ts';
-import type { Connection, Connections } from './ws-connections.ts';
+import { verifyChannelToken, type Connection, type Connections, type VerifiedToken } from './ws-connections.ts';
 
 export type TChannel = 'orders' | 'live';
 
@@ -15,7 +15,7 @@ export interface Channels {
 }
 
 export const createChannels = ({ services, connections, feeds }: { services: Services; connections: Connections; feeds: Feeds }): Channels => {
-  const { logger, auth, halt } = services;
+  const { logger, halt } = services;
   const log = logger.child({ area: 'ws' });
 
   /** Starts the user's feed, sending each frame straight to the socket. Holds only the connection. */
@@ -48,9 +48,9 @@ export const createChannels = ({ services, connections, feeds }: { services: Ser
       if (!parsed.success) return refuse(WS_CLOSE.policy, 'Invalid last_event_id');
       afterId = Number(parsed.data);
     }
-    let verified: Awaited<ReturnType<typeof auth.authenticateToken>>;
+    let verified: VerifiedToken;
     try {
-      verified = await auth.authenticateToken(token);
+      verified = await verifyChannelToken(services, token);
     } catch {
       if (ws.readyState !== ws.OPEN) return undefined;
       return refuse(WS_CLOSE.unauthorized, 'Invalid token');

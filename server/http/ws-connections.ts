@@ -6,6 +6,7 @@ import type { WebSocket } from 'ws';
 import { WS_CLOSE } from '../../contracts/events.ts';
 import { systemClock, wakeAt, type Clock } from '../clock.ts';
 import type { Services } from '../services.ts';
+import { isApiKey } from '../auth/api-keys.ts';
 
 /** What a socket speaks: one of the two channels, or tRPC's protocol. Also its metrics label. */
 export type TSocketKind = 'orders' | 'live' | 'trpc';
@@ -34,7 +35,13 @@ export interface Connection {
 export interface VerifiedToken {
   user: { id: number; tokenVersion: number };
   expiresAt: Date;
+  /** The personal API key the channel was opened with, checked again with its user. */
+  keyId?: string | undefined;
 }
+
+/** A channel's credential checked: an access token, or a personal API key with the read scope. */
+export const verifyChannelToken = (services: Pick<Services, 'auth' | 'apiKeys'>, token: string): Promise<VerifiedToken> =>
+  isApiKey(token) ? services.apiKeys.channelCaller(token) : services.auth.authenticateToken(token);
 
 export interface Connections {
   /** Admits a socket whose token was just checked; undefined past the user's cap (the caller refuses it, 1008). */
@@ -51,6 +58,7 @@ export interface Connections {
 
 interface Entry extends Connection {
   tokenVersion: number;
+  keyId: string | undefined;
   expiresAt: number;
   missedPings: number;
   hooks: (() => void)[];
@@ -100,6 +108,7 @@ export const createConnections = (services: Services, heartbeatClock: Clock = sy
       userId,
       ws,
       tokenVersion: verified.user.tokenVersion,
+      keyId: verified.keyId,
       expiresAt: verified.expiresAt.getTime(),
       missedPings: 0,
       hooks: [],
@@ -178,12 +187,12 @@ export const createConnections = (services: Services, heartbeatClock: Clock = sy
   };
   nextRound();
 
-  /** Checks the users of these connections again: a deactivated user or a raised token version ends them (4001). */
+  /** Checks the users of these connections again: a deactivated user, a raised token version or a revoked key ends them (4001). */
   const recheck = (entries: Iterable<Entry>) => {
     for (const entry of entries) {
-      services.users.get(entry.userId).then(
-        (user) => {
-          if (!user?.isActive || user.tokenVersion !== entry.tokenVersion) entry.end(WS_CLOSE.unauthorized, 'Invalid token');
+      Promise.all([services.users.get(entry.userId), entry.keyId === undefined ? true : services.apiKeys.stillValid(entry.keyId)]).then(
+        ([user, keyValid]) => {
+          if (!user?.isActive || user.tokenVersion !== entry.tokenVersion || !keyValid) entry.end(WS_CLOSE.unauthorized, 'Invalid token');
         },
         (error: unknown) => log.warn({ err: error, userId: entry.userId }, 'could not check a WebSocket user again'),
       );

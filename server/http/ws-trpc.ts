@@ -20,7 +20,7 @@ import type { Services } from '../services.ts';
 import { createInnerContext, type Context, type SocketScope } from '../trpc/context.ts';
 import { toTRPCError } from '../trpc/errors.ts';
 import { clientAddressOf } from './proxy.ts';
-import type { Connection, Connections } from './ws-connections.ts';
+import { verifyChannelToken, type Connection, type Connections, type VerifiedToken } from './ws-connections.ts';
 
 /** Where typed clients open tRPC's WebSocket protocol. */
 export const TRPC_WS_PATH = '/trpc';
@@ -104,7 +104,7 @@ export interface TrpcSocketsOptions {
 }
 
 export const createTrpcSockets = ({ router, services, connections, feeds, wss }: TrpcSocketsOptions): TrpcSockets => {
-  const { config, logger, auth } = services;
+  const { config, logger } = services;
   const log = logger.child({ area: 'ws' });
 
   const scopeOf = (socket: TrpcSocket): SocketScope => ({
@@ -145,9 +145,9 @@ export const createTrpcSockets = ({ router, services, connections, feeds, wss }:
     };
     if (!token) return ctx;
     socket.tokenSeen = true;
-    let verified: Awaited<ReturnType<typeof auth.authenticateToken>>;
+    let verified: VerifiedToken;
     try {
-      verified = await auth.authenticateToken(token);
+      verified = await verifyChannelToken(services, token);
     } catch (error) {
       // A token that does not check out: every call says so (401) until the socket's time is up.
       if (error instanceof AppError) return ctx;

@@ -51,12 +51,14 @@ const subscription = <T extends { type: string }>(ctx: Context, signal: AbortSig
 
 export const eventsRouter = router({
   /** A hello naming the asset classes the user can trade, then the user's order events. */
-  orders: authedProcedure.input(ZEventsInput).subscription(({ ctx, input, signal }) =>
-    subscription<THelloFrame | TOrderEventFrame>(ctx, signal, (feeds, send) => feeds.orders({ user: ctx.user, afterId: afterIdOf(input), send })),
-  ),
+  orders: authedProcedure
+    .meta({ apiKeyScope: 'read' })
+    .input(ZEventsInput)
+    .subscription(({ ctx, input, signal }) => subscription<THelloFrame | TOrderEventFrame>(ctx, signal, (feeds, send) => feeds.orders({ user: ctx.user, afterId: afterIdOf(input), send }))),
 
   /** The user's trades, and ticks of the instruments it holds or has working orders in. */
-  live: authedProcedure.input(ZEventsInput).subscription(({ ctx, input, signal }) =>
-    subscription<TLiveFrame>(ctx, signal, (feeds, send) => feeds.live({ user: ctx.user, afterId: afterIdOf(input), send })),
-  ),
+  live: authedProcedure
+    .meta({ apiKeyScope: 'read' })
+    .input(ZEventsInput)
+    .subscription(({ ctx, input, signal }) => subscription<TLiveFrame>(ctx, signal, (feeds, send) => feeds.live({ user: ctx.user, afterId: afterIdOf(input), send }))),
 });

@@ -7,6 +7,7 @@ import { ZApiKeyCreated, ZApiKeyList } from '../../contracts/auth.ts';
 import { manualClock } from '../../server/clock.ts';
 import { FACTORY_PASSWORD, newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { connect, wsUrl } from '../support/ws.ts';
 
 const clock = manualClock('2026-03-10T15:00:00.000Z');
 let server: TestServer;
@@ -118,5 +119,22 @@ describe('personal API keys', () => {
     expect((await me(expiring.key)).status).toBe(200);
     clock.advance(3_600_000);
     expect((await me(expiring.key)).status).toBe(401);
+  });
+
+  it('open the WebSocket channels with the read scope (a key without it is refused), and a revocation closes the channel', async () => {
+    const user = await trader('key_ws');
+    const reader = await newKey(user, { name: 'feed', scopes: ['read'] });
+    const tradeOnly = await newKey(user, { name: 'orders', scopes: ['trade'] });
+    const socket = connect(wsUrl(server, '/ws/equity/orders', { token: reader.key }));
+    // The hello frame: the channel is open for the key's user.
+    await socket.next((frame) => frame.type === 'hello');
+    const placed = await server.http('POST', '/api/equity/orders', { token: tradeOnly.key, body: { ...order, client_order_id: 'ws-key-1' } });
+    expect(placed.status, placed.text).toBe(201);
+    await socket.next((frame) => frame.type === 'order_event' && frame.client_order_id === 'ws-key-1');
+    const refused = connect(wsUrl(server, '/ws/equity/orders', { token: tradeOnly.key }));
+    expect((await refused.closed).code).toBe(4001);
+
+    expect((await server.http('DELETE', `/api/auth/api-keys/${reader.id}`, { token: user.tokens.access_token })).status).toBe(204);
+    expect((await socket.closed).code).toBe(4001);
   });
 });
