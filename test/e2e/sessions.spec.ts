@@ -75,3 +75,27 @@ test('settings list the sessions, end the others, and a password change signs ou
   expect(await tokenOf({ username, password: newPassword })).toBeTruthy();
   expect(errors).toEqual([]);
 });
+
+test('settings create a personal API key shown once, which works until it is revoked from the page', async ({ browser }) => {
+  const { page, errors } = await register(browser, 'e2e_apikey');
+  await go(page, 'Settings');
+  await expect(page.getByTestId('no-api-keys')).toBeVisible();
+  const form = page.getByTestId('api-key-form');
+  await form.getByLabel('Name').fill('my script');
+  await form.getByLabel('trade').check();
+  await form.getByRole('button', { name: 'Create key' }).click();
+  const secret = ((await page.getByTestId('api-key-secret').locator('pre, code').first().textContent()) ?? '').trim();
+  expect(secret).toMatch(/^tsk_/);
+  const row = page.getByTestId('api-key-row');
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('my script');
+  await expect(row).toContainText('read, trade');
+  await expect(row).not.toContainText(secret.slice(8));
+  // The key reaches the API as its user.
+  const me = await fetch(`${baseUrl()}/api/auth/me`, { headers: { authorization: `Bearer ${secret}` } });
+  expect(me.status).toBe(200);
+  await row.getByTestId('revoke-api-key').click();
+  await expect(page.getByTestId('no-api-keys')).toBeVisible();
+  expect((await fetch(`${baseUrl()}/api/auth/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+  expect(errors).toEqual([]);
+});

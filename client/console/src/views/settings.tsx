@@ -1,5 +1,6 @@
-// Settings: the password (changing it ends every session, this one too) and the sessions of the
-// account, one per sign-in, with the current one marked: end one, or every other one.
+// Settings: the password (changing it ends every session, this one too), the sessions of the
+// account, one per sign-in, with the current one marked: end one, or every other one; and the
+// personal API keys (api-keys.tsx).
 import { Badge, Button, Stack, Table, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -11,6 +12,7 @@ import { navigate } from '../router.ts';
 import { session } from '../session.ts';
 import { when } from '../format.ts';
 import { DataTable, Field, Hint, Page, Panel, RowActions } from './page-kit.tsx';
+import { ApiKeys } from './api-keys.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -106,5 +108,6 @@ export const Settings = () => (
       <PasswordForm />
       <Sessions />
     </div>
+    <ApiKeys />
   </Page>
 );
