@@ -97,19 +97,23 @@ export const buyingPowerOf = (assetClass: TAssetClass, cash: Decimal.Value, orde
  * Where the books do not say the sibling, a child goes with its parent's other children (a
  * bracket's pair) and with the parent itself (an OCO's stop leg, a child of its limit).
  */
-const ocoGroupOf = (order: WorkingOrder): string => {
+export const ocoGroupOf = (order: Pick<WorkingOrder, 'id' | 'parentId' | 'ocoSiblingId'>): string => {
   if (order.ocoSiblingId) return [order.id, order.ocoSiblingId].sort().join('|');
   return `parent:${order.parentId ?? order.id}`;
 };
 
 /**
  * What the working sells of `symbol` hold of the position: their remaining quantity, an OCO
- * pair's two legs (a bracket's children) counted once. `except` leaves out an order being replaced.
+ * pair's two legs (a bracket's children) counted once. `except` leaves out an order being
+ * replaced, with its OCO pair: the pair's hold is the replaced leg's own.
  */
 export const inWorkingSells = (orders: readonly WorkingOrder[], symbol: string, except?: string): Decimal => {
+  const replaced = except === undefined ? undefined : orders.find((order) => order.id === except);
+  const exceptGroup = replaced && ocoGroupOf(replaced);
   const byGroup = new Map<string, Decimal>();
   for (const order of orders) {
     if (order.side !== 'sell' || order.symbol !== symbol || order.id === except) continue;
+    if (exceptGroup !== undefined && ocoGroupOf(order) === exceptGroup) continue;
     const group = ocoGroupOf(order);
     byGroup.set(group, ExactDecimal.max(byGroup.get(group) ?? ZERO, remainingOf(order)));
   }

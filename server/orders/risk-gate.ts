@@ -12,17 +12,26 @@ import type { GateDeps, OrderAttempt } from './gates.ts';
 import { firstStopOf, trailOf } from './trailing.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
+import { ocoGroupOf } from '../brokers/funds.ts';
 
 const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
 
 /**
  * The account's working orders as they will stand beside the attempt: a replaced order is the
- * attempt itself, and a close cancels the symbol's working sells before it sells.
+ * attempt itself (its OCO pair's hold is its own), and a close cancels the symbol's working sells
+ * before it sells.
  */
-const workingOrdersBesides = ({ replacing, closing, instrument }: OrderAttempt, openOrders: BrokerSnapshot['openOrders']) =>
-  openOrders.filter(
-    (order) => order.brokerOrderId !== replacing?.brokerOrderId && !(closing && order.side === 'sell' && order.symbol === instrument?.symbol),
+const workingOrdersBesides = ({ replacing, closing, instrument }: OrderAttempt, openOrders: BrokerSnapshot['openOrders']) => {
+  const groupOf = (order: BrokerSnapshot['openOrders'][number]) => ocoGroupOf({ id: order.brokerOrderId, parentId: order.parentId });
+  const replaced = replacing && openOrders.find((order) => order.brokerOrderId === replacing.brokerOrderId);
+  const replacedGroup = replaced && replaced.side === 'sell' ? groupOf(replaced) : undefined;
+  return openOrders.filter(
+    (order) =>
+      order.brokerOrderId !== replacing?.brokerOrderId &&
+      !(replacedGroup !== undefined && order.side === 'sell' && groupOf(order) === replacedGroup) &&
+      !(closing && order.side === 'sell' && order.symbol === instrument?.symbol),
   );
+};
 
 /** 4. The risk manager, on the broker's own view of the account and the price. */
 export const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: GateDeps) => {

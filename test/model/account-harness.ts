@@ -9,7 +9,7 @@ import { upsertInstrument } from '../../server/instruments/queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import type { TestServer } from '../support/server.ts';
 import type { AccountModel } from './account-model.ts';
-import { D, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TOutcome } from './model-types.ts';
+import { D, type BracketTerms, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TOutcome, type Trail } from './model-types.ts';
 
 export const START_PRICE = new D('90000');
 let runCount = 0;
@@ -19,10 +19,18 @@ interface WireOrder {
   client_order_id: string;
   status: string;
   filled_qty: number;
+  order_type: string;
+  stop_price: number | null;
 }
 
 const statusOf = (wire: string): string => (['pending', 'accepted', 'open'].includes(wire) ? 'working' : wire);
 const num = (value: Decimal) => Number(value.toFixed());
+
+/** A trail as the wire takes it: trail_percent or trail_price. */
+const trailFields = (trail: Trail) => ('percent' in trail ? { trail_percent: num(trail.percent) } : { trail_price: num(trail.price) });
+
+/** A bracket as the wire takes it: the legs it has (a trailing stop leg in place of stop_loss). */
+const bracketFields = ({ tp, sl, trail }: BracketTerms) => ({ ...(tp && { take_profit: num(tp) }), ...(sl && { stop_loss: num(sl) }), ...(trail && trailFields(trail)) });
 
 export class Harness {
   readonly server: TestServer;
@@ -99,12 +107,14 @@ export class Harness {
       symbol: this.symbol,
       client_order_id: request.id,
       side: request.side,
-      order_type: request.kind,
+      order_type: request.kind === 'trailing' ? 'trailing_stop' : request.kind,
       qty: num(request.qty),
       time_in_force: 'gtc',
       ...(request.limit && { limit_price: num(request.limit) }),
       ...(request.stop && { stop_price: num(request.stop) }),
-      ...(request.bracket && { bracket: { take_profit: num(request.bracket.tp), stop_loss: num(request.bracket.sl) } }),
+      ...(request.trail && trailFields(request.trail)),
+      ...(request.cls && { order_class: request.cls }),
+      ...(request.bracket && { bracket: bracketFields(request.bracket) }),
     });
     if (res.body.broker_order_id) this.brokerIds.set(request.id, res.body.broker_order_id);
     return this.outcomeOf(res);
@@ -122,6 +132,7 @@ export class Harness {
       ...(change.qty && { qty: num(change.qty) }),
       ...(change.limit && { limit_price: num(change.limit) }),
       ...(change.stop && { stop_price: num(change.stop) }),
+      ...(change.trail && trailFields(change.trail)),
     });
     if (res.body.broker_order_id) this.brokerIds.set(change.id, res.body.broker_order_id);
     return this.outcomeOf(res);
@@ -194,8 +205,16 @@ export class Harness {
     expect(position?.qty ?? 0, 'position qty').toBe(num(model.held));
     if (position) expect(position.avg_entry_price, 'avg entry price').toBeCloseTo(num(model.avg), 6);
     for (const order of orders) if (!this.brokerIds.has(order.client_order_id)) this.brokerIds.set(order.client_order_id, order.broker_order_id);
-    const actual = Object.fromEntries(orders.map((order) => [order.client_order_id, [statusOf(order.status), order.filled_qty]]));
-    const expected = Object.fromEntries(model.orders.map((order: ModelOrder) => [order.id, [order.status, num(order.filledQty)]]));
-    expect(actual, 'orders: [status, filled_qty] by client_order_id').toEqual(expected);
+    // A working trailing stop also shows where its stop has moved to.
+    const actual = Object.fromEntries(
+      orders.map((order) => {
+        const status = statusOf(order.status);
+        return [order.client_order_id, status === 'working' && order.order_type === 'trailing_stop' ? [status, order.filled_qty, order.stop_price] : [status, order.filled_qty]];
+      }),
+    );
+    const expected = Object.fromEntries(
+      model.orders.map((order: ModelOrder) => [order.id, order.status === 'working' && order.kind === 'trailing' ? [order.status, num(order.filledQty), num(order.stop!)] : [order.status, num(order.filledQty)]]),
+    );
+    expect(actual, 'orders: [status, filled_qty(, a working trailing stop’s stop_price)] by client_order_id').toEqual(expected);
   }
 }

@@ -1,11 +1,11 @@
 // An independent model of ONE simulated paper crypto account, written from DESIGN §6 ("Order
-// gates", "Order semantics", "Rules a real broker enforces", "Kill switch", "Simulated broker"),
-// not from the service's code: it imports nothing from server/. The model-based test
+// gates", "Order semantics", "Rules a real broker enforces", "Advanced orders", "Kill switch",
+// "Simulated broker"), not from the service's code: it imports nothing from server/. The model-based test
 // (account.model.test.ts) drives the real service and this model with the same commands and
 // compares them after each one. Every number is a decimal (decimal.js at 40 digits, as money is
 // everywhere in the service), never a float sum.
 import { Decimal } from 'decimal.js';
-import { D, PARAMS, type Judgement, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TKind, type TOutcome, type TRule, type TSide } from './model-types.ts';
+import { D, PARAMS, type BracketTerms, type Judgement, type ModelOrder, type PlaceRequest, type ReplaceRequest, type TKind, type TOutcome, type Trail, type TRule, type TSide } from './model-types.ts';
 
 const ZERO = new D(0);
 const ONE = new D(1);
@@ -41,6 +41,41 @@ export class AccountModel {
     return qty.times(price).times(ONE.plus(PARAMS.commission));
   }
 
+  // --- trailing stops (DESIGN §6 "Advanced orders") ---
+
+  /** Where a trail puts the stop from its mark: a sell's below it, onto the grid downwards; a buy's above it, upwards (never tighter than asked). */
+  trailStop(side: TSide, mark: Decimal, trail: Trail): Decimal {
+    const distance = 'percent' in trail ? mark.times(trail.percent).dividedBy(100) : trail.price;
+    const stop = side === 'sell' ? mark.minus(distance) : mark.plus(distance);
+    return stop.lte(0) ? ZERO : stop.toNearest(PARAMS.tick, side === 'sell' ? Decimal.ROUND_FLOOR : Decimal.ROUND_CEIL);
+  }
+
+  /** A trailing stop leg's first stop below an entry, as sizing judges it (exact, off the grid). */
+  trailedBelow(entry: Decimal, trail: Trail): Decimal {
+    return 'percent' in trail ? entry.times(new D(100).minus(trail.percent)).dividedBy(100) : entry.minus(trail.price);
+  }
+
+  /** A bracket's protective stop for an entry: its stop_loss, or its trail from the entry; none (an oto's take-profit alone). */
+  protectiveStop(bracket: BracketTerms | null, entry: Decimal): Decimal | null {
+    if (!bracket) return null;
+    if (bracket.sl) return bracket.sl;
+    return bracket.trail ? this.trailedBelow(entry, bracket.trail) : null;
+  }
+
+  /**
+   * A new high (sell) or low (buy) is the new mark, and moves the stop to its trail from it where
+   * that is tighter; the stop never loosens with the price. (The model's prices move by 90 USDT or
+   * so, so a new mark always tightens the stop: whether a mark the grid leaves the stop at is kept
+   * is not observed here.)
+   */
+  private follow(order: ModelOrder): void {
+    const beyond = order.side === 'sell' ? this.price.gt(order.hwm!) : this.price.lt(order.hwm!);
+    if (!beyond) return;
+    order.hwm = this.price;
+    const stop = this.trailStop(order.side, this.price, order.trail!);
+    if (order.side === 'sell' ? stop.gt(order.stop!) : stop.lt(order.stop!)) order.stop = stop;
+  }
+
   find(id: string): ModelOrder | undefined {
     return this.orders.find((order) => order.id === id);
   }
@@ -53,7 +88,7 @@ export class AccountModel {
     return order.qty.minus(order.filledQty);
   }
 
-  /** A working buy's reserve price: its limit, or its stop (market orders never stay working here). */
+  /** A working buy's reserve price: its limit, or its stop (a trailing stop's current one; market orders never stay working here). */
   reservePrice(order: ModelOrder): Decimal {
     return order.kind === 'limit' ? order.limit! : order.stop!;
   }
@@ -68,9 +103,14 @@ export class AccountModel {
     return this.cash.minus(this.reserved(except));
   }
 
-  /** Held less what working sells still sell; an OCO pair counts once (`pairOnce`). */
-  available(except?: string, pairOnce = true): Decimal {
-    const sells = this.working().filter((order) => order.side === 'sell' && order.id !== except);
+  /**
+   * Held less what working sells still sell; an OCO pair counts once (`pairOnce`). A replace
+   * releases its order's own hold (`except`); a leg's own hold is its pair's, so the pair's other
+   * leg is released with it (`pairReleased`), as the two will again sell the same units.
+   */
+  available(except?: string, pairOnce = true, pairReleased = true): Decimal {
+    const released = new Set([except, pairReleased && except ? this.find(except)?.sibling : undefined]);
+    const sells = this.working().filter((order) => order.side === 'sell' && !released.has(order.id));
     const workingIds = new Set(sells.map((order) => order.id));
     const promised = sells
       .filter((order) => !(pairOnce && order.leg === 'sl' && order.sibling !== undefined && workingIds.has(order.sibling)))
@@ -90,7 +130,7 @@ export class AccountModel {
 
   /** Where a buy is expected to enter: the simulator's price for it now (a resting limit's limit, a stop's trigger or the market above it). */
   entryOf(kind: TKind, limit: Decimal | null, stop: Decimal | null): Decimal {
-    const reference = kind === 'stop' ? Decimal.max(stop!, this.price) : this.price;
+    const reference = kind === 'stop' || kind === 'trailing' ? Decimal.max(stop!, this.price) : this.price;
     return this.execPrice('buy', reference, kind === 'limit' ? limit : null);
   }
 
@@ -104,7 +144,7 @@ export class AccountModel {
 
   /** DESIGN's per-position risk: held quantity at the current price against its protective stops, every working buy at its entry against its bracket stop, and the new buy. */
   positionRisk(newBuy: { qty: Decimal; entry: Decimal; sl: Decimal | null } | null, except?: string): Decimal {
-    const stops = this.working().filter((order) => order.side === 'sell' && order.kind === 'stop' && order.id !== except);
+    const stops = this.working().filter((order) => order.side === 'sell' && (order.kind === 'stop' || order.kind === 'trailing') && order.id !== except);
     let covered = ZERO;
     let risk = ZERO;
     for (const stop of stops) {
@@ -114,13 +154,16 @@ export class AccountModel {
     }
     risk = risk.plus(Decimal.max(this.held.minus(covered), 0).times(this.price.minus(this.defaultStop(this.price))));
     const buys = this.working().filter((order) => order.side === 'buy' && order.id !== except);
-    const legs = buys.map((order) => ({ qty: this.remaining(order), entry: this.reservePrice(order), sl: order.bracket?.sl ?? null }));
+    const legs = buys.map((order) => {
+      const entry = this.reservePrice(order);
+      return { qty: this.remaining(order), entry, sl: this.protectiveStop(order.bracket, entry) };
+    });
     if (newBuy) legs.push(newBuy);
     for (const leg of legs) risk = risk.plus(this.legRisk(leg));
     return risk;
   }
 
-  /** A buy's risk: against its bracket's stop leg, at least nothing (a stop at or above the entry sells at once), else the default stop. */
+  /** A buy's risk: against its bracket's stop leg, at least nothing (a stop at or above the entry sells at once), else (no stop leg) the default stop. */
   legRisk(leg: { qty: Decimal; entry: Decimal; sl: Decimal | null }): Decimal {
     return leg.sl ? leg.qty.times(Decimal.max(leg.entry.minus(leg.sl), 0)) : leg.qty.times(leg.entry.minus(this.defaultStop(leg.entry)));
   }
@@ -145,8 +188,8 @@ export class AccountModel {
    * The risk gate's checks for an order of these terms (a replace passes `except`, its own
    * order, whose reservation and promise are released).
    */
-  private riskGate(terms: { side: TSide; kind: TKind; qty: Decimal; limit: Decimal | null; stop: Decimal | null; sl: Decimal | null; prices: (Decimal | null)[] }, blockers: Set<TRule>, except?: string): TOutcome | undefined {
-    const { side, kind, qty, limit, stop, sl } = terms;
+  private riskGate(terms: { side: TSide; kind: TKind; qty: Decimal; limit: Decimal | null; stop: Decimal | null; bracket: BracketTerms | null; prices: (Decimal | null | undefined)[] }, blockers: Set<TRule>, except?: string): TOutcome | undefined {
+    const { side, kind, qty, limit, stop } = terms;
     if (this.locked) {
       if (side === 'buy') return refused('RISK_RULE_VIOLATION');
       blockers.add('lockExits');
@@ -158,35 +201,52 @@ export class AccountModel {
     if (side === 'sell') {
       const fits = qty.lte(this.available(except));
       if (fits !== qty.lte(this.available(except, false))) blockers.add('ocoAvailability');
+      if (except && fits !== qty.lte(this.available(except, true, false))) blockers.add('pairLegReplace');
       return fits ? undefined : refused('INSUFFICIENT_FUNDS');
     }
     const entry = this.entryOf(kind, limit, stop);
     if (this.hasWorkingBuy(except)) blockers.add('reservation');
     if (this.buyCost(qty, entry).gt(this.buyingPower(except))) return refused('INSUFFICIENT_FUNDS');
-    const buy = { qty, entry, sl };
-    const withinCap = this.positionRisk(buy, except).lte(this.cap());
+    const buy = { qty, entry, sl: this.protectiveStop(terms.bracket, entry) };
+    // Sizing refuses only what adds risk: a buy that adds none passes even a position over the cap (as fees can leave one).
+    const withinCap = this.legRisk(buy).lte(0) || this.positionRisk(buy, except).lte(this.cap());
     if (withinCap !== this.orderRisk(buy).lte(this.cap())) blockers.add('positionSizing');
     return withinCap ? undefined : refused('RISK_RULE_VIOLATION');
+  }
+
+  /** The trail's price distance, which must sit on the grid (a percent need not). */
+  private trailPrice(trail: Trail | null | undefined): Decimal | null {
+    return trail && 'price' in trail ? trail.price : null;
   }
 
   judgePlace(request: PlaceRequest): Judgement {
     const blockers = new Set<TRule>();
     const { side, kind, qty } = request;
     const limit = request.limit ?? null;
-    const stop = request.stop ?? null;
     const bracket = request.bracket ?? null;
-    const gate = this.riskGate({ side, kind, qty, limit, stop, sl: bracket?.sl ?? null, prices: [limit, stop, bracket?.tp ?? null, bracket?.sl ?? null] }, blockers);
+    if (kind === 'trailing') blockers.add('trailingStops');
+    if (bracket?.trail && request.cls !== 'oco') blockers.add('trailingLegs');
+    if (request.cls === 'oco') blockers.add('ocoOrders');
+    if (request.cls === 'oto') blockers.add('otoOrders');
+    // A trailing stop is judged as the stop its trail starts at from the price.
+    const stop = kind === 'trailing' ? this.trailStop(side, this.price, request.trail!) : (request.stop ?? null);
+    const prices = [limit, request.stop, bracket?.tp, bracket?.sl, this.trailPrice(request.trail), this.trailPrice(bracket?.trail)];
+    // An oco's legs are exits: its bracket is no entry's protection.
+    const gate = this.riskGate({ side, kind, qty, limit, stop, bracket: request.cls === 'oco' ? null : bracket, prices }, blockers);
     if (gate) return { outcome: gate, blockers: [...blockers] };
     if (kind === 'stop' && this.triggersAtOnce(side, stop!)) {
       blockers.add('stopTriggerReject');
       return { outcome: refused('BROKER_REJECTED'), blockers: [...blockers] };
     }
+    // An oco's stop_loss sits below its limit and below the price (else it would trigger at once).
+    if (request.cls === 'oco' && bracket?.sl && !(bracket.sl.lt(limit!) && bracket.sl.lt(this.price))) return { outcome: refused('BROKER_REJECTED'), blockers: [...blockers] };
     return { outcome: OK, blockers: [...blockers] };
   }
 
   /** Places the order as judged: a broker refusal leaves a rejected order; an accepted one meets the price at once. */
   place(request: PlaceRequest): TOutcome {
     const { outcome } = this.judgePlace(request);
+    const oco = request.cls === 'oco';
     const order: ModelOrder = {
       id: request.id,
       side: request.side,
@@ -194,15 +254,22 @@ export class AccountModel {
       qty: request.qty,
       limit: request.limit ?? null,
       stop: request.stop ?? null,
-      bracket: request.bracket ?? null,
+      bracket: (!oco && request.bracket) || null,
       status: 'working',
       filledQty: ZERO,
+      ...(request.cls && { cls: request.cls }),
+      ...(request.kind === 'trailing' && { trail: request.trail!, hwm: this.price, stop: this.trailStop(request.side, this.price, request.trail!) }),
     };
     if (!outcome.ok) {
       if (outcome.code === 'BROKER_REJECTED') this.orders.push({ ...order, status: 'rejected' });
       return outcome;
     }
     this.orders.push(order);
+    // An oco's stop leg works beside its limit from the start, a trailing one marked at the price; the limit then meets the price.
+    if (oco) {
+      order.sibling = `${order.id}:sl`;
+      this.orders.push(this.stopLeg(order, request.bracket!, this.price, order.id));
+    }
     this.match(order, true);
     return OK;
   }
@@ -214,8 +281,11 @@ export class AccountModel {
     if (order.status !== 'working') return { outcome: refused('ORDER_NOT_CANCELABLE'), blockers: [] };
     const qty = change.qty ?? order.qty;
     const limit = order.kind === 'limit' ? (change.limit ?? order.limit) : null;
-    const stop = order.kind === 'stop' ? (change.stop ?? order.stop) : null;
-    const gate = this.riskGate({ side: order.side, kind: order.kind, qty, limit, stop, sl: null, prices: [change.limit ?? null, change.stop ?? null] }, blockers, order.id);
+    const trailing = order.kind === 'trailing';
+    if (change.trail) blockers.add('trailReplace');
+    // The gates judge a trailing stop as the stop its (new) trail starts at from the price.
+    const stop = trailing ? this.trailStop(order.side, this.price, change.trail ?? order.trail!) : order.kind === 'stop' ? (change.stop ?? order.stop) : null;
+    const gate = this.riskGate({ side: order.side, kind: order.kind, qty, limit, stop, bracket: null, prices: [change.limit, change.stop, this.trailPrice(change.trail)] }, blockers, order.id);
     if (gate) {
       blockers.add('replaceGates');
       return { outcome: gate, blockers: [...blockers] };
@@ -224,7 +294,23 @@ export class AccountModel {
       blockers.add('stopTriggerReject');
       return { outcome: refused('BROKER_REJECTED'), blockers: [...blockers] };
     }
+    if (trailing) {
+      // The broker sets the stop again from the order's mark, not the price.
+      const newStop = this.retrailedStop(order, change);
+      if (this.triggersAtOnce(order.side, newStop)) return { outcome: refused('BROKER_REJECTED'), blockers: [...blockers] };
+      // The broker's own funds check of a buy whose worst cost rises, its reservation released.
+      if (order.side === 'buy') {
+        const after = this.buyCost(qty, this.entryOf('trailing', null, newStop));
+        const before = this.buyCost(order.qty, this.entryOf('trailing', null, order.stop));
+        if (after.gt(before) && after.gt(this.buyingPower(order.id))) return { outcome: refused('INSUFFICIENT_FUNDS'), blockers: [...blockers] };
+      }
+    }
     return { outcome: OK, blockers: [...blockers] };
+  }
+
+  /** A trailing stop's stop after a replace: from its mark with the new trail, or as it is. */
+  private retrailedStop(order: ModelOrder, change: ReplaceRequest): Decimal {
+    return change.trail ? this.trailStop(order.side, order.hwm!, change.trail) : order.stop!;
   }
 
   /** A refused replace leaves the order as it was; an accepted one changes it in place and meets the price at once. */
@@ -232,6 +318,10 @@ export class AccountModel {
     const { outcome } = this.judgeReplace(change);
     if (!outcome.ok) return outcome;
     const order = this.find(change.id)!;
+    if (order.kind === 'trailing' && change.trail) {
+      order.stop = this.retrailedStop(order, change);
+      order.trail = change.trail;
+    }
     if (change.qty) order.qty = change.qty;
     if (order.kind === 'limit' && change.limit) order.limit = change.limit;
     if (order.kind === 'stop' && change.stop) order.stop = change.stop;
@@ -303,7 +393,7 @@ export class AccountModel {
 
   // --- matching ---
 
-  /** Where this price reaches the order, or undefined while it rests. */
+  /** Where this price reaches the order, or undefined while it rests (a trailing stop as the stop it is now). */
   private reach(order: ModelOrder): Decimal | undefined {
     const price = this.price;
     if (order.kind === 'market') return price;
@@ -311,8 +401,9 @@ export class AccountModel {
     return (order.side === 'buy' ? price.gte(order.stop!) : price.lte(order.stop!)) ? price : undefined;
   }
 
-  /** One observation of the current price: fill in full, or a refusal by the broker (rejected on arrival, canceled later). */
+  /** One observation of the current price: a trailing stop follows it first; then fill in full, or a refusal by the broker (rejected on arrival, canceled later). */
   private match(order: ModelOrder, arriving: boolean): void {
+    if (order.kind === 'trailing') this.follow(order);
     const reference = this.reach(order);
     if (!reference) return;
     const qty = this.remaining(order);
@@ -337,16 +428,40 @@ export class AccountModel {
       const sibling = this.find(order.sibling);
       if (sibling?.status === 'working') sibling.status = 'canceled';
     }
-    if (order.bracket) this.protect(order);
+    if (order.bracket) this.protect(order, price);
   }
 
-  /** A filled bracket entry becomes an OCO pair of a take-profit limit and a stop-loss stop. */
-  private protect(entry: ModelOrder): void {
-    const common = { side: 'sell' as const, qty: entry.filledQty, bracket: null, status: 'working' as const, filledQty: ZERO };
-    this.orders.push(
-      { ...common, id: `${entry.id}:tp`, kind: 'limit', limit: entry.bracket!.tp, stop: null, leg: 'tp', sibling: `${entry.id}:sl` },
-      { ...common, id: `${entry.id}:sl`, kind: 'stop', limit: null, stop: entry.bracket!.sl, leg: 'sl', sibling: `${entry.id}:tp` },
-    );
+  /**
+   * A filled bracket entry becomes an OCO pair of a take-profit limit and a stop leg (a stop, or a
+   * trailing stop marked at the entry's fill price); an oto's one leg works alone.
+   */
+  private protect(entry: ModelOrder, fillPrice: Decimal): void {
+    const { tp, sl, trail } = entry.bracket!;
+    const pair = tp !== null && (sl !== null || trail !== null);
+    if (tp) {
+      this.orders.push({
+        id: `${entry.id}:tp`,
+        side: 'sell',
+        kind: 'limit',
+        qty: entry.filledQty,
+        limit: tp,
+        stop: null,
+        bracket: null,
+        status: 'working',
+        filledQty: ZERO,
+        leg: 'tp',
+        ...(pair && { sibling: `${entry.id}:sl` }),
+      });
+    }
+    if (sl || trail) this.orders.push(this.stopLeg(entry, entry.bracket!, fillPrice, pair ? `${entry.id}:tp` : undefined));
+  }
+
+  /** The sell stop leg `${parent.id}:sl` for the parent's filled (an oco: its whole) quantity: a stop at the stop_loss, or a trailing stop marked at `mark`. */
+  private stopLeg(parent: ModelOrder, bracket: BracketTerms, mark: Decimal, sibling: string | undefined): ModelOrder {
+    const qty = parent.cls === 'oco' ? parent.qty : parent.filledQty;
+    const common = { id: `${parent.id}:sl`, side: 'sell' as const, qty, limit: null, bracket: null, status: 'working' as const, filledQty: ZERO, leg: 'sl' as const, ...(sibling && { sibling }) };
+    if (bracket.trail) return { ...common, kind: 'trailing', stop: this.trailStop('sell', mark, bracket.trail), trail: bracket.trail, hwm: mark };
+    return { ...common, kind: 'stop', stop: bracket.sl };
   }
 
   private end(order: ModelOrder, status: 'canceled' | 'rejected', withSibling: boolean): void {

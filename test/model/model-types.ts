@@ -42,11 +42,34 @@ export interface Rules {
   tickGrid: boolean;
   /** The lock cancels every working buy and keeps every working sell (not only bracket children). */
   lockKeepsSells: boolean;
+  /** Trailing stops (sell and buy, percent and price trails): placed at their trail from the price, tightened by new highs (lows), triggered at market. */
+  trailingStops: boolean;
+  /** A bracket whose stop leg trails from the entry's fill (`bracket.trail_*` in place of `stop_loss`). */
+  trailingLegs: boolean;
+  /** order_class oco: a held position's sell limit and its stop leg (a stop or a trail), working at once, counted once, ending together. */
+  ocoOrders: boolean;
+  /** order_class oto: an entry and one exit leg (take-profit only, or a stop leg only). */
+  otoOrders: boolean;
+  /** A replace of a trailing stop's trail: the stop set again from its mark (refused when it would trigger at once). */
+  trailReplace: boolean;
+  /** A replace of one leg of an OCO pair releases the pair's hold (its own), not only the leg's: the sibling's units are the leg's. */
+  pairLegReplace: boolean;
 }
 export type TRule = keyof Rules;
 
 export type TSide = 'buy' | 'sell';
-export type TKind = 'market' | 'limit' | 'stop';
+/** `trailing` is the wire's `trailing_stop`. */
+export type TKind = 'market' | 'limit' | 'stop' | 'trailing';
+/** A trailing stop's distance from its mark: a percent of it, or a price. */
+export type Trail = { percent: Decimal } | { price: Decimal };
+/** An order class beyond simple and bracket (a bracket is implied by its `bracket`). */
+export type TClass = 'oto' | 'oco';
+/** A bracket's legs: a take-profit, a stop leg (a stop_loss, or a trail from the entry's fill); an oto has one of the two, an oco's take-profit is its limit. */
+export interface BracketTerms {
+  tp: Decimal | null;
+  sl: Decimal | null;
+  trail: Trail | null;
+}
 /** Working = accepted or open at the service (the model does not tell them apart). */
 export type TStatus = 'working' | 'filled' | 'canceled' | 'rejected';
 export type TLeg = 'tp' | 'sl';
@@ -58,11 +81,16 @@ export interface ModelOrder {
   qty: Decimal;
   limit: Decimal | null;
   stop: Decimal | null;
-  bracket: { tp: Decimal; sl: Decimal } | null;
+  bracket: BracketTerms | null;
   status: TStatus;
   filledQty: Decimal;
   leg?: TLeg;
   sibling?: string;
+  /** An oto entry, or an oco's limit (its stop leg is `${id}:sl`). */
+  cls?: TClass;
+  /** A trailing stop's trail and mark (a sell's highest price seen, a buy's lowest); its current stop is `stop`. */
+  trail?: Trail;
+  hwm?: Decimal;
 }
 
 export interface PlaceRequest {
@@ -72,7 +100,10 @@ export interface PlaceRequest {
   qty: Decimal;
   limit?: Decimal | undefined;
   stop?: Decimal | undefined;
-  bracket?: { tp: Decimal; sl: Decimal } | undefined;
+  bracket?: BracketTerms | undefined;
+  /** A trailing stop's trail (kind `trailing`). */
+  trail?: Trail | undefined;
+  cls?: TClass | undefined;
 }
 
 export interface ReplaceRequest {
@@ -80,6 +111,8 @@ export interface ReplaceRequest {
   qty?: Decimal | undefined;
   limit?: Decimal | undefined;
   stop?: Decimal | undefined;
+  /** A trailing stop's new trail. */
+  trail?: Trail | undefined;
 }
 
 /** What the service answers: accepted, or refused with the error code (a broker refusal also leaves a rejected order). */
