@@ -63,35 +63,46 @@ describe('event bus wake-ups', () => {
     handles[0]!.db.transaction((tx) => bus.append(tx, [{ userId, channel: 'orders', frame: { type: 'order_event', client_order_id: clientOrderId }, at: new Date() }]));
 
   it('sends at most one NOTIFY per gap: the wake-ups within it are folded into one at its end', async () => {
+    // A database of its own: no other bus of this file may NOTIFY where this one is counted.
+    const created = await createTestDatabase();
+    const own = await openDatabase({ databaseUrl: created.url, dataDir: tempDir(), poolSize: 2 });
+    await own.migrate();
+    const listening = created.url ? await openDatabase({ databaseUrl: created.url, dataDir: tempDir(), poolSize: 2 }) : own;
     const { logger } = capturedLogger();
-    const paced = await createEventBus({ database: handles[0]!, logger, safetyPollMs: HOUR_MS, announceGapMs: HOUR_MS });
+    const paced = await createEventBus({ database: own, logger, safetyPollMs: HOUR_MS, announceGapMs: HOUR_MS });
+    const ownReader = await createEventBus({ database: listening, logger, safetyPollMs: HOUR_MS });
     const payloads: string[] = [];
     let markerSeen!: () => void;
     const marker = new Promise<void>((resolve) => (markerSeen = resolve));
-    const stopCounting = await handles.at(-1)!.listen('ts_events', (payload) => {
+    const stopCounting = await listening.listen('ts_events', (payload) => {
       payloads.push(payload);
       if (payload === 'marker') markerSeen();
     });
     let closed = false;
+    const append = (clientOrderId: string) =>
+      own.db.transaction((tx) => paced.append(tx, [{ userId: USER_ID + 1, channel: 'orders', frame: { type: 'order_event', client_order_id: clientOrderId }, at: new Date() }]));
     try {
-      const userId = USER_ID + 1;
-      const first = await nextOn(reader, userId);
-      await appendOne(paced, userId, 'first');
+      const first = await nextOn(ownReader, USER_ID + 1);
+      await append('first');
       paced.wake();
       expect((await first.received).frame.client_order_id).toBe('first');
       for (const id of ['second', 'third', 'fourth']) {
-        await appendOne(paced, userId, id);
+        await append(id);
         paced.wake();
       }
       // Closing waits for any NOTIFY under way; one sent after them all arrives after theirs.
       await paced.close();
       closed = true;
-      await notify(handles[0]!.db, 'ts_events', 'marker');
+      await notify(own.db, 'ts_events', 'marker');
       await marker;
       expect(payloads.filter((payload) => payload !== 'marker')).toHaveLength(1);
     } finally {
       await stopCounting();
       if (!closed) await paced.close();
+      await ownReader.close();
+      if (listening !== own) await listening.close();
+      await own.close();
+      await created.drop();
     }
   });
 
