@@ -149,6 +149,8 @@ export type OrderLookup = { brokerOrderId: string } | { clientOrderId: string; i
 /** What a replace changes; a field left out keeps its value. Decimal strings. */
 export interface BrokerReplaceRequest {
   brokerOrderId: string;
+  /** Our client order id of the order: a broker whose successor needs an id of its own (Alpaca) derives it from this. */
+  clientOrderId?: string;
   qty?: string;
   /** null only where the order type takes no limit price (a limit order keeps needing one). */
   limitPrice?: string | null;
@@ -161,12 +163,14 @@ export interface BrokerReplaceRequest {
 /** The type a broker is sent: a stop_limit travels as a stop with its limit in metadata. */
 export const brokerOrderTypeOf = (orderType: TOrderType): TBrokerOrderType => (orderType === 'stop_limit' ? 'stop' : orderType);
 
-/** The order classes of a broker whose brackets are an entry with both legs (Alpaca's own). */
-export const BRACKETS_ONLY: ReadonlySet<TBrokerOrderClass> = new Set(['bracket']);
+/** Every order class: a broker that holds brackets, otos and ocos as its own (Alpaca, the simulator). */
+export const ALL_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set(['bracket', 'oto', 'oco']);
 export const NO_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set();
 
-/** The order types every broker holds: a trailing stop is the simulator's alone, for now. */
+/** The order types every broker holds. */
 export const BASIC_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop']);
+/** The basic types and a trailing stop (the simulator, Alpaca). */
+export const TRAILING_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set([...BASIC_ORDER_TYPES, 'trailing_stop']);
 
 export interface Broker {
   readonly name: string;
@@ -180,6 +184,8 @@ export interface Broker {
   readonly nativeOrderTypes: ReadonlySet<TBrokerOrderType>;
   /** The order classes it holds natively (a bracket's legs placed by the broker on the entry's fill); an `oto` or a trailing leg it lacks is refused as a type is. */
   readonly nativeOrderClasses: ReadonlySet<TBrokerOrderClass>;
+  /** Whether a bracket's stop leg may trail: Alpaca holds trailing stops and brackets, but not one inside the other. */
+  readonly nativeTrailingLegs: boolean;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */

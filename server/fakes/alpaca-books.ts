@@ -1,6 +1,8 @@
 // The fake Alpaca's books: accounts by key, their orders and positions in memory, and the
-// matching that fills market orders at the set price and rests limit and stop orders until the
-// price crosses. Every change is reported as the trade update Alpaca would stream.
+// matching that fills market orders at the set price and rests limit, stop, stop-limit and
+// trailing stop orders until the price crosses (a trailing stop's mark and stop follow each price,
+// silently, as Alpaca's do). Brackets, otos (an entry and held legs) and ocos (a limit and its
+// stop leg working at once). Every change is reported as the trade update Alpaca would stream.
 import { randomUUID } from 'node:crypto';
 import type { Decimal } from 'decimal.js';
 import { applyFill, type Position } from '../brokers/fills.ts';
@@ -71,6 +73,9 @@ export const newAlpacaOrder = (fields: Pick<AlpacaOrder, 'symbol' | 'qty' | 'sid
     order_type: fields.type,
     limit_price: null,
     stop_price: null,
+    trail_percent: null,
+    trail_price: null,
+    hwm: null,
     status: 'accepted',
     extended_hours: false,
     legs: null,
@@ -115,11 +120,11 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
   const executionPrice = (order: AlpacaOrder, price: Decimal): Decimal | undefined => {
     const buy = order.side === 'buy';
     const limit = order.limit_price === null ? undefined : new ExactDecimal(order.limit_price);
-    if (order.type === 'stop' || order.type === 'stop_limit') {
+    if (order.type === 'stop' || order.type === 'stop_limit' || order.type === 'trailing_stop') {
       const stop = new ExactDecimal(order.stop_price ?? '0');
       const triggered = buy ? price.gte(stop) : price.lte(stop);
       if (!triggered) return undefined;
-      if (order.type === 'stop') return price;
+      if (order.type !== 'stop_limit') return price;
     }
     if (limit === undefined) return price;
     return (buy ? price.lte(limit) : price.gte(limit)) ? price : undefined;
@@ -134,8 +139,12 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
     report(account, 'fill', order, { qty, price });
     const parentId = account.parentOf.get(order.id);
     if (parentId) {
-      // One leg filled: its sibling is done (one-cancels-other).
-      for (const sibling of legsOf(account, account.orders.get(parentId)!)) if (sibling.id !== order.id && isOpen(sibling)) setStatus(account, sibling, 'canceled', 'canceled');
+      // One leg filled: its sibling is done (one-cancels-other), and so is an oco's other half.
+      const parent = account.orders.get(parentId)!;
+      for (const sibling of legsOf(account, parent)) if (sibling.id !== order.id && isOpen(sibling)) setStatus(account, sibling, 'canceled', 'canceled');
+      if (parent.order_class === 'oco' && isOpen(parent)) setStatus(account, parent, 'canceled', 'canceled');
+    } else if (order.order_class === 'oco') {
+      for (const leg of legsOf(account, order)) if (isOpen(leg)) setStatus(account, leg, 'canceled', 'canceled');
     } else {
       // The entry filled: its legs start working.
       for (const leg of legsOf(account, order)) setStatus(account, leg, 'new', 'new');
@@ -143,10 +152,27 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
     }
   };
 
+  /** A trailing stop's stop from its mark: a sell's below its high, a buy's above its low, on the cent. */
+  const trailStopOf = (order: Pick<AlpacaOrder, 'side' | 'trail_percent' | 'trail_price'>, mark: Decimal): Decimal => {
+    const distance = order.trail_price !== null ? new ExactDecimal(order.trail_price) : mark.times(new ExactDecimal(order.trail_percent ?? '0')).div(100);
+    const sell = order.side === 'sell';
+    return (sell ? mark.minus(distance) : mark.plus(distance)).toDecimalPlaces(2, sell ? ExactDecimal.ROUND_DOWN : ExactDecimal.ROUND_UP);
+  };
+
+  /** A working trailing stop follows a better price: its mark and stop move, with no update streamed. */
+  const follow = (order: AlpacaOrder, price: Decimal) => {
+    if (order.type !== 'trailing_stop' || order.hwm === null) return;
+    const mark = new ExactDecimal(order.hwm);
+    if (order.side === 'sell' ? price.lte(mark) : price.gte(mark)) return;
+    order.hwm = price.toFixed();
+    order.stop_price = trailStopOf(order, price).toFixed();
+  };
+
   /** Trades the order if the price allows; an ioc or fok order that cannot trade now is canceled. */
   const tryMatch = (account: FakeAccount, order: AlpacaOrder) => {
     if (order.status !== 'new' && order.status !== 'partially_filled') return;
     const price = prices.get(order.symbol);
+    if (price) follow(order, price);
     const at = price && executionPrice(order, price);
     if (at) fill(account, order, at);
     else if (order.time_in_force === 'ioc' || order.time_in_force === 'fok') setStatus(account, order, 'canceled', 'canceled');
@@ -182,15 +208,18 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
     if (!prices.has(request.symbol)) throw refuse.invalid(`asset "${request.symbol}" not found`);
     const qty = new ExactDecimal(request.qty);
     if (!qty.gt(0)) throw refuse.invalid('qty must be > 0');
-    if (!['market', 'limit', 'stop', 'stop_limit'].includes(request.type)) throw refuse.invalid(`invalid order type for this fake: ${request.type}`);
+    if (!['market', 'limit', 'stop', 'stop_limit', 'trailing_stop'].includes(request.type)) throw refuse.invalid(`invalid order type for this fake: ${request.type}`);
     if (!['day', 'gtc', 'ioc', 'fok'].includes(request.time_in_force)) throw refuse.invalid(`invalid time_in_force for this fake: ${request.time_in_force}`);
-    if ((request.type === 'limit' || request.type === 'stop_limit') && !request.limit_price) throw refuse.invalid('limit_price is required');
+    if (request.type === 'trailing_stop' && (request.trail_price === undefined) === (request.trail_percent === undefined)) throw refuse.invalid('trailing_stop requires exactly one of trail_price and trail_percent');
+    if (request.type === 'trailing_stop' && (request.limit_price !== undefined || request.stop_price !== undefined)) throw refuse.invalid('trailing_stop takes no limit_price or stop_price');
+    if (request.order_class === 'oco') {
+      if (request.type !== 'limit' || !request.take_profit?.limit_price || !request.stop_loss?.stop_price) throw refuse.invalid('oco orders must be limit orders with take_profit.limit_price and stop_loss.stop_price');
+    } else if ((request.type === 'limit' || request.type === 'stop_limit') && !request.limit_price) throw refuse.invalid('limit_price is required');
     if ((request.type === 'stop' || request.type === 'stop_limit') && !request.stop_price) throw refuse.invalid('stop_price is required');
     if (request.client_order_id && [...account.orders.values()].some((order) => order.client_order_id === request.client_order_id)) throw refuse.invalid('client_order_id must be unique');
-    if (request.order_class === 'bracket') {
-      if (!request.take_profit?.limit_price || !request.stop_loss?.stop_price) throw refuse.invalid('bracket orders require take_profit.limit_price and stop_loss.stop_price');
-      if (request.time_in_force !== 'day' && request.time_in_force !== 'gtc') throw refuse.invalid('bracket orders must be day or gtc');
-    }
+    if (request.order_class === 'bracket' && (!request.take_profit?.limit_price || !request.stop_loss?.stop_price)) throw refuse.invalid('bracket orders require take_profit.limit_price and stop_loss.stop_price');
+    if (request.order_class === 'oto' && !request.take_profit?.limit_price === !request.stop_loss?.stop_price) throw refuse.invalid('oto orders require one of take_profit and stop_loss');
+    if (request.order_class && request.order_class !== 'simple' && request.time_in_force !== 'day' && request.time_in_force !== 'gtc') throw refuse.invalid(`${request.order_class} orders must be day or gtc`);
     if (request.side === 'buy') {
       const cost = qty.times(worstPrice({ symbol: request.symbol, limit_price: request.limit_price ?? null, stop_price: request.stop_price ?? null }));
       if (cost.gt(buyingPowerOf(account))) throw refuse.funds('insufficient buying power');
@@ -210,35 +239,49 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
       type: request.type,
       time_in_force: request.time_in_force,
       client_order_id: request.client_order_id || randomUUID(),
-      limit_price: request.limit_price ?? null,
+      // An oco is its take-profit limit, with the stop leg beside it.
+      limit_price: request.order_class === 'oco' ? request.take_profit!.limit_price : (request.limit_price ?? null),
       stop_price: request.stop_price ?? null,
+      trail_percent: request.trail_percent ?? null,
+      trail_price: request.trail_price ?? null,
       order_class: request.order_class ?? '',
     });
+    if (order.type === 'trailing_stop') {
+      const price = prices.get(order.symbol)!;
+      Object.assign(order, { hwm: price.toFixed(), stop_price: trailStopOf(order, price).toFixed() });
+    }
     account.orders.set(order.id, order);
-    if (request.order_class === 'bracket') {
-      const exitSide = request.side === 'buy' ? 'sell' : 'buy';
-      const exit = { symbol: order.symbol, qty: order.qty, side: exitSide, time_in_force: order.time_in_force, order_class: 'bracket', status: 'held' } as const;
-      const takeProfit = newAlpacaOrder({ ...exit, type: 'limit', client_order_id: randomUUID(), limit_price: request.take_profit!.limit_price });
-      const stopLoss = newAlpacaOrder({
-        ...exit,
-        type: request.stop_loss!.limit_price ? 'stop_limit' : 'stop',
-        client_order_id: randomUUID(),
-        stop_price: request.stop_loss!.stop_price,
-        limit_price: request.stop_loss!.limit_price ?? null,
-      });
-      for (const leg of [takeProfit, stopLoss]) {
-        account.orders.set(leg.id, leg);
-        account.parentOf.set(leg.id, order.id);
-      }
-      order.legs = [takeProfit, stopLoss];
+    order.legs = legsRequested(order, request);
+    for (const leg of order.legs ?? []) {
+      account.orders.set(leg.id, leg);
+      account.parentOf.set(leg.id, order.id);
     }
     // The answer is the order as accepted; the books move on before the answer leaves, as a
     // real venue's would while the answer is on the wire.
     const answer = snapshotOf(account, order);
     report(account, 'accepted', order);
     setStatus(account, order, 'new', 'new');
+    // An oco's stop leg works from the start; a bracket's or an oto's waits for the entry's fill.
+    if (order.order_class === 'oco') for (const leg of legsOf(account, order)) setStatus(account, leg, 'new', 'new');
     tryMatch(account, order);
+    if (order.order_class === 'oco') for (const leg of legsOf(account, order)) tryMatch(account, leg);
     return answer;
+  };
+
+  /**
+   * The legs a bracket, oto or oco asks for: a bracket's and an oto's are exits of the entry, held
+   * until it fills; an oco's stop leg sells beside its limit. Null for a simple order.
+   */
+  const legsRequested = (order: AlpacaOrder, request: AlpacaOrderRequest): AlpacaOrder[] | null => {
+    const orderClass = request.order_class;
+    if (orderClass !== 'bracket' && orderClass !== 'oto' && orderClass !== 'oco') return null;
+    const side = orderClass === 'oco' ? order.side : order.side === 'buy' ? 'sell' : 'buy';
+    const leg = { symbol: order.symbol, qty: order.qty, side, time_in_force: order.time_in_force, order_class: orderClass, status: 'held', client_order_id: randomUUID() } as const;
+    const takeProfit = orderClass !== 'oco' && request.take_profit ? [newAlpacaOrder({ ...leg, type: 'limit', limit_price: request.take_profit.limit_price })] : [];
+    const stopLoss = request.stop_loss
+      ? [newAlpacaOrder({ ...leg, client_order_id: randomUUID(), type: request.stop_loss.limit_price ? 'stop_limit' : 'stop', stop_price: request.stop_loss.stop_price, limit_price: request.stop_loss.limit_price ?? null })]
+      : [];
+    return [...takeProfit, ...stopLoss];
   };
 
   const find = (keyId: string, orderId: string) => {
@@ -255,6 +298,14 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
     for (const leg of legsOf(account, order)) if (isOpen(leg)) setStatus(account, leg, 'canceled', 'canceled');
   };
 
+  const trailReplaced = (order: AlpacaOrder, trail: string | undefined): Pick<AlpacaOrder, 'trail_percent' | 'trail_price' | 'hwm' | 'stop_price'> => {
+    const next = {
+      trail_percent: order.trail_percent !== null ? (trail ?? order.trail_percent) : null,
+      trail_price: order.trail_price !== null ? (trail ?? order.trail_price) : null,
+    };
+    return { ...next, hwm: order.hwm, stop_price: trailStopOf({ side: order.side, ...next }, new ExactDecimal(order.hwm ?? '0')).toFixed() };
+  };
+
   const replace = (keyId: string, orderId: string, change: AlpacaReplaceRequest): AlpacaOrder => {
     const { account, order } = find(keyId, orderId);
     if (!isOpen(order) || order.status === 'held') throw refuse.invalid(`order is in "${order.status}" state and cannot be replaced`);
@@ -264,9 +315,11 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
       side: order.side,
       type: order.type,
       time_in_force: order.time_in_force,
-      client_order_id: randomUUID(),
+      client_order_id: change.client_order_id ?? randomUUID(),
       limit_price: change.limit_price ?? order.limit_price,
       stop_price: change.stop_price ?? order.stop_price,
+      // A trailing stop keeps its mark; a new trail sets its stop again from it.
+      ...(order.type === 'trailing_stop' ? trailReplaced(order, change.trail) : {}),
       replaces: order.id,
       status: 'new',
     });

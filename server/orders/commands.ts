@@ -80,6 +80,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
       replaced = await withTimeout(
         broker.replaceOrder({
           brokerOrderId: change.broker_order_id,
+          clientOrderId: row.clientOrderId,
           qty,
           limitPrice: change.limit_price === undefined ? undefined : String(change.limit_price),
           stopPrice: change.stop_price === undefined ? undefined : String(change.stop_price),

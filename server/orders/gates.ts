@@ -191,7 +191,7 @@ const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps
   if ((attempt.orderClass === 'oto' || attempt.orderClass === 'oco') && !broker.nativeOrderClasses.has(attempt.orderClass)) {
     throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
   }
-  if (attempt.bracket?.trail && !(broker.nativeOrderClasses.has('bracket') && broker.nativeOrderTypes.has('trailing_stop'))) {
+  if (attempt.bracket?.trail && !broker.nativeTrailingLegs) {
     throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
   }
 };

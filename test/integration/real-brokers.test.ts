@@ -153,25 +153,14 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(trail.body.items.map((event: { action: string }) => event.action)).toEqual(expect.arrayContaining(['order.placed', 'order.unconfirmed', 'order.reconciled']));
   });
 
-  it('refuses a trailing_stop before any call (422 BROKER_REJECTED naming the type): no order, none at the broker, the refusal audited', async () => {
-    const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'us-trail-1' });
-    expect(refused.status, refused.text).toBe(422);
-    expect(refused.body.code).toBe('BROKER_REJECTED');
-    expect(refused.body.message).toContain('trailing_stop');
-    expect(await orderRow('us-trail-1')).toBeUndefined();
-    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-trail-1')).toBe(false);
-    const trail = await call('GET', '/api/audit?client_order_id=us-trail-1');
+  it('refuses a bracket whose stop leg trails before any call (422 BROKER_REJECTED): Alpaca cannot hold one; no order, none at the broker, the refusal audited', async () => {
+    const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-trail-leg-1', bracket: { take_profit: 250, trail_percent: 5 } });
+    expect([refused.status, refused.body.code], refused.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(refused.body.message).toContain('trailing stop leg');
+    expect(await orderRow('us-trail-leg-1')).toBeUndefined();
+    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-trail-leg-1')).toBe(false);
+    const trail = await call('GET', '/api/audit?client_order_id=us-trail-leg-1');
     expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
-    // So are an oto, an oco and a bracket whose stop leg trails: Alpaca's own are not wired yet.
-    for (const [id, extra] of [
-      ['us-oto-1', { order_class: 'oto', bracket: { take_profit: 250 } }],
-      ['us-trail-leg-1', { bracket: { take_profit: 250, trail_percent: 5 } }],
-      ['us-oco-1', { side: 'sell', order_type: 'limit', limit_price: 250, order_class: 'oco', bracket: { stop_loss: 150 } }],
-    ] as const) {
-      const res = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: id, ...extra });
-      expect([res.status, res.body.code], res.text).toEqual([422, 'BROKER_REJECTED']);
-      expect(await orderRow(id)).toBeUndefined();
-    }
   });
 
   it('keeps an order the broker took though its answer failed: 502, pending, then linked and filled once by the reconciler', async () => {
@@ -269,6 +258,26 @@ describe('kr_equity on the KIS-style broker', () => {
     expect(down.status, down.text).toBe(502);
     expect(down.body.code).toBe('BROKER_UNAVAILABLE');
     expect(await orderRow('kr-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
+  });
+
+  it('refuses a trailing_stop before any call (422 BROKER_REJECTED naming the type): no order, none at the broker, the refusal audited; so are an oto and an oco', async () => {
+    const calls = kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length;
+    const refused = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'kr-trail-1' });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('BROKER_REJECTED');
+    expect(refused.body.message).toContain('trailing_stop');
+    expect(await orderRow('kr-trail-1')).toBeUndefined();
+    const trail = await call('GET', '/api/audit?client_order_id=kr-trail-1');
+    expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
+    for (const [id, extra] of [
+      ['kr-oto-1', { order_class: 'oto', bracket: { take_profit: 110000 } }],
+      ['kr-oco-1', { side: 'sell', order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 } }],
+    ] as const) {
+      const res = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market', client_order_id: id, ...extra });
+      expect([res.status, res.body.code], res.text).toEqual([422, 'BROKER_REJECTED']);
+      expect(await orderRow(id)).toBeUndefined();
+    }
+    expect(kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length).toBe(calls);
   });
 });
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ZBrokerEvent } from '../../contracts/brokers.ts';
 import { createTokenBucket } from '../../server/brokers/alpaca/limiter.ts';
-import { ALPACA_EVENT_MAP, eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaOrder, fromAlpacaPosition, statusFromAlpaca, toAlpacaOrderRequest, toAlpacaReplaceRequest } from '../../server/brokers/alpaca/mapping.ts';
+import { ALPACA_EVENT_MAP, eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaOrder, fromAlpacaPosition, ourClientOrderId, replacementClientOrderId, statusFromAlpaca, toAlpacaOrderRequest, toAlpacaReplaceRequest } from '../../server/brokers/alpaca/mapping.ts';
 import { newAlpacaOrder } from '../../server/fakes/alpaca-books.ts';
 import { ALPACA_ORDER_STATUSES, ALPACA_TRADE_EVENTS, type AlpacaOrder, type AlpacaPosition, type TAlpacaOrderStatus } from '../../server/brokers/alpaca/wire.ts';
 
@@ -90,8 +90,34 @@ describe('toAlpacaOrderRequest', () => {
   });
 
   it('sends only the fields a replace changes', () => {
-    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', qty: '3', limitPrice: null })).toEqual({ qty: '3' });
-    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', limitPrice: '101.5', stopPrice: '99' })).toEqual({ limit_price: '101.5', stop_price: '99' });
+    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', qty: '3', limitPrice: null }, 'a1')).toEqual({ qty: '3' });
+    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', limitPrice: '101.5', stopPrice: '99' }, 'a1')).toEqual({ limit_price: '101.5', stop_price: '99' });
+  });
+
+  it('gives a replacement a client order id of its own that still names ours, and sends a trailing stop’s new trail as `trail`', () => {
+    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', clientOrderId: 'mine-1', qty: '2' }, 'b7')).toEqual({ client_order_id: 'mine-1~rb7', qty: '2' });
+    // A replacement of a replacement: one tag, not two.
+    expect(replacementClientOrderId('mine-1~rb7', 'c9')).toBe('mine-1~rc9');
+    expect(ourClientOrderId('mine-1~rc9')).toBe('mine-1');
+    expect(ourClientOrderId('mine-1')).toBe('mine-1');
+    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', stopPrice: '196', trail: { price: '4' } }, 'a1')).toEqual({ trail: '4' });
+    expect(toAlpacaReplaceRequest({ brokerOrderId: 'x', trail: { percent: '2.5' } }, 'a1')).toEqual({ trail: '2.5' });
+  });
+
+  it('sends a stop with a kept limit as Alpaca’s stop_limit, a trailing stop with its trail, and an oto and an oco in Alpaca’s shapes', () => {
+    expect(toAlpacaOrderRequest({ ...base, orderType: 'stop', stopPrice: '210', metadata: { stop_limit_price: '212' } })).toMatchObject({ type: 'stop_limit', stop_price: '210', limit_price: '212' });
+    const trailing = toAlpacaOrderRequest({ ...base, side: 'sell', orderType: 'trailing_stop', metadata: { trail_percent: 5 } });
+    expect(trailing).toMatchObject({ type: 'trailing_stop', trail_percent: '5' });
+    expect(trailing).not.toHaveProperty('stop_price');
+    expect(toAlpacaOrderRequest({ ...base, side: 'sell', orderType: 'trailing_stop', metadata: { trail_price: '1.5' } })).toMatchObject({ type: 'trailing_stop', trail_price: '1.5' });
+    expect(() => toAlpacaOrderRequest({ ...base, orderType: 'trailing_stop', metadata: {} })).toThrow(/exactly one/);
+    const oto = toAlpacaOrderRequest({ ...base, orderClass: 'oto', bracket: { takeProfit: '110', stopLoss: null, stopLossLimit: null } });
+    expect(oto).toMatchObject({ order_class: 'oto', take_profit: { limit_price: '110' } });
+    expect(oto).not.toHaveProperty('stop_loss');
+    const oco = toAlpacaOrderRequest({ ...base, side: 'sell', orderType: 'limit', limitPrice: '110', orderClass: 'oco', bracket: { takeProfit: null, stopLoss: '95', stopLossLimit: '94' } });
+    expect(oco).toEqual(expect.objectContaining({ order_class: 'oco', type: 'limit', take_profit: { limit_price: '110' }, stop_loss: { stop_price: '95', limit_price: '94' } }));
+    expect(oco).not.toHaveProperty('limit_price');
+    expect(() => toAlpacaOrderRequest({ ...base, bracket: { takeProfit: '110', stopLoss: null, stopLossLimit: null, trail: { percent: '5' } } })).toThrow(/trailing stop leg/);
   });
 });
 
@@ -167,6 +193,13 @@ describe('eventFromTradeUpdate', () => {
   it('carries no fill on other events and drops the events ours have no type for', () => {
     expect(eventFromTradeUpdate({ event: 'new', execution_id: 'exec-2', order: alpacaOrder() }, key)).toMatchObject({ type: 'open', status: 'open', fill: null });
     expect(eventFromTradeUpdate({ event: 'pending_cancel', execution_id: 'exec-3', order: alpacaOrder({ status: 'pending_cancel' }) }, key)).toBeNull();
+    // The old order of a replace: to us, the order works on as its successor, under our client order id.
+    expect(eventFromTradeUpdate({ event: 'replaced', execution_id: 'exec-4', order: alpacaOrder({ status: 'replaced', replaced_by: 'successor-1', client_order_id: 'mine-1~ra1' }) }, key)).toMatchObject({
+      type: 'replaced',
+      status: 'open',
+      broker_order_id: 'successor-1',
+      client_order_id: 'mine-1',
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 // One Alpaca account (one key) seen through the Broker interface: REST calls through the key's
 // client and limiter, events from its trade_updates stream with duplicates dropped.
-import { BASIC_ORDER_TYPES, BRACKETS_ONLY, BrokerRejectedError, type Broker, type BrokerOrder, type TBrokerEvent } from '../types.ts';
+import { randomBytes } from 'node:crypto';
+import { ALL_ORDER_CLASSES, TRAILING_ORDER_TYPES, BrokerRejectedError, type Broker, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { AlpacaRefusedError, createAlpacaHttp, type AlpacaRequest } from './http.ts';
 import { sharedLimiters, type RequestLimiter } from './limiter.ts';
 import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
@@ -100,12 +101,14 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
     name: ALPACA_BROKER_NAME,
     assetClass: 'us_equity',
     mode: key.mode,
-    // Alpaca's own trailing_stop is not wired yet (its bracket cannot hold one: DESIGN, advanced orders).
-    nativeOrderTypes: BASIC_ORDER_TYPES,
-    nativeOrderClasses: BRACKETS_ONLY,
+    // Alpaca's own trailing stop, stop-limit (a stop with its limit kept), bracket, oto and oco;
+    // not a trailing stop inside a bracket (DESIGN, advanced orders).
+    nativeOrderTypes: TRAILING_ORDER_TYPES,
+    nativeOrderClasses: ALL_ORDER_CLASSES,
+    nativeTrailingLegs: false,
     // Alpaca's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
-      if (!BASIC_ORDER_TYPES.has(request.orderType)) throw new BrokerRejectedError(`Alpaca ${request.orderType} orders are not supported by this adapter yet`);
+      if (!TRAILING_ORDER_TYPES.has(request.orderType)) throw new BrokerRejectedError(`Alpaca ${request.orderType} orders are not supported by this adapter yet`);
       const order = await call<AlpacaOrder>('POST', '/v2/orders', { body: toAlpacaOrderRequest(request) });
       return fromAlpacaOrder(order, key, null, request.metadata);
     },
@@ -115,7 +118,7 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
       return fromAlpacaOrder(await orderById(brokerOrderId), key);
     },
     replaceOrder: async (request) => {
-      const order = await call<AlpacaOrder>('PATCH', `/v2/orders/${encodeURIComponent(request.brokerOrderId)}`, { body: toAlpacaReplaceRequest(request) });
+      const order = await call<AlpacaOrder>('PATCH', `/v2/orders/${encodeURIComponent(request.brokerOrderId)}`, { body: toAlpacaReplaceRequest(request, randomBytes(4).toString('hex')) });
       return fromAlpacaOrder(order, key);
     },
     getOrder: async (lookup) => {

@@ -72,45 +72,107 @@ export const ALPACA_EVENT_MAP: Record<TAlpacaTradeEvent, TBrokerEventType | null
   order_cancel_rejected: null,
 };
 
+/** A decimal string or number of our request's metadata as Alpaca's decimal text, else undefined. */
+const decimalTextOf = (value: unknown): string | undefined => (typeof value === 'string' || typeof value === 'number' ? String(value) : undefined);
+
+/** The type Alpaca is sent and the prices that go with it: a stop with a kept limit is Alpaca's stop_limit. */
+const typeFieldsOf = (request: BrokerOrderRequest): Pick<AlpacaOrderRequest, 'type' | 'limit_price' | 'stop_price' | 'trail_percent' | 'trail_price'> => {
+  if (request.orderType === 'trailing_stop') {
+    const percent = decimalTextOf(request.metadata?.trail_percent);
+    const price = decimalTextOf(request.metadata?.trail_price);
+    if ((percent === undefined) === (price === undefined)) throw new BrokerRejectedError('a trailing stop needs exactly one of trail_percent and trail_price');
+    return { type: 'trailing_stop', ...(percent !== undefined ? { trail_percent: percent } : { trail_price: price! }) };
+  }
+  const stopLimit = request.orderType === 'stop' ? decimalTextOf(request.metadata?.stop_limit_price) : undefined;
+  return {
+    type: stopLimit !== undefined ? 'stop_limit' : request.orderType,
+    ...(stopLimit !== undefined ? { limit_price: stopLimit } : request.limitPrice != null ? { limit_price: request.limitPrice } : {}),
+    ...(request.stopPrice != null ? { stop_price: request.stopPrice } : {}),
+  };
+};
+
+/** A bracket's stop leg in Alpaca's shape: a stop, or a stop-limit with its limit. */
+const stopLossOf = (stopPrice: string, limitPrice: string | null): NonNullable<AlpacaOrderRequest['stop_loss']> => ({ stop_price: stopPrice, ...(limitPrice != null ? { limit_price: limitPrice } : {}) });
+
+/**
+ * The legs in Alpaca's classes: `bracket` (the entry with both legs), `oto` (the entry with one),
+ * `oco` (no entry: a sell limit at the take-profit and the stop leg, working at once; Alpaca takes
+ * the take-profit as `take_profit.limit_price` of a `limit` order). A trailing leg Alpaca cannot
+ * hold: the broker gate refuses it before the call, and this refuses it again.
+ */
+const classFieldsOf = (request: BrokerOrderRequest): Pick<AlpacaOrderRequest, 'order_class' | 'take_profit' | 'stop_loss' | 'limit_price'> => {
+  const { bracket } = request;
+  if (!bracket) return {};
+  if (bracket.trail) throw new BrokerRejectedError('Alpaca cannot hold a trailing stop leg in a bracket');
+  const takeProfit = bracket.takeProfit != null ? { take_profit: { limit_price: bracket.takeProfit } } : {};
+  const stopLoss = bracket.stopLoss != null ? { stop_loss: stopLossOf(bracket.stopLoss, bracket.stopLossLimit) } : {};
+  if (request.orderClass === 'oco') {
+    if (request.limitPrice == null || bracket.stopLoss == null) throw new BrokerRejectedError('an oco needs a limit price and a stop leg');
+    return { order_class: 'oco', take_profit: { limit_price: request.limitPrice }, ...stopLoss };
+  }
+  const legs = (bracket.takeProfit != null ? 1 : 0) + (bracket.stopLoss != null ? 1 : 0);
+  if (request.orderClass === 'oto') {
+    if (legs !== 1) throw new BrokerRejectedError('an oto has exactly one exit leg');
+    return { order_class: 'oto', ...takeProfit, ...stopLoss };
+  }
+  if (legs !== 2) throw new BrokerRejectedError('an Alpaca bracket needs a take_profit and a stop_loss');
+  return { order_class: 'bracket', ...takeProfit, ...stopLoss };
+};
+
 export const toAlpacaOrderRequest = (request: BrokerOrderRequest): AlpacaOrderRequest => {
   const body: AlpacaOrderRequest = {
     symbol: request.symbol,
     qty: request.qty,
     side: request.side,
-    type: request.orderType,
+    ...typeFieldsOf(request),
     // Our four names are Alpaca's own.
     time_in_force: request.timeInForce,
     client_order_id: request.clientOrderId,
   };
-  if (request.limitPrice != null) body.limit_price = request.limitPrice;
-  if (request.stopPrice != null) body.stop_price = request.stopPrice;
-  if (request.bracket) {
-    // Refused before the call by the broker gate (nativeOrderClasses); a defence here.
-    if (request.orderClass === 'oto' || request.bracket.takeProfit === null || request.bracket.stopLoss === null || request.bracket.trail) {
-      throw new BrokerRejectedError('Alpaca brackets need a take_profit and a stop_loss here (oto and trailing legs are not supported by this adapter yet)');
-    }
-    body.order_class = 'bracket';
-    body.take_profit = { limit_price: request.bracket.takeProfit };
-    body.stop_loss = { stop_price: request.bracket.stopLoss, ...(request.bracket.stopLossLimit != null ? { limit_price: request.bracket.stopLossLimit } : {}) };
-  }
-  return body;
+  const classFields = classFieldsOf(request);
+  // An oco's take-profit travels in take_profit, not as the order's own limit.
+  if (classFields.order_class === 'oco') delete body.limit_price;
+  return { ...body, ...classFields };
 };
 
-export const toAlpacaReplaceRequest = (request: BrokerReplaceRequest): AlpacaReplaceRequest => ({
+/**
+ * Alpaca's replace makes a new order, which needs a client order id of its own: ours with `~r` and
+ * a tag, where `~` is a character no client order id of ours may hold (contracts/orders.ts). Its
+ * trade updates then still name our order, whatever arrives first, the answer or the stream.
+ */
+const REPLACEMENT_TAG = /~r[0-9a-z]+$/;
+export const replacementClientOrderId = (clientOrderId: string, tag: string) => `${ourClientOrderId(clientOrderId)}~r${tag}`;
+/** Our client order id of an Alpaca order: a replacement's, with its tag taken off. */
+export const ourClientOrderId = (alpacaClientOrderId: string) => alpacaClientOrderId.replace(REPLACEMENT_TAG, '');
+
+export const toAlpacaReplaceRequest = (request: BrokerReplaceRequest, tag: string): AlpacaReplaceRequest => ({
+  ...(request.clientOrderId !== undefined ? { client_order_id: replacementClientOrderId(request.clientOrderId, tag) } : {}),
   ...(request.qty != null ? { qty: request.qty } : {}),
   ...(request.limitPrice != null ? { limit_price: request.limitPrice } : {}),
-  ...(request.stopPrice != null ? { stop_price: request.stopPrice } : {}),
+  ...(request.stopPrice != null && request.trail === undefined ? { stop_price: request.stopPrice } : {}),
+  ...(request.trail !== undefined ? { trail: 'percent' in request.trail ? request.trail.percent : request.trail.price } : {}),
 });
 
 /** Alpaca's time in force beyond ours (opg, cls: auction orders placed elsewhere) read as day orders. */
 const timeInForceOf = (tif: AlpacaOrder['time_in_force']): BrokerOrder['timeInForce'] => (tif === 'gtc' || tif === 'ioc' || tif === 'fok' ? tif : 'day');
 
-/** A stop_limit or trailing stop (placed outside this service) is a stop to our books, as ours collapse. */
+/** Alpaca's stop_limit and trailing_stop are stops to our books, as ours collapse them (their limit, trail and mark in metadata). */
 const orderTypeOf = (type: AlpacaOrder['type']): BrokerOrder['orderType'] => (type === 'market' || type === 'limit' ? type : 'stop');
+
+/** What Alpaca's order says beyond our columns: a stop-limit's limit, a trailing stop's trail and mark. */
+const typeMetadataOf = (order: AlpacaOrder): Record<string, unknown> => {
+  if (order.type === 'stop_limit' && order.limit_price !== null) return { alpaca_type: order.type, stop_limit_price: order.limit_price };
+  if (order.type !== 'trailing_stop') return {};
+  return {
+    alpaca_type: order.type,
+    ...(order.trail_percent != null ? { trail_percent: order.trail_percent } : order.trail_price != null ? { trail_price: order.trail_price } : {}),
+    ...(order.hwm != null ? { hwm: order.hwm } : {}),
+  };
+};
 
 export const fromAlpacaOrder = (order: AlpacaOrder, key: AlpacaAccountKey, parentId: string | null = null, metadata: Record<string, unknown> = {}): BrokerOrder => ({
   brokerOrderId: order.id,
-  clientOrderId: order.client_order_id,
+  clientOrderId: ourClientOrderId(order.client_order_id),
   assetClass: 'us_equity',
   mode: key.mode,
   symbol: order.symbol,
@@ -128,7 +190,7 @@ export const fromAlpacaOrder = (order: AlpacaOrder, key: AlpacaAccountKey, paren
     ...metadata,
     alpaca_status: order.status,
     ...(order.order_class && order.order_class !== 'simple' ? { order_class: order.order_class } : {}),
-    ...(order.type === 'stop_limit' || order.type === 'trailing_stop' ? { alpaca_type: order.type } : {}),
+    ...typeMetadataOf(order),
     ...(order.replaces ? { replaces: order.replaces } : {}),
   },
   submittedAt: new Date(order.submitted_at ?? order.created_at),
@@ -168,16 +230,18 @@ export const eventFromTradeUpdate = (update: AlpacaTradeUpdate, key: AlpacaAccou
   if (!type) return null;
   const { order } = update;
   const isFill = type === 'fill' || type === 'partial_fill';
+  // `replaced` reports the old order, ended; to us the order works on as its successor.
+  const replaced = type === 'replaced' && order.replaced_by !== null;
   return {
     type,
     user_id: key.userId,
     asset_class: 'us_equity',
     mode: key.mode,
     broker: ALPACA_BROKER_NAME,
-    broker_order_id: order.id,
-    client_order_id: order.client_order_id,
+    broker_order_id: replaced ? order.replaced_by! : order.id,
+    client_order_id: ourClientOrderId(order.client_order_id),
     symbol: order.symbol,
-    status: statusFromAlpaca(order.status, order.filled_qty),
+    status: statusFromAlpaca(replaced ? 'new' : order.status, order.filled_qty),
     filled_qty: order.filled_qty,
     avg_fill_price: order.filled_avg_price,
     // Alpaca charges no commission on US equities.

@@ -36,7 +36,14 @@ export interface AlpacaOrderRequest {
   time_in_force: TAlpacaTimeInForce;
   limit_price?: string;
   stop_price?: string;
+  /** A trailing_stop's trail: exactly one of them, as a price distance or a percent of its mark. */
+  trail_price?: string;
+  trail_percent?: string;
   client_order_id: string;
+  /**
+   * `bracket`: the entry with both legs; `oto`: the entry with one of them; `oco`: no entry, a
+   * `limit` order whose take_profit and stop_loss work at once (one filling cancels the other).
+   */
   order_class?: TAlpacaOrderClass;
   take_profit?: { limit_price: string };
   stop_loss?: { stop_price: string; limit_price?: string };
@@ -47,6 +54,10 @@ export interface AlpacaReplaceRequest {
   qty?: string;
   limit_price?: string;
   stop_price?: string;
+  /** A trailing_stop's new trail_price or trail_percent (whichever it has). */
+  trail?: string;
+  /** The successor's own client order id (Alpaca makes one up when it is left out). */
+  client_order_id?: string;
 }
 
 export interface AlpacaOrder {
@@ -76,7 +87,12 @@ export interface AlpacaOrder {
   side: 'buy' | 'sell';
   time_in_force: TAlpacaTimeInForce;
   limit_price: string | null;
+  /** A trailing_stop's current stop. */
   stop_price: string | null;
+  /** A trailing_stop's trail (one of the two) and its high-water mark (a buy's low-water mark). */
+  trail_percent: string | null;
+  trail_price: string | null;
+  hwm: string | null;
   status: TAlpacaOrderStatus;
   extended_hours: boolean;
   /** The children of a bracket (take profit, stop loss), when asked for `nested`. */

@@ -303,6 +303,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     mode: options.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
     nativeOrderClasses: NO_ORDER_CLASSES,
+    nativeTrailingLegs: false,
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
       if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');

@@ -292,6 +292,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     mode: key.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
     nativeOrderClasses: NO_ORDER_CLASSES,
+    nativeTrailingLegs: false,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.

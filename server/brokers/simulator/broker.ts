@@ -1,7 +1,6 @@
 // One simulated account seen through the Broker interface: every call fails as a real broker's
 // would while the operator holds its asset class down, and opens the account on first use.
-import type { TBrokerOrderClass, Broker, BrokerAccount, BrokerOrder, BrokerOrderRequest, BrokerPosition, BrokerReplaceRequest, BrokerSnapshot, OrderLookup, TBrokerEvent } from '../types.ts';
-import type { TBrokerOrderType } from '../matching.ts';
+import { ALL_ORDER_CLASSES, TRAILING_ORDER_TYPES, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerReplaceRequest, type BrokerSnapshot, type OrderLookup, type TBrokerEvent } from '../types.ts';
 import { BROKER_NAME } from './books.ts';
 import type { AccountKey } from './queries.ts';
 
@@ -21,8 +20,6 @@ export interface AccountBackend {
   stream(key: AccountKey, signal: AbortSignal): AsyncIterable<TBrokerEvent>;
 }
 
-const SIMULATED_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop', 'trailing_stop']);
-const SIMULATED_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set(['bracket', 'oto', 'oco']);
 
 export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey): Broker => {
   const ready = () => backend.ready(key);
@@ -31,8 +28,9 @@ export const createSimulatedBroker = (backend: AccountBackend, key: AccountKey):
     assetClass: key.assetClass,
     mode: key.mode,
     // The books hold every type natively, a trailing stop's mark and stop on its row.
-    nativeOrderTypes: SIMULATED_ORDER_TYPES,
-    nativeOrderClasses: SIMULATED_ORDER_CLASSES,
+    nativeOrderTypes: TRAILING_ORDER_TYPES,
+    nativeOrderClasses: ALL_ORDER_CLASSES,
+    nativeTrailingLegs: true,
     placeOrder: async (request) => {
       await ready();
       return backend.place(key, request);
