@@ -140,7 +140,7 @@ const SUBSCHEMA_LIST_KEYS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
  * allows. A name the dictionary lacks stays undescribed rather than failing the build: the
  * OpenAPI test lists it.
  */
-const describeProperties = (schema: unknown, roots: readonly string[], trail: readonly string[] = []): void => {
+export const describeProperties = (schema: unknown, roots: readonly string[], trail: readonly string[] = []): void => {
   if (!isNode(schema)) return;
   if (isNode(schema.properties)) {
     for (const [name, property] of Object.entries(schema.properties)) {

@@ -4,16 +4,13 @@
 // and output schema runs exactly as on /trpc. Bodies are read here (media type, size, JSON
 // depth), and errors become the envelope of DESIGN §5.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TRPCError } from '@trpc/server';
 import type { AppRouter } from '../routers/index.ts';
 import type { Services } from '../services.ts';
-import { contextFor, type Context, type RequestState } from '../trpc/context.ts';
-import { describeError, excerpt } from '../trpc/errors.ts';
-import { createCallerFactory } from '../trpc/init.ts';
+import { procedureCaller } from '../trpc/caller.ts';
+import { contextFor, type RequestState } from '../trpc/context.ts';
+import { describeFailure, excerpt } from '../trpc/errors.ts';
 import { BodyTooLargeError, errorBody, isJsonMediaType, jsonDepth, MAX_JSON_DEPTH, mediaTypeOf, readBody, sendError, unreadableBody } from './io.ts';
 import type { RestRoute, RouteMatch } from './routes.ts';
-
-type ProcedureCall = (input: unknown) => Promise<unknown>;
 
 const NO_BODY: { value: unknown } = { value: undefined };
 
@@ -50,9 +47,7 @@ export const inputOf = ({ route, params }: RouteMatch, query: string, body: unkn
 
 export const createRestHandler = (router: AppRouter, services: Services): RestHandler => {
   const { config } = services;
-  const createCaller = createCallerFactory(router);
-  const procedureOf = (ctx: Context, path: string): ProcedureCall =>
-    path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(ctx)) as ProcedureCall;
+  const procedureOf = procedureCaller(router);
 
   /**
    * Reads a route's body: JSON, or a media type the route documents in its OpenAPI meta
@@ -106,13 +101,7 @@ export const createRestHandler = (router: AppRouter, services: Services): RestHa
     try {
       output = await procedureOf(ctx, match.route.procedure)(input);
     } catch (cause) {
-      const error = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause });
-      const described = describeError(error);
-      // A server bug (an output failing its own schema among them): the caller learns nothing
-      // of it, the log gets the cause and the procedure.
-      if (described.domainCode === 'INTERNAL_ERROR') {
-        services.logger.error({ err: error.cause ?? error, procedure: match.route.procedure, reqId: state.origin.requestId }, 'procedure failed');
-      }
+      const described = describeFailure(cause, (err) => services.logger.error({ err, procedure: match.route.procedure, reqId: state.origin.requestId }, 'procedure failed'));
       sendError(res, errorBody(described.domainCode, described.message, described.errors), described.retryAfterSec);
       return;
     }

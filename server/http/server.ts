@@ -1,5 +1,5 @@
-// The node:http server: request id, client address and CORS in front of the procedures (REST
-// and /trpc); health, metrics, OpenAPI and docs beside them; the envelope for requests node
+// The node:http server: request id, client address and CORS in front of the procedures (REST,
+// /trpc and the MCP endpoint); health, metrics, OpenAPI and docs beside them; the envelope for requests node
 // itself refuses; one log line and one metric sample per request.
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -13,6 +13,7 @@ import { checkHealth, featureFlags } from './health.ts';
 import { errorBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { answerClientError, responseFinished, responseStarted } from './malformed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { createMcpHandler, MCP_PATH } from './mcp.ts';
 import { clientAddressOf } from './proxy.ts';
 import { createRestHandler } from './rest.ts';
 import { compileRestRoutes, restRoutesOf } from './routes.ts';
@@ -40,6 +41,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const { config, logger, metrics } = services;
   const rest = createRestHandler(router, services);
   const trpc = createTrpcHandler(router, services);
+  const mcp = createMcpHandler(router, services);
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const matchRoute = compileRestRoutes(router, '/api');
@@ -77,7 +79,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     res.setHeader('Access-Control-Expose-Headers', 'X-Request-Id, Retry-After, WWW-Authenticate');
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, trpc-accept');
+      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, trpc-accept, Mcp-Protocol-Version');
       res.setHeader('Access-Control-Max-Age', '600');
     }
   };
@@ -120,6 +122,11 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
     }
     if (pathname.startsWith(TRPC_PREFIX)) {
       await trpc(req, res, state, pathname, query);
+      return;
+    }
+    if (pathname === MCP_PATH) {
+      state.http.route = MCP_PATH;
+      await mcp(req, res, state);
       return;
     }
     // The web console: its own method, cache and halt rules (served while halted).

@@ -106,6 +106,18 @@ export const describeError = (error: TRPCError): DomainErrorData & { message: st
 };
 
 /**
+ * What a failed server-side call tells its caller (domain code, message, field errors,
+ * Retry-After). A server bug (an output failing its own schema among them) is told as nothing
+ * more than that, and handed to `logBug` with its cause.
+ */
+export const describeFailure = (cause: unknown, logBug: (cause: unknown) => void): DomainErrorData & { message: string } => {
+  const error = cause instanceof TRPCError ? cause : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause });
+  const described = describeError(error);
+  if (described.domainCode === 'INTERNAL_ERROR') logBug(error.cause ?? error);
+  return described;
+};
+
+/**
  * The error shape typed clients receive: no stack, ever; data rebuilt from what callers may see.
  * Its codes and `httpStatus` follow the domain code's status, and tRPC derives the HTTP status
  * of the answer from `httpStatus`, so the body and the status line always agree.

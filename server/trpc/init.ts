@@ -21,6 +21,9 @@ export const middleware = t.middleware;
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
+/** The credential of an `Authorization: Bearer …` header (an access token or a personal API key). */
+export const bearerTokenOf = (authorization: string | undefined): string | undefined => (authorization ? BEARER.exec(authorization)?.[1] : undefined);
+
 /**
  * Who is asking: the user, and the session (refresh-token family) its access token was issued
  * with, undefined for a token older than that claim. Public procedures have neither.
@@ -54,7 +57,7 @@ const authorizeKey = async (ctx: Context, token: string, meta: ProcedureMeta | u
 
 /** The caller behind the bearer token (an access token or a personal API key), or a 401/403 when the role is not met. */
 const authorize = async (ctx: Context, role: 'user' | 'admin', meta: ProcedureMeta | undefined, getRawInput: () => Promise<unknown>): Promise<Caller<AuthUser>> => {
-  const token = ctx.authorization ? BEARER.exec(ctx.authorization)?.[1] : undefined;
+  const token = bearerTokenOf(ctx.authorization);
   if (!token) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
   // Operators sign in: no key reaches an admin route.
   if (isApiKey(token)) return role === 'admin' ? Promise.reject(new AppError('FORBIDDEN', 'Admin routes take no API key')) : authorizeKey(ctx, token, meta, getRawInput);
