@@ -12,6 +12,7 @@ import { ZInstrument, ZInstrumentList } from './instruments.ts';
 import { ZExchangeKeyResponse, ZExchangeKeyTestResponse } from './keys.ts';
 import { ZLiveReadiness, ZLiveStatus } from './live.ts';
 import { ZOhlcvBar, ZOhlcvResponse } from './marketdata.ts';
+import { ZNotificationChannel, ZNotificationChannelCreated, ZNotificationChannelList, ZNotificationTestResult } from './notifications.ts';
 import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
 import { ZActivityFill, ZActivityFlow, ZActivityList, ZActivityLot, ZPerformance, ZPortfolioHistory, ZPortfolioPoint, ZSymbolPerformance } from './portfolio.ts';
 import { ZAccountResponse } from './simulator.ts';
@@ -80,6 +81,10 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZBotRunList, 'BotRunList'],
   [ZBotDrift, 'BotDrift'],
   [ZBotDriftRow, 'BotDriftRow'],
+  [ZNotificationChannel, 'NotificationChannel'],
+  [ZNotificationChannelCreated, 'NotificationChannelCreated'],
+  [ZNotificationChannelList, 'NotificationChannelList'],
+  [ZNotificationTestResult, 'NotificationTestResult'],
 ];
 
 /** Gives each shared shape its component name, once (the registry refuses a name given twice). */

@@ -61,6 +61,7 @@ import { createBotCheck } from './live/botcheck.ts';
 import { createMailer } from './alerts/email.ts';
 import { createBots } from './bot/bot.ts';
 import { createBotRunner } from './bot/runner.ts';
+import { createNotifications } from './notifications/notifications.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -185,7 +186,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     // The confirm token's relay: the alerts' SMTP settings, its own transport (its own recipients).
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
     const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
-    const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer });
+    const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer, events });
     const bots = createBots({ db, clock, config, instruments, events, orders, forUser: brokers.forUser });
     // Built in every instance (it only listens until started); the workers start its rounds.
     const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
@@ -213,11 +214,14 @@ export const createServices = async (config: Config, logger: Logger, database: D
     simulator.onPrice(({ assetClass, symbol, price, at }) => {
       events.publishTick({ assetClass, symbol, price, at }).catch((error: unknown) => logger.warn({ err: error }, 'could not announce a price'));
     });
+    // Users' notification channels; the workers start its dispatcher and delivery queue.
+    const notifications = createNotifications({ database, clock, config, logger, cipher, jobs, mailer });
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
         halt.close();
         suspension.close();
+        await notifications.stopWorkers();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await botRunner.stop();
         await simulator.stop();
@@ -232,7 +236,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users, changes }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users, changes }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), notifications, portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

@@ -260,6 +260,17 @@ const ZEnv = z.object({
   SMTP_USER: text(),
   SMTP_PASSWORD: text(),
   SMTP_FROM: text(),
+
+  /** Hosts (`host` or `host:port`) every notification channel may reach besides the usual ones (a relay of your own; the tests' fakes). */
+  NOTIFY_HOSTS: list().transform((hosts) => hosts.map((host) => host.toLowerCase())),
+  /** Webhook channels may reach private, loopback and link-local addresses, and plain http (tests, a closed network). */
+  NOTIFY_ALLOW_PRIVATE: flag(false),
+  /** Where Telegram's Bot API is (its sendMessage is `<this>/bot<token>/sendMessage`). */
+  NOTIFY_TELEGRAM_API_URL: text('https://api.telegram.org'),
+  /** Retries of one notification after its first attempt fails (pg-boss, with backoff). */
+  NOTIFY_RETRY_LIMIT: int(5, 0, 50),
+  /** The first retry's delay in seconds, doubled each retry (0: retry at once, no backoff). */
+  NOTIFY_RETRY_DELAY_SEC: int(10, 0, 3_600),
 });
 
 type TEnv = z.infer<typeof ZEnv>;

@@ -15,6 +15,7 @@ import { HEALTH_EXAMPLES } from './health.ts';
 import { KEY_EXAMPLES } from './keys.ts';
 import { LIVE_EXAMPLES } from './live.ts';
 import { MARKET_EXAMPLES } from './market.ts';
+import { NOTIFICATION_EXAMPLES } from './notifications.ts';
 import { ORDER_EXAMPLES } from './orders.ts';
 import { PORTFOLIO_EXAMPLES } from './portfolio.ts';
 import type { OperationExample } from './types.ts';
@@ -37,6 +38,7 @@ const AREAS: readonly Record<string, OperationExample>[] = [
   LIVE_EXAMPLES,
   BOT_EXAMPLES,
   AUDIT_EXAMPLES,
+  NOTIFICATION_EXAMPLES,
   HEALTH_EXAMPLES,
 ];
 

@@ -70,7 +70,9 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-const CHANNEL = 'ts_events';
+/** The NOTIFY channel that wakes readers of the outbox (the notifications' dispatcher listens too). */
+export const EVENTS_CHANNEL = 'ts_events';
+const CHANNEL = EVENTS_CHANNEL;
 const TICKS_CHANNEL = 'ts_ticks';
 const BATCH = 500;
 /** How long a first subscriber after a quiet spell waits for committed rows to settle (then it goes on). */

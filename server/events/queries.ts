@@ -60,6 +60,20 @@ export const readAfter = async (db: Queryable, position: OutboxPosition, limit: 
   return rows.map(({ horizon: oldestRunning, ...row }) => ({ ...row, settled: row.txId < Number(oldestRunning) }));
 };
 
+/**
+ * As readAfter, with each row's instant: for a reader that acts on an event's time (the
+ * notifications' fold), where the clients' readers need none.
+ */
+export const readTimedAfter = async (db: Queryable, position: OutboxPosition, limit: number): Promise<(OutboxRow & { settled: boolean; at: Date })[]> => {
+  const rows = await db
+    .select({ ...columns, at: outboxEvents.createdAt, horizon })
+    .from(outboxEvents)
+    .where(after(position))
+    .orderBy(asc(outboxEvents.txId), asc(outboxEvents.id))
+    .limit(limit);
+  return rows.map(({ horizon: oldestRunning, ...row }) => ({ ...row, settled: row.txId < Number(oldestRunning) }));
+};
+
 /** Where a reader starts: after the last row no running transaction can precede (or at the start). */
 export const settledEnd = async (db: Queryable): Promise<OutboxPosition> => {
   const [last] = await db

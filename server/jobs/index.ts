@@ -11,6 +11,7 @@ import type { TAssetClass } from '../../contracts/common.ts';
 import { foldTallies } from '../db/tallies.ts';
 import { orderTally } from '../orders/orders.ts';
 import { auditTally } from '../audit/queries.ts';
+import { DELIVER_QUEUE } from '../notifications/dispatcher.ts';
 
 export const AUTH_SWEEP = 'auth-sweep';
 export const EXPIRE_DAY_ORDERS = 'sim-expire-day-orders';
@@ -28,7 +29,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch, botRunner } = services;
+  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch, botRunner, notifications } = services;
   const boss = await jobs.boss();
   try {
     await boss.createQueue(AUTH_SWEEP);
@@ -86,20 +87,24 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     });
     // Queued analyses, highest priority first, ANALYSIS_WORKERS at a time in this instance.
     await analysis.startWorkers(boss);
+    // Users' notifications: the outbox read once per cluster (under its cursor's lock), and their deliveries.
+    await notifications.startWorkers(boss);
     // The price walk and the matching of resting orders: one instance at a time, under a lease.
     simulator.start();
     // The users' bots: each in one instance at a time, under its own lease.
     botRunner.start();
   } catch (error) {
+    await notifications.stopWorkers();
     await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, FOLD_COUNTS, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, 'simulator', 'bots'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, FOLD_COUNTS, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, DELIVER_QUEUE, 'simulator', 'bots'] }, 'workers started');
   return {
     boss,
     stop: async () => {
       await botRunner.stop();
       await simulator.stop();
+      await notifications.stopWorkers();
       await jobs.stop(config.SHUTDOWN_TIMEOUT_MS);
     },
   };

@@ -29,6 +29,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Orders } from '../orders/orders.ts';
 import { findUserById } from '../users/queries.ts';
 import { recordCriticalAlert } from './kill-switch-queries.ts';
+import { noticeEvent } from '../notifications/events.ts';
 
 export const LOCK_MS = 24 * 3_600_000;
 /** The pg-boss queue of liquidations that wait for a closed market's open. */
@@ -93,8 +94,15 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
   const warn = async (worst: EvaluatedAccount & { pct: Decimal }, day: string) => {
     const title = warningTitle(worst, showPct(worst.pct));
     const data = { user_id: worst.userId, asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct), equity: worst.equity, day_start_equity: worst.dayStartEquity, day_flows: worst.flows };
-    const first = await recordCriticalAlert(db, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at: clock.now() });
+    const at = clock.now();
+    // The day's alert row and the user's notice commit together: one notice per alert.
+    const first = await db.transaction(async (tx) => {
+      if (!(await recordCriticalAlert(tx, { userId: worst.userId, assetClass: worst.assetClass, day, kind: 'daily_loss_warning', title, data, at }))) return false;
+      await events.append(tx, [noticeEvent(worst.userId, { type: 'kill_switch_alert', asset_class: worst.assetClass, mode: worst.mode, pnl_pct: showPct(worst.pct) }, at)]);
+      return true;
+    });
     if (!first) return false;
+    events.wake();
     alerts.critical({ kind: 'daily_loss_warning', title, text: `${title}: at or below −${WARN_PCT.abs().toFixed()} % of the day-start equity; the kill switch locks at −${LOCK_PCT.abs().toFixed()} %.`, data });
     return true;
   };
@@ -177,7 +185,10 @@ export const createKillSwitch = ({ db, clock, config, logger, alerts, events, or
       await recordCriticalAlert(tx, { userId, assetClass, day, kind: 'daily_loss_warning', title: warningTitle(worst, pct), data, at });
       await setLock(tx, { userId, assetClass, lockedUntil, reason: haltReason, at });
       await recordAudit(tx, { action: 'kill_switch.locked', subjectUserId: userId, data, at });
-      await events.append(tx, [{ userId, channel: 'live', frame: { type: 'bot_status', is_running: false, is_halted: true, halt_reason: haltReason, ts: at.toISOString() }, at }]);
+      await events.append(tx, [
+        { userId, channel: 'live', frame: { type: 'bot_status', is_running: false, is_halted: true, halt_reason: haltReason, ts: at.toISOString() }, at },
+        noticeEvent(userId, { type: 'kill_switch_lock', asset_class: assetClass, pnl_pct: pct, locked_until: lockedUntil.toISOString() }, at),
+      ]);
       return true;
     });
     if (!won) return false;

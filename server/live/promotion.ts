@@ -13,6 +13,8 @@ import type { Db } from '../db/client.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { findUserById } from '../users/queries.ts';
+import type { EventBus } from '../events/bus.ts';
+import { noticeEvent } from '../notifications/events.ts';
 import type { BotCheck } from './botcheck.ts';
 import { CONFIRM_TOKEN_TTL_MS, confirmTokenHash, isSignedConfirmToken, makeConfirmToken } from './confirm-token.ts';
 import { consumeToken, issueToken, paperRecordOf, withdrawToken } from './queries.ts';
@@ -28,11 +30,13 @@ export interface PromotionDeps {
   botCheck: BotCheck;
   /** The mail relay when SMTP_HOST is set; without it the token goes to the log. */
   mailer: Mailer | undefined;
+  /** A promotion's notice to the user's notification channels. */
+  events: Pick<EventBus, 'append' | 'wake'>;
 }
 
 export type Promotion = ReturnType<typeof createPromotion>;
 
-export const createPromotion = ({ db, clock, config, logger, alerts, botCheck, mailer }: PromotionDeps) => {
+export const createPromotion = ({ db, clock, config, logger, alerts, botCheck, mailer, events }: PromotionDeps) => {
   const readiness = async ({ user, assetClass }: { user: { id: number }; assetClass: TAssetClass }): Promise<TLiveReadiness> => {
     const { firstAt, filled } = await paperRecordOf(db, { userId: user.id, assetClass });
     const days = firstAt ? Math.max(0, Math.floor((clock.now().getTime() - firstAt.getTime()) / DAY_MS)) : 0;
@@ -103,9 +107,11 @@ export const createPromotion = ({ db, clock, config, logger, alerts, botCheck, m
       if (!consumed) return undefined;
       await setLiveEnabled(tx, { userId: user.id, assetClass: consumed, enabled: true, at });
       await recordAudit(tx, { action: 'live.enabled', actorUserId: user.id, subjectUserId: user.id, origin, data: { asset_class: consumed }, at });
+      await events.append(tx, [noticeEvent(user.id, { type: 'live_enabled', asset_class: consumed }, at)]);
       return consumed;
     });
     if (!assetClass) throw invalid();
+    events.wake();
     alerts.info({ kind: 'live_enabled', title: `User ${user.id} enabled live ${assetClass} trading`, text: `User ${user.id} confirmed and enabled live ${assetClass} trading.`, data: { user_id: user.id, asset_class: assetClass } });
     return { asset_class: assetClass, live_enabled: true };
   };

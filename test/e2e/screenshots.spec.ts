@@ -268,6 +268,7 @@ const USER_PAGES: { title: string; name: string; live: boolean; ready: (page: Pa
     ready: async (page) => {
       await expect(page.getByTestId('session-row')).toHaveCount(1);
       await expect(page.getByTestId('current-session')).toBeVisible();
+      await expect(page.getByTestId('no-notifications')).toBeVisible();
     },
   },
 ];

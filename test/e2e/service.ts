@@ -69,6 +69,8 @@ export const startE2eService = async (env: Record<string, string> = {}): Promise
       RATE_LIMIT_ANALYSES_PER_MIN: '1000',
       // Every spec registers its users from 127.0.0.1.
       REGISTER_MAX_PER_HOUR: '1000000',
+      // Notification webhooks may point at 127.0.0.1 (the settings page's test adds one).
+      NOTIFY_ALLOW_PRIVATE: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -99,3 +99,28 @@ test('settings create a personal API key shown once, which works until it is rev
   expect((await fetch(`${baseUrl()}/api/auth/me`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
   expect(errors).toEqual([]);
 });
+
+test('settings add a notification channel, its secret shown once, test it, disable it and delete it', async ({ browser }) => {
+  const { page, errors } = await register(browser, 'e2e_notify');
+  await go(page, 'Settings');
+  await expect(page.getByTestId('no-notifications')).toBeVisible();
+  const form = page.getByTestId('notification-form');
+  await form.getByLabel('Name').fill('my receiver');
+  await form.getByLabel('Kind').selectOption('webhook');
+  // Nothing listens on port 9: the channel is kept, and its test says it did not land.
+  await form.getByLabel('Webhook URL').fill('http://127.0.0.1:9/hook/e2e-secret-path');
+  await form.getByRole('button', { name: 'Add channel' }).click();
+  const secret = ((await page.getByTestId('notification-secret').locator('pre, code').first().textContent()) ?? '').trim();
+  expect(secret).toMatch(/^whsec_/);
+  const row = page.getByTestId('notification-row');
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('my receiver');
+  await expect(row).not.toContainText('e2e-secret-path');
+  await row.getByTestId('test-notification').click();
+  await expect(row.getByTestId('notification-test-result')).toContainText('Test failed: network error');
+  await row.getByTestId('toggle-notification').click();
+  await expect(row.getByTestId('notification-state')).toHaveText('off');
+  await row.getByTestId('delete-notification').click();
+  await expect(page.getByTestId('no-notifications')).toBeVisible();
+  expect(errors).toEqual([]);
+});

@@ -12,6 +12,7 @@ import { appRouter } from '../../server/routers/index.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { badValuesFor, describePath, inputTextsOf, placeAt, topLevelFieldsOf } from '../support/input-strings.ts';
 import { startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { insertChannel } from '../../server/notifications/queries.ts';
 
 const routes = restRoutesOf(appRouter, '/api');
 /** A user id that no test creates: path parameters point nowhere, so no check changes data. */
@@ -119,6 +120,13 @@ const ownedSession = async (server: TestServer, owner: TestUser) => {
   return (listed.body.items as { id: string }[])[0]!.id;
 };
 
+/** The owner's notification channel, inserted as a row (its destination is never reached here). */
+const ownedChannel = async (server: TestServer, owner: TestUser) => {
+  const id = randomUUID();
+  await insertChannel(server.services.db, { id, userId: owner.user.id, name: 'owned', kind: 'slack', targetEnc: 'v1:not:a:target', events: ['fill'], createdAt: server.services.clock.now() });
+  return { id, query: '', body: { enabled: false } };
+};
+
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
   'auth.revokeSession': ownedSession,
   'auth.revokeApiKey': async (server: TestServer, owner: TestUser) =>
@@ -133,6 +141,9 @@ const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<str
   'equity.getOrder': ownedOrder,
   'equity.cancelOrder': ownedOrder,
   'bot.drift': ownedBotRun,
+  'notifications.update': ownedChannel,
+  'notifications.remove': ownedChannel,
+  'notifications.test': ownedChannel,
   'backtest.equity.get': ownedBacktest('us_equity'),
   'backtest.crypto.get': ownedBacktest('crypto'),
   'backtest.getSweep': async (server: TestServer, owner: TestUser) => {

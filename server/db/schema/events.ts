@@ -18,8 +18,8 @@ export const outboxEvents = pgTable(
       .notNull()
       .default(sql`(pg_current_xact_id()::text::bigint)`),
     userId: integer('user_id').notNull(),
-    /** Which WebSocket channel carries it: `orders` (/ws/equity/orders) or `live` (/ws/live). */
-    channel: text('channel', { enum: ['orders', 'live'] }).notNull(),
+    /** Which WebSocket channel carries it: `orders` (/ws/equity/orders) or `live` (/ws/live); `notices` reach no client, only the notification channels (notifications/notices.ts). */
+    channel: text('channel', { enum: ['orders', 'live', 'notices'] }).notNull(),
     /** The frame as clients receive it, without its event_id. */
     frame: jsonb('frame').$type<Record<string, unknown>>().notNull(),
     createdAt: tsColumn('created_at').notNull(),

@@ -1,6 +1,6 @@
 // Settings: the password (changing it ends every session, this one too), the sessions of the
 // account, one per sign-in, with the current one marked: end one, or every other one; and the
-// personal API keys (api-keys.tsx).
+// personal API keys (api-keys.tsx) and the notification channels (notifications.tsx).
 import { Badge, Button, Stack, Table, VisuallyHidden } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -13,6 +13,7 @@ import { session } from '../session.ts';
 import { when } from '../format.ts';
 import { DataTable, Field, Hint, Page, Panel, RowActions } from './page-kit.tsx';
 import { ApiKeys } from './api-keys.tsx';
+import { Notifications } from './notifications.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -109,5 +110,6 @@ export const Settings = () => (
       <Sessions />
     </div>
     <ApiKeys />
+    <Notifications />
   </Page>
 );
