@@ -5,6 +5,12 @@
 // message gathers for FOLD_MS from its first event (the clock's time), then it is queued: its
 // pg-boss job is written in the transaction that queues it. Woken by the outbox's NOTIFY, by
 // the clock when a message falls due, and at a slow safety interval.
+//
+// While no channel is enabled anywhere (a service whose users have none, as under an order load),
+// the outbox's wake-ups are let pass: the safety interval alone moves the cursor on to the end,
+// with one small read, so a cluster without channels pays nothing per order. A channel made
+// meanwhile (here, which wakes the reader, or on another instance, seen within the interval) is
+// sent only the events after its creation.
 import type { Clock } from '../clock.ts';
 import { wakeAt } from '../clock.ts';
 import type { DatabaseHandle, Tx } from '../db/client.ts';
@@ -13,7 +19,7 @@ import { readTimedAfter, settledEnd, type OutboxPosition } from '../events/queri
 import type { JobQueue } from '../jobs/queue.ts';
 import type { Logger } from '../observability/logger.ts';
 import { noticeItemOf, type NoticeItem } from './events.ts';
-import { claimCursor, enabledChannelsOf, foldIntoMessage, moveCursor, nextDue, queueDueMessages } from './queries.ts';
+import { anyChannelEnabled, claimCursor, enabledChannelsOf, foldIntoMessage, moveCursor, nextDue, queueDueMessages } from './queries.ts';
 
 /** Events of one channel within this span fold into one message. */
 export const FOLD_MS = 5_000;
@@ -31,6 +37,8 @@ export interface DeliverJob {
 export interface Dispatcher {
   /** Reads what is new and queues what is due, now (tests; wake-ups do it on their own). */
   kick(): Promise<void>;
+  /** A channel was made or enabled here: read the outbox at its wake-ups again. */
+  channelsChanged(): void;
   stop(): Promise<void>;
 }
 
@@ -38,12 +46,18 @@ interface Read {
   /** Rows were left: a full batch, or rows not settled yet. */
   more: boolean;
   unsettled: boolean;
+  /** Whether any channel was enabled: when none was, the cursor moved on to the end unread. */
+  channels: boolean;
 }
 
 /** Folds one batch of settled events after the cursor into their channels' messages. */
 const foldBatch = async (tx: Tx): Promise<Read> => {
   const cursor = await claimCursor(tx, () => settledEnd(tx));
-  if (!cursor) return { more: false, unsettled: false };
+  if (!cursor) return { more: false, unsettled: false, channels: true };
+  if (!(await anyChannelEnabled(tx))) {
+    await moveCursor(tx, await settledEnd(tx));
+    return { more: false, unsettled: false, channels: false };
+  }
   const rows = await readTimedAfter(tx, cursor, BATCH);
   let position: OutboxPosition = cursor;
   const items: { userId: number; item: NoticeItem }[] = [];
@@ -57,17 +71,20 @@ const foldBatch = async (tx: Tx): Promise<Read> => {
     const item = noticeItemOf(row);
     if (item) items.push({ userId: row.userId, item });
   }
-  if (position === cursor) return { more: false, unsettled };
+  if (position === cursor) return { more: false, unsettled, channels: true };
   const channels = await enabledChannelsOf(tx, [...new Set(items.map(({ userId }) => userId))]);
   for (const channel of channels) {
-    const mine = items.filter(({ userId, item }) => userId === channel.userId && channel.events.includes(item.event)).map(({ item }) => item);
+    // A channel hears what happened once it existed (the cursor may have been behind its creation).
+    const mine = items
+      .filter(({ userId, item }) => userId === channel.userId && channel.events.includes(item.event) && new Date(item.at) >= channel.createdAt)
+      .map(({ item }) => item);
     const first = mine[0];
     if (!first) continue;
     const at = new Date(first.at);
     await foldIntoMessage(tx, { channelId: channel.id, items: mine as unknown as Record<string, unknown>[], at, dueAt: new Date(at.getTime() + FOLD_MS) });
   }
   await moveCursor(tx, position);
-  return { more: !unsettled && rows.length === BATCH, unsettled };
+  return { more: !unsettled && rows.length === BATCH, unsettled, channels: true };
 };
 
 export const startDispatcher = async ({ database, clock, logger, jobs }: { database: DatabaseHandle; clock: Clock; logger: Logger; jobs: JobQueue }): Promise<Dispatcher> => {
@@ -79,6 +96,8 @@ export const startDispatcher = async ({ database, clock, logger, jobs }: { datab
   let again = false;
   let cancelDue: (() => void) | undefined;
   let settleTimer: NodeJS.Timeout | undefined;
+  /** As the last pass found: while false, the outbox's wake-ups are let pass (the safety interval reads). */
+  let channelsEnabled = true;
 
   const queueDue = () =>
     db.transaction(async (tx) => {
@@ -91,6 +110,7 @@ export const startDispatcher = async ({ database, clock, logger, jobs }: { datab
     let read: Read;
     do read = await db.transaction(foldBatch);
     while (read.more && !stopped);
+    channelsEnabled = read.channels;
     const queued = await queueDue();
     if (queued > 0) log.debug({ queued }, 'notification messages queued');
     const next = await nextDue(db);
@@ -120,12 +140,21 @@ export const startDispatcher = async ({ database, clock, logger, jobs }: { datab
     return running;
   };
 
-  const unlisten = await database.listen(EVENTS_CHANNEL, () => void kick(), () => void kick());
+  const unlisten = await database.listen(
+    EVENTS_CHANNEL,
+    () => {
+      if (channelsEnabled) void kick();
+    },
+    () => void kick(),
+  );
   const safety = setInterval(() => void kick(), SAFETY_POLL_MS);
   safety.unref();
   void kick();
   return {
     kick,
+    channelsChanged: () => {
+      channelsEnabled = true;
+    },
     stop: async () => {
       stopped = true;
       clearInterval(safety);

@@ -110,6 +110,7 @@ export const createNotifications = ({ database, clock, config, logger, cipher, j
       await recordAudit(tx, { action: 'notifications.channel_created', actorUserId: user.id, subjectUserId: user.id, origin, at, data: { channel_id: made.id, kind: made.kind, name: made.name, events: input.events } });
       return made;
     });
+    dispatcher?.channelsChanged();
     return { ...channelOf(row), signing_secret: secret };
   };
 
@@ -130,6 +131,7 @@ export const createNotifications = ({ database, clock, config, logger, cipher, j
       await recordAudit(tx, { action: 'notifications.channel_changed', actorUserId: user.id, subjectUserId: user.id, origin, at, data: { channel_id: changed.id, events: input.events, enabled: input.enabled } });
       return changed;
     });
+    if (row.enabled) dispatcher?.channelsChanged();
     return channelOf(row);
   };
 

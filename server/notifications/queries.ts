@@ -47,11 +47,15 @@ export const recordAttempt = async (
 };
 
 /** The enabled channels of these users (those an event batch may reach). */
-export const enabledChannelsOf = (db: Queryable, userIds: readonly number[]): Promise<Pick<ChannelRow, 'id' | 'userId' | 'events'>[]> =>
+/** Whether any user has a channel enabled: while none has, the outbox is not read for them. */
+export const anyChannelEnabled = async (db: Queryable): Promise<boolean> =>
+  (await db.select({ id: notificationChannels.id }).from(notificationChannels).where(eq(notificationChannels.enabled, true)).limit(1)).length > 0;
+
+export const enabledChannelsOf = (db: Queryable, userIds: readonly number[]): Promise<Pick<ChannelRow, 'id' | 'userId' | 'events' | 'createdAt'>[]> =>
   userIds.length === 0
     ? Promise.resolve([])
     : db
-        .select({ id: notificationChannels.id, userId: notificationChannels.userId, events: notificationChannels.events })
+        .select({ id: notificationChannels.id, userId: notificationChannels.userId, events: notificationChannels.events, createdAt: notificationChannels.createdAt })
         .from(notificationChannels)
         .where(and(inArray(notificationChannels.userId, [...userIds]), eq(notificationChannels.enabled, true)));
 

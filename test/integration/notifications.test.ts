@@ -271,4 +271,14 @@ describe('notification channels', () => {
     const create = await server.http('POST', '/api/notifications/channels', { token: secret, body: { name: 'x', kind: 'slack', config: { url: fakes.slackUrl('key') }, events: ['fill'] } });
     expect([create.status, create.body.code]).toEqual([403, 'FORBIDDEN']);
   });
+
+  it('tell a channel only of what happened after it was made, whenever the reader gets to the earlier events', async () => {
+    const user = await trader('notify_late');
+    await buy(user);
+    clock.advance(1_000);
+    const channel = await addChannel(user, { name: 'late', kind: 'slack', config: { url: fakes.slackUrl('late-token') }, events: ['fill'] });
+    await buy(user);
+    const [message] = await gathered(channel.id, 1);
+    expect(message!.items).toEqual([expect.objectContaining({ event: 'fill', at: clock.now().toISOString() })]);
+  });
 });
