@@ -271,6 +271,8 @@ const ZEnv = z.object({
   NOTIFY_RETRY_LIMIT: int(5, 0, 50),
   /** The first retry's delay in seconds, doubled each retry (0: retry at once, no backoff). */
   NOTIFY_RETRY_DELAY_SEC: int(10, 0, 3_600),
+  /** Days a delivered (or given up) notification message is kept, for the channel's history; pruned hourly. */
+  NOTIFY_MESSAGES_RETENTION_DAYS: int(30, 1, 3_650),
 });
 
 type TEnv = z.infer<typeof ZEnv>;

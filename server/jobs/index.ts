@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import { ANALYSIS_QUEUE } from '../analysis/analysis.ts';
 import type { Services } from '../services.ts';
 import { pruneEvents } from '../events/queries.ts';
+import { pruneMessages } from '../notifications/queries.ts';
 import { sweepExpiredAuthRows } from './auth-sweep.ts';
 import { LIQUIDATE_QUEUE } from '../live/kill-switch.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
@@ -56,12 +57,14 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       if (linked + settled + ambiguous > 0) logger.info({ job: RECONCILE_ORDERS, linked, settled, ambiguous }, 'job done');
     });
     // Events older than EVENTS_RETENTION_HOURS leave the outbox (a client resuming from further
-    // back backfills through the REST routes instead).
+    // back backfills through the REST routes instead), and finished notification messages older
+    // than NOTIFY_MESSAGES_RETENTION_DAYS their table.
     await boss.createQueue(PRUNE_EVENTS);
     await boss.schedule(PRUNE_EVENTS, PRUNE_EVENTS_CRON);
     await boss.work(PRUNE_EVENTS, async () => {
       const removed = await pruneEvents(db, new Date(clock.now().getTime() - config.EVENTS_RETENTION_HOURS * 3_600_000));
-      if (removed > 0) logger.info({ job: PRUNE_EVENTS, removed }, 'job done');
+      const messages = await pruneMessages(db, new Date(clock.now().getTime() - config.NOTIFY_MESSAGES_RETENTION_DAYS * 86_400_000));
+      if (removed + messages > 0) logger.info({ job: PRUNE_EVENTS, removed, messages }, 'job done');
     });
     // The kill switch's sweep of every account, once a minute by whichever worker claims it
     // (after-fill evaluations catch most breaches sooner; a price that falls without a fill waits

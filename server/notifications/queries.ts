@@ -48,6 +48,15 @@ export const recordAttempt = async (
 
 /** The enabled channels of these users (those an event batch may reach). */
 /** Whether any user has a channel enabled: while none has, the outbox is not read for them. */
+/** Deletes the messages that finished (delivered, failed, dropped) before `before`; returns how many. */
+export const pruneMessages = async (db: Queryable, before: Date): Promise<number> =>
+  (
+    await db
+      .delete(notificationMessages)
+      .where(and(inArray(notificationMessages.status, ['delivered', 'failed', 'dropped']), lte(notificationMessages.finishedAt, before)))
+      .returning({ id: notificationMessages.id })
+  ).length;
+
 export const anyChannelEnabled = async (db: Queryable): Promise<boolean> =>
   (await db.select({ id: notificationChannels.id }).from(notificationChannels).where(eq(notificationChannels.enabled, true)).limit(1)).length > 0;
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZNotificationChannelCreated, ZNotificationChannelList, type TNotificationChannel } from '../../contracts/notifications.ts';
 import { manualClock } from '../../server/clock.ts';
-import { messagesOf } from '../../server/notifications/queries.ts';
+import { messagesOf, pruneMessages } from '../../server/notifications/queries.ts';
 import { startFakeNotify, verifySignature, type FakeNotify } from '../support/fake-notify.ts';
 import { startFakeSmtp, type FakeSmtp } from '../support/fake-smtp.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -280,5 +280,52 @@ describe('notification channels', () => {
     await buy(user);
     const [message] = await gathered(channel.id, 1);
     expect(message!.items).toEqual([expect.objectContaining({ event: 'fill', at: clock.now().toISOString() })]);
+  });
+
+  it('tell a channel of the kill switch: the −4 % alert, then the −5 % lock and the halt it brings, once each', async () => {
+    const user = await trader('notify_ks');
+    const channel = await addChannel(user, { name: 'risk', kind: 'slack', config: { url: fakes.slackUrl('ks-token') }, events: ['kill_switch_alert', 'kill_switch_lock', 'bot_halted'] });
+    const bought = await server.http('POST', '/api/equity/orders', { token: user.tokens.access_token, body: { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.5, order_type: 'market' } });
+    expect(bought.status, bought.text).toBe(201);
+    await server.services.simulator.idle();
+    await server.services.orders.idle();
+    try {
+      // 0.5 BTC bought at 50,000 of 100,000: 41,600 is −4.2 % of the day's equity, 39,000 is −5.5 %.
+      await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '41600' });
+      expect(await server.services.killSwitch.sweep()).toMatchObject({ warned: 1, locked: 0 });
+      await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '39000' });
+      expect(await server.services.killSwitch.sweep()).toMatchObject({ locked: 1 });
+      expect(await server.services.killSwitch.sweep()).toMatchObject({ warned: 0, locked: 0 });
+      const [message] = await gathered(channel.id, 3);
+      // The lock's transaction writes the halt and the lock together, in no order that matters.
+      expect(message!.items.map((item) => item.event).sort()).toEqual(['bot_halted', 'kill_switch_alert', 'kill_switch_lock']);
+      await foldWindowPasses();
+      await settled(channel.id);
+      const sent = fakes.requests.filter((request) => request.path.endsWith('ks-token'));
+      expect(sent).toHaveLength(1);
+      expect(JSON.stringify(sent[0]!.body)).toMatch(/Kill switch alert: daily loss -4\.2\d* %.*locked until/s);
+    } finally {
+      await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
+    }
+  });
+
+  it('prune the messages that finished before the retention, never one still gathering', async () => {
+    const user = await trader('notify_prune');
+    const channel = await addChannel(user, { name: 'pruned', kind: 'discord', config: { url: fakes.discordUrl('prune-token') }, events: ['fill'] });
+    await buy(user);
+    await gathered(channel.id, 1);
+    await foldWindowPasses();
+    await settled(channel.id);
+    await buy(user);
+    await gathered(channel.id, 1);
+    const messages = await messagesOf(server.services.db, channel.id);
+    expect(messages.map((message) => message.status).sort()).toEqual(['delivered', 'gathering']);
+    const finishedAt = messages.find((message) => message.status === 'delivered')!.finishedAt!;
+    // Finished after the bound: kept.
+    await pruneMessages(server.services.db, new Date(finishedAt.getTime() - 1));
+    expect(await messagesOf(server.services.db, channel.id)).toHaveLength(2);
+    // Finished before it: gone; the gathering one stays.
+    expect(await pruneMessages(server.services.db, new Date(finishedAt.getTime() + 86_400_000))).toBeGreaterThanOrEqual(1);
+    expect((await messagesOf(server.services.db, channel.id)).map((message) => message.status)).toEqual(['gathering']);
   });
 });
