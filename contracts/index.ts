@@ -17,3 +17,4 @@ export * from './analysis.ts';
 export * from './live.ts';
 export * from './bot.ts';
 export * from './portfolio.ts';
+export * from './signals.ts';

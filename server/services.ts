@@ -31,6 +31,7 @@ import type { MarketData } from './marketdata/marketdata.ts';
 import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
+import type { Signals } from './signals/signals.ts';
 
 /** The domain areas, each built once in the composition root (app.ts). */
 export interface Areas {
@@ -57,6 +58,8 @@ export interface Areas {
   audit: AuditTrail;
   /** An account's past: the portfolio history. */
   portfolio: Portfolio;
+  /** Signal webhooks: the user's hooks, the calls they take, the signals and their orders. */
+  signals: Signals;
 }
 
 export interface Services extends Areas {

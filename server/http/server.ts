@@ -13,6 +13,7 @@ import { checkHealth, featureFlags } from './health.ts';
 import { errorBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { answerClientError, responseFinished, responseStarted } from './malformed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { createHookHandler, isHookPath } from './hooks.ts';
 import { clientAddressOf } from './proxy.ts';
 import { createRestHandler } from './rest.ts';
 import { compileRestRoutes, restRoutesOf } from './routes.ts';
@@ -40,6 +41,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const { config, logger, metrics } = services;
   const rest = createRestHandler(router, services);
   const trpc = createTrpcHandler(router, services);
+  const hook = createHookHandler(services);
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const matchRoute = compileRestRoutes(router, '/api');
@@ -116,6 +118,10 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
         state.http.route = known.template;
         notAllowed(res, method, known.allow);
       } else sendError(res, noRoute(method, pathname));
+      return;
+    }
+    if (isHookPath(pathname)) {
+      await hook(req, res, state, pathname);
       return;
     }
     if (pathname.startsWith(TRPC_PREFIX)) {

@@ -12,6 +12,7 @@ import { instrumentsRouter } from './instruments.ts';
 import { keysRouter } from './keys.ts';
 import { liveRouter } from './live.ts';
 import { marketDataRouter } from './marketdata.ts';
+import { signalsRouter } from './signals.ts';
 
 export const appRouter = router({
   auth: authRouter,
@@ -26,6 +27,7 @@ export const appRouter = router({
   live: liveRouter,
   bot: botRouter,
   audit: auditRouter,
+  signals: signalsRouter,
 });
 
 export type AppRouter = typeof appRouter;

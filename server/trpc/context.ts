@@ -77,6 +77,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     bots: services.bots,
     audit: services.audit,
     portfolio: services.portfolio,
+    signals: services.signals,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

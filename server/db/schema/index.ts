@@ -14,3 +14,4 @@ export * from './live.ts';
 export * from './bots.ts';
 export * from './broker-tokens.ts';
 export * from './ledger.ts';
+export * from './signals.ts';
