@@ -130,5 +130,5 @@ export const ZSignalListQuery = ZPageQuery.extend({
 });
 export type TSignalListQuery = z.infer<typeof ZSignalListQuery>;
 
-export const ZSignalList = pageOf(ZWebhookSignal);
-export type TSignalList = z.infer<typeof ZSignalList>;
+export const ZWebhookSignalList = pageOf(ZWebhookSignal);
+export type TWebhookSignalList = z.infer<typeof ZWebhookSignalList>;

@@ -17,6 +17,7 @@ import { LIVE_EXAMPLES } from './live.ts';
 import { MARKET_EXAMPLES } from './market.ts';
 import { ORDER_EXAMPLES } from './orders.ts';
 import { PORTFOLIO_EXAMPLES } from './portfolio.ts';
+import { SIGNAL_EXAMPLES } from './signals.ts';
 import type { OperationExample } from './types.ts';
 
 export { errorExampleOf, errorSummaryOf, validationErrorExample } from './errors.ts';
@@ -37,6 +38,7 @@ const AREAS: readonly Record<string, OperationExample>[] = [
   LIVE_EXAMPLES,
   BOT_EXAMPLES,
   AUDIT_EXAMPLES,
+  SIGNAL_EXAMPLES,
   HEALTH_EXAMPLES,
 ];
 

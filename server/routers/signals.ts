@@ -2,7 +2,7 @@
 // took. The hooks themselves are called at /hooks/{token} (server/http/hooks.ts). Reads take a
 // personal API key's read scope; changes to hooks its trade scope, and live besides for a live hook.
 import { z } from 'zod';
-import { ZSignalList, ZSignalListQuery, ZSignalWebhookCreate, ZSignalWebhookCreated, ZSignalWebhookIdPath, ZSignalWebhookList } from '../../contracts/signals.ts';
+import { ZWebhookSignalList, ZSignalListQuery, ZSignalWebhookCreate, ZSignalWebhookCreated, ZSignalWebhookIdPath, ZSignalWebhookList } from '../../contracts/signals.ts';
 import { authedProcedure, liveAllowedOf, router } from '../trpc/init.ts';
 
 const tags = ['signals'];
@@ -36,6 +36,6 @@ export const signalsRouter = router({
   list: authedProcedure
     .meta({ apiKeyScope: 'read', openapi: openapi('GET', '/signals', 'The signals your webhooks took, newest first, with what became of each (accepted with its order, refused or invalid with the code and reason)') })
     .input(ZSignalListQuery)
-    .output(ZSignalList)
+    .output(ZWebhookSignalList)
     .query(({ ctx, input }) => ctx.signals.list({ user: ctx.user, query: input })),
 });

@@ -13,7 +13,7 @@
 // the same order), an older one is refused as too late, never traded on a stale alert.
 import { randomUUID } from 'node:crypto';
 import { ZPlaceOrderRequest } from '../../contracts/orders.ts';
-import type { TWebhookSignal, TSignalList, TSignalListQuery, TSignalPayload, TSignalReceived } from '../../contracts/signals.ts';
+import type { TWebhookSignal, TWebhookSignalList, TSignalListQuery, TSignalPayload, TSignalReceived } from '../../contracts/signals.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
 import { brokerError } from '../brokers/errors.ts';
 import { roundDownToLot } from '../brokers/fills.ts';
@@ -284,7 +284,7 @@ export const createSignals = ({ db, clock, config, logger, users, instruments, f
     return { signal_id: id };
   };
 
-  const list = async ({ user, query }: { user: { id: number }; query: TSignalListQuery }): Promise<TSignalList> => {
+  const list = async ({ user, query }: { user: { id: number }; query: TSignalListQuery }): Promise<TWebhookSignalList> => {
     // Hook ids are UUIDs: another text names none of the user's hooks (and must not reach the uuid column).
     if (query.webhook_id !== undefined && !UUID.test(query.webhook_id)) return { items: [], total: 0, page: query.page, size: query.size };
     const { rows, total } = await listSignals(db, { userId: user.id, webhookId: query.webhook_id, status: query.outcome, limit: query.size, offset: (query.page - 1) * query.size });
