@@ -13,6 +13,7 @@ import { session } from '../session.ts';
 import { when } from '../format.ts';
 import { DataTable, Field, Hint, Page, Panel, RowActions } from './page-kit.tsx';
 import { ApiKeys } from './api-keys.tsx';
+import { Webhooks } from './webhooks.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -109,5 +110,6 @@ export const Settings = () => (
       <Sessions />
     </div>
     <ApiKeys />
+    <Webhooks />
   </Page>
 );
