@@ -221,12 +221,13 @@ export const createServices = async (config: Config, logger: Logger, database: D
       (closing ??= (async () => {
         halt.close();
         suspension.close();
+        // Signals taken before the server closed get their orders while the brokers still run.
+        await signals.idle();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await botRunner.stop();
         await simulator.stop();
         await brokerEvents?.stop();
         fetchAdapters?.close();
-        await signals.idle();
         await orders.idle();
         await killSwitch.idle();
         await backtestPool?.close();
