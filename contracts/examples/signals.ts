@@ -1,6 +1,6 @@
 // Examples of /api/signals: a TradingView hook on the paper crypto account, and its signals.
 import type { z } from 'zod';
-import type { TSignalWebhook, TWebhookSignal, ZSignalWebhookCreate, ZSignalWebhookCreated, ZSignalWebhookIdPath, ZSignalWebhookList, ZWebhookSignalList, ZSignalListQuery } from '../signals.ts';
+import type { TSignalWebhook, TWebhookSignal, ZSignalPayload, ZSignalReceived, ZSignalWebhookCreate, ZSignalWebhookCreated, ZSignalWebhookIdPath, ZSignalWebhookList, ZWebhookSignalList, ZSignalListQuery } from '../signals.ts';
 import { example, type OperationExample } from './types.ts';
 
 const TOKEN = 'wh_k3Vb9QmZr2Lx7TpA0sNdE4fGh6JyW1cU5iO8aRtYu2e';
@@ -62,6 +62,11 @@ export const SIGNAL_EXAMPLES: Record<string, OperationExample> = {
   signalsRotateWebhook: example<typeof ZSignalWebhookIdPath, typeof ZSignalWebhookCreated>({
     input: { id: HOOK.id },
     output: { ...HOOK, token_prefix: 'wh_Pq8n', rotated_at: '2026-12-02T09:00:00.000Z', token: 'wh_Pq8nLm2Vx5Zc7Bk9Jh1Gf3Ds4Ap6Oi8Uy0Tr2Ew4Qz6Xc', url: '/hooks/wh_Pq8nLm2Vx5Zc7Bk9Jh1Gf3Ds4Ap6Oi8Uy0Tr2Ew4Qz6Xc' },
+  }),
+  // The hook's call: its token in the path, the alert's message as the body.
+  signalsHook: example<z.ZodObject<{ token: z.ZodString }> & typeof ZSignalPayload, typeof ZSignalReceived>({
+    input: { token: TOKEN, symbol: 'BTCUSDT', side: 'buy', qty: 0.01, order_type: 'market', alert_id: ACCEPTED.alert_id!, timestamp: '2026-12-02T04:10:00Z', passphrase: 'correct-horse' },
+    output: { signal_id: ACCEPTED.id },
   }),
   signalsRemoveWebhook: example<typeof ZSignalWebhookIdPath, z.ZodVoid>({ input: { id: HOOK.id } }),
   signalsList: example<typeof ZSignalListQuery, typeof ZWebhookSignalList>({

@@ -13,6 +13,8 @@ import { describeError } from '../trpc/errors.ts';
 import { BodyTooLargeError, errorBody, mediaTypeOf, readBody, sendError, sendJson, unreadableBody } from './io.ts';
 
 export const HOOK_ROUTE = `${SIGNAL_HOOK_PATH}{token}`;
+/** The call's operation in the OpenAPI document (server/http/openapi.ts). */
+export const HOOK_OPERATION_ID = 'signalsHook';
 const ACCEPTS = ['text/plain'];
 
 export const isHookPath = (pathname: string): boolean => pathname.startsWith(SIGNAL_HOOK_PATH);
