@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { ZPlaceOrderRequest } from '../../contracts/orders.ts';
 import type { TWebhookSignal, TWebhookSignalList, TSignalListQuery, TSignalPayload, TSignalReceived } from '../../contracts/signals.ts';
 import { recordAudit, type RequestOrigin } from '../audit/log.ts';
-import { brokerError } from '../brokers/errors.ts';
 import { roundDownToLot } from '../brokers/fills.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -26,7 +25,7 @@ import { ExactDecimal } from '../decimal.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { BrokerOfAccount } from '../orders/broker-calls.ts';
+import { viaBrokerRead, type BrokerOfAccount } from '../orders/broker-calls.ts';
 import type { Orders } from '../orders/orders.ts';
 import { findOrderByClientId } from '../orders/queries.ts';
 import { claimRate, rateWindowStart } from '../orders/rate-queries.ts';
@@ -108,15 +107,6 @@ export const createSignals = ({ db, clock, config, logger, users, instruments, f
   /** Per user and client order id, the placement under way: a retried alert waits for its first copy. */
   const chains = new Map<string, Promise<void>>();
   const listeners = new Set<(settled: SettledSignal) => void>();
-
-  /** A broker read's failure answered as the risk gate answers it (its refusal 422, its failure 502). */
-  const viaBrokerRead = async <T>(read: () => Promise<T>): Promise<T> => {
-    try {
-      return await read();
-    } catch (error) {
-      throw brokerError(error, 'read') ?? error;
-    }
-  };
 
   /**
    * The quantity a signal orders: its `qty`, or its `qty_pct` of the buying power (a buy, at the
