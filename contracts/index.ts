@@ -18,3 +18,4 @@ export * from './live.ts';
 export * from './bot.ts';
 export * from './portfolio.ts';
 export * from './notifications.ts';
+export * from './signals.ts';

@@ -16,6 +16,7 @@ import { ZNotificationChannel, ZNotificationChannelCreated, ZNotificationChannel
 import { ZCancelAllResult, ZOrderList, ZOrderPreview, ZOrderResponse, ZPosition, ZPositionList } from './orders.ts';
 import { ZActivityFill, ZActivityFlow, ZActivityList, ZActivityLot, ZPerformance, ZPortfolioHistory, ZPortfolioPoint, ZSymbolPerformance } from './portfolio.ts';
 import { ZAccountResponse } from './simulator.ts';
+import { ZSignalWebhook, ZSignalWebhookCreated, ZSignalWebhookList, ZWebhookSignal, ZWebhookSignalList } from './signals.ts';
 
 const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZOrderResponse, 'Order'],
@@ -77,6 +78,11 @@ const NAMES: ReadonlyArray<readonly [z.ZodType, string]> = [
   [ZApiKey, 'ApiKey'],
   [ZApiKeyCreated, 'ApiKeyCreated'],
   [ZApiKeyList, 'ApiKeyList'],
+  [ZSignalWebhook, 'SignalWebhook'],
+  [ZSignalWebhookCreated, 'SignalWebhookCreated'],
+  [ZSignalWebhookList, 'SignalWebhookList'],
+  [ZWebhookSignal, 'WebhookSignal'],
+  [ZWebhookSignalList, 'WebhookSignalList'],
   [ZBotRun, 'BotRun'],
   [ZBotRunList, 'BotRunList'],
   [ZBotDrift, 'BotDrift'],

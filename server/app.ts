@@ -62,6 +62,7 @@ import { createMailer } from './alerts/email.ts';
 import { createBots } from './bot/bot.ts';
 import { createBotRunner } from './bot/runner.ts';
 import { createNotifications } from './notifications/notifications.ts';
+import { createSignals } from './signals/signals.ts';
 
 export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -187,6 +188,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const mailer = smtp ? createMailer({ smtp, attemptTimeoutMs: MAIL_TIMEOUT_MS }) : undefined;
     const botCheck = createBotCheck({ secret: config.BOTCHECK_SECRET_KEY, verifyUrl: config.BOTCHECK_VERIFY_URL, logger });
     const promotion = createPromotion({ db, clock, config, logger, alerts, botCheck, mailer, events });
+    // Signal webhooks place through the same order service (its gates and idempotency) as REST.
+    const signals = createSignals({ db, clock, config, logger, users, instruments, forUser: brokers.forUser, orders });
     const bots = createBots({ db, clock, config, instruments, events, orders, forUser: brokers.forUser });
     // Built in every instance (it only listens until started); the workers start its rounds.
     const botRunner = createBotRunner({ db, clock, config, logger, events, orders, instruments, forUser: brokers.forUser, isHalted: () => halt.isHalted(), holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}` });
@@ -222,6 +225,8 @@ export const createServices = async (config: Config, logger: Logger, database: D
         halt.close();
         suspension.close();
         await notifications.stopWorkers();
+        // Signals taken before the server closed get their orders while the brokers still run.
+        await signals.idle();
         await jobs.stop(config.SHUTDOWN_TIMEOUT_MS).catch((error: unknown) => logger.warn({ err: error }, 'the job queue did not stop cleanly'));
         await botRunner.stop();
         await simulator.stop();
@@ -236,7 +241,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
         await changes.close().catch(() => undefined);
         await database.close();
       })());
-    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users, changes }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), notifications, portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), startedAt: clock.now(), version: VERSION, close };
+    return { config, logger, metrics, clock, database, db, changes, users, halt, auth, sessions: createSessions({ db, clock }), apiKeys: createApiKeys({ db, clock, users, changes }), instruments, marketData, barsFetch, simulator, brokerEvents, alerts, brokers, keys, orders, events, backtests, jobs, analysis, live, killSwitch, bots, botRunner, audit: createAuditTrail({ db }), notifications, portfolio: createPortfolio({ db, clock, forUser: brokers.forUser }), signals, startedAt: clock.now(), version: VERSION, close };
   } catch (error) {
     await events.close().catch(() => undefined);
     await changes.close().catch(() => undefined);

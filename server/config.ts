@@ -171,6 +171,8 @@ const ZEnv = z.object({
 
   RATE_LIMIT_ORDERS_PER_MIN: int(30, 1, 1_000_000),
   LIVE_DAILY_TRADE_LIMIT: int(10, 0, 1_000_000),
+  /** Calls of a user's signal webhooks per minute, all hooks together (each order still counts in RATE_LIMIT_ORDERS_PER_MIN). */
+  SIGNAL_WEBHOOK_CALLS_PER_MIN: int(60, 1, 1_000_000),
   RISK_MARKET_HOURS: z.enum(['enforce', 'ignore']).default('enforce'),
   RISK_DEFAULT_STOP_PCT: percentSetting('5'),
   RISK_MAX_RISK_PER_TRADE_PCT: percentSetting('2'),

@@ -32,6 +32,7 @@ import type { Halt } from './system/halt.ts';
 import type { Users } from './users/users.ts';
 import type { ApiKeys } from './auth/api-keys.ts';
 import type { Notifications } from './notifications/notifications.ts';
+import type { Signals } from './signals/signals.ts';
 
 /** The domain areas, each built once in the composition root (app.ts). */
 export interface Areas {
@@ -60,6 +61,8 @@ export interface Areas {
   portfolio: Portfolio;
   /** The user's notification channels (webhook, Slack, Discord, Telegram, e-mail) and their delivery. */
   notifications: Notifications;
+  /** Signal webhooks: the user's hooks, the calls they take, the signals and their orders. */
+  signals: Signals;
 }
 
 export interface Services extends Areas {

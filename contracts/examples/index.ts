@@ -18,6 +18,7 @@ import { MARKET_EXAMPLES } from './market.ts';
 import { NOTIFICATION_EXAMPLES } from './notifications.ts';
 import { ORDER_EXAMPLES } from './orders.ts';
 import { PORTFOLIO_EXAMPLES } from './portfolio.ts';
+import { SIGNAL_EXAMPLES } from './signals.ts';
 import type { OperationExample } from './types.ts';
 
 export { errorExampleOf, errorSummaryOf, validationErrorExample } from './errors.ts';
@@ -39,6 +40,7 @@ const AREAS: readonly Record<string, OperationExample>[] = [
   BOT_EXAMPLES,
   AUDIT_EXAMPLES,
   NOTIFICATION_EXAMPLES,
+  SIGNAL_EXAMPLES,
   HEALTH_EXAMPLES,
 ];
 

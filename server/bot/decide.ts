@@ -2,7 +2,7 @@
 // indicators over the closed bars, read through look-back views whose newest value is the bar
 // that just closed (no later bar exists to read), and how much a buy spends. Pure.
 import type { Decimal } from 'decimal.js';
-import { FRACTIONAL_SHARE_DECIMALS } from '../brokers/fills.ts';
+import { roundDownToLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Bars, BarView, Lookback, StrategyRun, TSignal } from '../backtest/types.ts';
 
@@ -71,9 +71,5 @@ export const buyQuantity = (sizing: BuySizing): Decimal => {
   const byRisk = new ExactDecimal(sizing.equity).times(sizing.maxRiskPerTradePct).div(sizing.defaultStopPct);
   const budget = ExactDecimal.min(byCash, byRisk).times(HEADROOM);
   if (budget.lte(0)) return new ExactDecimal(0);
-  const raw = budget.div(price);
-  const lot = new ExactDecimal(sizing.lotSize);
-  if (!sizing.fractional) return raw.div(lot.gte(1) ? lot : 1).floor().times(lot.gte(1) ? lot : 1);
-  if (lot.gte(1)) return raw.toDecimalPlaces(FRACTIONAL_SHARE_DECIMALS, ExactDecimal.ROUND_DOWN);
-  return raw.div(lot).floor().times(lot);
+  return roundDownToLot(budget.div(price), sizing.lotSize, sizing.fractional);
 };

@@ -179,6 +179,23 @@ export const checkLot = (qty: Decimal, lotSize: Decimal, fractional: boolean): s
   return undefined;
 };
 
+/**
+ * `amount` rounded down to what the instrument trades, by checkLot's rules: whole lots (whole units
+ * where it trades no fractions), or FRACTIONAL_SHARE_DECIMALS places for fractional shares. Zero
+ * when not one lot fits.
+ */
+export const roundDownToLot = (amount: Decimal.Value, lotSize: Decimal.Value, fractional: boolean): Decimal => {
+  const raw = new ExactDecimal(amount);
+  const lot = new ExactDecimal(lotSize);
+  if (!raw.isFinite() || raw.lte(0)) return new ExactDecimal(0);
+  if (!fractional) {
+    const whole = lot.gte(1) ? lot : new ExactDecimal(1);
+    return raw.div(whole).floor().times(whole);
+  }
+  if (lot.gte(1)) return raw.toDecimalPlaces(FRACTIONAL_SHARE_DECIMALS, ExactDecimal.ROUND_DOWN);
+  return raw.div(lot).floor().times(lot);
+};
+
 // --- The same fill arithmetic on scaled integers (the backtest engine's fast path) ---
 //
 // A backtest prices tens of thousands of fills per run, and a decimal.js fill costs tens of

@@ -9,8 +9,10 @@ import { descriptionOf } from '../../contracts/descriptions.ts';
 import { degradedHealthExample, errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
+import { ZSignalPayload, ZSignalReceived } from '../../contracts/signals.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
 import type { AppRouter } from '../routers/index.ts';
+import { HOOK_OPERATION_ID, HOOK_ROUTE } from './hooks.ts';
 import { restRoutesOf, type RestRoute } from './routes.ts';
 
 type Operation = {
@@ -87,13 +89,17 @@ const responsesOf = (route: RestRoute, generated: Operation): Record<string, unk
     // A route that also answers CSV (meta.csv) says so beside its JSON.
     [String(success)]: route.meta.csv && isNode(answer) && isNode(answer.content) ? { ...answer, content: { ...answer.content, 'text/csv': { schema: { type: 'string', description: 'A header line, then a line per row (RFC 4180)' } } } } : answer,
   };
+  return { ...responses, ...errorResponsesOf(errorCodesOf(route)) };
+};
+
+/** The error answers of `codes`, one per status, in status order. */
+const errorResponsesOf = (codes: Iterable<TAppErrorCode>): Record<string, unknown> => {
   const byStatus = new Map<number, Set<TAppErrorCode>>();
-  for (const code of errorCodesOf(route)) {
+  for (const code of codes) {
     const status = statusOf(code);
     byStatus.set(status, (byStatus.get(status) ?? new Set()).add(code));
   }
-  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(status)] = errorResponse(status, codes);
-  return responses;
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [String(status), errorResponse(status, codes)]));
 };
 
 /** The plain node:http routes of server/http/server.ts; their bodies are the contracts' schemas. */
@@ -123,6 +129,36 @@ const healthPaths = (): Record<string, PathItem> => ({
     },
   },
 });
+
+/**
+ * A signal webhook's call (server/http/hooks.ts), beside the REST table: its token in the path is
+ * its credential, its body the contracts' SignalPayload as JSON, also declared as text/plain.
+ */
+const hookPaths = (): Record<string, PathItem> => {
+  const { token: _token, ...body } = (examplesOf(HOOK_OPERATION_ID)?.input ?? {}) as Record<string, unknown>;
+  return {
+    [HOOK_ROUTE]: {
+      post: {
+        operationId: HOOK_OPERATION_ID,
+        summary: 'Send a signal to a webhook (a TradingView-style alert): 202 once it is recorded, its order placed through the five gates right after; see GET /api/signals',
+        tags: ['signals'],
+        security: PUBLIC,
+        parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: schemaRef('SignalPayload') },
+            'text/plain': { schema: { type: 'string', description: 'The same JSON object as text: what TradingView sends when the alert’s message is not pure JSON to it' }, example: JSON.stringify(body) },
+          },
+        },
+        responses: {
+          '202': { description: 'The signal is recorded; its order follows', content: json('SignalReceived') },
+          ...errorResponsesOf(['VALIDATION_ERROR', 'FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMIT_EXCEEDED', 'INTERNAL_ERROR', 'SERVICE_HALTED', 'SERVICE_UNAVAILABLE']),
+        },
+      },
+    },
+  };
+};
 
 const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
 const hasDescription = (node: Node) => typeof node.description === 'string' && node.description.trim() !== '';
@@ -269,7 +305,7 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
     license: { name: 'MIT', identifier: 'MIT' },
     baseUrl: '/',
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-    defs: { ErrorBody: ZErrorBody, Health: ZHealth, FeatureFlags: ZFeatureFlags },
+    defs: { ErrorBody: ZErrorBody, Health: ZHealth, FeatureFlags: ZFeatureFlags, SignalPayload: ZSignalPayload, SignalReceived: ZSignalReceived },
   });
 
   const routeOf = new Map(restRoutesOf(router, '').map((route) => [`${route.method.toLowerCase()} ${route.template}`, route]));
@@ -292,7 +328,7 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
     }
     paths[`/api${path}`] = item;
   }
-  Object.assign(paths, healthPaths());
+  Object.assign(paths, healthPaths(), hookPaths());
 
   const seen = new Map<string, string>();
   for (const [path, item] of Object.entries(paths)) {

@@ -14,6 +14,7 @@ import { errorBody, requestIdOf, sendError, sendJson } from './io.ts';
 import { answerClientError, responseFinished, responseStarted } from './malformed.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createMcpHandler, MCP_PATH } from './mcp.ts';
+import { createHookHandler, isHookPath } from './hooks.ts';
 import { clientAddressOf } from './proxy.ts';
 import { createRestHandler } from './rest.ts';
 import { compileRestRoutes, restRoutesOf } from './routes.ts';
@@ -42,6 +43,7 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
   const rest = createRestHandler(router, services);
   const trpc = createTrpcHandler(router, services);
   const mcp = createMcpHandler(router, services);
+  const hook = createHookHandler(services);
   const openApiJson = buildOpenApiDocument(router, services.version);
   const corsOrigins = new Set(config.CORS_ORIGINS);
   const matchRoute = compileRestRoutes(router, '/api');
@@ -118,6 +120,10 @@ export const createHttpServer = (router: AppRouter, services: Services): Server 
         state.http.route = known.template;
         notAllowed(res, method, known.allow);
       } else sendError(res, noRoute(method, pathname));
+      return;
+    }
+    if (isHookPath(pathname)) {
+      await hook(req, res, state, pathname);
       return;
     }
     if (pathname.startsWith(TRPC_PREFIX)) {

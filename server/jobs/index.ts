@@ -20,6 +20,7 @@ export const RECONCILE_ORDERS = 'orders-reconcile';
 export const PRUNE_EVENTS = 'events-prune';
 export const KILL_SWITCH_SWEEP = 'kill-switch-sweep';
 export const FOLD_COUNTS = 'counts-fold';
+export const SIGNALS_SWEEP = 'signals-sweep';
 /** Hourly, at a minute off the hour so it does not meet every other hourly job. */
 const AUTH_SWEEP_CRON = '17 * * * *';
 const PRUNE_EVENTS_CRON = '41 * * * *';
@@ -30,7 +31,7 @@ export interface Workers {
 }
 
 export const startWorkers = async (services: Services): Promise<Workers> => {
-  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch, botRunner, notifications } = services;
+  const { db, config, logger, clock, simulator, orders, jobs, analysis, killSwitch, botRunner, notifications, signals } = services;
   const boss = await jobs.boss();
   try {
     await boss.createQueue(AUTH_SWEEP);
@@ -83,6 +84,15 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
       const folded = await foldTallies(db, [orderTally, auditTally]);
       if (folded > 0) logger.debug({ job: FOLD_COUNTS, folded }, 'job done');
     });
+    // Signals a crash or a lost database left pending (server/signals/signals.ts places them in
+    // process as they come): each minute, and once when workers start.
+    await boss.createQueue(SIGNALS_SWEEP);
+    await boss.schedule(SIGNALS_SWEEP, '* * * * *');
+    await boss.work(SIGNALS_SWEEP, async () => {
+      const { placed, late } = await signals.sweep();
+      if (placed + late > 0) logger.info({ job: SIGNALS_SWEEP, placed, late }, 'job done');
+    });
+    await boss.send(SIGNALS_SWEEP, {}, { singletonKey: 'startup', singletonSeconds: 60 });
     // Liquidations that waited for a closed market's open.
     await boss.createQueue(LIQUIDATE_QUEUE);
     await boss.work<{ userId: number; assetClass: TAssetClass }>(LIQUIDATE_QUEUE, async ([job]) => {
@@ -101,7 +111,7 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await jobs.stop(0);
     throw error;
   }
-  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, FOLD_COUNTS, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, DELIVER_QUEUE, 'simulator', 'bots'] }, 'workers started');
+  logger.info({ jobs: [AUTH_SWEEP, EXPIRE_DAY_ORDERS, RECONCILE_ORDERS, PRUNE_EVENTS, KILL_SWITCH_SWEEP, FOLD_COUNTS, SIGNALS_SWEEP, LIQUIDATE_QUEUE, ANALYSIS_QUEUE, DELIVER_QUEUE, 'simulator', 'bots'] }, 'workers started');
   return {
     boss,
     stop: async () => {

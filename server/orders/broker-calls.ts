@@ -36,3 +36,12 @@ export const viaBroker = async <T>(call: () => Promise<T>): Promise<T> => {
     throw brokerError(error, 'call');
   }
 };
+
+/** A broker read's failure answered as the risk gate answers it (its refusal 422, its failure 502). */
+export const viaBrokerRead = async <T>(read: () => Promise<T>): Promise<T> => {
+  try {
+    return await read();
+  } catch (error) {
+    throw brokerError(error, 'read') ?? error;
+  }
+};

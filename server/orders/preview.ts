@@ -3,12 +3,11 @@
 // power) and prices the order with the fills' own arithmetic (order-estimate.ts). Nothing is
 // written, no gate counts it, and no order or intent is made.
 import type { TOrderPreview, TPlaceOrderRequest } from '../../contracts/orders.ts';
-import { brokerError } from '../brokers/errors.ts';
 import { checkLot } from '../brokers/fills.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
-import type { BrokerOfAccount } from './broker-calls.ts';
+import { viaBrokerRead, type BrokerOfAccount } from './broker-calls.ts';
 import { estimateOrder } from './order-estimate.ts';
 import { firstStopOf, trailRequestOf } from './trailing.ts';
 
@@ -18,15 +17,6 @@ export interface PreviewDeps {
 }
 
 const decimalOrUndefined = (value: number | undefined) => (value === undefined ? undefined : new ExactDecimal(value));
-
-/** A broker read's failure answered as the risk gate answers it (its refusal 422, its failure 502). */
-const viaBrokerRead = async <T>(read: () => Promise<T>): Promise<T> => {
-  try {
-    return await read();
-  } catch (error) {
-    throw brokerError(error, 'read') ?? error;
-  }
-};
 
 export const createPreview = ({ instruments, forUser }: PreviewDeps) => {
   /**

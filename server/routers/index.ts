@@ -13,6 +13,7 @@ import { keysRouter } from './keys.ts';
 import { liveRouter } from './live.ts';
 import { marketDataRouter } from './marketdata.ts';
 import { notificationsRouter } from './notifications.ts';
+import { signalsRouter } from './signals.ts';
 
 export const appRouter = router({
   auth: authRouter,
@@ -28,6 +29,7 @@ export const appRouter = router({
   bot: botRouter,
   audit: auditRouter,
   notifications: notificationsRouter,
+  signals: signalsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -78,6 +78,7 @@ export const createInnerContext = (services: Services, facts: RequestFacts, http
     audit: services.audit,
     portfolio: services.portfolio,
     notifications: services.notifications,
+    signals: services.signals,
     origin: facts.origin,
     authorization: facts.authorization,
     http,

@@ -9,6 +9,7 @@ import type { Context } from './context.ts';
 import { formatError, toTRPCError } from './errors.ts';
 import type { ProcedureMeta } from './meta.ts';
 import { isApiKey } from '../auth/api-keys.ts';
+import type { TApiKeyScope } from '../../contracts/auth.ts';
 
 const t = initTRPC
   .context<Context>()
@@ -31,9 +32,17 @@ export const bearerTokenOf = (authorization: string | undefined): string | undef
 interface Caller<TUser extends AuthUser | undefined> {
   user: TUser;
   sessionId: string | undefined;
+  /** A personal API key's scopes; undefined for a password's sign-in (which may do anything its role may). */
+  keyScopes: ReadonlySet<TApiKeyScope> | undefined;
 }
 
-const ANONYMOUS: Caller<undefined> = { user: undefined, sessionId: undefined };
+const ANONYMOUS: Caller<undefined> = { user: undefined, sessionId: undefined, keyScopes: undefined };
+
+/**
+ * Whether the caller may act on a live account where the input does not say so itself (a signal
+ * webhook's mode, read from the database): a signed-in user, or a key with the live scope.
+ */
+export const liveAllowedOf = (ctx: { keyScopes: ReadonlySet<TApiKeyScope> | undefined }): boolean => ctx.keyScopes === undefined || ctx.keyScopes.has('live');
 
 /** Whether the input asks for the live account (an order's or the bot's `live_mode`). */
 const asksLive = async (getRawInput: () => Promise<unknown>): Promise<boolean> => {
@@ -52,7 +61,7 @@ const authorizeKey = async (ctx: Context, token: string, meta: ProcedureMeta | u
   if (!scope) throw new AppError('FORBIDDEN', 'This route takes no API key: sign in with a password');
   if (!scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
   if (scope === 'trade' && !scopes.has('live') && (await asksLive(getRawInput))) throw new AppError('FORBIDDEN', 'This API key lacks the live scope');
-  return { user, sessionId: undefined };
+  return { user, sessionId: undefined, keyScopes: scopes };
 };
 
 /** The caller behind the bearer token (an access token or a personal API key), or a 401/403 when the role is not met. */
@@ -64,7 +73,7 @@ const authorize = async (ctx: Context, role: 'user' | 'admin', meta: ProcedureMe
   const { user, sessionId } = await ctx.auth.authenticateToken(token);
   ctx.http.userId = user.id;
   if (role === 'admin' && user.role !== 'admin') throw new AppError('FORBIDDEN', 'Admin role required');
-  return { user, sessionId };
+  return { user, sessionId, keyScopes: undefined };
 };
 
 /**
@@ -77,7 +86,7 @@ const guard = <TUser extends AuthUser | undefined>(resolveCaller: (ctx: Context,
     try {
       if (ctx.halt.isHalted() && !meta?.haltExempt) throw new AppError('SERVICE_HALTED');
       const caller = await resolveCaller(ctx, meta, getRawInput);
-      const result = await next({ ctx: { user: caller.user, sessionId: caller.sessionId } });
+      const result = await next({ ctx: { user: caller.user, sessionId: caller.sessionId, keyScopes: caller.keyScopes } });
       if (result.ok) {
         // A procedure that decides its own status (201 created or 200 updated) keeps it.
         if (meta?.status) ctx.http.status ??= meta.status;

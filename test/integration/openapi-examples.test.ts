@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import { statusOf, ZAppErrorCode, ZErrorBody } from '../../contracts/errors.ts';
 import { errorExampleOf, exampledOperationIds, examplesOf } from '../../contracts/examples/index.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
+import { ZSignalPayload, ZSignalReceived } from '../../contracts/signals.ts';
 import { buildOpenApiDocument, operationIdOf } from '../../server/http/openapi.ts';
 import { restRoutesOf } from '../../server/http/routes.ts';
 import { parseOhlcvCsv } from '../../server/marketdata/csv.ts';
@@ -51,6 +52,8 @@ interface Schemas {
 const schemasById = new Map<string, Schemas>([
   ['health', { output: ZHealth }],
   ['healthFlags', { output: ZFeatureFlags }],
+  // The hook's call (server/http/hooks.ts): its body is the payload, its token a path parameter the payload ignores.
+  ['signalsHook', { input: ZSignalPayload, output: ZSignalReceived }],
 ]);
 for (const route of restRoutesOf(appRouter, '/api')) {
   const def = (appRouter._def.procedures as Record<string, any>)[route.procedure]._def;

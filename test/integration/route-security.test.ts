@@ -126,11 +126,16 @@ const ownedChannel = async (server: TestServer, owner: TestUser) => {
   await insertChannel(server.services.db, { id, userId: owner.user.id, name: 'owned', kind: 'slack', targetEnc: 'v1:not:a:target', events: ['fill'], createdAt: server.services.clock.now() });
   return { id, query: '', body: { enabled: false } };
 };
+/** The owner's signal webhook. */
+const ownedWebhook = async (server: TestServer, owner: TestUser) =>
+  (await server.services.signals.webhooks.create({ user: { id: owner.user.id }, origin: { requestId: 'test', address: '127.0.0.1' }, liveAllowed: true, input: { name: 'owned', asset_class: 'crypto', mode: 'paper', max_lag_sec: 120 } })).id;
 
 const OWNED: Record<string, (server: TestServer, owner: TestUser) => Promise<string | { id: string; query: string; body?: unknown }>> = {
   'auth.revokeSession': ownedSession,
   'auth.revokeApiKey': async (server: TestServer, owner: TestUser) =>
     (await server.services.apiKeys.create({ user: { id: owner.user.id }, input: { name: 'owned', scopes: ['read'] }, origin: { requestId: 'test', address: '127.0.0.1' } })).id,
+  'signals.rotateWebhook': ownedWebhook,
+  'signals.removeWebhook': ownedWebhook,
   'analysis.getReport': ownedReport,
   'analysis.reportTraces': ownedReport,
   'analysis.deleteReport': ownedReport,

@@ -15,3 +15,4 @@ export * from './bots.ts';
 export * from './broker-tokens.ts';
 export * from './ledger.ts';
 export * from './notifications.ts';
+export * from './signals.ts';

@@ -14,6 +14,7 @@ import { when } from '../format.ts';
 import { DataTable, Field, Hint, Page, Panel, RowActions } from './page-kit.tsx';
 import { ApiKeys } from './api-keys.tsx';
 import { Notifications } from './notifications.tsx';
+import { Webhooks } from './webhooks.tsx';
 
 const PasswordForm = () => {
   const [fieldErrors, setFieldErrors] = useState<TFieldErrors>({});
@@ -111,5 +112,6 @@ export const Settings = () => (
     </div>
     <ApiKeys />
     <Notifications />
+    <Webhooks />
   </Page>
 );
