@@ -5,11 +5,10 @@
 // signals area, which answers 202 or the error envelope. Logs and metrics name the route's
 // template, never the token.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TRPCError } from '@trpc/server';
 import { SIGNAL_HOOK_PATH } from '../../contracts/signals.ts';
 import type { Services } from '../services.ts';
 import type { RequestState } from '../trpc/context.ts';
-import { describeError } from '../trpc/errors.ts';
+import { describeFailure } from '../trpc/errors.ts';
 import { BodyTooLargeError, errorBody, mediaTypeOf, readBody, sendError, sendJson, unreadableBody } from './io.ts';
 
 export const HOOK_ROUTE = `${SIGNAL_HOOK_PATH}{token}`;
@@ -51,8 +50,7 @@ export const createHookHandler = (services: Services) => async (req: IncomingMes
     sendJson(res, 202, await services.signals.receive({ token, body, origin: state.origin }));
   } catch (cause) {
     // The procedures' own mapping: a domain error's envelope, the database away 503, else a logged 500.
-    const described = describeError(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause }));
-    if (described.domainCode === 'INTERNAL_ERROR') services.logger.error({ err: cause, reqId: state.origin.requestId }, 'a hook call failed');
+    const described = describeFailure(cause, (err) => services.logger.error({ err, reqId: state.origin.requestId }, 'a hook call failed'));
     sendError(res, errorBody(described.domainCode, described.message, described.errors), described.retryAfterSec);
   }
 };
