@@ -220,6 +220,23 @@ export interface Broker {
   quote(symbol: string): Promise<string>;
   /** This account's events from now on, until the signal aborts. */
   events(signal: AbortSignal): AsyncIterable<TBrokerEvent>;
+  /**
+   * The symbols' trade prices from now on, as the broker's market data stream sends them, until
+   * the signal aborts; the stream keeps itself alive (a watchdog, reconnects backing off with
+   * jitter). What the order emulator watches its triggers on (DESIGN §6 "Advanced orders"); a new
+   * set of symbols is a new call. Absent where the broker streams no prices (the simulator, whose
+   * prices are ours).
+   */
+  quotes?(symbols: readonly string[], signal: AbortSignal): AsyncIterable<BrokerQuote>;
+}
+
+/** One trade price of a symbol from a broker's market data stream. */
+export interface BrokerQuote {
+  symbol: string;
+  /** Decimal text, as the broker sent it (its shortest decimal form where it sent a number). */
+  price: string;
+  /** When the broker says the trade happened. */
+  at: Date;
 }
 
 /** The broker refused the request (maps to 422 BROKER_REJECTED). */
