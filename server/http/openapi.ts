@@ -9,6 +9,7 @@ import { descriptionOf } from '../../contracts/descriptions.ts';
 import { degradedHealthExample, errorExampleOf, errorSummaryOf, examplesOf, validationErrorExample } from '../../contracts/examples/index.ts';
 import { statusOf, ZErrorBody, type TAppErrorCode } from '../../contracts/errors.ts';
 import { ZFeatureFlags, ZHealth } from '../../contracts/health.ts';
+import { z } from 'zod';
 import { ZSignalPayload, ZSignalReceived } from '../../contracts/signals.ts';
 import { nameSchemas } from '../../contracts/schema-names.ts';
 import type { AppRouter } from '../routers/index.ts';
@@ -343,6 +344,10 @@ export const buildOpenApiDocument = (router: AppRouter, version: string): string
   // trpc-to-openapi adds schemas of its own error shape; our errors all use ErrorBody.
   const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(schemas)) if (name.startsWith('error.')) delete schemas[name];
+  // Components of `defs` are written as outputs, where a default makes a field required; the
+  // hook's payload is a request's body, where it makes the field optional (order_type: market).
+  const payload = schemas.SignalPayload as { required?: string[] } | undefined;
+  if (payload) payload.required = (z.toJSONSchema(ZSignalPayload, { io: 'input' }) as { required?: string[] }).required ?? [];
   // A copy: the generator may hand one schema object to several places, and a description must
   // follow the place it is written for, not whichever place was described first.
   const described = structuredClone(doc);

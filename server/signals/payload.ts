@@ -78,8 +78,8 @@ const sameSecret = (given: string, expectedHash: string, hookId: string) => {
  * hook has one, and the alert's age against the hook's max_lag_sec.
  */
 export const judgeSignal = (hook: Pick<SignalWebhookRow, 'id' | 'assetClass' | 'mode' | 'maxLagSec' | 'passphraseHash'>, text: string, at: Date): Judged => {
-  const trimmed = text.trim();
-  if (trimmed === '') return invalid('The body is empty: send the alert as JSON', [{ path: '', message: 'empty body' }]);
+  // An empty body reads as an empty object, as on every REST route: the answer names each missing field.
+  const trimmed = text.trim() || '{}';
   if (jsonDepth(trimmed) > MAX_JSON_DEPTH) return invalid('Malformed JSON body', [{ path: '', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }]);
   let body: unknown;
   try {

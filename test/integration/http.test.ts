@@ -21,6 +21,11 @@ beforeAll(async () => {
   adminToken = (await loginAdmin(server)).access_token;
   user = await registerAndLogin(server, 'http');
   operations = operationsOf((await server.http('GET', '/api/openapi.json')).body);
+  // A signal webhook's path parameter is its credential: the sweep calls a hook that exists, as
+  // a charting tool would, since an unknown one is 404 whatever the body.
+  const hook = await server.http('POST', '/api/signals/webhooks', { token: adminToken, body: { name: 'sweep', asset_class: 'crypto', mode: 'paper' } });
+  expect(hook.status, hook.text).toBe(201);
+  pathDefaults.token = hook.body.token;
 });
 afterAll(async () => {
   await Promise.all([server?.stop(), tuned?.stop()]);
@@ -65,9 +70,12 @@ const operationsOf = (doc: any): Operation[] =>
       })),
   );
 
-/** The operation's path with every path parameter set (to 1 unless overridden). */
+/** Path parameters that cannot be 1: a hook's token (made in beforeAll). */
+const pathDefaults: Record<string, string> = {};
+
+/** The operation's path with every path parameter set (to 1 unless overridden or defaulted). */
 const urlOf = (op: Operation, overrides: Record<string, string> = {}) =>
-  op.path.replace(/\{(\w+)\}/g, (_, name: string) => overrides[name] ?? '1');
+  op.path.replace(/\{(\w+)\}/g, (_, name: string) => overrides[name] ?? pathDefaults[name] ?? '1');
 
 const schemaType = (schema: any): string | undefined => {
   const type = schema?.type ?? schema?.anyOf?.[0]?.type ?? schema?.oneOf?.[0]?.type;

@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authThrottle, outboxEvents, refreshTokenFamilies, refreshTokens } from '../../server/db/schema/index.ts';
 import { sweepExpiredAuthRows } from '../../server/jobs/auth-sweep.ts';
-import { AUTH_SWEEP, EXPIRE_DAY_ORDERS, FOLD_COUNTS, KILL_SWITCH_SWEEP, PRUNE_EVENTS, RECONCILE_ORDERS } from '../../server/jobs/index.ts';
+import { AUTH_SWEEP, EXPIRE_DAY_ORDERS, FOLD_COUNTS, KILL_SWITCH_SWEEP, PRUNE_EVENTS, RECONCILE_ORDERS, SIGNALS_SWEEP } from '../../server/jobs/index.ts';
 import { newUser } from '../support/factories.ts';
 import { waitFor } from '../support/wait.ts';
 import { registerAndLogin, startTestServer, type TestServer } from '../support/server.ts';
@@ -52,10 +52,10 @@ describe('the job queue (pg-boss)', () => {
   });
   afterAll(() => withWorkers.stop());
 
-  it('schedules the auth sweep hourly, and day-order expiry, the kill switch sweep and the counts fold every minute, and runs the sweep as a queued job', async () => {
+  it('schedules the auth sweep hourly, and day-order expiry, the kill switch sweep, the counts fold and the signals sweep every minute, and runs the sweep as a queued job', async () => {
     const boss = withWorkers.workers!.boss;
     const schedules = await boss.getSchedules();
-    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[RECONCILE_ORDERS, '* * * * *'], [AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *'], [PRUNE_EVENTS, '41 * * * *'], [KILL_SWITCH_SWEEP, '* * * * *'], [FOLD_COUNTS, '* * * * *']].sort());
+    expect(schedules.map((schedule) => [schedule.name, schedule.cron]).sort()).toEqual([[RECONCILE_ORDERS, '* * * * *'], [AUTH_SWEEP, '17 * * * *'], [EXPIRE_DAY_ORDERS, '* * * * *'], [PRUNE_EVENTS, '41 * * * *'], [KILL_SWITCH_SWEEP, '* * * * *'], [FOLD_COUNTS, '* * * * *'], [SIGNALS_SWEEP, '* * * * *']].sort());
     const { db } = withWorkers.services;
     const user = await newUser(withWorkers, { prefix: 'job_sweep' });
     await db.update(refreshTokens).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(refreshTokens.userId, user.user.id));

@@ -28,6 +28,10 @@ describe('judgeSignal', () => {
   it('refuses what does not parse or validate as invalid, naming the field', () => {
     expect(judge('{"symbol":')).toMatchObject({ ok: false, refusal: { outcome: 'invalid', code: 'VALIDATION_ERROR', message: 'Malformed JSON body' } });
     expect(judge('[]')).toMatchObject({ ok: false, refusal: { outcome: 'invalid' } });
+    // An empty body is an empty object, as on REST: each missing field is named.
+    const empty = judge('  ');
+    expect(empty.ok).toBe(false);
+    if (!empty.ok) expect(empty.refusal.errors?.map((error) => error.path)).toEqual(expect.arrayContaining(['symbol', 'side']));
     expect(judge({ symbol: 'BTC/USDT', side: 'buy' })).toMatchObject({ ok: false, refusal: { errors: [{ path: 'qty' }] } });
     expect(judge({ symbol: 'BTC/USDT', side: 'buy', qty: '1' })).toMatchObject({ ok: false, refusal: { errors: [expect.objectContaining({ path: 'qty' })] } });
     expect(judge({ symbol: 'BTC/USDT', side: 'buy', qty: 1, order_type: 'limit' })).toMatchObject({ ok: false, refusal: { errors: [{ path: 'limit_price' }], seen: { symbol: 'BTC/USDT', side: 'buy' } } });
