@@ -8,7 +8,7 @@ import { AppError } from '../errors.ts';
 import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId } from './queries.ts';
-import { releaseRate } from './rate-queries.ts';
+import { releaseRate } from '../controls/rate-queries.ts';
 import { toOrderResponse, UNCONFIRMED } from './records.ts';
 import { keptRefusalOf } from './broker-answer.ts';
 

@@ -17,7 +17,7 @@ import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
 import { emergencyLockError } from './risk.ts';
 import { riskGate } from './risk-gate.ts';
-import { claimRate, rateWindowStart, releaseRate, type RateClaim } from './rate-queries.ts';
+import { claimRate, rateWindowStart, releaseRate, type RateClaim } from '../controls/rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
 /** A trailing stop's trail as a request gives it: a percent of its mark, or a price distance (decimal text). */

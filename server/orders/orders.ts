@@ -9,6 +9,7 @@ import type { Alerts } from '../alerts/index.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { setLiveEnabled } from '../controls/queries.ts';
+import { findOrderByClientId } from './queries.ts';
 import type { Db } from '../db/client.ts';
 import type { EventBus } from '../events/bus.ts';
 import type { Instruments } from '../instruments/instruments.ts';
@@ -70,6 +71,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     place,
     preview,
     get,
+    /** The user's order under a client order id, whatever its state (a signal's outcome reads it). */
+    byClientOrderId: ({ userId, clientOrderId }: { userId: number; clientOrderId: string }) => findOrderByClientId(db, { userId, clientOrderId }),
     list,
     cancel,
     replace,

@@ -10,7 +10,7 @@ import { rowsOf, type Queryable, type Tx } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
 import { eventsInsertSql, type TEventChannel } from '../events/queries.ts';
 import { orderFills, orders, type OrderRow } from '../db/schema/index.ts';
-import { claimSql, type RateClaim } from './rate-queries.ts';
+import { claimSql, type RateClaim } from '../controls/rate-queries.ts';
 
 export type OrderInsert = typeof orders.$inferInsert;
 

@@ -27,14 +27,13 @@ import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import { viaBrokerRead, type BrokerOfAccount } from '../orders/broker-calls.ts';
 import type { Orders } from '../orders/orders.ts';
-import { findOrderByClientId } from '../orders/queries.ts';
-import { claimRate, rateWindowStart } from '../orders/rate-queries.ts';
+import { claimRate, rateWindowStart } from '../controls/rate-queries.ts';
 import type { Users } from '../users/users.ts';
 import { judgeSignal, orderRequestOf, payloadOfStored, storedPayloadOf, webhookClientOrderId, type SignalRefusal } from './payload.ts';
 import { decideSignal, insertSignal, findWebhookByTokenHash, listSignals, listStalePending, type ListedSignal, type SignalDecision } from './queries.ts';
 import { createWebhooks, tokenHashOf } from './webhooks.ts';
 
-/** The rate counter of a user's hook calls (orders/rate-queries.ts keeps it beside the order counters). */
+/** The rate counter of a user's hook calls (controls/rate-queries.ts keeps it beside the order counters). */
 const CALLS_SCOPE = 'signal-webhook-calls';
 const MINUTE_MS = 60_000;
 /** What a token looks like (webhooks.ts makes them): anything else is 404 without a read. */
@@ -98,7 +97,7 @@ export interface SignalsDeps {
   users: Pick<Users, 'get'>;
   instruments: Pick<Instruments, 'resolve'>;
   forUser: BrokerOfAccount;
-  orders: Pick<Orders, 'place'>;
+  orders: Pick<Orders, 'place' | 'byClientOrderId'>;
 }
 
 export const createSignals = ({ db, clock, config, logger, users, instruments, forUser, orders }: SignalsDeps) => {
@@ -174,7 +173,7 @@ export const createSignals = ({ db, clock, config, logger, users, instruments, f
     let qty: string | null = null;
     try {
       if (standingFirst) {
-        const standing = await findOrderByClientId(db, { userId, clientOrderId });
+        const standing = await orders.byClientOrderId({ userId, clientOrderId });
         if (standing) return await decide(signal, decisionOfStanding(standing, null), origin);
       }
       qty = await quantityOf(signal);
@@ -189,7 +188,7 @@ export const createSignals = ({ db, clock, config, logger, users, instruments, f
       }
       if (!(error instanceof AppError)) logger.error({ err: error, signalId: signal.id }, 'a signal’s placement failed');
       const failure = error instanceof AppError ? error : new AppError('INTERNAL_ERROR');
-      const standing = ORDER_MAY_STAND.has(failure.code) ? await findOrderByClientId(db, { userId, clientOrderId }) : undefined;
+      const standing = ORDER_MAY_STAND.has(failure.code) ? await orders.byClientOrderId({ userId, clientOrderId }) : undefined;
       // A copy of a retried alert made the one order, with another quantity: that order is its outcome.
       if (standing && failure.code === 'IDEMPOTENCY_CONFLICT') return decide(signal, decisionOfStanding(standing, qty), origin);
       await decide(
@@ -310,7 +309,7 @@ export const createSignals = ({ db, clock, config, logger, users, instruments, f
         await decide(row, { status: 'refused', errorCode: 'INTERNAL_ERROR', errorMessage: 'The signal could not be read back to place it', at }, origin);
         continue;
       }
-      const standing = await findOrderByClientId(db, { userId: signal.userId, clientOrderId: signal.clientOrderId });
+      const standing = await orders.byClientOrderId({ userId: signal.userId, clientOrderId: signal.clientOrderId });
       const tooLate = at.getTime() - row.receivedAt.getTime() > webhook.maxLagSec * 1000;
       if (!standing && tooLate) {
         late++;

@@ -6,7 +6,7 @@ import { manualClock } from '../../server/clock.ts';
 import { auditEvents } from '../../server/db/schema/index.ts';
 import { liveScope } from '../../server/orders/gates.ts';
 import { setLock } from '../../server/controls/queries.ts';
-import { claimRate } from '../../server/orders/rate-queries.ts';
+import { claimRate } from '../../server/controls/rate-queries.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 

@@ -1,5 +1,5 @@
-// SQL of the order rate counters: a claim of one unit in a window (on its own, or folded into the
-// intent statement of write-queries.ts), the window's start for Retry-After, and a unit given back.
+// SQL of the rate counters (the order gates', a signal hook's calls): a claim of one unit in a window (on its own, or folded into the
+// intent statement of orders/write-queries.ts), the window's start for Retry-After, and a unit given back.
 import { and, eq, sql } from 'drizzle-orm';
 import { rowsOf, type Queryable } from '../db/client.ts';
 import { fixedSql } from '../db/fixed-sql.ts';
