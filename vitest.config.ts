@@ -21,6 +21,7 @@ const OWN_MODULES = ['test/integration/db-internals.test.ts', 'test/integration/
 const NO_DATABASE = [
   'test/integration/alerts.test.ts',
   'test/integration/alpaca-adapter.test.ts',
+  'test/integration/alpaca-quotes.test.ts',
   'test/integration/ccxt-adapter.test.ts',
   'test/integration/ccxt-stream.test.ts',
   'test/integration/openapi-examples.test.ts',

@@ -144,6 +144,8 @@ const ZEnv = z.object({
   BROKER_STREAM_SILENCE_SEC: int(30, 5, 600),
   /** Real mode: the market data origin of the US broker (latest trades for prices). */
   BROKER_US_DATA_URL: text('https://data.alpaca.markets'),
+  /** Real mode: the US broker's market data stream (trade prices); empty: the IEX feed on BROKER_US_DATA_URL's stream host. */
+  BROKER_US_DATA_STREAM_URL: text(''),
   /** Real mode: requests a minute per US broker key, shared by every user and path of the key in this instance. */
   BROKER_US_REQUESTS_PER_MIN: int(200, 1, 100_000),
   /** Real mode: requests a second per KR broker key in this instance; 0 is KIS's published limits (2 paper, 20 live). */
@@ -335,6 +337,15 @@ const refuseInvalid = (setting: string, schema: z.ZodType, value: string) => {
   if (!checked.success) throw new ConfigError(setting, checked.error.issues[0]?.message ?? 'invalid value');
 };
 
+/** The URL the text names, or undefined where it names none. */
+const urlOf = (text: string): URL | undefined => {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+};
+
 /** One address per admin name, so two deployments' admins never collide; `.invalid` never resolves. */
 export const defaultAdminEmail = (username: string): string => (username ? `${username.toLowerCase()}@admin.invalid` : '');
 
@@ -377,12 +388,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   }
   if (values.ADMIN_PASSWORD) refuseInvalid('ADMIN_PASSWORD', ZPassword, values.ADMIN_PASSWORD);
   if (values.BOTCHECK_SECRET_KEY) {
-    let verifyUrl: URL | undefined;
-    try {
-      verifyUrl = new URL(values.BOTCHECK_VERIFY_URL);
-    } catch {
-      verifyUrl = undefined;
-    }
+    const verifyUrl = urlOf(values.BOTCHECK_VERIFY_URL);
     if (!verifyUrl || (verifyUrl.protocol !== 'https:' && verifyUrl.protocol !== 'http:')) throw new ConfigError('BOTCHECK_VERIFY_URL', 'must be an http(s) URL');
   }
   // A lease shorter than two renewal rounds would pass a live bot from instance to instance.
@@ -392,6 +398,10 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     if ((dataUrl.protocol !== 'https:' && dataUrl.protocol !== 'http:') || dataUrl.origin === 'null') throw new Error('not http(s)');
   } catch {
     throw new ConfigError('BROKER_US_DATA_URL', 'must be an http(s) origin');
+  }
+  if (values.BROKER_US_DATA_STREAM_URL) {
+    const streamUrl = urlOf(values.BROKER_US_DATA_STREAM_URL);
+    if (!streamUrl || (streamUrl.protocol !== 'wss:' && streamUrl.protocol !== 'ws:')) throw new ConfigError('BROKER_US_DATA_STREAM_URL', 'must be a ws(s) URL, e.g. wss://stream.data.alpaca.markets/v2/sip');
   }
   // CRYPTO_EXCHANGE_ID is allowed whether listed or not: a key naming crypto_exchange trades on it.
   const cryptoExchangeIds = [...new Set([values.CRYPTO_EXCHANGE_ID, ...values.CRYPTO_EXCHANGE_IDS])];

@@ -83,7 +83,8 @@ export const newAlpacaOrder = (fields: Pick<AlpacaOrder, 'symbol' | 'qty' | 'sid
   };
 };
 
-export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTradeUpdate) => void) => {
+/** `onPrice` hears each price set (the data stream prints it as a trade). */
+export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTradeUpdate) => void, onPrice?: (symbol: string, price: Decimal) => void) => {
   const accounts = new Map<string, FakeAccount>();
   const prices = new Map<string, Decimal>();
   const nowIso = () => new Date().toISOString();
@@ -339,6 +340,7 @@ export const createFakeAlpacaBooks = (publish: (keyId: string, update: AlpacaTra
     /** Sets a symbol's price (a new symbol becomes tradable) and trades every resting order it crosses. */
     setPrice: (symbol: string, price: string) => {
       prices.set(symbol, new ExactDecimal(price));
+      onPrice?.(symbol, prices.get(symbol)!);
       for (const account of accounts.values()) for (const order of [...account.orders.values()]) if (order.symbol === symbol) tryMatch(account, order);
     },
     priceOf: (symbol: string) => prices.get(symbol),

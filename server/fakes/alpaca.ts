@@ -1,11 +1,13 @@
 // A fake Alpaca on 127.0.0.1 speaking Trading API v2 (REST and the trade_updates stream) and the
-// market data's latest trade, over the in-memory books of alpaca-books.ts. Tests drive it through
-// its price and fault switches; a user can run it to try real mode on one machine.
+// market data's latest trade, bars and real-time trade stream (alpaca-data.ts), over the in-memory
+// books of alpaca-books.ts. Tests drive it through its price and fault switches; a user can run it
+// to try real mode on one machine.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AlpacaOrderRequest, AlpacaReplaceRequest, AlpacaTradeUpdate } from '../brokers/alpaca/wire.ts';
 import { createFakeAlpacaBooks, FakeAlpacaRefusal, type FakeAccountSeed } from './alpaca-books.ts';
+import { createFakeAlpacaData, FAKE_DATA_FEEDS } from './alpaca-data.ts';
 
 export interface FakeAlpacaRequest {
   method: string;
@@ -110,7 +112,9 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     options.onStreamSend?.(keyId, update);
   };
 
-  const books = createFakeAlpacaBooks(publish);
+  // Every price set is a trade on the data stream.
+  const data = createFakeAlpacaData({ secretOf: (keyId) => books.secretOf(keyId), isSilent: () => silent });
+  const books = createFakeAlpacaBooks(publish, (symbol, price) => data.print(symbol, price.toNumber()));
   for (const account of options.accounts ?? []) books.addAccount(account);
   for (const [symbol, price] of Object.entries(options.prices ?? {})) books.setPrice(symbol, price);
 
@@ -185,7 +189,17 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
   });
 
   // Pongs are the fake's to answer, so a silenced stream can fall quiet as a stuck one would.
-  const streams = new WebSocketServer({ server, path: '/stream', autoPong: false });
+  const streams = new WebSocketServer({ noServer: true, autoPong: false });
+  // Two WebSocket servers on one HTTP server: each upgrade goes to its path's.
+  server.on('upgrade', (request, socket, head) => {
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    const target = path === '/stream' ? streams : FAKE_DATA_FEEDS.has(path) ? data.server : undefined;
+    if (!target) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    target.handleUpgrade(request, socket, head, (ws) => target.emit('connection', ws, request));
+  });
   streams.on('connection', (socket) => {
     streamConnections += 1;
     if (refuseStreamConnections > 0) {
@@ -234,6 +248,10 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     /** The trading origin, which also answers the data host's latest trade. */
     url: origin,
     streamUrl: `ws://127.0.0.1:${port}/stream`,
+    /** The market data stream's IEX feed (`/v2/sip` is served too). */
+    dataStreamUrl: `ws://127.0.0.1:${port}/v2/iex`,
+    /** The data stream's switches and what it saw: `printed` trades, `actions` (auth, subscribe), `frameSizes`, `socketCount`, `subscriptionsOf`, `drop`, `failAuthNext`. */
+    data,
     requests,
     books,
     addAccount: books.addAccount,
@@ -264,7 +282,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
       refuseStreamConnections = refuseNext;
       for (const listener of listeners) listener.socket.terminate();
     },
-    /** While silent, the stream sends nothing: no updates, no acknowledgements, no pongs. */
+    /** While silent, both streams send nothing: no updates or trades, no acknowledgements, no pongs. */
     setSilent: (on: boolean) => {
       silent = on;
     },
@@ -276,6 +294,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
       for (const response of hung) response.destroy();
       for (const listener of listeners) listener.socket.terminate();
       streams.close();
+      data.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

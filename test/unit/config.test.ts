@@ -398,6 +398,9 @@ describe('settings of instruments, market data and the simulator', () => {
     expectRejected(withSecrets({ CRYPTO_EXCHANGE_ID: 'Binance US' }), 'CRYPTO_EXCHANGE_ID');
     expectRejected(withSecrets({ BROKER_CRYPTO_POLL_INTERVAL_MS: '10' }), 'BROKER_CRYPTO_POLL_INTERVAL_MS');
     expectRejected(withSecrets({ BROKER_US_DATA_URL: 'ftp://data.example' }), 'BROKER_US_DATA_URL');
+    expect(defaults.BROKER_US_DATA_STREAM_URL).toBe('');
+    expect(loadConfig(withSecrets({ BROKER_US_DATA_STREAM_URL: 'wss://stream.data.alpaca.markets/v2/sip' })).BROKER_US_DATA_STREAM_URL).toBe('wss://stream.data.alpaca.markets/v2/sip');
+    expectRejected(withSecrets({ BROKER_US_DATA_STREAM_URL: 'https://stream.data.alpaca.markets/v2/sip' }), 'BROKER_US_DATA_STREAM_URL');
   });
 
   it('checks BROKER_BASE_URLS entries, naming the setting', () => {

@@ -1,11 +1,14 @@
 // One Alpaca account (one key) seen through the Broker interface: REST calls through the key's
-// client and limiter, events from its trade_updates stream with duplicates dropped.
+// client and limiter, events from its trade_updates stream with duplicates dropped, and trade
+// prices from the market data stream.
 import { randomBytes } from 'node:crypto';
 import { ALL_ORDER_CLASSES, TRAILING_ORDER_TYPES, BrokerRejectedError, type Broker, type BrokerOrder, type TBrokerEvent } from '../types.ts';
 import { AlpacaRefusedError, createAlpacaHttp, type AlpacaRequest } from './http.ts';
 import { sharedLimiters, type RequestLimiter } from './limiter.ts';
 import { eventFromTradeUpdate, flattenAlpacaOrder, fromAlpacaAccount, fromAlpacaOrder, fromAlpacaPosition, isWorking, toAlpacaOrderRequest, toAlpacaReplaceRequest, ALPACA_BROKER_NAME, type AlpacaAccountKey } from './mapping.ts';
-import { streamTradeUpdates, type StreamBackoff, type StreamRetry } from './stream.ts';
+import type { KeepAliveOptions, StreamBackoff, StreamRetry } from './keep-alive.ts';
+import { streamQuotes } from './quotes.ts';
+import { streamTradeUpdates } from './stream.ts';
 import type { AlpacaAccount, AlpacaBarsPage, AlpacaLatestTrade, AlpacaOrder, AlpacaPosition } from './wire.ts';
 import type { Clock } from '../../clock.ts';
 import type { TBar } from '../../marketdata/bars.ts';
@@ -24,6 +27,11 @@ export interface AlpacaBrokerOptions extends AlpacaAccountKey {
   dataUrl?: string;
   /** The trade_updates URL; the trading origin's `/stream` (ws or wss) when left out. */
   streamUrl?: string;
+  /**
+   * The market data stream's URL (`quotes`): `…/v2/iex` or `…/v2/sip`; when left out, the IEX feed
+   * on the data origin's stream host (`wss://stream.data.alpaca.markets/v2/iex` for Alpaca's).
+   */
+  dataStreamUrl?: string;
   /** Per REST call. Default 10 s. */
   timeoutMs?: number;
   /** The key's limiter: pass the service's shared one; by default the process-wide one for this key id. */
@@ -31,12 +39,13 @@ export interface AlpacaBrokerOptions extends AlpacaAccountKey {
   /** 429 retries before a call is unavailable (default 2), and the longest Retry-After waited (default 10 s). */
   maxRateLimitRetries?: number;
   maxRetryAfterSeconds?: number;
-  /** The stream's watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
+  /** The streams' watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s); onRetry and the test hooks below serve both streams. */
   silenceSeconds?: number;
   backoff?: StreamBackoff;
+  /** The trade_updates stream's alone (where the service reconciles orders); the quote stream has none. */
   onReconnect?: () => void | Promise<void>;
   onRetry?: (retry: StreamRetry) => void;
-  /** The stream watchdog's clock (timers by default), and a word of each pong: for tests, see TradeUpdatesStreamOptions. */
+  /** The streams' watchdog clock (timers by default), and a word of each pong: for tests, see KeepAliveOptions. */
   watchdogClock?: Clock;
   onPong?: () => void;
   random?: () => number;
@@ -51,11 +60,35 @@ const MAX_BAR_PAGES = 20;
 /** How many execution ids are remembered for dropping duplicates: far more than can arrive twice. */
 const SEEN_EXECUTIONS = 10_000;
 
-const streamUrlOf = (baseUrl: string) => {
-  const url = new URL('/stream', baseUrl);
+/** The WebSocket URL of a path on an http(s) origin: wss for https, ws for http. */
+const webSocketUrlOf = (path: string, origin: string) => {
+  const url = new URL(path, origin);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url;
+};
+
+/**
+ * The IEX feed of the data origin's stream: Alpaca serves it on `stream.` + its data host
+ * (`data.alpaca.markets`, `data.sandbox.alpaca.markets`); any other origin (the fake, a proxy)
+ * serves it itself.
+ */
+export const dataStreamUrlOf = (dataUrl: string) => {
+  const url = webSocketUrlOf('/v2/iex', dataUrl);
+  if (url.hostname.startsWith('data.') && url.hostname.endsWith('.alpaca.markets')) url.hostname = `stream.${url.hostname}`;
   return url.toString();
 };
+
+/** What both streams are watched and retried with (onReconnect is the events' alone: it reconciles orders). */
+const keepAliveOf = (options: AlpacaBrokerOptions, url: string): KeepAliveOptions => ({
+  url,
+  silenceSeconds: options.silenceSeconds ?? 30,
+  backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
+  ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+  ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
+  ...(options.onPong ? { onPong: options.onPong } : {}),
+  ...(options.random ? { random: options.random } : {}),
+  ...(options.logger ? { logger: options.logger } : {}),
+});
 
 export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
   const key: AlpacaAccountKey = { userId: options.userId, mode: options.mode };
@@ -159,26 +192,16 @@ export const createAlpacaBroker = (options: AlpacaBrokerOptions): Broker => {
       return String(latest.trade.p);
     },
     events: (signal) => eventsOf(options, key, signal),
+    quotes: (symbols, signal) => streamQuotes({ ...keepAliveOf(options, options.dataStreamUrl ?? dataStreamUrlOf(dataUrl)), keyId: options.keyId, secretKey: options.secretKey }, symbols, signal),
   };
 };
 
 /** The stream's updates as our events, each execution once however often Alpaca repeats it. */
 async function* eventsOf(options: AlpacaBrokerOptions, key: AlpacaAccountKey, signal: AbortSignal): AsyncGenerator<TBrokerEvent> {
   const seen = new Set<string>();
+  const url = options.streamUrl ?? webSocketUrlOf('/stream', options.baseUrl ?? (options.mode === 'live' ? ALPACA_LIVE_URL : ALPACA_PAPER_URL)).toString();
   const updates = streamTradeUpdates(
-    {
-      url: options.streamUrl ?? streamUrlOf(options.baseUrl ?? (options.mode === 'live' ? ALPACA_LIVE_URL : ALPACA_PAPER_URL)),
-      keyId: options.keyId,
-      secretKey: options.secretKey,
-      silenceSeconds: options.silenceSeconds ?? 30,
-      backoff: options.backoff ?? { initialMs: 500, maxMs: 30_000 },
-      ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
-      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-      ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
-      ...(options.onPong ? { onPong: options.onPong } : {}),
-      ...(options.random ? { random: options.random } : {}),
-      ...(options.logger ? { logger: options.logger } : {}),
-    },
+    { ...keepAliveOf(options, url), ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}), keyId: options.keyId, secretKey: options.secretKey },
     signal,
   );
   for await (const update of updates) {

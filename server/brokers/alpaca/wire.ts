@@ -186,3 +186,46 @@ export type AlpacaStreamMessage =
   | { stream: 'authorization'; data: { action: string; status: 'authorized' | 'unauthorized'; message?: string } }
   | { stream: 'listening'; data: { streams: string[]; error?: string } }
   | { stream: 'trade_updates'; data: AlpacaTradeUpdate };
+
+/**
+ * One trade on the market data stream (`wss://stream.data.alpaca.markets/v2/iex`): symbol `S`,
+ * trade id `i`, exchange `x`, price `p` and size `s` as JSON numbers, conditions `c`, tape `z`,
+ * and `t` an RFC 3339 instant with up to nanoseconds.
+ */
+export interface AlpacaDataTrade {
+  T: 't';
+  S: string;
+  i: number;
+  x: string;
+  p: number;
+  s: number;
+  c?: string[];
+  z: string;
+  t: string;
+}
+
+/** The symbols a data stream connection is subscribed to, per channel, after each (un)subscribe. */
+export interface AlpacaDataSubscription {
+  T: 'subscription';
+  trades: string[];
+  quotes: string[];
+  bars: string[];
+  updatedBars?: string[];
+  dailyBars?: string[];
+  statuses?: string[];
+  lulds?: string[];
+  /** Alpaca subscribes a symbol's trade corrections and cancels with its trades. */
+  corrections?: string[];
+  cancelErrors?: string[];
+}
+
+/**
+ * What the market data stream sends, always as a JSON array of these, several a frame at times:
+ * `success` (`connected` on arrival, `authenticated` after auth), `error` (Alpaca's codes: 400
+ * invalid syntax, 401 not authenticated, 402 auth failed, 403 already authenticated, 404 auth
+ * timeout, 405 symbol limit exceeded, 406 connection limit exceeded, 407 slow client, 409
+ * insufficient subscription, 410 invalid subscribe action for this feed, 500 internal error),
+ * `subscription`, and the data: trades `t` (the only data this adapter subscribes to); quotes
+ * `q`, bars `b`, trade corrections `c`, cancel errors `x` and the rest on other channels.
+ */
+export type AlpacaDataMessage = { T: 'success'; msg: string } | { T: 'error'; code: number; msg: string } | AlpacaDataSubscription | AlpacaDataTrade;

@@ -106,6 +106,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           // Checked against the allow-list when the key was registered; the documented origin without one.
           ...(credentials.baseUrl ? { baseUrl: credentials.baseUrl } : {}),
           dataUrl: config.BROKER_US_DATA_URL,
+          ...(config.BROKER_US_DATA_STREAM_URL ? { dataStreamUrl: config.BROKER_US_DATA_STREAM_URL } : {}),
           timeoutMs: config.BROKER_TIMEOUT_MS,
           limiter: alpacaLimiters.forKey(credentials.apiKey),
           silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
