@@ -2,10 +2,9 @@
 // its one-issuance-per-minute refusal, cash orders, cancels, the daily order/fill inquiry (paged),
 // the balance, the current price and the daily chart, over the books of kis-books.ts; the
 // WebSocket approval key (POST /oauth2/Approval) and the real-time price stream of kis-quotes.ts
-// on the same server. Every call
-// is checked as KIS checks it: appkey and appsecret, a bearer token that is live, the tr_id of
-// that call on this domain (paper V…, live T…). Tests drive it through prices and fault switches;
-// a user can run it to try real mode on one machine.
+// on the same server. Every REST call is checked as KIS checks it: appkey and appsecret, a bearer
+// token that is live, the tr_id of that call on this domain (paper V…, live T…). Tests drive it
+// through prices and fault switches; a user can run it to try real mode on one machine.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
