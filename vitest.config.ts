@@ -24,6 +24,7 @@ const NO_DATABASE = [
   'test/integration/alpaca-quotes.test.ts',
   'test/integration/ccxt-adapter.test.ts',
   'test/integration/ccxt-stream.test.ts',
+  'test/integration/kis-quotes.test.ts',
   'test/integration/openapi-examples.test.ts',
   'test/integration/openapi-typescript.test.ts',
 ];

@@ -55,13 +55,16 @@ interface FakeKisAccount {
 
 const ZERO = new ExactDecimal(0);
 const d = (text: string) => new ExactDecimal(text || '0');
-const hhmmss = (at: Date) => new Date(at.getTime() + 9 * 3_600_000).toISOString().slice(11, 19).replaceAll(':', '');
+/** HHMMSS in Korea time, as KIS writes times of day. */
+export const hhmmss = (at: Date) => new Date(at.getTime() + 9 * 3_600_000).toISOString().slice(11, 19).replaceAll(':', '');
 const accountId = (accountNo: string, productCode: string) => `${accountNo}-${productCode}`;
 
 export const createFakeKisBooks = (now: () => Date = () => new Date()) => {
   const accounts = new Map<string, FakeKisAccount>();
   const prices = new Map<string, Decimal>();
   const bars = new Map<string, KisDailyChartRow[]>();
+  /** Told every price set (the fake's real-time stream sends each to its subscribers). */
+  const priceListeners = new Set<(symbol: string, price: string) => void>();
   /** The branch number every fake order is forwarded under. */
   const ORG_NO = '91252';
 
@@ -129,6 +132,12 @@ export const createFakeKisBooks = (now: () => Date = () => new Date()) => {
     setPrice: (symbol: string, price: string) => {
       prices.set(symbol, d(price));
       match(symbol);
+      for (const listener of priceListeners) listener(symbol, d(price).toString());
+    },
+    /** Calls `listener` with every price set from now on; the answer stops it. */
+    onPrice: (listener: (symbol: string, price: string) => void) => {
+      priceListeners.add(listener);
+      return () => void priceListeners.delete(listener);
     },
     priceOf: (symbol: string) => prices.get(symbol),
     setBars: (symbol: string, rows: KisDailyChartRow[]) => void bars.set(symbol, rows),

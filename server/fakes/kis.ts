@@ -1,15 +1,18 @@
 // A fake KIS Open API (domestic stock) on 127.0.0.1: the token endpoint with KIS's lifetime and
 // its one-issuance-per-minute refusal, cash orders, cancels, the daily order/fill inquiry (paged),
-// the balance, the current price and the daily chart, over the books of kis-books.ts. Every call
-// is checked as KIS checks it: appkey and appsecret, a bearer token that is live, the tr_id of
-// that call on this domain (paper V…, live T…). Tests drive it through prices and fault switches;
-// a user can run it to try real mode on one machine.
+// the balance, the current price and the daily chart, over the books of kis-books.ts; the
+// WebSocket approval key (POST /oauth2/Approval) and the real-time price stream of kis-quotes.ts
+// on the same server. Every REST call is checked as KIS checks it: appkey and appsecret, a bearer
+// token that is live, the tr_id of that call on this domain (paper V…, live T…). Tests drive it
+// through prices and fault switches; a user can run it to try real mode on one machine.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KIS_LEGACY_ORDER_TR_IDS, KIS_MSG, KIS_PATHS, KIS_TR_IDS, type KisDailyChartRow, type KisOrderCashRequest, type KisReviseCancelRequest, type KisTokenRequest } from '../brokers/kis/wire.ts';
 import type { TTradingMode } from '../brokers/types.ts';
+import type { KisApprovalRequest } from '../brokers/kis/quote-wire.ts';
 import { createFakeKisBooks, FakeKisRefusal, type FakeKisAccountSeed } from './kis-books.ts';
+import { startFakeKisQuotes } from './kis-quotes.ts';
 
 export interface FakeKisRequest {
   method: string;
@@ -31,6 +34,10 @@ export interface FakeKisOptions {
   /** Rows of the daily inquiry per page. Default 15 (KIS's paper page; live is 100). */
   dailyPageSize?: number;
   now?: () => Date;
+  /** How often the real-time stream sends each session a PINGPONG. Default 10 s (a test sets it short). */
+  pingPongIntervalMs?: number;
+  /** Registrations one real-time session may hold. Default KIS's 41. */
+  quoteSubscriptionLimit?: number;
   /** The port on 127.0.0.1; an ephemeral one by default. */
   port?: number;
 }
@@ -84,6 +91,24 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
   const hung = new Set<ServerResponse>();
   let tokenIssuances = 0;
   let tokenRefusals = 0;
+  /** WebSocket approval keys issued: the app key of each, while the fake still knows it. */
+  const approvalKeys = new Map<string, string>();
+  let approvalIssuances = 0;
+  /** While set, approval keys are refused with this message (a test may make it echo the secret). */
+  let approvalRefusal: string | undefined;
+
+  /** POST /oauth2/Approval: the secret comes as `secretkey`; a refusal has the token endpoint's shape. */
+  const issueApproval = (body: Partial<KisApprovalRequest>): { status: number; body: unknown } => {
+    const appKey = body.appkey ?? '';
+    if (body.grant_type !== 'client_credentials' || !appKey || books.secretOf(appKey) !== body.secretkey) {
+      return { status: 403, body: { error_code: 'EGW00105', error_description: '유효하지 않은 AppSecret입니다.' } };
+    }
+    if (approvalRefusal !== undefined) return { status: 403, body: { error_code: 'EGW00004', error_description: approvalRefusal } };
+    approvalIssuances += 1;
+    const approvalKey = randomBytes(18).toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+    approvalKeys.set(approvalKey, appKey);
+    return { status: 200, body: { approval_key: approvalKey } };
+  };
 
   const trIdOf = (call: keyof typeof KIS_TR_IDS) => KIS_TR_IDS[call][mode];
 
@@ -202,6 +227,12 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
           const answer = issueToken(body);
           return sendJson(response, answer.status, answer.body);
         }
+        if (path === KIS_PATHS.approval && request.method === 'POST') {
+          const body = JSON.parse((await readBody(request)) || '{}') as Partial<KisApprovalRequest>;
+          seen.appKey = body.appkey ?? '';
+          const answer = issueApproval(body);
+          return sendJson(response, answer.status, answer.body);
+        }
         // Faults hit the calls after the token: the token endpoint has its own refusals.
         const index = faults.findIndex((candidate) => matches(candidate, request.method ?? '', path));
         const fault = index < 0 ? undefined : faults.splice(index, 1)[0];
@@ -222,6 +253,15 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
         else sendJson(response, 500, { rt_cd: '1', msg_cd: 'EGW00001', msg1: error instanceof Error ? error.message : 'internal error' });
       }
     })();
+  });
+
+  const quotes = startFakeKisQuotes({
+    server,
+    books,
+    now,
+    approvalOwner: (approvalKey) => approvalKeys.get(approvalKey),
+    pingPongIntervalMs: options.pingPongIntervalMs ?? 10_000,
+    ...(options.quoteSubscriptionLimit !== undefined ? { maxSubscriptions: options.quoteSubscriptionLimit } : {}),
   });
 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
@@ -248,6 +288,15 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     },
     /** Lets the next issuance for the key through at once, as if a minute had passed. */
     allowTokenIssue: (appKey: string) => void lastIssuedAt.delete(appKey),
+    /** The real-time price stream: its sessions, trades, PINGPONGs and faults (kis-quotes.ts). */
+    quotes,
+    get approvalIssuances() {
+      return approvalIssuances;
+    },
+    /** Refuses every approval key asked for from now on with this message (403); undefined issues them again. */
+    refuseApprovals: (message: string | undefined) => void (approvalRefusal = message),
+    /** Forgets every approval key issued so far: the stream answers OPSP0011 to a request carrying one. */
+    forgetApprovals: () => approvalKeys.clear(),
     /** The next call (not a token issuance) answers this status with a body that is not KIS's. */
     failNext: (status = 503, text = '<html>Service Unavailable</html>', match?: FakeKisMatch) => void faults.push({ kind: 'status', status, text, ...(match ? { match } : {}) }),
     /** The next call is never answered. */
@@ -264,6 +313,7 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     /** The next call answers a KIS refusal with this msg_cd and msg1. */
     refuseNext: (msgCd: string, message: string) => void faults.push({ kind: 'refuse', msgCd, message }),
     close: async () => {
+      quotes.close();
       for (const response of hung) response.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -6,6 +6,7 @@ import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLimiterRegistry, type LimiterRegistry } from '../alpaca/limiter.ts';
 import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
+import { createKisApprovalKeys } from './approval.ts';
 import { createKisHttp, type KisHttp } from './http.ts';
 import { createMemoryLinkStore, unlinkedCandidates, type KisOrderLinkStore } from './links.ts';
 import {
@@ -25,6 +26,8 @@ import {
   type KisAccountNumber,
 } from './mapping.ts';
 import { pollKisEvents } from './poller.ts';
+import { kisQuoteStreamUrl } from './quote-wire.ts';
+import { streamKisQuotes, type KisQuoteStreamTuning } from './quotes.ts';
 import { createKisTokenManager, sharedTokenStore, type KisStoredToken, type KisTokenStore } from './token.ts';
 import {
   KIS_LIVE_URL,
@@ -91,6 +94,8 @@ export interface KisBrokerOptions extends KisAccountKey, KisAccountNumber {
   replayToday?: boolean;
   /** Pages read of a paged inquiry at most (15 rows a page on paper, 100 live). Default 20. */
   maxPages?: number;
+  /** quotes(): the WebSocket URL, the watchdog's silence (30 s), the reconnect backoff (1 s to 30 s) and hooks. */
+  quoteStream?: KisQuoteStreamTuning;
   /** Told after every reading of events(); the next reading waits for what it returns. */
   onPoll?: () => void | Promise<void>;
   random?: () => number;
@@ -134,14 +139,16 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     now: () => now().getTime(),
     ...(options.tokenInFlight ? { inFlight: options.tokenInFlight } : {}),
   });
+  const keyLimiter = (options.keyLimiters ?? (options.mode === 'live' ? kisLimiters.liveKeys : kisLimiters.paperKeys)).forKey(`${origin}|${options.appKey}`);
+  const hostLimiter = (options.hostLimiters ?? kisLimiters.hosts).forKey(origin);
   const http: KisHttp = createKisHttp({
     origin,
     mode: options.mode,
     appKey: options.appKey,
     appSecret: options.appSecret,
     tokens,
-    keyLimiter: (options.keyLimiters ?? (options.mode === 'live' ? kisLimiters.liveKeys : kisLimiters.paperKeys)).forKey(`${origin}|${options.appKey}`),
-    hostLimiter: (options.hostLimiters ?? kisLimiters.hosts).forKey(origin),
+    keyLimiter,
+    hostLimiter,
     timeoutMs,
     maxRateLimitRetries: options.maxRateLimitRetries ?? 3,
     rateLimitBackoff: options.rateLimitBackoff ?? { baseMs: 250, maxMs: 2_000 },
@@ -150,6 +157,9 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
   });
 
   const accountFields = { CANO: account.accountNo, ACNT_PRDT_CD: account.productCode };
+  // The quote streams' approval key, kept by the adapter: one issuance serves every stream of it.
+  const approval = createKisApprovalKeys({ origin, appKey: options.appKey, appSecret: options.appSecret, timeoutMs, limiters: [keyLimiter, hostLimiter], scrub: scrubSecret, now: () => now().getTime() });
+  const { url: quotesUrl, silenceSeconds: quotesSilenceSeconds, backoff: quotesBackoff, ...quoteHooks } = options.quoteStream ?? {};
 
   /** Every page of one day's orders (or of one order, with its number). */
   const dailyOrderRows = async (orderDate: string, odno = ''): Promise<KisDailyOrderRow[]> => {
@@ -382,6 +392,21 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
           ...(options.onPoll ? { onPoll: options.onPoll } : {}),
           ...(options.logger ? { logger: options.logger } : {}),
         },
+        signal,
+      ),
+    quotes: (symbols, signal) =>
+      streamKisQuotes(
+        {
+          ...quoteHooks,
+          url: quotesUrl ?? kisQuoteStreamUrl(origin),
+          silenceMs: (quotesSilenceSeconds ?? 30) * 1_000,
+          backoff: quotesBackoff ?? { initialMs: 1_000, maxMs: 30_000 },
+          approval,
+          now,
+          ...(options.random ? { random: options.random } : {}),
+          ...(options.logger ? { logger: options.logger } : {}),
+        },
+        symbols,
         signal,
       ),
     dailyBars,

@@ -9,6 +9,8 @@ export const KIS_PAPER_URL = 'https://openapivts.koreainvestment.com:29443';
 
 export const KIS_PATHS = {
   token: '/oauth2/tokenP',
+  /** The WebSocket approval key (see quote-wire.ts). */
+  approval: '/oauth2/Approval',
   orderCash: '/uapi/domestic-stock/v1/trading/order-cash',
   orderReviseCancel: '/uapi/domestic-stock/v1/trading/order-rvsecncl',
   dailyOrders: '/uapi/domestic-stock/v1/trading/inquire-daily-ccld',

@@ -129,6 +129,8 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           tokenStore: kisTokens,
           links: kisLinks.of(userId, mode),
           pollIntervalMs: config.BROKER_KR_POLL_INTERVAL_MS,
+          // quotes(): KIS's WebSocket at the documented host of the key's origin, under the streams' watchdog.
+          quoteStream: { silenceSeconds: config.BROKER_STREAM_SILENCE_SEC },
           // Each reading from a (re)start reports the day's fills; the service drops the ones it has.
           replayToday: true,
           // KIS's days are Seoul's, and a lost order is looked for by its age: both on the service's clock.
