@@ -1,7 +1,8 @@
 // The fake Binance's books: spot accounts by API key with free and locked balances, their orders
 // and trades, the set prices, and the matching that fills market orders at the price and rests
 // limit orders until the price crosses them. Commission is taken in the quote asset (as with a
-// fee paid from another balance) so a holding equals the sum of its fills.
+// fee paid from another balance) so a holding equals the sum of its fills. Setting a price is a
+// market trade at it: its listeners (the market streams) hear of it before the matching runs.
 import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../decimal.ts';
 
@@ -100,6 +101,15 @@ export interface FakeBinanceOrderChange {
   trade?: FakeBinanceTrade;
 }
 
+/** A price set: the market trade at it, as the market streams report it. */
+export interface FakeBinancePriceSet {
+  symbol: string;
+  /** The price as set (decimal text). */
+  price: string;
+  /** When the trade happened (ms). */
+  time: number;
+}
+
 interface Account {
   apiKey: string;
   secret: string;
@@ -114,6 +124,12 @@ const ZERO = new ExactDecimal(0);
 const d = (text: string) => new ExactDecimal(text);
 const text = (value: Decimal) => value.toFixed();
 
+/** Adds the listener; the answer removes it. */
+const listen = <T>(listeners: Set<(value: T) => void>, listener: (value: T) => void) => {
+  listeners.add(listener);
+  return () => void listeners.delete(listener);
+};
+
 export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   const accounts = new Map<string, Account>();
   const markets = new Map<string, FakeBinanceMarket>();
@@ -121,6 +137,7 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   let nextOrderId = 1;
   let nextTradeId = 1;
   const listeners = new Set<(change: FakeBinanceOrderChange) => void>();
+  const priceListeners = new Set<(set: FakeBinancePriceSet) => void>();
   const changed = (account: Account, execution: FakeBinanceOrderChange['execution'], order: FakeBinanceOrder, trade?: FakeBinanceTrade) => {
     for (const listener of listeners) listener({ apiKey: account.apiKey, execution, order: { ...order }, ...(trade ? { trade: { ...trade } } : {}) });
   };
@@ -204,8 +221,10 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       accounts.set(apiKey, { apiKey, secret, free: new Map(Object.entries(balances).map(([asset, amount]) => [asset, d(amount)])), locked: new Map(), orders: [], trades: [] });
     },
     secretOf: (apiKey: string) => accounts.get(apiKey)?.secret,
-    setPrice: (symbol: string, price: string) => {
+    /** The market trades the symbol at the price, at `time` (ms; now by default). */
+    setPrice: (symbol: string, price: string, time: number = now()) => {
       prices.set(symbol, d(price));
+      for (const listener of priceListeners) listener({ symbol, price: text(d(price)), time });
       match(symbol);
     },
     priceOf: (symbol: string) => {
@@ -312,11 +331,10 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       const left = d(order.origQty).minus(order.executedQty);
       return fill(account, order, d(order.price), true, d(qty).lt(left) ? d(qty) : left);
     },
+    /** Told of every price set (binance-market-ws.ts sends each as a trade). */
+    onPriceSet: (listener: (set: FakeBinancePriceSet) => void) => listen(priceListeners, listener),
     /** Told of every order change of every account (binance-ws.ts sends them as executionReports). */
-    onOrderChange: (listener: (change: FakeBinanceOrderChange) => void) => {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
+    onOrderChange: (listener: (change: FakeBinanceOrderChange) => void) => listen(listeners, listener),
   };
 };
 

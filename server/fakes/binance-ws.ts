@@ -4,26 +4,19 @@
 // the REST side checks a signed call), then an `executionReport` event for every change of the
 // account's orders in the books (new, trade, canceled, expired), wrapped as Binance wraps user
 // data on the WebSocket API (`{subscriptionId, event}`); `ping` requests and ping frames answered.
-// Faults: drop the sockets (and refuse the next connections), or make the open ones go silent
-// (no events, no answers, no pongs) as a stuck connection would.
+// Faults (binance-sockets.ts): drop the sockets (and refuse the next connections), or make the
+// open ones go silent (no events, no answers, no pongs) as a stuck connection would.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { ExactDecimal } from '../decimal.ts';
 import { FakeBinanceRefusal, type FakeBinanceBooks, type FakeBinanceOrderChange } from './binance-books.ts';
+import { binanceDecimal as q8, createFakeBinanceSockets, type FakeBinanceSocket } from './binance-sockets.ts';
 
 export const FAKE_BINANCE_WS_API_PATH = '/ws-api/v3';
 
 /** Binance's default and largest recvWindow (ms). */
 const RECV_WINDOW = { default: 5_000, max: 60_000 };
 
-interface Session {
-  socket: WebSocket;
-  /** The API keys this socket subscribed the user data of, by subscription id. */
-  subscriptions: Map<number, string>;
-  silent: boolean;
-}
+/** A socket and the API keys it subscribed the user data of, by subscription id. */
+type Session = FakeBinanceSocket<Map<number, string>>;
 
 interface WsRequest {
   id?: string | number | null;
@@ -32,9 +25,6 @@ interface WsRequest {
 }
 
 const RATE_LIMITS = [{ rateLimitType: 'REQUEST_WEIGHT', interval: 'MINUTE', intervalNum: 1, limit: 6000, count: 2 }];
-
-/** Binance's wire decimals: 8 places. */
-const q8 = (text: string) => new ExactDecimal(text).toFixed(8);
 
 /** The executionReport of one change, with Binance's field names. */
 export const executionReportOf = ({ execution, order, trade }: FakeBinanceOrderChange, eventTime: number) => {
@@ -78,13 +68,8 @@ export const executionReportOf = ({ execution, order, trade }: FakeBinanceOrderC
   };
 };
 
-/** Serves the WebSocket API on `server`'s upgrades of FAKE_BINANCE_WS_API_PATH. */
-export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks, onStreamSend?: (change: FakeBinanceOrderChange) => void) => {
-  // Pongs are the fake's to answer, so a silenced socket falls quiet as a stuck one would.
-  const wss = new WebSocketServer({ noServer: true, autoPong: false });
-  const sessions = new Set<Session>();
-  let connections = 0;
-  let refuseNext = 0;
+/** The WebSocket API, served on the upgrades of FAKE_BINANCE_WS_API_PATH handed to its `upgrade`. */
+export const createFakeBinanceWsApi = (books: FakeBinanceBooks, onStreamSend?: (change: FakeBinanceOrderChange) => void) => {
   let nextSubscriptionId = 0;
 
   /** The API key of a signed request whose timestamp and signature hold, or Binance's refusal. */
@@ -109,9 +94,12 @@ export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks, 
     return apiKey;
   };
 
-  const send = (session: Session, message: unknown) => {
-    if (!session.silent && session.socket.readyState === session.socket.OPEN) session.socket.send(JSON.stringify(message));
-  };
+  const sockets = createFakeBinanceSockets<Map<number, string>>({
+    stateOf: () => new Map(),
+    onRequest: (session, request) => answer(session, request as WsRequest),
+    malformed: { id: null, status: 400, error: { code: -1000, msg: 'Malformed request.' } },
+  });
+  const { send } = sockets;
 
   const answer = (session: Session, request: WsRequest) => {
     const id = request.id ?? null;
@@ -121,13 +109,13 @@ export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks, 
       if (request.method === 'userDataStream.subscribe.signature') {
         const apiKey = authenticate(request.params ?? {});
         const subscriptionId = nextSubscriptionId++;
-        session.subscriptions.set(subscriptionId, apiKey);
+        session.state.set(subscriptionId, apiKey);
         return send(session, { id, status: 200, result: { subscriptionId }, rateLimits: RATE_LIMITS });
       }
       if (request.method === 'userDataStream.unsubscribe') {
         const wanted = request.params?.subscriptionId;
-        if (wanted === undefined) session.subscriptions.clear();
-        else session.subscriptions.delete(Number(wanted));
+        if (wanted === undefined) session.state.clear();
+        else session.state.delete(Number(wanted));
         return send(session, { id, status: 200, result: {}, rateLimits: RATE_LIMITS });
       }
       throw new FakeBinanceRefusal(-1100, `The fake has no method ${String(request.method)}`);
@@ -137,72 +125,35 @@ export const attachFakeBinanceWsApi = (server: Server, books: FakeBinanceBooks, 
     }
   };
 
-  wss.on('connection', (socket) => {
-    const session: Session = { socket, subscriptions: new Map(), silent: false };
-    sessions.add(session);
-    socket.on('close', () => sessions.delete(session));
-    socket.on('ping', (data) => {
-      if (!session.silent) socket.pong(data);
-    });
-    socket.on('message', (data) => {
-      if (session.silent) return;
-      let request: WsRequest;
-      try {
-        request = JSON.parse((data as Buffer).toString('utf8')) as WsRequest;
-      } catch {
-        return send(session, { id: null, status: 400, error: { code: -1000, msg: 'Malformed request.' } });
-      }
-      answer(session, request);
-    });
-  });
-
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (new URL(request.url ?? '/', 'http://fake').pathname !== FAKE_BINANCE_WS_API_PATH) return void socket.destroy();
-    connections += 1;
-    if (refuseNext > 0) {
-      refuseNext -= 1;
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-      return;
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
-  };
-  server.on('upgrade', onUpgrade);
-
   const unsubscribe = books.onOrderChange((change) => {
     const eventTime = Date.now();
-    for (const session of sessions) {
-      for (const [subscriptionId, apiKey] of session.subscriptions) {
+    for (const session of sockets.sessions()) {
+      for (const [subscriptionId, apiKey] of session.state) {
         if (apiKey === change.apiKey) send(session, { subscriptionId, event: executionReportOf(change, eventTime) });
       }
     }
     onStreamSend?.(change);
   });
 
-  const listening = (session: Session, apiKey?: string) => !session.silent && [...session.subscriptions.values()].some((key) => apiKey === undefined || key === apiKey);
+  const listening = (session: Session, apiKey?: string) => !session.silent && [...session.state.values()].some((key) => apiKey === undefined || key === apiKey);
 
   return {
+    upgrade: sockets.upgrade,
     /** WebSocket API connections attempted so far (refused ones included). */
     get userStreamConnections() {
-      return connections;
+      return sockets.connections;
     },
     /** Sockets subscribed to the key's user data now and not silenced (every key's without one). */
-    userStreamSubscribers: (apiKey?: string) => [...sessions].filter((session) => listening(session, apiKey)).length,
-    /** Ends every WebSocket API socket and refuses the next `refuseNext` connections (503 on the upgrade). */
-    dropUserStreams: (refuse = 0) => {
-      refuseNext = refuse;
-      for (const session of sessions) session.socket.terminate();
-    },
+    userStreamSubscribers: (apiKey?: string) => sockets.sessions().filter((session) => listening(session, apiKey)).length,
+    /** Ends every WebSocket API socket and refuses the next `refuse` connections (503 on the upgrade). */
+    dropUserStreams: sockets.drop,
     /** The sockets open now go silent for good: no events, no answers, no pongs. New connections are served. */
-    silenceUserStreams: () => {
-      for (const session of sessions) session.silent = true;
-    },
+    silenceUserStreams: sockets.silence,
     close: () => {
       unsubscribe();
-      server.off('upgrade', onUpgrade);
-      for (const session of sessions) session.socket.terminate();
-      wss.close();
+      sockets.close();
     },
   };
 };
 
-export type FakeBinanceWsApi = ReturnType<typeof attachFakeBinanceWsApi>;
+export type FakeBinanceWsApi = ReturnType<typeof createFakeBinanceWsApi>;

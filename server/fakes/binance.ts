@@ -4,12 +4,16 @@
 // checks them: the X-MBX-APIKEY header names an account and the HMAC-SHA256 of the query (or
 // form body) before `&signature=` matches with its secret (-1022 otherwise); a client order id
 // must meet Binance's documented rule (-1100 otherwise, as Binance answers). Tests drive it
-// through prices and fault switches (5xx, hangs, 429 with Retry-After and -1003).
+// through prices and fault switches (5xx, hangs, 429 with Retry-After and -1003). On the same
+// port: the WebSocket API for order updates (binance-ws.ts) and the market streams for trades
+// (binance-market-ws.ts), where every price set goes out as a trade.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder, type FakeBinanceOrderChange } from './binance-books.ts';
-import { attachFakeBinanceWsApi, FAKE_BINANCE_WS_API_PATH } from './binance-ws.ts';
+import { createFakeBinanceMarketStreams, isFakeBinanceMarketStreamPath } from './binance-market-ws.ts';
+import { createFakeBinanceWsApi, FAKE_BINANCE_WS_API_PATH } from './binance-ws.ts';
 
 export interface FakeBinanceOptions {
   accounts?: FakeBinanceAccountSeed[];
@@ -252,8 +256,15 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     })();
   });
 
-  // The WebSocket API (order updates for ccxt's watchOrders) on the same port.
-  const wsApi = attachFakeBinanceWsApi(server, books, options.onStreamSend);
+  // The WebSocket API (order updates for ccxt's watchOrders) and the market streams (trades for its watchTrades) on the same port.
+  const wsApi = createFakeBinanceWsApi(books, options.onStreamSend);
+  const marketStreams = createFakeBinanceMarketStreams(books);
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    if (path === FAKE_BINANCE_WS_API_PATH) return wsApi.upgrade(request, socket, head);
+    if (isFakeBinanceMarketStreamPath(path)) return marketStreams.upgrade(request, socket, head);
+    socket.destroy();
+  });
 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -261,9 +272,12 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
   return {
     url: `http://127.0.0.1:${port}`,
     wsApiUrl: `ws://127.0.0.1:${port}${FAKE_BINANCE_WS_API_PATH}`,
+    /** The raw market streams' base (ccxt's `urls.api.ws.spot`, rebased). */
+    marketStreamUrl: `ws://127.0.0.1:${port}/ws`,
     books,
     requests,
     addAccount: books.addAccount,
+    /** Sets the symbol's price: a market trade at it (at `time`, ms, now by default) that the market streams send. */
     setPrice: books.setPrice,
     /** Binance kline rows of a symbol: [openTime, open, high, low, close, volume, closeTime, ...]. */
     setBars: (symbol: string, rows: unknown[][]) => void bars.set(symbol, rows),
@@ -281,8 +295,18 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     userStreamSubscribers: wsApi.userStreamSubscribers,
     dropUserStreams: wsApi.dropUserStreams,
     silenceUserStreams: wsApi.silenceUserStreams,
+    /** Market stream connections attempted so far (refused ones included). */
+    get marketStreamConnections() {
+      return marketStreams.connections;
+    },
+    marketStreamSubscribers: marketStreams.subscribers,
+    /** The trades the market streams sent to a listening socket, oldest first. */
+    marketTradesSent: marketStreams.sent,
+    dropMarketStreams: marketStreams.drop,
+    silenceMarketStreams: marketStreams.silence,
     close: async () => {
       wsApi.close();
+      marketStreams.close();
       for (const response of hung) response.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -11,17 +11,9 @@ import { manualClock } from '../../server/clock.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { capturedLogger } from '../support/logs.ts';
 import { waitFor } from '../support/wait.ts';
+import { advanceUntilDropped, ROOMY_SILENCE_SECONDS, ROOMY_TIMEOUT_MS, ROUND_MS } from '../support/watchdog.ts';
 
 let fake: FakeBinance;
-/**
- * Bounds no healthy call or stream comes near, even on a loaded machine: per REST call, and the
- * silence after which a stream is dropped (its pings go at a quarter of it). The silence watchdog
- * has a test of its own, on a clock the test moves.
- */
-const ROOMY_TIMEOUT_MS = 20_000;
-const ROOMY_SILENCE_SECONDS = 30;
-/** The watchdog's rounds: a quarter of the silence apart. */
-const ROUND_MS = (ROOMY_SILENCE_SECONDS * 1_000) / 4;
 
 beforeAll(async () => {
   fake = await startFakeBinance({ prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
@@ -206,16 +198,7 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
     const connections = fake.userStreamConnections;
     fake.silenceUserStreams();
     const firstDrop = () => logs.lines.find((line) => line.msg === 'ccxt stream: the order stream dropped; reconnecting');
-    // The watchdog's clock moves a round at a time until the stream is dropped (once past the
-    // silence with nothing heard), then stands still: the new connection's rounds never come.
-    await until(
-      () => {
-        const drop = firstDrop();
-        if (!drop) clock.advance(ROUND_MS);
-        return drop;
-      },
-      (drop) => drop !== undefined,
-    );
+    await advanceUntilDropped(clock, ROUND_MS, firstDrop);
     await until(() => account_.reconnects.length, (count) => count >= 1);
     // Dropped by the silence watchdog (ccxt's own keep-alive would give up only after eight missed pongs, twice as late).
     expect(firstDrop()).toMatchObject({ reason: 'silent' });

@@ -1,7 +1,8 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
 // exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
 // fetchBalance, prices through fetchTicker, events from ccxt's watchOrders where the exchange has
-// it (stream.ts, pro.ts), else by polling (poller.ts). ccxt is loaded on the
+// it (stream.ts, pro.ts), else by polling (poller.ts), trade prices (`quotes`) from its
+// watchTradesForSymbols or watchTrades where it has one (quotes.ts). ccxt is loaded on the
 // first call (it is large; a service without crypto keys never pays for it). Every call draws
 // from the key's limiter, then ccxt's own rate limit; a 429 is retried after Retry-After a
 // bounded number of times; failures become BrokerRejectedError or BrokerUnavailableError with the
@@ -13,13 +14,14 @@ import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { StreamBackoff } from '../alpaca/stream.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type TTradingMode } from '../types.ts';
+import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
-import { isCcxtExchangeId, loadCcxt, type CcxtModule } from './load.ts';
+import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
 import { pollCcxtEvents, type PolledTrade } from './poller.ts';
-import { openCcxtProExchange, streamsOrders, wsOriginOf } from './pro.ts';
+import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
+import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
 
 /** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
@@ -62,12 +64,12 @@ export interface CcxtBrokerOptions {
   onPoll?: () => void | Promise<void>;
   /** `auto` (default): events from watchOrders where ccxt's pro class of the exchange has it, else polling. `poll`: polling. */
   stream?: 'auto' | 'poll';
-  /** The order stream's watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
+  /** The order and trade price streams' watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
   silenceSeconds?: number;
   streamBackoff?: StreamBackoff;
   /** Called after every reconnection of the order stream (where the service reconciles). */
   onReconnect?: () => void | Promise<void>;
-  /** The order stream watchdog's clock: timers by default; a test moves its own (see CcxtStreamOptions). */
+  /** The streams' watchdog clock: timers by default; a test moves its own (see CcxtKeptStreamSettings). */
   watchdogClock?: Clock;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -393,22 +395,37 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   };
 
   const silenceSeconds = options.silenceSeconds ?? 30;
+  const streamBackoff = options.streamBackoff ?? { initialMs: 500, maxMs: 30_000 };
+  /** What both streams are kept alive with. */
+  const kept = {
+    silenceSeconds,
+    backoff: streamBackoff,
+    ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
+    scrub,
+    ...(options.logger ? { logger: options.logger } : {}),
+  };
+  /** A fresh pro instance beside the REST one (its markets, key and origin), for one connection of a stream. */
+  const openPro = async () => {
+    const { exchange, ccxt } = await start();
+    const wsOrigin = options.baseUrl ? wsOriginOf(options.baseUrl) : undefined;
+    const pro = await openCcxtProExchange(ccxt, exchange, {
+      exchangeId: options.exchangeId,
+      sandbox: options.mode === 'paper',
+      keepAliveMs: Math.max(10, Math.floor((silenceSeconds * 1_000) / 4)),
+      ...(wsOrigin ? { rebaseWs: (urls: unknown) => withOrigin(urls, wsOrigin) } : {}),
+    });
+    return { exchange, pro };
+  };
   const streaming = async function* (signal: AbortSignal) {
     // The choice needs ccxt only, not the exchange: a failing exchange is the stream's to retry.
-    const useStream = options.stream !== 'poll' && streamsOrders(await loadCcxt(), options.exchangeId);
+    const useStream = options.stream !== 'poll' && proHas(await loadCcxt(), options.exchangeId, 'watchOrders');
     yield* useStream
       ? streamCcxtOrders(
           {
+            ...kept,
             key,
             open: async () => {
-              const { exchange, ccxt } = await start();
-              const wsOrigin = options.baseUrl ? wsOriginOf(options.baseUrl) : undefined;
-              const pro = await openCcxtProExchange(ccxt, exchange, {
-                exchangeId: options.exchangeId,
-                sandbox: options.mode === 'paper',
-                keepAliveMs: Math.max(10, Math.floor((silenceSeconds * 1_000) / 4)),
-                ...(wsOrigin ? { rebaseWs: (urls: unknown) => withOrigin(urls, wsOrigin) } : {}),
-              });
+              const { exchange, pro } = await openPro();
               return { exchange: pro, market: (symbol) => marketViewOf(exchange, symbol) };
             },
             tradeOf,
@@ -416,17 +433,45 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             watch: (symbol) => void watched.add(symbol),
             // A long id of ours went to the exchange as its digest form: its updates carry ours again.
             ourClientOrderId: (order) => (isDigestClientOrderId(order.clientOrderId, idRule) ? clientIds.find(order.clientOrderId, order.brokerOrderId) : undefined),
-            silenceSeconds,
-            backoff: options.streamBackoff ?? { initialMs: 500, maxMs: 30_000 },
             ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
-            ...(options.watchdogClock ? { watchdogClock: options.watchdogClock } : {}),
-            scrub,
-            ...(options.logger ? { logger: options.logger } : {}),
           },
           signal,
         )
       : polling.events(signal);
   };
-  return { ...polling, events: streaming };
-};
 
+  const quotes = (symbols: readonly string[], signal: AbortSignal): AsyncIterable<BrokerQuote> => {
+    // Ours are ccxt's unified symbols already (BTC/USDT); each is reported as the caller named it.
+    const ours = new Map<string, string>();
+    for (const symbol of symbols) if (!ours.has(unifiedSymbol(symbol))) ours.set(unifiedSymbol(symbol), symbol);
+    if (ours.size === 0) return (async function* () {})();
+    return streamCcxtQuotes(
+      {
+        ...kept,
+        symbols: ours,
+        // A symbol the exchange does not list (or not as spot) is a refusal: the stream ends with it.
+        open: async () => {
+          for (const symbol of ours.keys()) await marketOf(symbol);
+          return { exchange: (await openPro()).pro };
+        },
+      },
+      signal,
+    );
+  };
+  /** Whether ccxt's pro class of the exchange streams trades: known once ccxt has loaded (real mode loads it at start-up). */
+  let streamsTrades: boolean | undefined;
+  const tradesStreamed = () => {
+    const ccxt = loadedCcxt();
+    if (!ccxt) return false;
+    return (streamsTrades ??= proHas(ccxt, options.exchangeId, 'watchTradesForSymbols') || proHas(ccxt, options.exchangeId, 'watchTrades'));
+  };
+
+  return {
+    ...polling,
+    events: streaming,
+    // Absent (undefined) where the exchange's pro class watches no trades.
+    get quotes() {
+      return tradesStreamed() ? quotes : undefined;
+    },
+  };
+};

@@ -4,7 +4,14 @@ import type * as Ccxt from 'ccxt';
 export type CcxtModule = typeof Ccxt;
 
 let loading: Promise<CcxtModule> | undefined;
-export const loadCcxt = () => (loading ??= import('ccxt'));
+let loaded: CcxtModule | undefined;
+export const loadCcxt = () =>
+  (loading ??= import('ccxt').then((ccxt) => {
+    loaded = ccxt;
+    return ccxt;
+  }));
+/** ccxt if it has loaded, without loading it (real mode loads it at start-up: see unknownCcxtExchangeIds). */
+export const loadedCcxt = (): CcxtModule | undefined => loaded;
 
 /** Whether ccxt has an exchange class of this id (its own list: no network). */
 export const isCcxtExchangeId = (ccxt: CcxtModule, id: string): boolean => {

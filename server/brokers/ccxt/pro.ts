@@ -1,6 +1,7 @@
-// ccxt's pro (WebSocket) exchange classes, for the order stream (stream.ts): whether an exchange
-// streams order updates, and a pro instance beside the adapter's REST one, with the same key,
-// sandbox and markets, its WebSocket URLs moved to the key's origin where it names one.
+// ccxt's pro (WebSocket) exchange classes, for the order stream (stream.ts) and the trade price
+// stream (quotes.ts): whether an exchange streams order updates or trades, and a pro instance
+// beside the adapter's REST one, with the same key, sandbox and markets, its WebSocket URLs moved
+// to the key's origin where it names one.
 import type * as Ccxt from 'ccxt';
 import type { Exchange } from 'ccxt';
 import { BrokerRejectedError } from '../types.ts';
@@ -9,10 +10,10 @@ type ProClass = new (config: object) => Exchange;
 
 const proClassOf = (ccxt: typeof Ccxt, exchangeId: string): ProClass | undefined => (ccxt.pro as unknown as Record<string, ProClass | undefined>)[exchangeId];
 
-/** Whether ccxt's pro class of the exchange has watchOrders. */
-export const streamsOrders = (ccxt: typeof Ccxt, exchangeId: string): boolean => {
+/** Whether ccxt's pro class of the exchange has the watch method (watchOrders, watchTrades, watchTradesForSymbols). */
+export const proHas = (ccxt: typeof Ccxt, exchangeId: string, method: 'watchOrders' | 'watchTrades' | 'watchTradesForSymbols'): boolean => {
   const Class = proClassOf(ccxt, exchangeId);
-  return Class !== undefined && new Class({}).has.watchOrders === true;
+  return Class !== undefined && new Class({}).has[method] === true;
 };
 
 /** An http(s) origin as the ws(s) origin of the same host. */
