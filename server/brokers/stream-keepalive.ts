@@ -2,7 +2,8 @@
 // connection when nothing has been heard on it for a silence window (or when a round says it
 // should end), the schedule of reconnections (doubling with jitter, the alerts' `retryDelayMs`),
 // and the bridge from a connection's callbacks to the async iterator the Broker interface hands
-// out. The KIS quote stream is built on it; the Alpaca and ccxt streams keep their own for now.
+// out. The KIS quote stream is built on it; the Alpaca and ccxt streams take its reconnect
+// schedule (their watchdogs read pongs their own way: a ws pong, ccxt's lastPong).
 import { retryDelayMs } from '../alerts/backoff.ts';
 import { systemClock, wakeAt, type Clock } from '../clock.ts';
 

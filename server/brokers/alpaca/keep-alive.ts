@@ -4,22 +4,13 @@
 // ready connection calls `onReconnect`. What the protocol reads comes out as an async iterator,
 // until the signal aborts or the protocol meets a refusal that retrying would not cure.
 import { WebSocket, type RawData } from 'ws';
-import { retryDelayMs } from '../../alerts/backoff.ts';
 import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import type { Logger } from '../../observability/logger.ts';
+import { reconnectSchedule, type ReconnectBackoff, type ReconnectRetry } from '../stream-keepalive.ts';
 
-export interface StreamBackoff {
-  /** The first retry's ceiling; each failed attempt doubles it. */
-  initialMs: number;
-  /** The ceiling never grows past this. */
-  maxMs: number;
-}
-
-export interface StreamRetry {
-  attempt: number;
-  delayMs: number;
-  reason: string;
-}
+/** Every broker stream's reconnect schedule (stream-keepalive.ts), by the names Alpaca's streams gave it first. */
+export type StreamBackoff = ReconnectBackoff;
+export type StreamRetry = ReconnectRetry;
 
 /** How a stream is watched and retried: the same for every Alpaca stream. */
 export interface KeepAliveOptions {
@@ -82,7 +73,7 @@ const keepConnected = <M, T>(options: KeepAliveOptions, protocol: StreamProtocol
   const nowMs = () => clock.now().getTime();
   const roundMs = Math.max(10, Math.floor(silenceMs / 4));
   let stopped = false;
-  let attempt = 0;
+  const schedule = reconnectSchedule(options.backoff, random);
   let readyBefore = false;
   let socket: WebSocket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
@@ -91,18 +82,16 @@ const keepConnected = <M, T>(options: KeepAliveOptions, protocol: StreamProtocol
 
   const retry = (reason: string) => {
     if (stopped) return;
-    attempt += 1;
-    // The alerts' schedule: doubling from initialMs, capped at maxMs, jittered in its upper half.
-    const delayMs = retryDelayMs(attempt, { baseMs: options.backoff.initialMs, maxMs: options.backoff.maxMs }, random());
-    options.onRetry?.({ attempt, delayMs, reason });
-    retryTimer = setTimeout(connect, delayMs);
+    const next = schedule.next(reason);
+    options.onRetry?.(next);
+    retryTimer = setTimeout(connect, next.delayMs);
   };
 
   const connectionOf = (ws: WebSocket): StreamConnection<T> => ({
     send: (message) => ws.send(JSON.stringify(message)),
     ready: () => {
       if (ready.has(ws)) return;
-      attempt = 0;
+      schedule.reset();
       ready.add(ws);
       if (readyBefore && options.onReconnect) {
         void Promise.resolve()

@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.ts';
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
-import type { StreamBackoff } from '../alpaca/stream.ts';
+import type { ReconnectBackoff as StreamBackoff } from '../stream-keepalive.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';

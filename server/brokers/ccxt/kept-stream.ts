@@ -6,10 +6,9 @@
 // What the stream yields reaches its consumer in order through an emitter (buffered by `on`).
 import type { Exchange } from 'ccxt';
 import { EventEmitter, on } from 'node:events';
-import { retryDelayMs } from '../../alerts/backoff.ts';
 import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import type { Logger } from '../../observability/logger.ts';
-import type { StreamBackoff, StreamRetry } from '../alpaca/stream.ts';
+import { reconnectSchedule, type ReconnectBackoff as StreamBackoff, type ReconnectRetry as StreamRetry } from '../stream-keepalive.ts';
 import { pause } from '../pause.ts';
 import { BrokerRejectedError } from '../types.ts';
 
@@ -104,7 +103,7 @@ export async function* keepCcxtStream<C extends { exchange: Exchange }, T>(optio
     return undefined;
   };
 
-  let attempt = 0;
+  const schedule = reconnectSchedule(options.backoff, random);
   let subscribedBefore = false;
   /** One connection, until it drops: the reason it dropped. */
   const session = async (): Promise<string> => {
@@ -141,7 +140,7 @@ export async function* keepCcxtStream<C extends { exchange: Exchange }, T>(optio
     const heard = () => void (lastHeardAt = nowMs());
     const subscribed = () => {
       heard();
-      attempt = 0;
+      schedule.reset();
       if (subscribedBefore && options.onReconnect) {
         void Promise.resolve()
           .then(options.onReconnect)
@@ -169,12 +168,10 @@ export async function* keepCcxtStream<C extends { exchange: Exchange }, T>(optio
       while (!stopper.signal.aborted) {
         const reason = await session();
         if (stopper.signal.aborted) break;
-        attempt += 1;
-        // The alerts' schedule: doubling from initialMs, capped at maxMs, jittered in its upper half.
-        const delayMs = retryDelayMs(attempt, { baseMs: options.backoff.initialMs, maxMs: options.backoff.maxMs }, random());
-        options.onRetry?.({ attempt, delayMs, reason });
-        options.logger?.warn({ reason, attempt, delayMs }, `ccxt stream: the ${options.name} dropped; reconnecting`);
-        await pause(delayMs, stopper.signal);
+        const next = schedule.next(reason);
+        options.onRetry?.(next);
+        options.logger?.warn({ reason, attempt: next.attempt, delayMs: next.delayMs }, `ccxt stream: the ${options.name} dropped; reconnecting`);
+        await pause(next.delayMs, stopper.signal);
       }
     } catch (error) {
       // Read by the consumer's `on` (none listens once it has stopped).
