@@ -17,6 +17,7 @@ import type { Db } from '../../server/db/client.ts';
 import * as schema from '../../server/db/schema/index.ts';
 import { globalSpentOn, listReports, userSpentOn } from '../../server/analysis/queries.ts';
 import { listResults } from '../../server/backtest/queries.ts';
+import { listSignals } from '../../server/signals/queries.ts';
 import { readUserEvents } from '../../server/events/queries.ts';
 import { findAuditedOrder, listAuditedOrders, listUnfinishedOrders, listWorkingSymbols, orderTally } from '../../server/orders/queries.ts';
 import { auditTally, listAuditRecords } from '../../server/audit/queries.ts';
@@ -27,7 +28,7 @@ import { STATUSES_OF_FILTER } from '../../contracts/orders.ts';
 import { createTestDatabase, dataDirFromTemplate } from '../support/server.ts';
 
 /** Tables that grow with every order: none may be read by a sequential scan. */
-const HISTORY = new Set(['orders', 'audit_events', 'order_fills', 'sim_orders', 'sim_fills', 'outbox_events', 'analysis_reports', 'analysis_spend', 'backtest_results']);
+const HISTORY = new Set(['orders', 'audit_events', 'order_fills', 'sim_orders', 'sim_fills', 'outbox_events', 'analysis_reports', 'analysis_spend', 'backtest_results', 'signals']);
 const BUSY = 1;
 const BUSY_ORDERS = 3000;
 const OTHER_USERS = 30;
@@ -246,6 +247,22 @@ const seed = async () => {
       select 'result-' || user_id || '-' || i, user_id, case when i % 20 = 0 then 'crypto' else 'us_equity' end, 'AAPL', 'sma_crossover', '{}', 'us', 'USD',
         date '2024-01-01', date '2025-01-01', 1, 1, 1, 0.5, 10, '{}', at
       from seed_orders where i % 10 = 0;
+    -- A signal webhook per user (hooks and signals belong to users: their rows first), with a
+    -- signal for every other order (the orders a hook placed).
+    insert into users (id, username, email, password_hash) overriding system value
+      select u, 'plan_user_' || u, 'plan_user_' || u || '@example.com', 'x' from generate_series(1, ${OTHER_USERS + 1}) as u
+      on conflict do nothing;
+    insert into signal_webhooks (id, user_id, name, asset_class, mode, max_lag_sec, token_hash, token_prefix, created_at)
+      select ('00000000-0000-4000-8000-' || lpad(u::text, 12, '0'))::uuid, u, 'tv', 'crypto', 'paper', 120, 'hash-' || u, 'wh_plan', timestamptz '2026-01-01T00:00:00Z'
+      from generate_series(1, ${OTHER_USERS + 1}) as u;
+    -- The busy user's second hook takes one of its signals in ten.
+    insert into signal_webhooks (id, user_id, name, asset_class, mode, max_lag_sec, token_hash, token_prefix, created_at)
+      values ('00000000-0000-4000-8000-999999999999', ${BUSY}, 'second', 'crypto', 'paper', 120, 'hash-second', 'wh_plan', timestamptz '2026-01-01T00:00:00Z');
+    insert into signals (id, user_id, webhook_id, asset_class, mode, received_at, status, symbol, side, order_type, qty, client_order_id, decided_at)
+      select gen_random_uuid(), user_id,
+        (case when user_id = ${BUSY} and i % 20 = 10 then '00000000-0000-4000-8000-999999999999' else '00000000-0000-4000-8000-' || lpad(user_id::text, 12, '0') end)::uuid, 'crypto', 'paper', at,
+        case when i % 50 = 0 then 'invalid' when i % 20 = 0 then 'refused' else 'accepted' end, 'BTC/USDT', 'buy', 'market', 0.001, client_order_id, at
+      from seed_orders where i % 2 = 0;
     analyze;
   `);
 };
@@ -365,6 +382,16 @@ describe('reports and backtests (GET /api/equity/reports, /api/equity/backtest)'
     const bound = (text: string, result: { total: number }) => (isCount(text) ? countRows(result.total) : pageRows(1, 20));
     await expectBounded((db) => listReports(db, { userId: BUSY, page: 1, size: 20 }), bound);
     await expectBounded((db) => listResults(db, { userId: BUSY, assetClasses: ['us_equity', 'kr_equity'], page: 1, size: 20 }), bound);
+  });
+});
+
+describe('the signals (GET /api/signals)', () => {
+  it('reads a page by index, all of them or one hook’s or one outcome’s', async () => {
+    const bound = (text: string, result: { total: number }) => (isCount(text) ? countRows(result.total) : pageRows(1, 20));
+    const webhookId = '00000000-0000-4000-8000-999999999999';
+    await expectBounded((db) => listSignals(db, { userId: BUSY, limit: 20, offset: 0 }), bound);
+    await expectBounded((db) => listSignals(db, { userId: BUSY, webhookId, limit: 20, offset: 0 }), bound);
+    await expectBounded((db) => listSignals(db, { userId: BUSY, status: 'refused', limit: 20, offset: 0 }), bound);
   });
 });
 

@@ -67,6 +67,9 @@ export const signals = pgTable(
   },
   (t) => [
     index('signals_user_received_idx').on(t.userId, t.receivedAt, t.seq),
+    // The list's filters (one hook's signals, one outcome's): a page reads a page, whatever the share.
+    index('signals_user_webhook_received_idx').on(t.userId, t.webhookId, t.receivedAt, t.seq),
+    index('signals_user_status_received_idx').on(t.userId, t.status, t.receivedAt, t.seq),
     // The sweep's read: the few signals still waiting for their placement.
     index('signals_pending_idx').on(t.receivedAt).where(sql`${t.status} = 'pending'`),
   ],

@@ -1,0 +1,2 @@
+CREATE INDEX "signals_user_webhook_received_idx" ON "signals" USING btree ("user_id","webhook_id","received_at","seq");--> statement-breakpoint
+CREATE INDEX "signals_user_status_received_idx" ON "signals" USING btree ("user_id","status","received_at","seq");
