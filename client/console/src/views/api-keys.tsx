@@ -37,7 +37,7 @@ export const ApiKeys = () => {
   return (
     <Panel title="API keys" testId="api-keys">
       <Stack gap="xs">
-        <Hint>For scripts and other programs: sent as “Authorization: Bearer tsk_…”. A key reaches only what its scopes allow, never this page, the exchange keys or the password.</Hint>
+        <Hint>For scripts and other programs: sent as “Authorization: Bearer tsk_…”, and for AI assistants through the MCP server (/mcp, or npm run mcp). A key reaches only what its scopes allow, never this page, the exchange keys or the password.</Hint>
         <form className="pages-form" onSubmit={submit} noValidate data-testid="api-key-form">
           <Field name="name" label="Name" errors={fieldErrors} />
           <Checkbox.Group label="Scopes" value={scopes} onChange={(values) => setScopes(values.filter((value): value is TApiKeyScope => ZApiKeyScope.safeParse(value).success))}>
