@@ -1,6 +1,6 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
 // exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
-// fetchBalance, prices through fetchTicker, events from ccxt's watchOrders where the exchange has
+// fetchBalance, prices through fetchTicker, a native OCO where the exchange has one (oco.ts), events from ccxt's watchOrders where the exchange has
 // it (stream.ts, pro.ts), else by polling (poller.ts), trade prices (`quotes`) from its
 // watchTradesForSymbols or watchTrades where it has one (quotes.ts). ccxt is loaded on the
 // first call (it is large; a service without crypto keys never pays for it). Every call draws
@@ -14,7 +14,7 @@ import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { StreamBackoff } from '../alpaca/stream.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
+import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
@@ -23,6 +23,7 @@ import { pollCcxtEvents, type PolledTrade } from './poller.ts';
 import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
 import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
+import { ccxtNativeOrderClassesOf, ocoLegsOf, ocoLimitLegClientOrderId, ocoStopLegClientOrderId, toBinanceOcoParams, type BinanceOrderListApi } from './oco.ts';
 
 /** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
 const BARS_PER_PAGE = 500;
@@ -226,12 +227,30 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   };
   const toOrder = async (order: Order, market: CcxtMarketView, known?: string) => (await readBack(order, market, known)).order;
 
+  /** OCO stop legs' broker order ids and their limit legs' (this process's placements; others are looked up). */
+  const ocoParents = new Map<string, string>();
+  /**
+   * The limit leg (a bracket child's parent) of an OCO's stop leg, by the client id it was named
+   * with: the service records the stop leg as the limit leg's child.
+   */
+  const ocoParentOf = async (exchangeOrder: Order, read: BrokerOrder, market: CcxtMarketView): Promise<string | null> => {
+    const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
+    const limitClientOrderId = ocoLimitLegClientOrderId(read.clientOrderId);
+    if (listId < 0 || limitClientOrderId === undefined) return null;
+    const known = ocoParents.get(read.brokerOrderId);
+    if (known) return known;
+    const limit = await use('read the oco limit leg', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: toExchangeClientOrderId(limitClientOrderId, idRule) })).catch(() => undefined);
+    return limit?.id ? ccxtBrokerOrderId(market.id, limit.id) : null;
+  };
+
   const readByBrokerOrderId = async (brokerOrderId: string): Promise<{ order: BrokerOrder; ours: boolean } | undefined> => {
     const id = parseCcxtBrokerOrderId(brokerOrderId);
     const market = id && (await marketById(id.marketId));
     if (!id || !market) return undefined;
     try {
-      return await readBack(await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol)), market);
+      const exchangeOrder = await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol));
+      const read = await readBack(exchangeOrder, market);
+      return read.ours ? { ...read, order: { ...read.order, parentId: await ocoParentOf(exchangeOrder, read.order, market) } } : read;
     } catch (error) {
       if (error instanceof BrokerRejectedError && /OrderNotFound|does not exist|-2013/.test(error.message)) return undefined;
       throw error;
@@ -299,16 +318,47 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   const tradesSince = async (symbol: string, since: number) =>
     (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol));
 
+  /**
+   * Our oco as the exchange's own order list (oco.ts): the limit leg is answered (it carries our
+   * client order id and metadata.order_class `oco`), the stop leg comes as its child by events.
+   */
+  const placeOco = async (request: BrokerOrderRequest): Promise<BrokerOrder> => {
+    const market = await marketOf(request.symbol);
+    const stopClientOrderId = ocoStopLegClientOrderId(request.clientOrderId);
+    const exchangeIds = { limit: toExchangeClientOrderId(request.clientOrderId, idRule), stop: toExchangeClientOrderId(stopClientOrderId, idRule) };
+    const params = toBinanceOcoParams(request, market, await tickSizeMode(), exchangeIds);
+    watched.add(market.symbol);
+    if (exchangeIds.limit !== request.clientOrderId) clientIds.put(exchangeIds.limit, request.clientOrderId);
+    if (exchangeIds.stop !== stopClientOrderId) clientIds.put(exchangeIds.stop, stopClientOrderId);
+    const answer = await use('place the oco', (exchange) => (exchange as unknown as BinanceOrderListApi).privatePostOrderListOco(params));
+    const { exchange } = await start();
+    const legs = ocoLegsOf(answer, exchangeIds);
+    const ccxtMarket = marketsOf(exchange)[market.symbol];
+    const limit = await toOrder(exchange.parseOrder(legs.limit, ccxtMarket), market, request.clientOrderId);
+    ocoParents.set(ccxtBrokerOrderId(market.id, String(legs.stop.orderId ?? '')), limit.brokerOrderId);
+    return {
+      ...limit,
+      clientOrderId: request.clientOrderId,
+      status: 'accepted',
+      filledQty: '0',
+      avgFillPrice: null,
+      orderType: 'limit',
+      timeInForce: request.timeInForce,
+      metadata: { ...request.metadata, ...limit.metadata, order_class: 'oco', exchange_order_list_id: legs.orderListId },
+    };
+  };
+
   const polling: CcxtBroker = {
     name: options.exchangeId,
     assetClass: 'crypto',
     mode: options.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
-    nativeOrderClasses: NO_ORDER_CLASSES,
+    nativeOrderClasses: ccxtNativeOrderClassesOf(options.exchangeId),
     nativeTrailingLegs: false,
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
       if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');
+      if (request.orderClass === 'oco' && polling.nativeOrderClasses.has('oco')) return placeOco(request);
       const market = await marketOf(request.symbol);
       const exchangeClientOrderId = toExchangeClientOrderId(request.clientOrderId, idRule);
       const args = toCcxtOrder(request, market, await tickSizeMode(), exchangeClientOrderId);

@@ -1,0 +1,143 @@
+// A native OCO at Binance through the ccxt adapter, BROKER_MODE=real over HTTP against the fake
+// Binance on 127.0.0.1: the oco placed as Binance's own order list (orderList/oco: a LIMIT_MAKER
+// above the price, a STOP_LOSS below it), both legs working at the exchange; the price reaching
+// either leg fills it once and the exchange expires the other, and our records follow from the
+// order stream's events (the stop leg recorded as the limit leg's child `<id>:sl`); prices on the
+// wrong side are the exchange's refusal (422 BROKER_REJECTED with its reason).
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orderFills, orders } from '../../server/db/schema/index.ts';
+import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+
+const binanceKey = { apiKey: `bn${randomBytes(8).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
+
+let binance: FakeBinance;
+let server: TestServer;
+let alice: FactoryUser;
+
+beforeAll(async () => {
+  binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '100000' } }], prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
+  server = await startTestServer({
+    BROKER_MODE: 'real',
+    BROKER_BASE_URLS: `crypto_exchange:paper=${binance.url}`,
+    BROKER_CRYPTO_POLL_INTERVAL_MS: '200',
+    BROKER_STREAM_SILENCE_SEC: '5',
+    RISK_MARKET_HOURS: 'ignore',
+    SIM_TICK_INTERVAL_MS: '0',
+    WORKERS_IN_PROCESS: 'false',
+  });
+  alice = await newUser(server, { prefix: 'oco_alice' });
+  const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: binance.url, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
+  expect(created.status, created.text).toBe(201);
+  await waitFor(() => Promise.resolve(binance.userStreamSubscribers(binanceKey.apiKey)), (count) => count === 1);
+});
+afterAll(async () => {
+  await server?.stop();
+  await binance?.close();
+});
+
+const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: alice.tokens.access_token, ...(body === undefined ? {} : { body }) });
+const orderRow = async (clientOrderId: string) => (await server.services.db.select().from(orders).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, clientOrderId))))[0];
+const fillsOf = async (clientOrderId: string) =>
+  (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, alice.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => [fill.qty, fill.price]);
+const untilRow = (clientOrderId: string, status: string) =>
+  waitFor(
+    () => orderRow(clientOrderId),
+    (row) => row?.status === status,
+  );
+/** The fake's orders of the account with this client id (the exchange's own record). */
+const atExchange = (clientOrderId: string) => binance.books.orders(binanceKey.apiKey).find((order) => order.clientOrderId === clientOrderId);
+const oco = (id: string, prices: { limit: number; stop: number; stopLimit?: number }) =>
+  call('POST', '/api/equity/orders', {
+    asset_class: 'crypto',
+    symbol: 'BTC/USDT',
+    side: 'sell',
+    qty: 0.01,
+    order_type: 'limit',
+    limit_price: prices.limit,
+    order_class: 'oco',
+    bracket: { stop_loss: prices.stop, ...(prices.stopLimit === undefined ? {} : { stop_loss_limit: prices.stopLimit }) },
+    time_in_force: 'gtc',
+    client_order_id: id,
+  });
+
+describe('a native OCO at Binance through ccxt', () => {
+  it('buys 0.02 BTC, then places an oco as the exchange’s order list: both legs working there, the answer its limit leg with order_class oco', async () => {
+    const buy = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.02, order_type: 'market', client_order_id: 'oco-buy-1' });
+    expect(buy.status, buy.text).toBe(201);
+    await untilRow('oco-buy-1', 'filled');
+
+    const placed = await oco('oco-tp-1', { limit: 55000, stop: 48000 });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ client_order_id: 'oco-tp-1', side: 'sell', order_type: 'limit', limit_price: 55000, metadata: { order_class: 'oco' } });
+    expect(binance.requests.filter((request) => request.path === '/api/v3/orderList/oco')).toHaveLength(1);
+    const limitLeg = atExchange('oco-tp-1');
+    const stopLeg = atExchange('oco-tp-1:sl');
+    expect(limitLeg).toMatchObject({ type: 'LIMIT_MAKER', side: 'SELL', price: '55000', origQty: '0.01', status: 'NEW' });
+    expect(stopLeg).toMatchObject({ type: 'STOP_LOSS', side: 'SELL', stopPrice: '48000', origQty: '0.01', status: 'NEW', orderListId: limitLeg!.orderListId });
+    expect(placed.body.broker_order_id).toBe(`BTCUSDT~${limitLeg!.orderId}`);
+    const open = binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT').map((order) => order.clientOrderId);
+    expect(open.sort()).toEqual(['oco-tp-1', 'oco-tp-1:sl']);
+  });
+
+  it('the price rising through the take-profit fills the limit leg once; the exchange expires the stop leg and our child row of it follows', async () => {
+    binance.setPrice('BTCUSDT', '55500');
+    await untilRow('oco-tp-1', 'filled');
+    expect(await fillsOf('oco-tp-1')).toEqual([['0.01', '55000']]);
+    expect(atExchange('oco-tp-1:sl')?.status).toBe('EXPIRED');
+    const stopRow = await untilRow('oco-tp-1:sl', 'expired');
+    expect(stopRow).toMatchObject({ side: 'sell', qty: '0.01', stopPrice: '48000' });
+    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'oco-tp-1' });
+    expect(await fillsOf('oco-tp-1:sl')).toEqual([]);
+    expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT')).toEqual([]);
+  });
+
+  it('another oco where the price falls through the stop: the stop leg sells at the price, the limit leg expires, each recorded once', async () => {
+    binance.setPrice('BTCUSDT', '50000');
+    const placed = await oco('oco-sl-1', { limit: 56000, stop: 47000 });
+    expect(placed.status, placed.text).toBe(201);
+    expect(atExchange('oco-sl-1:sl')).toMatchObject({ type: 'STOP_LOSS', status: 'NEW' });
+    binance.setPrice('BTCUSDT', '46900');
+    const stopRow = await untilRow('oco-sl-1:sl', 'filled');
+    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'oco-sl-1' });
+    expect(await fillsOf('oco-sl-1:sl')).toEqual([['0.01', '46900']]);
+    await untilRow('oco-sl-1', 'expired');
+    expect(atExchange('oco-sl-1')?.status).toBe('EXPIRED');
+    expect(await fillsOf('oco-sl-1')).toEqual([]);
+    // Both sells together took the whole bought bitcoin, no more.
+    const btc = binance.books.balances(binanceKey.apiKey).find((balance) => balance.asset === 'BTC');
+    expect(btc).toMatchObject({ free: '0', locked: '0' });
+  });
+
+  it('a stop_loss_limit makes the stop leg a STOP_LOSS_LIMIT at the exchange; canceling the oco cancels both legs there and here', async () => {
+    const buy = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'oco-buy-2' });
+    await untilRow('oco-buy-2', 'filled');
+    expect(buy.status).toBe(201);
+    const placed = await oco('oco-cx-1', { limit: 52000, stop: 45000, stopLimit: 44900 });
+    expect(placed.status, placed.text).toBe(201);
+    expect(atExchange('oco-cx-1:sl')).toMatchObject({ type: 'STOP_LOSS_LIMIT', stopPrice: '45000', price: '44900', timeInForce: 'GTC' });
+    const canceled = await call('DELETE', `/api/equity/orders/${encodeURIComponent(String(placed.body.broker_order_id))}?asset_class=crypto`);
+    expect(canceled.status, canceled.text).toBeLessThan(300);
+    await untilRow('oco-cx-1', 'canceled');
+    await untilRow('oco-cx-1:sl', 'canceled');
+    expect(atExchange('oco-cx-1:sl')?.status).toBe('CANCELED');
+  });
+
+  it('an oco whose prices are on the wrong side of the price is the exchange’s refusal: 422 BROKER_REJECTED with its reason, nothing working', async () => {
+    binance.setPrice('BTCUSDT', '50000');
+    const before = binance.books.orders(binanceKey.apiKey).length;
+    const limitBelow = await oco('oco-bad-1', { limit: 49000, stop: 48000 });
+    expect(limitBelow.status, limitBelow.text).toBe(422);
+    expect(limitBelow.body).toMatchObject({ code: 'BROKER_REJECTED' });
+    expect(limitBelow.body.message).toContain('The relationship of the prices for the orders is not correct.');
+    const stopAbove = await oco('oco-bad-2', { limit: 60000, stop: 50500 });
+    expect(stopAbove.status, stopAbove.text).toBe(422);
+    expect(stopAbove.body.message).toContain('The relationship of the prices for the orders is not correct.');
+    expect(binance.books.orders(binanceKey.apiKey)).toHaveLength(before);
+    expect((await orderRow('oco-bad-1'))?.status).toBe('rejected');
+  });
+});
