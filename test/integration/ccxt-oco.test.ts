@@ -82,6 +82,14 @@ describe('a native OCO at Binance through ccxt', () => {
     expect(placed.body.broker_order_id).toBe(`BTCUSDT~${limitLeg!.orderId}`);
     const open = binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT').map((order) => order.clientOrderId);
     expect(open.sort()).toEqual(['oco-tp-1', 'oco-tp-1:sl']);
+    // The pair holds its 0.01 once: the other 0.01 held may still be sold, not a unit more.
+    const beside = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'sell', qty: 0.01, order_type: 'limit', limit_price: 70000, time_in_force: 'gtc', client_order_id: 'oco-beside-1' });
+    expect(beside.status, beside.text).toBe(201);
+    const over = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'sell', qty: 0.01, order_type: 'limit', limit_price: 70000, time_in_force: 'gtc', client_order_id: 'oco-over-1' });
+    expect(over.body).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    const canceled = await call('DELETE', `/api/equity/orders/${encodeURIComponent(String(beside.body.broker_order_id))}?asset_class=crypto`);
+    expect(canceled.status, canceled.text).toBeLessThan(300);
+    await untilRow('oco-beside-1', 'canceled');
   });
 
   it('the price rising through the take-profit fills the limit leg once; the exchange expires the stop leg and our child row of it follows', async () => {

@@ -227,6 +227,11 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   };
   const toOrder = async (order: Order, market: CcxtMarketView, known?: string) => (await readBack(order, market, known)).order;
 
+  /** The exchange's order list id of an order in one (Binance's orderListId, -1 for none). */
+  const orderListIdOf = (exchangeOrder: Order): string | undefined => {
+    const listId = (exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId;
+    return listId === undefined || listId === null || Number(listId) < 0 ? undefined : String(listId);
+  };
   /** OCO stop legs' broker order ids and their limit legs' (this process's placements; others are looked up). */
   const ocoParents = new Map<string, string>();
   /**
@@ -234,9 +239,8 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
    * with: the service records the stop leg as the limit leg's child.
    */
   const ocoParentOf = async (exchangeOrder: Order, read: BrokerOrder, market: CcxtMarketView): Promise<string | null> => {
-    const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
     const limitClientOrderId = ocoLimitLegClientOrderId(read.clientOrderId);
-    if (listId < 0 || limitClientOrderId === undefined) return null;
+    if (orderListIdOf(exchangeOrder) === undefined || limitClientOrderId === undefined) return null;
     const known = ocoParents.get(read.brokerOrderId);
     if (known) return known;
     const limit = await use('read the oco limit leg', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: toExchangeClientOrderId(limitClientOrderId, idRule) })).catch(() => undefined);
@@ -261,12 +265,17 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   /** The open orders of one symbol, or of every symbol (a much heavier read). */
   const listOpenOrders = async (symbol?: string): Promise<BrokerOrder[]> => {
     const orders = await use(symbol ? `list the open orders of ${symbol}` : 'list the open orders', (exchange) => exchange.fetchOpenOrders(symbol));
-    const read: BrokerOrder[] = [];
+    const read: { order: BrokerOrder; list: string | undefined }[] = [];
     for (const order of orders) {
       const market = await marketOf(order.symbol ?? '');
-      read.push(await toOrder(order, market));
+      read.push({ order: await toOrder(order, market), list: orderListIdOf(order) });
     }
-    return read;
+    // An OCO's stop leg reads as its limit leg's child, as the risk rules count a pair's hold once.
+    return read.map(({ order, list }) => {
+      const limitClientOrderId = ocoLimitLegClientOrderId(order.clientOrderId);
+      const limit = list === undefined || limitClientOrderId === undefined ? undefined : read.find((other) => other.list === list && other.order.clientOrderId === limitClientOrderId);
+      return limit ? { ...order, parentId: limit.order.brokerOrderId } : order;
+    });
   };
 
   /** Holdings (non-zero totals), free quote cash and each holding's last price. */
