@@ -4,36 +4,23 @@
 // either leg fills it once and the exchange expires the other, and our records follow from the
 // order stream's events (the stop leg recorded as the limit leg's child `<id>:sl`); prices on the
 // wrong side are the exchange's refusal (422 BROKER_REJECTED with its reason).
-import { randomBytes } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orderFills, orders } from '../../server/db/schema/index.ts';
-import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
+import type { FakeBinance } from '../../server/fakes/binance.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
+import { newFakeBinanceKey, realCryptoEnv, registerFakeBinanceKey, startSeededFakeBinance } from '../support/fake-binance-account.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { waitFor } from '../support/wait.ts';
+import { orderRowsOf } from '../support/order-rows.ts';
 
-const binanceKey = { apiKey: `bn${randomBytes(8).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
-
+const binanceKey = newFakeBinanceKey();
 let binance: FakeBinance;
 let server: TestServer;
 let alice: FactoryUser;
 
 beforeAll(async () => {
-  binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '100000' } }], prices: { BTCUSDT: '50000', ETHUSDT: '3000' } });
-  server = await startTestServer({
-    BROKER_MODE: 'real',
-    BROKER_BASE_URLS: `crypto_exchange:paper=${binance.url}`,
-    BROKER_CRYPTO_POLL_INTERVAL_MS: '200',
-    BROKER_STREAM_SILENCE_SEC: '5',
-    RISK_MARKET_HOURS: 'ignore',
-    SIM_TICK_INTERVAL_MS: '0',
-    WORKERS_IN_PROCESS: 'false',
-  });
+  binance = await startSeededFakeBinance(binanceKey);
+  server = await startTestServer(realCryptoEnv(binance));
   alice = await newUser(server, { prefix: 'oco_alice' });
-  const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: binance.url, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
-  expect(created.status, created.text).toBe(201);
-  await waitFor(() => Promise.resolve(binance.userStreamSubscribers(binanceKey.apiKey)), (count) => count === 1);
+  await registerFakeBinanceKey(server, alice, binance, binanceKey);
 });
 afterAll(async () => {
   await server?.stop();
@@ -41,14 +28,10 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: alice.tokens.access_token, ...(body === undefined ? {} : { body }) });
-const orderRow = async (clientOrderId: string) => (await server.services.db.select().from(orders).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, clientOrderId))))[0];
-const fillsOf = async (clientOrderId: string) =>
-  (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, alice.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => [fill.qty, fill.price]);
-const untilRow = (clientOrderId: string, status: string) =>
-  waitFor(
-    () => orderRow(clientOrderId),
-    (row) => row?.status === status,
-  );
+const rows = () => orderRowsOf(server, alice.user.id);
+const orderRow = (clientOrderId: string) => rows().row(clientOrderId);
+const untilRow = (clientOrderId: string, status: string) => rows().untilStatus(clientOrderId, status);
+const fillsOf = async (clientOrderId: string) => (await rows().fills(clientOrderId)).map((fill) => [fill.qty, fill.price]);
 /** The fake's orders of the account with this client id (the exchange's own record). */
 const atExchange = (clientOrderId: string) => binance.books.orders(binanceKey.apiKey).find((order) => order.clientOrderId === clientOrderId);
 const oco = (id: string, prices: { limit: number; stop: number; stopLimit?: number }) =>

@@ -229,8 +229,8 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
 
   /** The exchange's order list id of an order in one (Binance's orderListId, -1 for none). */
   const orderListIdOf = (exchangeOrder: Order): string | undefined => {
-    const listId = (exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId;
-    return listId === undefined || listId === null || Number(listId) < 0 ? undefined : String(listId);
+    const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
+    return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
   };
   /** OCO stop legs' broker order ids and their limit legs' (this process's placements; others are looked up). */
   const ocoParents = new Map<string, string>();
