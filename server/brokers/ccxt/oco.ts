@@ -14,7 +14,7 @@ import { toCcxtOrder, type CcxtMarketView } from './mapping.ts';
 
 /**
  * The ccxt exchange ids whose OCO the adapter places, by id: ccxt's `has` names no OCO capability,
- * and each exchange's list endpoint has its own parameters. Binance.US lacks the orderList endpoint.
+ * and each exchange's list endpoint has its own parameters. Binance.US (its API differs) is left out untested.
  */
 const OCO_EXCHANGES: ReadonlySet<string> = new Set(['binance']);
 const OCO_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set(['oco']);
