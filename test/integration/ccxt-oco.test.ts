@@ -10,6 +10,7 @@ import { newUser, type FactoryUser } from '../support/factories.ts';
 import { newFakeBinanceKey, realCryptoEnv, registerFakeBinanceKey, startSeededFakeBinance } from '../support/fake-binance-account.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { orderRowsOf } from '../support/order-rows.ts';
+import { clientOrderIdRuleOf, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
 
 const binanceKey = newFakeBinanceKey();
 let binance: FakeBinance;
@@ -32,6 +33,8 @@ const rows = () => orderRowsOf(server, alice.user.id);
 const orderRow = (clientOrderId: string) => rows().row(clientOrderId);
 const untilRow = (clientOrderId: string, status: string) => rows().untilStatus(clientOrderId, status);
 const fillsOf = async (clientOrderId: string) => (await rows().fills(clientOrderId)).map((fill) => [fill.qty, fill.price]);
+/** The client id Binance is sent for ours (its digest form when ours is too long). */
+const binanceIdOf = (ours: string) => toExchangeClientOrderId(ours, clientOrderIdRuleOf('binance'));
 /** The fake's orders of the account with this client id (the exchange's own record). */
 const atExchange = (clientOrderId: string) => binance.books.orders(binanceKey.apiKey).find((order) => order.clientOrderId === clientOrderId);
 const oco = (id: string, prices: { limit: number; stop: number; stopLimit?: number }) =>
@@ -87,18 +90,19 @@ describe('a native OCO at Binance through ccxt', () => {
     expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT')).toEqual([]);
   });
 
-  it('another oco where the price falls through the stop: the stop leg sells at the price, the limit leg expires, each recorded once', async () => {
+  it('another oco (an id too long for Binance: both legs go as digest forms) where the price falls through the stop: the stop leg sells at the price, the limit leg expires, each recorded once under our ids', async () => {
+    const longId = 'oco-stop-path-with-an-id-longer-than-binance-takes';
     binance.setPrice('BTCUSDT', '50000');
-    const placed = await oco('oco-sl-1', { limit: 56000, stop: 47000 });
+    const placed = await oco(longId, { limit: 56000, stop: 47000 });
     expect(placed.status, placed.text).toBe(201);
-    expect(atExchange('oco-sl-1:sl')).toMatchObject({ type: 'STOP_LOSS', status: 'NEW' });
+    expect(atExchange(binanceIdOf(`${longId}:sl`))).toMatchObject({ type: 'STOP_LOSS', status: 'NEW' });
     binance.setPrice('BTCUSDT', '46900');
-    const stopRow = await untilRow('oco-sl-1:sl', 'filled');
-    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'oco-sl-1' });
-    expect(await fillsOf('oco-sl-1:sl')).toEqual([['0.01', '46900']]);
-    await untilRow('oco-sl-1', 'expired');
-    expect(atExchange('oco-sl-1')?.status).toBe('EXPIRED');
-    expect(await fillsOf('oco-sl-1')).toEqual([]);
+    const stopRow = await untilRow(`${longId}:sl`, 'filled');
+    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: longId });
+    expect(await fillsOf(`${longId}:sl`)).toEqual([['0.01', '46900']]);
+    await untilRow(longId, 'expired');
+    expect(atExchange(binanceIdOf(longId))?.status).toBe('EXPIRED');
+    expect(await fillsOf(longId)).toEqual([]);
     // Both sells together took the whole bought bitcoin, no more.
     const btc = binance.books.balances(binanceKey.apiKey).find((balance) => balance.asset === 'BTC');
     expect(btc).toMatchObject({ free: '0', locked: '0' });
