@@ -30,10 +30,10 @@ export const realCryptoEnv = (binance: FakeBinance): Record<string, string> => (
   WORKERS_IN_PROCESS: 'false',
 });
 
-/** Registers the key as the user's paper crypto key and waits until its order stream listens on the fake. */
-export const registerFakeBinanceKey = async (server: TestServer, user: FactoryUser, binance: FakeBinance, key: FakeBinanceKey): Promise<void> => {
+/** Registers the key as the user's paper crypto key and (unless `stream` is false: events by polling) waits until its order stream listens on the fake. */
+export const registerFakeBinanceKey = async (server: TestServer, user: FactoryUser, binance: FakeBinance, key: FakeBinanceKey, { stream = true } = {}): Promise<void> => {
   const body = { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: binance.url, api_key: key.apiKey, api_secret: key.secret };
   const created = await server.http('POST', '/api/exchange-keys', { token: user.tokens.access_token, body });
   expect(created.status, created.text).toBe(201);
-  await waitFor(() => Promise.resolve(binance.userStreamSubscribers(key.apiKey)), (count) => count === 1);
+  if (stream) await waitFor(() => Promise.resolve(binance.userStreamSubscribers(key.apiKey)), (count) => count === 1);
 };

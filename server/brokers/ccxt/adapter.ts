@@ -19,7 +19,7 @@ import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxt
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
-import { pollCcxtEvents, type PolledTrade } from './poller.ts';
+import { createPlacedOrders, pollCcxtEvents, type CcxtPlacedOrders, type PolledTrade } from './poller.ts';
 import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
 import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
@@ -60,6 +60,8 @@ export interface CcxtBrokerOptions {
   replayMs?: number;
   /** The account's watched symbols, shared by its request and events adapters. */
   watched?: Set<string>;
+  /** Orders placed and not yet seen by the poller, shared by the account's request and events adapters (this adapter's own by default). */
+  placed?: CcxtPlacedOrders;
   /** Our client order ids behind the digest forms the exchange was sent (client-ids.ts); this adapter's placements by default. */
   clientIds?: CcxtClientIdStore;
   onPoll?: () => void | Promise<void>;
@@ -108,6 +110,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   const watched = options.watched ?? new Set<string>();
   const idRule = clientOrderIdRuleOf(options.exchangeId);
   const clientIds = options.clientIds ?? createMemoryClientIdStore();
+  const placed = options.placed ?? createPlacedOrders();
   const maxRetries = options.maxRateLimitRetries ?? 3;
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
   const backoff = options.rateLimitBackoff ?? { baseMs: 250, maxMs: 2_000 };
@@ -344,7 +347,10 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     const legs = ocoLegsOf(answer, exchangeIds);
     const ccxtMarket = marketsOf(exchange)[market.symbol];
     const limit = await toOrder(exchange.parseOrder(legs.limit, ccxtMarket), market, request.clientOrderId);
-    ocoParents.set(ccxtBrokerOrderId(market.id, String(legs.stop.orderId ?? '')), limit.brokerOrderId);
+    const stop = await toOrder(exchange.parseOrder(legs.stop, ccxtMarket), market, stopClientOrderId);
+    ocoParents.set(stop.brokerOrderId, limit.brokerOrderId);
+    placed.add(limit);
+    placed.add({ ...stop, parentId: limit.brokerOrderId });
     return {
       ...limit,
       clientOrderId: request.clientOrderId,
@@ -374,10 +380,11 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       watched.add(market.symbol);
       // Before the call: the poller may read the order's trades before the placement returns.
       if (exchangeClientOrderId !== request.clientOrderId) clientIds.put(exchangeClientOrderId, request.clientOrderId);
-      const placed = await use('place the order', (exchange) =>
+      const answer = await use('place the order', (exchange) =>
         exchange.createOrder(args.symbol, args.type, args.side, Number(args.amount), args.price === undefined ? undefined : Number(args.price), args.params),
       );
-      const order = await toOrder(placed, market, request.clientOrderId);
+      const order = await toOrder(answer, market, request.clientOrderId);
+      placed.add(order);
       // The order is reported as accepted: its fills come through events(), as every adapter's do.
       return { ...order, clientOrderId: request.clientOrderId, status: 'accepted', filledQty: '0', avgFillPrice: null, orderType: request.orderType, timeInForce: request.timeInForce, metadata: { ...request.metadata, ...order.metadata } };
     },
@@ -429,6 +436,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             return read?.ours ? read.order : undefined;
           },
           replayMs: options.replayMs ?? 3_600_000,
+          placed,
           now: () => Date.now(),
           ...(options.onPoll ? { onPoll: options.onPoll } : {}),
           ...(options.logger ? { logger: options.logger } : {}),
