@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ccxtNativeOrderClassesOf, ocoLegsOf, ocoLimitLegClientOrderId, ocoStopLegClientOrderId, toBinanceOcoParams } from '../../server/brokers/ccxt/oco.ts';
 import type { CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
-import { BrokerRejectedError, type BrokerOrderRequest } from '../../server/brokers/types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
 const BTC: CcxtMarketView = { id: 'BTCUSDT', symbol: 'BTC/USDT', base: 'BTC', quote: 'USDT', precision: { amount: 0.00001, price: 0.01 } };
 const ids = { limit: 'x-1', stop: 'x-1:sl' };
@@ -59,10 +59,10 @@ describe('a native OCO through ccxt', () => {
     for (const other of ['x-1', ':sl', 'x-1:tp']) expect(ocoLimitLegClientOrderId(other)).toBeUndefined();
   });
 
-  it('reads both legs from the answer by the client ids sent, refusing an answer without either', () => {
+  it('reads both legs from the answer by the client ids sent; an answer without either leaves the outcome unknown (unavailable, not a refusal)', () => {
     const answer = { orderListId: 9, orderReports: [{ orderId: 2, clientOrderId: 'x-1:sl' }, { orderId: 3, clientOrderId: 'x-1' }] };
     expect(ocoLegsOf(answer, ids)).toEqual({ orderListId: '9', limit: { orderId: 3, clientOrderId: 'x-1' }, stop: { orderId: 2, clientOrderId: 'x-1:sl' } });
-    expect(() => ocoLegsOf({ orderListId: 9, orderReports: [answer.orderReports[1]] }, ids)).toThrow(BrokerRejectedError);
-    expect(() => ocoLegsOf(undefined, ids)).toThrow(BrokerRejectedError);
+    expect(() => ocoLegsOf({ orderListId: 9, orderReports: [answer.orderReports[1]] }, ids)).toThrow(BrokerUnavailableError);
+    expect(() => ocoLegsOf(undefined, ids)).toThrow(BrokerUnavailableError);
   });
 });

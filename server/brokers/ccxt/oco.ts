@@ -9,7 +9,7 @@
 // expires the other leg when one fills, and cancels both when either is canceled. Pure apart
 // from the types.
 import { bracketChildClientOrderId } from '../../../contracts/orders.ts';
-import { BrokerRejectedError, NO_ORDER_CLASSES, type BrokerOrderRequest, type TBrokerOrderClass } from '../types.ts';
+import { BrokerRejectedError, BrokerUnavailableError, NO_ORDER_CLASSES, type BrokerOrderRequest, type TBrokerOrderClass } from '../types.ts';
 import { toCcxtOrder, type CcxtMarketView } from './mapping.ts';
 
 /**
@@ -70,12 +70,16 @@ export const toBinanceOcoParams = (request: BrokerOrderRequest, market: CcxtMark
 /** One order's report in an order list's answer (Binance's FULL response), as ccxt's parseOrder reads it. */
 export type BinanceOrderReport = Record<string, unknown> & { orderId?: number | string; clientOrderId?: string };
 
-/** The list's id and the reports of its two legs, by the client ids they were sent with; a refusal when the answer lacks either. */
+/**
+ * The list's id and the reports of its two legs, by the client ids they were sent with. An answer
+ * without either leaves the outcome unknown (the list may stand at the exchange): unavailable, not
+ * a refusal, so the reconciler looks the order up by its client id.
+ */
 export const ocoLegsOf = (answer: unknown, exchangeIds: { limit: string; stop: string }): { orderListId: string; limit: BinanceOrderReport; stop: BinanceOrderReport } => {
   const list = (answer ?? {}) as { orderListId?: number | string; orderReports?: BinanceOrderReport[] };
   const reports = Array.isArray(list.orderReports) ? list.orderReports : [];
   const limit = reports.find((report) => report.clientOrderId === exchangeIds.limit);
   const stop = reports.find((report) => report.clientOrderId === exchangeIds.stop);
-  if (!limit || !stop) throw new BrokerRejectedError('the exchange answered the oco without both of its orders');
+  if (!limit || !stop) throw new BrokerUnavailableError('the exchange answered the oco without both of its orders');
   return { orderListId: String(list.orderListId ?? ''), limit, stop };
 };
