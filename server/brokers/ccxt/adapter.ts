@@ -1,6 +1,7 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
-// exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
-// fetchBalance, prices through fetchTicker, a native OCO where the exchange has one (oco.ts), events from ccxt's watchOrders where the exchange has
+// exchange instance: orders through createOrder (an oco as the exchange's own order list where
+// it has one: oco.ts), reads through fetchOrder, fetchOpenOrders and fetchBalance, prices
+// through fetchTicker, events from ccxt's watchOrders where the exchange has
 // it (stream.ts, pro.ts), else by polling (poller.ts), trade prices (`quotes`) from its
 // watchTradesForSymbols or watchTrades where it has one (quotes.ts). ccxt is loaded on the
 // first call (it is large; a service without crypto keys never pays for it). Every call draws
@@ -235,8 +236,12 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
     return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
   };
-  /** OCO stop legs' broker order ids and their limit legs' (this process's placements; others are looked up). */
+  /** OCO stop legs' broker order ids and their limit legs' (this adapter's last thousand placements; others are looked up). */
   const ocoParents = new Map<string, string>();
+  const rememberOcoParent = (stopBrokerOrderId: string, limitBrokerOrderId: string) => {
+    ocoParents.set(stopBrokerOrderId, limitBrokerOrderId);
+    if (ocoParents.size > 1_000) ocoParents.delete(ocoParents.keys().next().value!);
+  };
   /**
    * The limit leg (a bracket child's parent) of an OCO's stop leg, by the client id it was named
    * with: the service records the stop leg as the limit leg's child.
@@ -348,7 +353,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     const ccxtMarket = marketsOf(exchange)[market.symbol];
     const limit = await toOrder(exchange.parseOrder(legs.limit, ccxtMarket), market, request.clientOrderId);
     const stop = await toOrder(exchange.parseOrder(legs.stop, ccxtMarket), market, stopClientOrderId);
-    ocoParents.set(stop.brokerOrderId, limit.brokerOrderId);
+    rememberOcoParent(stop.brokerOrderId, limit.brokerOrderId);
     placed.add(limit);
     placed.add({ ...stop, parentId: limit.brokerOrderId });
     return {
