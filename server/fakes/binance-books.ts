@@ -1,6 +1,9 @@
 // The fake Binance's books: spot accounts by API key with free and locked balances, their orders
 // and trades, the set prices, and the matching that fills market orders at the price and rests
-// limit orders until the price crosses them. Commission is taken in the quote asset (as with a
+// limit orders until the price crosses them, and OCO order lists (a sell's LIMIT_MAKER above the
+// price and its STOP_LOSS or STOP_LOSS_LIMIT below it, the stop leg working once the price falls
+// to its stop; the fill of one leg expires the other in the same step, as Binance does; canceling
+// either cancels both). Commission is taken in the quote asset (as with a
 // fee paid from another balance) so a holding equals the sum of its fills. Setting a price is a
 // market trade at it: its listeners (the market streams) hear of it before the matching runs.
 import type { Decimal } from 'decimal.js';
@@ -24,6 +27,8 @@ export const FAKE_BINANCE_REFUSALS = {
   unknownSymbol: () => new FakeBinanceRefusal(-1121, 'Invalid symbol.'),
   badParameter: (name: string) => new FakeBinanceRefusal(-1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`),
   duplicateClientId: () => new FakeBinanceRefusal(-2010, 'Duplicate order sent.'),
+  // Binance's NEW_ORDER_REJECTED for an order list whose prices are on the wrong side of the last price.
+  ocoPrices: () => new FakeBinanceRefusal(-2010, 'The relationship of the prices for the orders is not correct.'),
   // Binance's ILLEGAL_CHARS, worded as its documented 'Illegal characters found in parameter '%s'; legal range is '%s'.'
   illegalCharacters: (name: string, legalRange: string) => new FakeBinanceRefusal(-1100, `Illegal characters found in parameter '${name}'; legal range is '${legalRange}'.`),
 } as const;
@@ -101,6 +106,22 @@ export interface FakeBinanceOrderChange {
   trade?: FakeBinanceTrade;
 }
 
+/** A new OCO order list as the fake takes it: a SELL, LIMIT_MAKER above the price, STOP_LOSS or STOP_LOSS_LIMIT below it. */
+export interface FakeBinanceOcoRequest {
+  symbol: string;
+  side: string;
+  quantity: string;
+  aboveType: string;
+  abovePrice?: string;
+  aboveClientOrderId?: string;
+  belowType: string;
+  belowStopPrice?: string;
+  belowPrice?: string;
+  belowTimeInForce?: string;
+  belowClientOrderId?: string;
+  listClientOrderId?: string;
+}
+
 /** A price set: the market trade at it, as the market streams report it. */
 export interface FakeBinancePriceSet {
   symbol: string;
@@ -136,6 +157,9 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   const prices = new Map<string, Decimal>();
   let nextOrderId = 1;
   let nextTradeId = 1;
+  let nextOrderListId = 1;
+  /** Orders that hold no reservation: an OCO's stop leg until it triggers (its limit leg holds the list's). */
+  const unreserved = new Set<number>();
   const listeners = new Set<(change: FakeBinanceOrderChange) => void>();
   const priceListeners = new Set<(set: FakeBinancePriceSet) => void>();
   const changed = (account: Account, execution: FakeBinanceOrderChange['execution'], order: FakeBinanceOrder, trade?: FakeBinanceTrade) => {
@@ -182,7 +206,7 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       symbol: order.symbol,
       id: nextTradeId++,
       orderId: order.orderId,
-      orderListId: -1,
+      orderListId: order.orderListId,
       price: text(price),
       qty: text(qty),
       quoteQty: text(quoteQty),
@@ -202,14 +226,54 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
   };
 
   const crosses = (order: FakeBinanceOrder, price: Decimal) => (order.side === 'BUY' ? price.lte(order.price) : price.gte(order.price));
+  const isOpen = (order: FakeBinanceOrder) => order.status === 'NEW' || order.status === 'PARTIALLY_FILLED';
+  const isStopType = (type: string) => type === 'STOP_LOSS' || type === 'STOP_LOSS_LIMIT';
 
-  /** Fills every resting order of the symbol that the price now crosses, at its limit price. */
+  /** Ends an open order with its reservation given back: CANCELED (asked) or EXPIRED (its list's other leg filled). */
+  const end = (account: Account, order: FakeBinanceOrder, status: 'CANCELED' | 'EXPIRED') => {
+    if (!unreserved.delete(order.orderId)) {
+      const held = reservation(order, marketOf(order.symbol), d(order.origQty).minus(order.executedQty));
+      move(account.locked, held.asset, held.amount.negated());
+      move(account.free, held.asset, held.amount);
+    }
+    order.status = status;
+    order.updateTime = now();
+    changed(account, status, order);
+  };
+  /** The other open orders of the order's list. */
+  const siblingsOf = (account: Account, order: FakeBinanceOrder) =>
+    order.orderListId === -1 ? [] : account.orders.filter((other) => other.orderListId === order.orderListId && other !== order && isOpen(other));
+
+  /**
+   * An OCO's stop leg reached (a sell's price at or under its stop): the other leg expires, then
+   * a STOP_LOSS fills at the price, a STOP_LOSS_LIMIT rests at its limit (filling if the price crosses it).
+   */
+  const trigger = (account: Account, order: FakeBinanceOrder, price: Decimal) => {
+    for (const sibling of siblingsOf(account, order)) end(account, sibling, 'EXPIRED');
+    order.isWorking = true;
+    order.workingTime = now();
+    unreserved.delete(order.orderId);
+    if (order.type === 'STOP_LOSS') return void fill(account, order, price, false);
+    const held = reservation(order, marketOf(order.symbol), d(order.origQty));
+    move(account.free, held.asset, held.amount.negated());
+    move(account.locked, held.asset, held.amount);
+    if (crosses(order, price)) fill(account, order, d(order.price), true);
+  };
+
+  /** Fills every resting order of the symbol that the price now crosses, at its limit price; triggers the stop legs it reaches. */
   const match = (symbol: string) => {
     const price = prices.get(symbol);
     if (!price) return;
     for (const account of accounts.values()) {
-      for (const order of account.orders) {
-        if (order.symbol === symbol && (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED') && crosses(order, price)) fill(account, order, d(order.price), true);
+      for (const order of [...account.orders]) {
+        if (order.symbol !== symbol || !isOpen(order)) continue;
+        if (isStopType(order.type) && !order.isWorking) {
+          if (order.side === 'SELL' ? price.lte(order.stopPrice) : price.gte(order.stopPrice)) trigger(account, order, price);
+        } else if (crosses(order, price)) {
+          fill(account, order, d(order.price), !unreserved.has(order.orderId));
+          // One leg of an OCO traded: Binance expires the other at once.
+          for (const sibling of siblingsOf(account, order)) end(account, sibling, 'EXPIRED');
+        }
       }
     }
   };
@@ -297,6 +361,57 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
       }
       return { order, fills };
     },
+    /** A new OCO list (the checks Binance makes, in its order): its two orders, stop leg first as Binance lists them. */
+    placeOco: (apiKey: string, request: FakeBinanceOcoRequest) => {
+      const account = accountOf(apiKey);
+      const market = marketOf(request.symbol);
+      const price = prices.get(request.symbol);
+      if (!price) throw FAKE_BINANCE_REFUSALS.unknownSymbol();
+      if (request.side !== 'SELL') throw new FakeBinanceRefusal(-1000, 'The fake takes a SELL OCO only.');
+      if (request.aboveType !== 'LIMIT_MAKER' || !isStopType(request.belowType)) throw new FakeBinanceRefusal(-1116, 'Invalid orderType.');
+      const qty = /^\d+(\.\d+)?$/.test(request.quantity) ? d(request.quantity) : ZERO;
+      if (qty.lte(0) || !qty.mod(market.stepSize).isZero()) throw new FakeBinanceRefusal(-1013, 'Filter failure: LOT_SIZE');
+      const priced = (name: 'abovePrice' | 'belowStopPrice' | 'belowPrice') => {
+        const value = request[name];
+        if (!value || !/^\d+(\.\d+)?$/.test(value) || d(value).lte(0)) throw FAKE_BINANCE_REFUSALS.badParameter(name);
+        if (!d(value).mod(market.tickSize).isZero()) throw new FakeBinanceRefusal(-1013, 'Filter failure: PRICE_FILTER');
+        return d(value);
+      };
+      const above = priced('abovePrice');
+      const stop = priced('belowStopPrice');
+      const belowLimit = request.belowType === 'STOP_LOSS_LIMIT' ? priced('belowPrice') : undefined;
+      if (belowLimit && !request.belowTimeInForce) throw FAKE_BINANCE_REFUSALS.badParameter('belowTimeInForce');
+      for (const name of ['aboveClientOrderId', 'belowClientOrderId', 'listClientOrderId'] as const) checkFakeBinanceClientOrderId(name, request[name]);
+      // A sell's limit must be above the last price and its stop below it (the limit maker would
+      // take at once, the stop trigger at once).
+      if (!above.gt(price) || !stop.lt(price)) throw FAKE_BINANCE_REFUSALS.ocoPrices();
+      const ids = [request.belowClientOrderId ?? `fake-${nextOrderId}`, request.aboveClientOrderId ?? `fake-${nextOrderId + 1}`];
+      if (account.orders.some((order) => ids.includes(order.clientOrderId) && isOpen(order))) throw FAKE_BINANCE_REFUSALS.duplicateClientId();
+      if (get(account.free, market.base).lt(qty)) throw FAKE_BINANCE_REFUSALS.funds();
+      const at = now();
+      const orderListId = nextOrderListId++;
+      const base = { symbol: request.symbol, orderListId, origQty: text(qty), executedQty: '0', cummulativeQuoteQty: '0', status: 'NEW' as const, side: 'SELL' as const, time: at, updateTime: at, origQuoteOrderQty: '0', selfTradePreventionMode: 'EXPIRE_MAKER' };
+      const stopLeg: FakeBinanceOrder = {
+        ...base,
+        orderId: nextOrderId++,
+        clientOrderId: ids[0]!,
+        type: request.belowType,
+        price: belowLimit ? text(belowLimit) : '0',
+        stopPrice: text(stop),
+        timeInForce: request.belowTimeInForce ?? 'GTC',
+        isWorking: false,
+        workingTime: -1,
+      };
+      const limitLeg: FakeBinanceOrder = { ...base, orderId: nextOrderId++, clientOrderId: ids[1]!, type: 'LIMIT_MAKER', price: text(above), stopPrice: '0', timeInForce: 'GTC', isWorking: true, workingTime: at };
+      // The list holds its quantity once: the limit leg reserves it, the stop leg takes it over when it triggers.
+      move(account.free, market.base, qty.negated());
+      move(account.locked, market.base, qty);
+      unreserved.add(stopLeg.orderId);
+      account.orders.push(stopLeg, limitLeg);
+      changed(account, 'NEW', stopLeg);
+      changed(account, 'NEW', limitLeg);
+      return { orderListId, listClientOrderId: request.listClientOrderId ?? `fake-list-${orderListId}`, transactionTime: at, orders: [stopLeg, limitLeg] };
+    },
     find: (apiKey: string, symbol: string, lookup: { orderId?: string; origClientOrderId?: string }) => {
       const account = accountOf(apiKey);
       marketOf(symbol);
@@ -312,12 +427,9 @@ export const createFakeBinanceBooks = (now: () => number = Date.now) => {
         (candidate) => candidate.symbol === symbol && (lookup.orderId ? String(candidate.orderId) === lookup.orderId : candidate.clientOrderId === lookup.origClientOrderId),
       );
       if (!order || (order.status !== 'NEW' && order.status !== 'PARTIALLY_FILLED')) throw FAKE_BINANCE_REFUSALS.cancelUnknown();
-      const held = reservation(order, marketOf(symbol), d(order.origQty).minus(order.executedQty));
-      move(account.locked, held.asset, held.amount.negated());
-      move(account.free, held.asset, held.amount);
-      order.status = 'CANCELED';
-      order.updateTime = now();
-      changed(account, 'CANCELED', order);
+      // Canceling one order of a list cancels the whole list.
+      for (const sibling of siblingsOf(account, order)) end(account, sibling, 'CANCELED');
+      end(account, order, 'CANCELED');
       return order;
     },
     openOrders: (apiKey: string, symbol?: string) => accountOf(apiKey).orders.filter((order) => (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED') && (!symbol || order.symbol === symbol)),

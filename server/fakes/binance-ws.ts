@@ -56,7 +56,7 @@ export const executionReportOf = ({ execution, order, trade }: FakeBinanceOrderC
     T: trade?.time ?? order.updateTime,
     t: trade?.id ?? -1,
     I: eventTime,
-    w: order.type === 'LIMIT' && (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED'),
+    w: order.type !== 'MARKET' && order.isWorking && (order.status === 'NEW' || order.status === 'PARTIALLY_FILLED'),
     m: trade?.isMaker ?? false,
     M: false,
     O: order.time,

@@ -1,5 +1,6 @@
 // A fake Binance spot REST API (/api/v3) on 127.0.0.1, enough for ccxt's `binance` class with its
-// URLs pointed here: exchangeInfo, time, ticker, klines, order (POST, GET, DELETE), openOrders,
+// URLs pointed here: exchangeInfo, time, ticker, klines, order (POST, GET, DELETE), orderList/oco
+// (POST: a sell OCO, the implicit privatePostOrderListOco the ccxt adapter calls), openOrders,
 // account and myTrades over the books of binance-books.ts. Signed calls are checked as Binance
 // checks them: the X-MBX-APIKEY header names an account and the HMAC-SHA256 of the query (or
 // form body) before `&signature=` matches with its secret (-1022 otherwise); a client order id
@@ -46,7 +47,7 @@ export const DEFAULT_FAKE_BINANCE_MARKETS: readonly FakeBinanceMarket[] = [
   { symbol: 'ETHUSDT', base: 'ETH', quote: 'USDT', tickSize: '0.01', stepSize: '0.0001' },
 ];
 
-const SIGNED = new Set(['/api/v3/order', '/api/v3/openOrders', '/api/v3/account', '/api/v3/myTrades']);
+const SIGNED = new Set(['/api/v3/order', '/api/v3/orderList/oco', '/api/v3/openOrders', '/api/v3/account', '/api/v3/myTrades']);
 
 const readBody = async (request: IncomingMessage): Promise<string> => {
   const chunks: Buffer[] = [];
@@ -71,7 +72,7 @@ const marketInfo = (market: FakeBinanceMarket) => ({
   // No stop orders here: ccxt refuses a trigger price for a market whose orderTypes lack them.
   orderTypes: ['LIMIT', 'LIMIT_MAKER', 'MARKET'],
   icebergAllowed: true,
-  ocoAllowed: false,
+  ocoAllowed: true,
   quoteOrderQtyMarketAllowed: true,
   allowTrailingStop: false,
   cancelReplaceAllowed: false,
@@ -106,6 +107,37 @@ const orderAnswer = (order: FakeBinanceOrder, fills: { price: string; qty: strin
   workingTime: order.workingTime,
   selfTradePreventionMode: order.selfTradePreventionMode,
   fills: fills.map((fill) => ({ price: fill.price, qty: fill.qty, commission: fill.commission, commissionAsset: fill.commissionAsset, tradeId: fill.id })),
+});
+
+/** The answer of a new order list (FULL): the list, its orders' ids and their reports. */
+const orderListAnswer = (list: { orderListId: number; listClientOrderId: string; transactionTime: number; orders: FakeBinanceOrder[] }) => ({
+  orderListId: list.orderListId,
+  contingencyType: 'OCO',
+  listStatusType: 'EXEC_STARTED',
+  listOrderStatus: 'EXECUTING',
+  listClientOrderId: list.listClientOrderId,
+  transactionTime: list.transactionTime,
+  symbol: list.orders[0]!.symbol,
+  orders: list.orders.map((order) => ({ symbol: order.symbol, orderId: order.orderId, clientOrderId: order.clientOrderId })),
+  orderReports: list.orders.map((order) => ({
+    symbol: order.symbol,
+    orderId: order.orderId,
+    orderListId: order.orderListId,
+    clientOrderId: order.clientOrderId,
+    transactTime: list.transactionTime,
+    price: order.price,
+    origQty: order.origQty,
+    executedQty: order.executedQty,
+    origQuoteOrderQty: order.origQuoteOrderQty,
+    cummulativeQuoteQty: order.cummulativeQuoteQty,
+    status: order.status,
+    timeInForce: order.timeInForce,
+    type: order.type,
+    side: order.side,
+    ...(order.stopPrice !== '0' ? { stopPrice: order.stopPrice } : {}),
+    workingTime: order.workingTime,
+    selfTradePreventionMode: order.selfTradePreventionMode,
+  })),
 });
 
 export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
@@ -210,6 +242,20 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
         ...(param('newClientOrderId') ? { newClientOrderId: param('newClientOrderId')! } : {}),
       });
       return sendJson(response, 200, orderAnswer(order, fills));
+    }
+    if (path === '/api/v3/orderList/oco' && method === 'POST') {
+      const quantity = param('quantity');
+      if (!quantity) throw new FakeBinanceRefusal(-1102, "Mandatory parameter 'quantity' was not sent, was empty/null, or malformed.");
+      const named = ['abovePrice', 'aboveClientOrderId', 'belowStopPrice', 'belowPrice', 'belowTimeInForce', 'belowClientOrderId', 'listClientOrderId'] as const;
+      const list = books.placeOco(apiKey, {
+        symbol: symbolOf(),
+        side: param('side') ?? '',
+        quantity,
+        aboveType: param('aboveType') ?? '',
+        belowType: param('belowType') ?? '',
+        ...Object.fromEntries(named.flatMap((name) => (param(name) === undefined ? [] : [[name, param(name)!]]))),
+      });
+      return sendJson(response, 200, orderListAnswer(list));
     }
     if (path === '/api/v3/order' && method === 'GET') return sendJson(response, 200, books.find(apiKey, symbolOf(), lookup()));
     if (path === '/api/v3/order' && method === 'DELETE') {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ZClientOrderId } from '../../contracts/orders.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
-import { fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
+import { createPlacedOrders, fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
@@ -123,6 +123,37 @@ describe('fills from trades', () => {
       ['c-B', 'binance:BTC/USDT:t2'],
       ['c-A', 'binance:BTC/USDT:t1'],
     ]);
+  });
+
+  it('follows an order placed since the last reading as if seen open: one the exchange ended before any reading saw it gives its end once', async () => {
+    const placed = createPlacedOrders();
+    const working = { ...order('0', 'accepted'), brokerOrderId: 'BTCUSDT~L', clientOrderId: 'c-L', metadata: { exchange_order_id: 'L' } };
+    placed.add(working);
+    const controller = new AbortController();
+    const events = [];
+    let readings = 0;
+    for await (const event of pollCcxtEvents(
+      {
+        key,
+        intervalMs: 1,
+        watched: new Set(),
+        placed,
+        heldSymbols: () => Promise.resolve([]),
+        // Never seen open: an OCO's limit leg that the other's fill expired at once.
+        openOrders: () => Promise.resolve([]),
+        trades: () => Promise.resolve([]),
+        order: (_symbol, orderId) => Promise.resolve(orderId === 'L' ? { ...working, status: 'expired' as const } : undefined),
+        replayMs: 3_600_000,
+        now: () => 2_500,
+        onPoll: () => {
+          readings += 1;
+          if (readings === 3) controller.abort();
+        },
+      },
+      controller.signal,
+    )) events.push(event);
+    expect(events.map((event) => [event.type, event.client_order_id])).toEqual([['expired', 'c-L']]);
+    expect(placed.take()).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
-// exchange instance: orders through createOrder, reads through fetchOrder, fetchOpenOrders and
-// fetchBalance, prices through fetchTicker, events from ccxt's watchOrders where the exchange has
+// exchange instance: orders through createOrder (an oco as the exchange's own order list where
+// it has one: oco.ts), reads through fetchOrder, fetchOpenOrders and fetchBalance, prices
+// through fetchTicker, events from ccxt's watchOrders where the exchange has
 // it (stream.ts, pro.ts), else by polling (poller.ts), trade prices (`quotes`) from its
 // watchTradesForSymbols or watchTrades where it has one (quotes.ts). ccxt is loaded on the
 // first call (it is large; a service without crypto keys never pays for it). Every call draws
@@ -14,15 +15,16 @@ import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { ReconnectBackoff as StreamBackoff } from '../stream-keepalive.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
+import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
 import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
-import { pollCcxtEvents, type PolledTrade } from './poller.ts';
+import { createPlacedOrders, pollCcxtEvents, type CcxtPlacedOrders, type PolledTrade } from './poller.ts';
 import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
 import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
+import { ccxtNativeOrderClassesOf, ocoLegsOf, ocoLimitLegClientOrderId, ocoStopLegClientOrderId, toBinanceOcoParams, type BinanceOrderListApi } from './oco.ts';
 
 /** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
 const BARS_PER_PAGE = 500;
@@ -59,6 +61,8 @@ export interface CcxtBrokerOptions {
   replayMs?: number;
   /** The account's watched symbols, shared by its request and events adapters. */
   watched?: Set<string>;
+  /** Orders placed and not yet seen by the poller, shared by the account's request and events adapters (this adapter's own by default). */
+  placed?: CcxtPlacedOrders;
   /** Our client order ids behind the digest forms the exchange was sent (client-ids.ts); this adapter's placements by default. */
   clientIds?: CcxtClientIdStore;
   onPoll?: () => void | Promise<void>;
@@ -107,6 +111,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   const watched = options.watched ?? new Set<string>();
   const idRule = clientOrderIdRuleOf(options.exchangeId);
   const clientIds = options.clientIds ?? createMemoryClientIdStore();
+  const placed = options.placed ?? createPlacedOrders();
   const maxRetries = options.maxRateLimitRetries ?? 3;
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
   const backoff = options.rateLimitBackoff ?? { baseMs: 250, maxMs: 2_000 };
@@ -226,12 +231,38 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   };
   const toOrder = async (order: Order, market: CcxtMarketView, known?: string) => (await readBack(order, market, known)).order;
 
+  /** The exchange's order list id of an order in one (Binance's orderListId, -1 for none). */
+  const orderListIdOf = (exchangeOrder: Order): string | undefined => {
+    const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
+    return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
+  };
+  /** OCO stop legs' broker order ids and their limit legs' (this adapter's last thousand placements; others are looked up). */
+  const ocoParents = new Map<string, string>();
+  const rememberOcoParent = (stopBrokerOrderId: string, limitBrokerOrderId: string) => {
+    ocoParents.set(stopBrokerOrderId, limitBrokerOrderId);
+    if (ocoParents.size > 1_000) ocoParents.delete(ocoParents.keys().next().value!);
+  };
+  /**
+   * The limit leg (a bracket child's parent) of an OCO's stop leg, by the client id it was named
+   * with: the service records the stop leg as the limit leg's child.
+   */
+  const ocoParentOf = async (exchangeOrder: Order, read: BrokerOrder, market: CcxtMarketView): Promise<string | null> => {
+    const limitClientOrderId = ocoLimitLegClientOrderId(read.clientOrderId);
+    if (orderListIdOf(exchangeOrder) === undefined || limitClientOrderId === undefined) return null;
+    const known = ocoParents.get(read.brokerOrderId);
+    if (known) return known;
+    const limit = await use('read the oco limit leg', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: toExchangeClientOrderId(limitClientOrderId, idRule) })).catch(() => undefined);
+    return limit?.id ? ccxtBrokerOrderId(market.id, limit.id) : null;
+  };
+
   const readByBrokerOrderId = async (brokerOrderId: string): Promise<{ order: BrokerOrder; ours: boolean } | undefined> => {
     const id = parseCcxtBrokerOrderId(brokerOrderId);
     const market = id && (await marketById(id.marketId));
     if (!id || !market) return undefined;
     try {
-      return await readBack(await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol)), market);
+      const exchangeOrder = await use('read the order', (exchange) => exchange.fetchOrder(id.orderId, market.symbol));
+      const read = await readBack(exchangeOrder, market);
+      return read.ours ? { ...read, order: { ...read.order, parentId: await ocoParentOf(exchangeOrder, read.order, market) } } : read;
     } catch (error) {
       if (error instanceof BrokerRejectedError && /OrderNotFound|does not exist|-2013/.test(error.message)) return undefined;
       throw error;
@@ -242,12 +273,17 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   /** The open orders of one symbol, or of every symbol (a much heavier read). */
   const listOpenOrders = async (symbol?: string): Promise<BrokerOrder[]> => {
     const orders = await use(symbol ? `list the open orders of ${symbol}` : 'list the open orders', (exchange) => exchange.fetchOpenOrders(symbol));
-    const read: BrokerOrder[] = [];
+    const read: { order: BrokerOrder; list: string | undefined }[] = [];
     for (const order of orders) {
       const market = await marketOf(order.symbol ?? '');
-      read.push(await toOrder(order, market));
+      read.push({ order: await toOrder(order, market), list: orderListIdOf(order) });
     }
-    return read;
+    // An OCO's stop leg reads as its limit leg's child, as the risk rules count a pair's hold once.
+    return read.map(({ order, list }) => {
+      const limitClientOrderId = ocoLimitLegClientOrderId(order.clientOrderId);
+      const limit = list === undefined || limitClientOrderId === undefined ? undefined : read.find((other) => other.list === list && other.order.clientOrderId === limitClientOrderId);
+      return limit ? { ...order, parentId: limit.order.brokerOrderId } : order;
+    });
   };
 
   /** Holdings (non-zero totals), free quote cash and each holding's last price. */
@@ -299,26 +335,61 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
   const tradesSince = async (symbol: string, since: number) =>
     (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol));
 
+  /**
+   * Our oco as the exchange's own order list (oco.ts): the limit leg is answered (it carries our
+   * client order id and metadata.order_class `oco`), the stop leg comes as its child by events.
+   */
+  const placeOco = async (request: BrokerOrderRequest): Promise<BrokerOrder> => {
+    const market = await marketOf(request.symbol);
+    const stopClientOrderId = ocoStopLegClientOrderId(request.clientOrderId);
+    const exchangeIds = { limit: toExchangeClientOrderId(request.clientOrderId, idRule), stop: toExchangeClientOrderId(stopClientOrderId, idRule) };
+    const params = toBinanceOcoParams(request, market, await tickSizeMode(), exchangeIds);
+    watched.add(market.symbol);
+    if (exchangeIds.limit !== request.clientOrderId) clientIds.put(exchangeIds.limit, request.clientOrderId);
+    if (exchangeIds.stop !== stopClientOrderId) clientIds.put(exchangeIds.stop, stopClientOrderId);
+    const answer = await use('place the oco', (exchange) => (exchange as unknown as BinanceOrderListApi).privatePostOrderListOco(params));
+    const { exchange } = await start();
+    const legs = ocoLegsOf(answer, exchangeIds);
+    const ccxtMarket = marketsOf(exchange)[market.symbol];
+    const limit = await toOrder(exchange.parseOrder(legs.limit, ccxtMarket), market, request.clientOrderId);
+    const stop = await toOrder(exchange.parseOrder(legs.stop, ccxtMarket), market, stopClientOrderId);
+    rememberOcoParent(stop.brokerOrderId, limit.brokerOrderId);
+    placed.add(limit);
+    placed.add({ ...stop, parentId: limit.brokerOrderId });
+    return {
+      ...limit,
+      clientOrderId: request.clientOrderId,
+      status: 'accepted',
+      filledQty: '0',
+      avgFillPrice: null,
+      orderType: 'limit',
+      timeInForce: request.timeInForce,
+      metadata: { ...request.metadata, ...limit.metadata, order_class: 'oco', exchange_order_list_id: legs.orderListId },
+    };
+  };
+
   const polling: CcxtBroker = {
     name: options.exchangeId,
     assetClass: 'crypto',
     mode: options.mode,
     nativeOrderTypes: BASIC_ORDER_TYPES,
-    nativeOrderClasses: NO_ORDER_CLASSES,
+    nativeOrderClasses: ccxtNativeOrderClassesOf(options.exchangeId),
     nativeTrailingLegs: false,
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
       if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');
+      if (request.orderClass === 'oco' && polling.nativeOrderClasses.has('oco')) return placeOco(request);
       const market = await marketOf(request.symbol);
       const exchangeClientOrderId = toExchangeClientOrderId(request.clientOrderId, idRule);
       const args = toCcxtOrder(request, market, await tickSizeMode(), exchangeClientOrderId);
       watched.add(market.symbol);
       // Before the call: the poller may read the order's trades before the placement returns.
       if (exchangeClientOrderId !== request.clientOrderId) clientIds.put(exchangeClientOrderId, request.clientOrderId);
-      const placed = await use('place the order', (exchange) =>
+      const answer = await use('place the order', (exchange) =>
         exchange.createOrder(args.symbol, args.type, args.side, Number(args.amount), args.price === undefined ? undefined : Number(args.price), args.params),
       );
-      const order = await toOrder(placed, market, request.clientOrderId);
+      const order = await toOrder(answer, market, request.clientOrderId);
+      placed.add(order);
       // The order is reported as accepted: its fills come through events(), as every adapter's do.
       return { ...order, clientOrderId: request.clientOrderId, status: 'accepted', filledQty: '0', avgFillPrice: null, orderType: request.orderType, timeInForce: request.timeInForce, metadata: { ...request.metadata, ...order.metadata } };
     },
@@ -370,6 +441,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             return read?.ours ? read.order : undefined;
           },
           replayMs: options.replayMs ?? 3_600_000,
+          placed,
           now: () => Date.now(),
           ...(options.onPoll ? { onPoll: options.onPoll } : {}),
           ...(options.logger ? { logger: options.logger } : {}),

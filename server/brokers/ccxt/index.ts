@@ -4,3 +4,4 @@ export { brokerErrorOf, toCcxtOrder, decimalText, ccxtBrokerOrderId, parseCcxtBr
 export { createHostPacing, apiHostOf, type HostPacing } from './host-pacing.ts';
 export { clientOrderIdRuleOf, createMemoryClientIdStore, toExchangeClientOrderId, type CcxtClientIdStore, type ClientOrderIdRule } from './client-ids.ts';
 export { unknownCcxtExchangeIds } from './load.ts';
+export { createPlacedOrders, type CcxtPlacedOrders } from './poller.ts';

@@ -44,6 +44,12 @@ export interface CcxtPollOptions {
   maxSymbolReads?: number;
   /** The account's trades of a symbol at or after `since` (ms). */
   trades: (symbol: string, since: number) => Promise<PolledTrade[]>;
+  /**
+   * Orders the account's adapters placed, taken (and emptied) at the start of each reading as if
+   * seen open: one the exchange ends before any reading saw it (an IOC that expires, the leg of
+   * an OCO the other's fill ends) still gives its end.
+   */
+  placed?: CcxtPlacedOrders;
   /** The order of a trade or of an order that left the open list, by symbol and exchange id; undefined when not (yet) known as ours. */
   order: (symbol: string, exchangeOrderId: string) => Promise<BrokerOrder | undefined>;
   /** How far back the first reading looks (the service drops what it has by execution id). */
@@ -54,6 +60,27 @@ export interface CcxtPollOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
+
+/** The orders placed since the poller's last reading, by broker order id; the oldest let go past `limit` (nobody takes them when events come by stream). */
+export interface CcxtPlacedOrders {
+  add(order: BrokerOrder): void;
+  take(): BrokerOrder[];
+}
+
+export const createPlacedOrders = (limit = 1_000): CcxtPlacedOrders => {
+  const placed = new Map<string, BrokerOrder>();
+  return {
+    add: (order) => {
+      placed.set(order.brokerOrderId, order);
+      if (placed.size > limit) placed.delete(placed.keys().next().value!);
+    },
+    take: () => {
+      const taken = [...placed.values()];
+      placed.clear();
+      return taken;
+    },
+  };
+};
 
 /** One event of the order as it stands (the stream's events are made the same way). */
 export const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEvent['type'], at: number, overrides: Partial<TBrokerEvent> = {}): TBrokerEvent => ({
@@ -115,6 +142,11 @@ export async function* pollCcxtEvents(options: CcxtPollOptions, signal: AbortSig
     try {
       // The first reading is a sweep: it finds what the account holds and has open.
       const sweep = reading % sweepEvery === 0 || watched.size > maxSymbolReads;
+      // Taken before the open orders are read: one placed meanwhile waits for the next reading.
+      for (const order of options.placed?.take() ?? []) {
+        watched.add(order.symbol);
+        if (!open.has(order.brokerOrderId)) open.set(order.brokerOrderId, order);
+      }
       let openNow: BrokerOrder[] = [];
       if (sweep) openNow = await options.openOrders();
       // Every symbol with an order in `open` is watched, so reading the watched ones misses none of them.

@@ -17,7 +17,7 @@ import type { KeyCipher } from '../../keys/crypto.ts';
 import type { KeyCredentials } from '../../keys/keys.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createAlpacaBroker, createLimiterRegistry } from '../alpaca/index.ts';
-import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, type CcxtClientIdStore, type ClientOrderIdRule } from '../ccxt/index.ts';
+import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, createPlacedOrders, type CcxtClientIdStore, type ClientOrderIdRule } from '../ccxt/index.ts';
 import { createKisBroker, KIS_HOST_REQUESTS_PER_SECOND, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import { budgetNames } from '../limits/names.ts';
 import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
@@ -88,6 +88,8 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
   const cryptoHostPacing = createHostPacing();
   // An exchange lists a market order's fills by symbol: the symbols an account trades, shared by its request and events adapters.
   const watchedSymbols = perKey((_userId: number, _mode: TTradingMode, _exchangeId: string) => new Set<string>());
+  // The orders an account placed that its poller has not seen yet: shared by its request and events adapters.
+  const placedOrders = perKey((_userId: number, _mode: TTradingMode, _exchangeId: string) => createPlacedOrders());
   // Our client order ids behind the digest forms an exchange was sent: each account's, shared by its request and events adapters.
   const clientIdStores = perKey(
     (userId: number, mode: TTradingMode, exchangeId: string): CcxtClientIdStore => orderLinks.ccxt({ userId, mode, rule: clientOrderIdRuleOf(exchangeId) }),
@@ -154,6 +156,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           pollIntervalMs: config.BROKER_CRYPTO_POLL_INTERVAL_MS,
           watched: watchedSymbols.of(userId, mode, exchangeId),
           clientIds: clientIdStores.of(userId, mode, exchangeId),
+          placed: placedOrders.of(userId, mode, exchangeId),
           // watchOrders where the exchange has it: the same watchdog and reconnect hook as the US stream.
           stream: config.BROKER_CRYPTO_STREAM,
           silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
