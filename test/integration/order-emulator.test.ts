@@ -9,6 +9,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
 import { orderFills, orders, orderTriggers } from '../../server/db/schema/index.ts';
+import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -18,11 +19,14 @@ const kisKey = { appKey: `PSTEST${randomBytes(6).toString('hex')}`, appSecret: `
 const SYMBOL = '005930';
 
 let kis: FakeKis;
+let binance: FakeBinance;
+const binanceKey = { apiKey: `bn${randomBytes(8).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
 let server: TestServer;
 let alice: FactoryUser;
-const env = (url: string) => ({
+const env = () => ({
   BROKER_MODE: 'real',
-  BROKER_BASE_URLS: `kr_broker:paper=${url}`,
+  BROKER_BASE_URLS: `kr_broker:paper=${kis.url},crypto_exchange:paper=${binance.url}`,
+  BROKER_CRYPTO_POLL_INTERVAL_MS: '200',
   BROKER_KR_POLL_INTERVAL_MS: '200',
   BROKER_KR_REQUESTS_PER_SEC: '50',
   RISK_MARKET_HOURS: 'ignore',
@@ -32,7 +36,8 @@ const env = (url: string) => ({
 
 beforeAll(async () => {
   kis = await startFakeKis({ mode: 'paper', accounts: [{ ...kisKey, cash: '100000000' }], prices: { [SYMBOL]: '96500' } });
-  server = await startTestServer(env(kis.url));
+  binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '100000', BTC: '1' } }], prices: { BTCUSDT: '50000' } });
+  server = await startTestServer(env());
   alice = await newUser(server, { prefix: 'emu_alice' });
 });
 /** Servers closed by a restart: their database and DATA_DIR are dropped at the end. */
@@ -40,7 +45,7 @@ const stopped: TestServer[] = [];
 afterAll(async () => {
   await server?.stop();
   for (const one of stopped) await one.stop();
-  await kis?.close();
+  await Promise.all([kis?.close(), binance?.close()]);
 });
 
 const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: alice.tokens.access_token, ...(body === undefined ? {} : { body }) });
@@ -153,7 +158,7 @@ describe('a trailing stop at KIS, emulated', () => {
     const first = server;
     stopped.push(first);
     await first.close();
-    server = await startTestServer(env(kis.url), { dataDir: server.dataDir, databaseUrl: server.databaseUrl });
+    server = await startTestServer(env(), { dataDir: server.dataDir, databaseUrl: server.databaseUrl });
     await untilWatched();
     kis.setPrice(SYMBOL, '88900');
     const filled = await waitFor(
@@ -162,5 +167,46 @@ describe('a trailing stop at KIS, emulated', () => {
     );
     expect(filled).toMatchObject({ filledQty: '1', avgFillPrice: '88900' });
     expect(orderCalls()).toBe(calls + 1);
+  });
+});
+
+describe('a trailing stop at a ccxt exchange (the fake Binance), emulated', () => {
+  const orderPosts = () => binance.requests.filter((request) => request.method === 'POST' && request.path === '/api/v3/order').length;
+
+  it('follows the price up on the exchange’s trade stream and sells at market through its stop, the fill under our order', async () => {
+    const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: binance.url, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
+    expect(created.status, created.text).toBe(201);
+    await waitFor(
+      () => Promise.resolve(binance.userStreamSubscribers(binanceKey.apiKey)),
+      (count) => count === 1,
+    );
+    const posts = orderPosts();
+    const placed = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'sell', qty: 0.1, order_type: 'trailing_stop', trail_percent: 2, time_in_force: 'gtc', client_order_id: 'emu-btc-1' });
+    expect(placed.status, placed.text).toBe(201);
+    // 50000 × 0.98 = 49000, on the pair's grid of 0.01.
+    expect(placed.body).toMatchObject({ stop_price: 49000, metadata: { emulated: true, hwm: 50000 } });
+    expect(orderPosts()).toBe(posts);
+    await waitFor(
+      () => Promise.resolve(binance.marketStreamSubscribers()),
+      (count) => count > 0,
+    );
+    binance.setPrice('BTCUSDT', '52000');
+    // 52000 × 0.98 = 50960.
+    await waitFor(
+      () => triggerRow('emu-btc-1'),
+      (row) => Number(row?.stopPrice) === 50960,
+    );
+    binance.setPrice('BTCUSDT', '50900');
+    const filled = await waitFor(
+      () => orderRow('emu-btc-1'),
+      (row) => row?.status === 'filled',
+    );
+    expect(filled).toMatchObject({ brokerOrderId: placed.body.broker_order_id, metadata: expect.objectContaining({ child_client_order_id: 'emu-btc-1.tr' }) });
+    expect(Number(filled!.filledQty)).toBe(0.1);
+    expect(Number(filled!.avgFillPrice)).toBe(50900);
+    expect(orderPosts()).toBe(posts + 1);
+    await server.services.orders.idle();
+    expect((await fillsOf('emu-btc-1')).map(([qty]) => Number(qty))).toEqual([0.1]);
+    expect(await orderRow('emu-btc-1.tr')).toBeUndefined();
   });
 });

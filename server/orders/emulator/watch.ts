@@ -54,6 +54,28 @@ interface Watched {
   unsaved: boolean;
 }
 
+/**
+ * The iterable's items until the signal aborts, then no more at once: a quote stream still
+ * connecting when its signal aborts may take its time to notice, and a lost lease (or a shutdown)
+ * must not wait for it. The stream is told to end all the same.
+ */
+async function* untilAborted<T>(iterable: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = iterable[Symbol.asyncIterator]();
+  const aborted = new Promise<'aborted'>((resolve) => {
+    if (signal.aborted) resolve('aborted');
+    signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next === 'aborted' || next.done) return;
+      yield next.value;
+    }
+  } finally {
+    void iterator.return?.()?.catch(() => undefined);
+  }
+}
+
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const accountKeyOf = ({ userId, assetClass, mode }: EmulatedAccount) => `${userId}:${assetClass}:${mode}`;
 const symbolsOf = (rows: readonly OrderTriggerRow[]) => [...new Set(rows.map((row) => row.symbol))].sort();
@@ -74,6 +96,10 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
         if (wakes.get(accountKeyOf(account)) === done) wakes.delete(accountKeyOf(account));
         resolve();
       };
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
       wakes.set(accountKeyOf(account), done);
@@ -194,6 +220,8 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     }
     const stream = new AbortController();
     const stop = () => stream.abort();
+    // The signal may have aborted while the triggers were read: an abort event comes only once.
+    if (signal.aborted) return;
     signal.addEventListener('abort', stop, { once: true });
     const reloading = (async () => {
       while (!stream.signal.aborted) {
@@ -203,7 +231,7 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
       }
     })();
     try {
-      for await (const quote of quotes(symbols, stream.signal)) await onQuote(broker, watched, quote);
+      for await (const quote of untilAborted(quotes(symbols, stream.signal), stream.signal)) await onQuote(broker, watched, quote);
     } catch (error) {
       if (!stream.signal.aborted) log.warn({ err: error, userId: account.userId, assetClass: account.assetClass }, 'the quote stream of the account’s triggers stopped; starting again');
     } finally {
