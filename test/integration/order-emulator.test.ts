@@ -4,11 +4,12 @@
 // call, its first stop from the broker's price), follows the price up, and when the price falls
 // through its stop places one market sell at the broker whose fill is the order's own; a cancel
 // before the trigger calls no broker; a restart on the same database keeps the trigger working.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
-import { orderFills, orders, orderTriggers } from '../../server/db/schema/index.ts';
+import { orderFills, orders, orderTriggers, outboxEvents } from '../../server/db/schema/index.ts';
+import { childClientOrderIdOf } from '../../server/orders/emulator/trail.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -53,6 +54,12 @@ const orderCalls = () => kis.requests.filter((request) => request.path === KIS_P
 const orderRow = async (clientOrderId: string) => (await server.services.db.select().from(orders).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, clientOrderId))))[0];
 const triggerRow = async (clientOrderId: string) => (await server.services.db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, alice.user.id), eq(orderTriggers.clientOrderId, clientOrderId))))[0];
 const fillsOf = async (clientOrderId: string) => (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, alice.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => [fill.qty, fill.price]);
+/** The order events of an order, in the order they were written. */
+const eventTypesOf = async (clientOrderId: string) =>
+  (await server.services.db.select().from(outboxEvents).where(and(eq(outboxEvents.userId, alice.user.id), eq(outboxEvents.channel, 'orders'))).orderBy(outboxEvents.id))
+    .map((row) => row.frame)
+    .filter((frame) => frame.client_order_id === clientOrderId)
+    .map((frame) => frame.event_type);
 const trailingSell = (clientOrderId: string, qty: number, trail: { trail_percent: number } | { trail_price: number }) =>
   call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'sell', qty, order_type: 'trailing_stop', time_in_force: 'gtc', client_order_id: clientOrderId, ...trail });
 /** Until the account's trigger watch has the symbol on the fake's quote stream. */
@@ -129,6 +136,11 @@ describe('a trailing stop at KIS, emulated', () => {
     expect(audit.body.items.map((item: { action: string }) => item.action)).toEqual(expect.arrayContaining(['order.placed', 'order.accepted', 'order.triggered', 'order.fill']));
     const positions = await call('GET', '/api/equity/positions?asset_class=kr_equity');
     expect(positions.body.items).toEqual([expect.objectContaining({ symbol: SYMBOL, qty: 3 })]);
+    // The trigger is published (an extension of the interface's event types), then the child's fill as the order's.
+    const types = await eventTypesOf('emu-trail-1');
+    expect(types.slice(0, 3)).toEqual(['placed', 'accepted', 'open']);
+    expect(types.filter((type) => type === 'triggered')).toHaveLength(1);
+    expect(types.indexOf('triggered')).toBeLessThan(types.indexOf('fill'));
   });
 
   it('cancels an emulated order before its trigger with no broker call; a replace is refused for now', async () => {
@@ -208,5 +220,20 @@ describe('a trailing stop at a ccxt exchange (the fake Binance), emulated', () =
     await server.services.orders.idle();
     expect((await fillsOf('emu-btc-1')).map(([qty]) => Number(qty))).toEqual([0.1]);
     expect(await orderRow('emu-btc-1.tr')).toBeUndefined();
+  });
+});
+
+describe('a trigger’s child client order id', () => {
+  it('is the parent’s with `.tr`, kept within 64 characters of our alphabet and distinct for distinct long parents', () => {
+    const hash = (text: string) => createHash('sha256').update(text).digest('hex');
+    expect(childClientOrderIdOf('abc', hash)).toBe('abc.tr');
+    const long = 'a'.repeat(64);
+    const longer = `${'a'.repeat(63)}b`;
+    for (const parent of [long, longer, 'x'.repeat(61)]) {
+      const child = childClientOrderIdOf(parent, hash);
+      expect(child.length).toBeLessThanOrEqual(64);
+      expect(child).toMatch(/^[A-Za-z0-9._:-]+\.tr$/);
+    }
+    expect(childClientOrderIdOf(long, hash)).not.toBe(childClientOrderIdOf(longer, hash));
   });
 });
