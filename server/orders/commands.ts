@@ -46,7 +46,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
   /**
    * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
    * one transaction, audited, with its `canceled` event. A trigger that fired first leaves the
-   * order to its child (409-like ORDER_NOT_CANCELABLE).
+   * order to its child (422 ORDER_NOT_CANCELABLE).
    */
   const cancelEmulated = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
     const at = clock.now();
