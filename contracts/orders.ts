@@ -314,7 +314,8 @@ export const ZPositionList = z.object({ items: z.array(ZPosition) });
 /** The `order_event` frame of /ws/equity/orders (the events area sends it). */
 export const ZOrderEvent = z.object({
   type: z.literal('order_event'),
-  event_type: z.enum(['placed', 'accepted', 'open', 'partial_fill', 'fill', 'filled', 'canceled', 'rejected', 'replaced']),
+  /** `triggered` is an extension of the interface's list: an emulated order's trigger fired (DESIGN §6 "Advanced orders"). */
+  event_type: z.enum(['placed', 'accepted', 'open', 'partial_fill', 'fill', 'filled', 'canceled', 'rejected', 'replaced', 'triggered']),
   asset_class: ZAssetClass,
   broker: z.string(),
   broker_order_id: z.string(),

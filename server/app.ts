@@ -210,7 +210,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     simulator.onEvent(takeBrokerEvent);
     // Real mode: each active key's broker events, one consumer per account across instances.
     const brokerEvents = real && options.takeBrokerEvents !== false
-      ? createBrokerIngestion({ db, clock, logger, changes, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, keys: real.keys, adapters: real.adapters, onEvent: takeBrokerEvent, reconcile: (account) => orders.reconcile(account) })
+      ? createBrokerIngestion({ db, clock, logger, changes, holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, keys: real.keys, adapters: real.adapters, onEvent: takeBrokerEvent, alongside: orders.watchTriggers, reconcile: (account) => orders.reconcile(account) })
       : undefined;
     await brokerEvents?.start();
     // Prices made here (the walk, an operator's price) reach the /ws/live clients of every instance.

@@ -55,10 +55,9 @@ const TRIGGER: TMatchOutcome = { kind: 'trigger' };
 /** Whether the price reaches a limit on this side: a buy's at or below it, a sell's at or above it. */
 const withinLimit = (side: TOrderSide, limit: Decimal, price: Decimal) => (side === 'buy' ? price.lte(limit) : price.gte(limit));
 /** Whether the price reaches a stop: a buy's at or above it, a sell's at or below it. */
-const stopReached = (order: MatchableOrder, price: Decimal) => {
-  const stop = requiredPrice(order, 'stopPrice');
-  return order.side === 'buy' ? price.gte(stop) : price.lte(stop);
-};
+/** Whether a price reaches a stop: a buy's at or above it, a sell's at or below (the order emulator asks it too). */
+export const reachesStop = (side: TOrderSide, stop: Decimal, price: Decimal): boolean => (side === 'buy' ? price.gte(stop) : price.lte(stop));
+const stopReached = (order: MatchableOrder, price: Decimal) => reachesStop(order.side, requiredPrice(order, 'stopPrice'), price);
 /** A stop that becomes a limit once triggered (a stop_limit), rather than a market order. */
 const isStopLimit = (order: MatchableOrder): order is MatchableOrder & { stopLimit: Decimal } => order.orderType === 'stop' && order.stopLimit != null;
 

@@ -21,7 +21,11 @@ import { replaceAttemptOf, replacedQtyOf } from './replace-attempt.ts';
 import { retrailedMetadata, trailMetadataOf, trailRequestOf } from './trailing.ts';
 import { mergeOrderMetadata, updateOrder } from './write-queries.ts';
 import { findOwnOrder } from './reads.ts';
-import { TERMINAL, toOrderResponse } from './records.ts';
+import { orderEventOf, TERMINAL, toOrderResponse } from './records.ts';
+import type { OrderRow } from '../db/schema/index.ts';
+import { EMULATED } from './emulator/emulated-submission.ts';
+import { cancelTrigger } from './emulator/trigger-queries.ts';
+import type { OrderPublisher } from './publisher.ts';
 
 export interface CommandsDeps {
   db: Db;
@@ -29,17 +33,41 @@ export interface CommandsDeps {
   instruments: Instruments;
   forUser: BrokerOfAccount;
   audit: OrderAudit;
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  /** Wakes the account's trigger watch (an emulated order was canceled). */
+  onTriggerChange: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => void;
   /** The placement, for a position's closing sell. */
   place: (opts: PlaceOptions) => Promise<TOrderResponse>;
   /** What the placement's gates use: a replace passes the same gates. */
   gateDeps: GateDeps;
 }
 
-export const createCommands = ({ db, clock, instruments, forUser, audit, place, gateDeps }: CommandsDeps) => {
+export const createCommands = ({ db, clock, instruments, forUser, audit, publisher, onTriggerChange, place, gateDeps }: CommandsDeps) => {
+  /**
+   * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
+   * one transaction, audited, with its `canceled` event. A trigger that fired first leaves the
+   * order to its child (422 ORDER_NOT_CANCELABLE).
+   */
+  const cancelEmulated = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
+    const at = clock.now();
+    const frames = await db.transaction(async (tx) => {
+      if (!(await cancelTrigger(tx, row, at))) return undefined;
+      const metadata = by ? { ...row.metadata, [CANCEL_REQUESTED_BY]: by } : row.metadata;
+      const updated = (await updateOrder(tx, row, { status: 'canceled', metadata, updatedAt: at }))!;
+      await audit(tx, updated, 'order.cancel_requested', by ? { by } : {}, origin);
+      await audit(tx, updated, 'order.canceled', { emulated: true });
+      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { emulated: true }, at)]);
+    });
+    if (!frames) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and cannot be canceled');
+    publisher.announce(frames);
+    onTriggerChange({ userId: row.userId, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+  };
+
   /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */
   const cancel = async ({ user, brokerOrderId, assetClass, origin, by }: { user: { id: number }; brokerOrderId: string; assetClass: TAssetClass; origin?: RequestOrigin; by?: string }): Promise<void> => {
     const row = await findOwnOrder(db, { user, brokerOrderId, assetClass });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be canceled`);
+    if (row.metadata[EMULATED] === true) return cancelEmulated(row, { origin, by });
     const broker = await forUser({ userId: user.id, assetClass, mode: row.live ? 'live' : 'paper' });
     await audit(db, row, 'order.cancel_requested', by ? { by } : {}, origin);
     // The service's own cancel (the kill switch's) shows as the order's cancel_reason once the broker cancels it.
@@ -60,6 +88,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, place, 
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    // Not yet: an emulated order's trail is changed by a cancel and a new order.
+    if (row.metadata[EMULATED] === true) throw new AppError('BROKER_REJECTED', 'An emulated order cannot be replaced through this service yet; cancel it and place a new one');
     // Judged against the order's own type: a replace may not give a market order a limit.
     const misplaced = misplacedPriceFields(row.orderType, change);
     if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });

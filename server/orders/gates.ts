@@ -78,6 +78,12 @@ export interface OrderAttempt {
    * is canceled (a full window leaves the position's protective orders in place).
    */
   closing?: boolean;
+  /**
+   * Set by the broker gate: the order's type is one its broker does not hold but the order
+   * emulator does (a simple trailing stop at a broker that streams quotes): no broker call at
+   * placement, a trigger instead (server/orders/emulator/).
+   */
+  emulated?: boolean;
   /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
   sizingUnderLock?: PositionJudge | undefined;
 }
@@ -179,13 +185,23 @@ const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
 };
 
 /**
+ * Whether the order emulator holds what the broker does not (this slice: a simple trailing stop,
+ * watched on the broker's quote stream, so only where the broker streams quotes).
+ */
+const emulatable = (attempt: OrderAttempt, broker: Broker): boolean =>
+  attempt.orderType === 'trailing_stop' && attempt.orderClass === 'simple' && attempt.bracket === null && broker.quotes !== undefined && !attempt.replacing;
+
+/**
  * 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise), whose
- * broker holds the order's type (422 BROKER_REJECTED naming it otherwise, before any call).
+ * broker holds the order's type, or whose type the order emulator holds for it (`emulated`);
+ * 422 BROKER_REJECTED naming it otherwise, before any call.
  */
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
   const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
   attempt.broker = broker;
-  if (!broker.nativeOrderTypes.has(brokerOrderTypeOf(attempt.orderType))) {
+  const native = broker.nativeOrderTypes.has(brokerOrderTypeOf(attempt.orderType));
+  attempt.emulated = !native && emulatable(attempt, broker);
+  if (!native && !attempt.emulated) {
     throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
   }
   if ((attempt.orderClass === 'oto' || attempt.orderClass === 'oco') && !broker.nativeOrderClasses.has(attempt.orderClass)) {

@@ -30,9 +30,11 @@ export interface IntakeDeps {
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
   underWay: PlacementsUnderWay;
+  /** The order emulator's mapping of a trigger's child's events to its parent order (emulator/watch.ts). */
+  children?: { mayBeChildEvent: (event: TBrokerEvent) => boolean; asParentEvent: (event: TBrokerEvent) => Promise<TBrokerEvent> };
 }
 
-export const createIntake = ({ db, clock, logger, forUser, audit, publisher, underWay }: IntakeDeps) => {
+export const createIntake = ({ db, clock, logger, forUser, audit, publisher, underWay, children }: IntakeDeps) => {
   // Events of one order are applied one after another, in the order the broker sent them.
   const chains = new Map<string, Promise<void>>();
 
@@ -110,7 +112,23 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
     if (underWay.takeLeftOver(key, event)) await apply(event);
   };
 
+  /** Lookups of a child's parent, one after another: a child's events keep their order. */
+  let childLookups: Promise<void> = Promise.resolve();
+
+  /** An event, as its order's (a trigger's child's as its parent's), applied in turn. */
   const ingest = (event: TBrokerEvent): Promise<void> => {
+    if (!children?.mayBeChildEvent(event)) return ingestOwn(event);
+    const applied = childLookups.then(() => children.asParentEvent(event)).then(ingestOwn, (error: unknown) => {
+      logger.error({ err: error, clientOrderId: event.client_order_id }, 'could not find the parent of a broker event');
+    });
+    childLookups = applied.then(
+      () => undefined,
+      () => undefined,
+    );
+    return applied;
+  };
+
+  const ingestOwn = (event: TBrokerEvent): Promise<void> => {
     const key = placementKey(event.user_id, event.client_order_id);
     // The first events of an order (its `accepted`, a fill on arrival) come while its placement
     // is still recording the broker's answer: they wait for it, which records them with the
@@ -133,6 +151,7 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
 
   /** Resolves when every broker event received so far has been applied (tests, shutdown). */
   const idle = async () => {
+    await childLookups;
     while (chains.size > 0) await Promise.all([...chains.values()]);
   };
 

@@ -26,6 +26,8 @@ import { createPublisher } from './publisher.ts';
 import { createReads } from './reads.ts';
 import { createReconciler } from './reconcile.ts';
 import type { SubmissionFor } from './submission.ts';
+import { emulatedSubmission } from './emulator/emulated-submission.ts';
+import { createOrderEmulator } from './emulator/watch.ts';
 
 export { toOrderResponse } from './records.ts';
 /** The order list's kept count, for the job that folds its changes (server/jobs). */
@@ -57,11 +59,15 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const publisher = createPublisher({ events, clock, logger });
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
-  const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs });
+  // The order emulator: triggers of what a real broker does not hold, watched beside its events.
+  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher });
+  const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.wake });
+  const submissionOf: SubmissionFor = (account, how) => (how?.emulated ? emulated : submissionFor(account));
+  const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor: submissionOf, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { preview } = createPreview({ instruments, forUser });
-  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, place, gateDeps });
-  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay });
+  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.wake });
+  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: emulator });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
@@ -83,6 +89,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     ingest,
     idle,
     reconcile,
+    /** Watches an account's emulated orders' triggers (the broker ingestion runs it under the account's lease). */
+    watchTriggers: emulator.watch,
     watchedSymbols,
     setLive,
     onEvent: publisher.onEvent,

@@ -133,7 +133,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     }
     const placing = placingOf(prepared);
     // An unregistered symbol goes to no broker, whichever the account has.
-    const submission = prepared.instrument ? submissionFor(placing.account) : unregisteredSymbolSubmission;
+    const submission = prepared.instrument ? submissionFor(placing.account, { emulated: prepared.attempt.emulated === true }) : unregisteredSymbolSubmission;
     const submitted = await submission.submit(placing);
     switch (submitted.kind) {
       case 'answered':
@@ -255,6 +255,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       ...(request.order_type === 'stop_limit' ? { stop_limit_price: request.limit_price } : {}),
       // A trailing stop's trail, for its broker to hold; its stop and mark come with the answer.
       ...trailMetadataOf(request),
+      // Held by the order emulator rather than the broker (DESIGN §6 "Advanced orders").
+      ...(attempt.emulated ? { emulated: true } : {}),
       // An oto's or an oco's class; a bracket's is its bracket.
       ...(request.order_class === 'oto' || request.order_class === 'oco' ? { order_class: request.order_class } : {}),
     };
@@ -284,6 +286,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     return {
       account: { userId: user.id, assetClass: attempt.assetClass, mode: attempt.mode },
       broker,
+      instrument: prepared.instrument,
       intent: row,
       request: brokerRequestOf(row, request),
       judge: attempt.sizingUnderLock,

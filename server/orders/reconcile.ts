@@ -1,5 +1,6 @@
 // The reconciler: settles the orders a crash (or a broker that did not answer) left without a
 // known outcome, by asking their broker.
+import { EMULATED } from './emulator/emulated-submission.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { ExactDecimal } from '../decimal.ts';
@@ -42,6 +43,8 @@ export const createReconciler = ({ db, clock, logger, forUser, audit }: Reconcil
     let settled = 0;
     let ambiguous = 0;
     for (const intent of await listUnfinishedOrders(db, account)) {
+      // An emulated order is no broker's: its trigger is the emulator's, its child's events come to it.
+      if (intent.metadata[EMULATED] === true) continue;
       const broker = await forUser({ userId: intent.userId, assetClass: intent.assetClass, mode: intent.live ? 'live' : 'paper' }).catch(() => undefined);
       const lookup = { clientOrderId: intent.clientOrderId, intent: { symbol: intent.symbol, side: intent.side, qty: intent.qty, sentAt: intent.submittedAt } };
       let found: BrokerOrder | undefined;

@@ -8,7 +8,7 @@ import type { TOrderResponse } from '../../contracts/orders.ts';
 import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest, type TBrokerEvent } from '../brokers/types.ts';
 import type { PositionJudge } from '../brokers/funds.ts';
 import type { Tx } from '../db/client.ts';
-import type { OrderRow } from '../db/schema/index.ts';
+import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
 import type { IntentOutcome } from './write-queries.ts';
 
@@ -19,6 +19,8 @@ export interface Placing {
   broker: Broker;
   /** The order's intent: its pending row. */
   intent: OrderRow;
+  /** The order's instrument (an emulated order's stop is set on its tick grid). */
+  instrument?: InstrumentRow | undefined;
   /** The order as its broker is asked to take it. */
   request: BrokerOrderRequest;
   /** The risk gate's sizing of a buy, judged again by books that hold the account's lock (in-books-submission.ts). */
@@ -62,8 +64,11 @@ export interface Submission {
   submit(placing: Placing): Promise<Submitted>;
 }
 
-/** The placement's Submission for an account (the composition root knows which books it has). */
-export type SubmissionFor = (account: Placing['account']) => Submission;
+/**
+ * The placement's Submission for an account (the composition root knows which books it has);
+ * `emulated` when the gates found the order's type held by the order emulator, not the broker.
+ */
+export type SubmissionFor = (account: Placing['account'], how?: { emulated: boolean }) => Submission;
 
 /** Commits the intent on its own; the placement's answer when it does not stand. */
 export const commitStandingIntent = async (placing: Placing): Promise<Submitted | undefined> => {

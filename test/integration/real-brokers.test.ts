@@ -260,15 +260,15 @@ describe('kr_equity on the KIS-style broker', () => {
     expect(await orderRow('kr-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
   });
 
-  it('refuses a trailing_stop before any call (422 BROKER_REJECTED naming the type): no order, none at the broker, the refusal audited; so are an oto and an oco', async () => {
+  it('takes a trailing_stop as an emulated order (KIS holds none: the order emulator does) with no broker call; refuses an oto and an oco before any call (422 BROKER_REJECTED)', async () => {
     const calls = kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length;
-    const refused = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'kr-trail-1' });
-    expect(refused.status, refused.text).toBe(422);
-    expect(refused.body.code).toBe('BROKER_REJECTED');
-    expect(refused.body.message).toContain('trailing_stop');
-    expect(await orderRow('kr-trail-1')).toBeUndefined();
-    const trail = await call('GET', '/api/audit?client_order_id=kr-trail-1');
-    expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
+    // Changed with the order emulator (it used to be 422 BROKER_REJECTED): its own tests are order-emulator.test.ts.
+    const emulated = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'kr-trail-1' });
+    expect(emulated.status, emulated.text).toBe(201);
+    expect(emulated.body.metadata).toMatchObject({ emulated: true });
+    const canceled = await call('DELETE', `/api/equity/orders/${emulated.body.broker_order_id}?asset_class=kr_equity`);
+    expect(canceled.status, canceled.text).toBe(204);
+    expect(await orderRow('kr-trail-1')).toMatchObject({ status: 'canceled' });
     for (const [id, extra] of [
       ['kr-oto-1', { order_class: 'oto', bracket: { take_profit: 110000 } }],
       ['kr-oco-1', { side: 'sell', order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 } }],

@@ -14,7 +14,7 @@ import type { ChangeFeed } from '../../events/changes.ts';
 import type { ActiveKey, KeyCredentialsReader } from '../../keys/credentials.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLeasedLoop, type LeasedLoop } from '../simulator/lease.ts';
-import type { TBrokerEvent } from '../types.ts';
+import type { Broker, TBrokerEvent } from '../types.ts';
 import type { RealAdapters } from './adapters.ts';
 
 type Account = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
@@ -33,6 +33,11 @@ export interface BrokerIngestionOptions {
   adapters: RealAdapters;
   /** Every event of every consumed account (the order service's intake, then the kill switch). */
   onEvent: (event: TBrokerEvent) => void;
+  /**
+   * Runs beside the account's event stream, under the same lease, until the signal aborts: the
+   * order emulator's watch of the account's triggers on the broker's quotes.
+   */
+  alongside?: (account: Account, broker: Broker, signal: AbortSignal) => Promise<void>;
   /** Settles the account's unfinished orders with its broker. */
   reconcile: (account: Account) => Promise<unknown>;
   /** A consumer's lease; another instance takes the account over this long after its holder stopped renewing. */
@@ -52,7 +57,7 @@ interface Consumer {
 
 export type BrokerIngestion = ReturnType<typeof createBrokerIngestion>;
 
-export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys, adapters, onEvent, reconcile, leaseTtlMs = 15_000, roundMs = 5_000 }: BrokerIngestionOptions) => {
+export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys, adapters, onEvent, alongside, reconcile, leaseTtlMs = 15_000, roundMs = 5_000 }: BrokerIngestionOptions) => {
   const log = logger.child({ area: 'broker-events' });
   const consumers = new Map<number, Consumer>();
   let stopped = false;
@@ -74,9 +79,15 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
   const consume = async (consumer: Consumer, signal: AbortSignal) => {
     const { key } = consumer;
     consumer.starts += 1;
+    // What runs beside the events ends with them: a restart never leaves two running.
+    const beside = new AbortController();
+    const endBeside = () => beside.abort();
+    signal.addEventListener('abort', endBeside, { once: true });
+    let besides: Promise<void> | undefined;
     try {
       const broker = adapters.build({ ...accountOf(key), credentials: key.credentials }, { onReconnect: () => reconcileAccount(key, 'stream reconnected') });
       if (consumer.starts > 1) await reconcileAccount(key, 'consumer restarted');
+      besides = alongside?.(accountOf(key), broker, beside.signal).catch((error: unknown) => log.warn({ err: error, keyId: key.keyId }, 'the work beside the broker events stopped'));
       for await (const event of broker.events(signal)) {
         // An order KIS has that no link names (placed outside this service) has no client id: not ours to record.
         if (event.client_order_id === '') continue;
@@ -84,6 +95,10 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
       }
     } catch (error) {
       if (!signal.aborted) log.warn({ err: error, keyId: key.keyId, userId: key.userId, assetClass: key.assetClass }, 'broker events stopped; restarting at the next round');
+    } finally {
+      beside.abort();
+      signal.removeEventListener('abort', endBeside);
+      await besides;
     }
   };
 

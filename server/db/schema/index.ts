@@ -16,3 +16,4 @@ export * from './broker-tokens.ts';
 export * from './ledger.ts';
 export * from './notifications.ts';
 export * from './signals.ts';
+export * from './order-triggers.ts';

@@ -1,0 +1,50 @@
+// The SQL of the order emulator's triggers (order_triggers): written with the emulated order's
+// acceptance, read by the account's watch, moved as the price moves, fired or canceled once.
+import { and, eq, sql } from 'drizzle-orm';
+import type { TTradingMode } from '../../../contracts/brokers.ts';
+import type { TAssetClass } from '../../../contracts/common.ts';
+import type { Queryable } from '../../db/client.ts';
+import { orderTriggers, type OrderTriggerRow } from '../../db/schema/index.ts';
+
+export type TriggerKey = { userId: number; clientOrderId: string };
+export type EmulatedAccount = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
+
+const keyOf = ({ userId, clientOrderId }: TriggerKey) => and(eq(orderTriggers.userId, userId), eq(orderTriggers.clientOrderId, clientOrderId));
+const working = sql`${orderTriggers.status} = 'working'`;
+
+export const insertTrigger = async (db: Queryable, row: typeof orderTriggers.$inferInsert): Promise<void> => {
+  await db.insert(orderTriggers).values(row);
+};
+
+/** The account's working triggers (the watch's set, read again on each reload). */
+export const workingTriggers = (db: Queryable, { userId, assetClass, mode }: EmulatedAccount): Promise<OrderTriggerRow[]> =>
+  db
+    .select()
+    .from(orderTriggers)
+    .where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.assetClass, assetClass), eq(orderTriggers.live, mode === 'live'), working));
+
+/** Saves a moved mark and stop while the trigger works; false when it no longer does. */
+export const saveMark = async (db: Queryable, key: TriggerKey, { hwm, stopPrice, at }: { hwm: string; stopPrice: string; at: Date }): Promise<boolean> =>
+  (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(keyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
+
+/** Fires a working trigger (its last mark and stop with it); undefined when it no longer works (canceled meanwhile). */
+export const markTriggered = async (db: Queryable, key: TriggerKey, change: { hwm: string; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
+  (
+    await db
+      .update(orderTriggers)
+      .set({ status: 'triggered', hwm: change.hwm, stopPrice: change.stopPrice, childClientOrderId: change.childClientOrderId, updatedAt: change.at })
+      .where(and(keyOf(key), working))
+      .returning()
+  )[0];
+
+export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, childBrokerOrderId: string, at: Date): Promise<void> => {
+  await db.update(orderTriggers).set({ childBrokerOrderId, updatedAt: at }).where(keyOf(key));
+};
+
+/** Cancels a working trigger; undefined when it no longer works (it fired, or was canceled). */
+export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
+  (await db.update(orderTriggers).set({ status: 'canceled', updatedAt: at }).where(and(keyOf(key), working)).returning())[0];
+
+/** The trigger whose child has this client order id (the child's broker events belong to its parent). */
+export const triggerOfChild = async (db: Queryable, { userId, childClientOrderId }: { userId: number; childClientOrderId: string }): Promise<OrderTriggerRow | undefined> =>
+  (await db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.childClientOrderId, childClientOrderId))))[0];
