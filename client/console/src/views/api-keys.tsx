@@ -1,6 +1,6 @@
 // The settings page's personal API keys: create one with its scopes (its secret shown this once,
 // to copy), the keys in force with their scopes and last use, and a revoke for each.
-import { Button, Checkbox, Code, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Button, Checkbox, Code, Group, Stack, Table } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZApiKeyCreate, ZApiKeyScope, type TApiKeyScope } from '@trading-service/client';
@@ -8,7 +8,7 @@ import { queryClient, trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { checkedRequest, FieldError, fieldText, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
-import { DataTable, Empty, Field, Hint, Panel, RowActions } from './page-kit.tsx';
+import { ColumnHeads, DataTable, Empty, Field, Hint, Panel, RowActions, ShownOnce } from './page-kit.tsx';
 
 const SCOPE_HINTS: Record<TApiKeyScope, string> = {
   read: 'read your data and open the channels',
@@ -57,27 +57,13 @@ export const ApiKeys = () => {
           </div>
         </form>
         {create.data ? (
-          <Stack gap={4} data-testid="api-key-secret">
-            <Text size="sm">Copy the key now: it is not shown again.</Text>
-            <Code block>{create.data.key}</Code>
-          </Stack>
+<ShownOnce testId="api-key-secret" what="the key" value={create.data.key} />
         ) : null}
         <ErrorNotice error={create.error ?? revoke.error ?? keys.error} />
         {keys.data && keys.data.items.length === 0 ? <Empty testId="no-api-keys">No API keys.</Empty> : null}
         {keys.data && keys.data.items.length > 0 ? (
           <DataTable label="API keys">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Key</Table.Th>
-                <Table.Th>Scopes</Table.Th>
-                <Table.Th>Last used</Table.Th>
-                <Table.Th>Expires</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <ColumnHeads columns={['Name', 'Key', 'Scopes', 'Last used', 'Expires']} />
             <Table.Tbody>
               {keys.data.items.map((key) => (
                 <Table.Tr key={key.id} data-testid="api-key-row">

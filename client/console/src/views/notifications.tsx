@@ -1,7 +1,7 @@
 // The settings page's notification channels: add one (the kind's own fields; a webhook's signing
 // secret shown this once), the channels with their events, state, failures and the reason the
 // service disabled one, and for each: events, enable or disable, send a test, delete.
-import { Button, Checkbox, Code, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Button, Checkbox, Group, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { TARGET_FIELDS, ZNotificationChannelCreate, ZNotificationEvent, ZNotificationKind, type TNotificationChannel, type TNotificationEvent, type TNotificationKind } from '@trading-service/client';
@@ -9,7 +9,7 @@ import { queryClient, trpc } from '../api.ts';
 import { ErrorNotice } from '../feedback.tsx';
 import { checkedRequest, fieldText, FieldError, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
-import { ChoiceField, DataTable, Empty, Field, Hint, Panel, RowActions } from './page-kit.tsx';
+import { ChoiceField, ColumnHeads, DataTable, Empty, Field, Hint, Panel, RowActions, ShownOnce } from './page-kit.tsx';
 
 const KIND_NAMES: Record<TNotificationKind, string> = { webhook: 'Webhook (signed JSON)', slack: 'Slack', discord: 'Discord', telegram: 'Telegram', email: 'E-mail' };
 
@@ -119,27 +119,18 @@ export const Notifications = () => {
           </div>
         </form>
         {create.data?.signing_secret ? (
-          <Stack gap={4} data-testid="notification-secret">
-            <Text size="sm">Copy the signing secret now: it is not shown again. Each delivery carries X-Signature: sha256=HMAC-SHA256(secret, "timestamp.body").</Text>
-            <Code block>{create.data.signing_secret}</Code>
-          </Stack>
+<ShownOnce
+            testId="notification-secret"
+            what="the signing secret"
+            note={'Each delivery carries X-Signature: sha256=HMAC-SHA256(secret, "timestamp.body").'}
+            value={create.data.signing_secret}
+          />
         ) : null}
         <ErrorNotice error={create.error ?? channels.error} />
         {channels.data && channels.data.items.length === 0 ? <Empty testId="no-notifications">No notification channels.</Empty> : null}
         {channels.data && channels.data.items.length > 0 ? (
           <DataTable label="Notification channels">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Kind</Table.Th>
-                <Table.Th>Events</Table.Th>
-                <Table.Th>State</Table.Th>
-                <Table.Th>Last delivery</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <ColumnHeads columns={['Name', 'Kind', 'Events', 'State', 'Last delivery']} />
             <Table.Tbody>
               {channels.data.items.map((channel) => (
                 <ChannelRow key={channel.id} channel={channel} onChanged={() => void readAgain()} />

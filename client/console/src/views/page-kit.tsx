@@ -2,7 +2,7 @@
 // row, a panel, a table that scrolls inside its own box, labelled fields whose error carries the
 // `field-error-<name>` test id the forms have always had, and the paper/live badge. Forms stay
 // uncontrolled (they read FormData on submit), so the fields are plain Mantine inputs with names.
-import { Badge, NativeSelect, Paper, Switch, Table, Text, TextInput, Title } from '@mantine/core';
+import { Badge, Code, NativeSelect, Paper, Stack, Switch, Table, Text, TextInput, Title, VisuallyHidden } from '@mantine/core';
 import { Fragment, type HTMLInputTypeAttribute, type ReactNode } from 'react';
 import type { TAssetClass } from '@trading-service/client';
 import type { TFieldErrors } from '../forms.tsx';
@@ -60,6 +60,30 @@ export const DataTable = ({ label, testId, children }: { label: string; testId?:
       {children}
     </Table>
   </div>
+);
+
+/** A table's head: its columns' names, then a last column of row actions named for screen readers only. */
+export const ColumnHeads = ({ columns }: { columns: readonly string[] }) => (
+  <Table.Thead>
+    <Table.Tr>
+      {columns.map((column) => (
+        <Table.Th key={column}>{column}</Table.Th>
+      ))}
+      <Table.Th>
+        <VisuallyHidden>Actions</VisuallyHidden>
+      </Table.Th>
+    </Table.Tr>
+  </Table.Thead>
+);
+
+/** A secret the service answers once (an API key, a signing secret): copy it now, it is not shown again. */
+export const ShownOnce = ({ testId, what, note, value }: { testId: string; what: string; note?: string; value: string }) => (
+  <Stack gap={4} data-testid={testId}>
+    <Text size="sm">
+      Copy {what} now: it is not shown again.{note ? ` ${note}` : ''}
+    </Text>
+    <Code block>{value}</Code>
+  </Stack>
 );
 
 /** A table row's last cell: its action buttons, side by side, kept off the row's figures. */

@@ -1,7 +1,7 @@
 // The settings page's signal webhooks: make one (its URL shown this once, to copy), the hooks in
 // force with a rotate and a remove for each, a TradingView alert message to copy, and the recent
 // signals with what became of each.
-import { Badge, Button, Code, CopyButton, Group, Stack, Table, Text, VisuallyHidden } from '@mantine/core';
+import { Badge, Button, Code, CopyButton, Group, Stack, Table, Text } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { ZSignalWebhookCreate, type TAssetClass, type TSignalWebhookCreated, type TSignalOutcome } from '@trading-service/client';
@@ -10,7 +10,7 @@ import { ErrorNotice } from '../feedback.tsx';
 import { checkedRequest, FieldError, fieldText, type TFieldErrors } from '../forms.tsx';
 import { when } from '../format.ts';
 import { ModeBadge } from '../pickers.tsx';
-import { AssetClassField, ChoiceField, DataTable, Empty, Field, Hint, Panel, RowActions } from './page-kit.tsx';
+import { AssetClassField, ChoiceField, ColumnHeads, DataTable, Empty, Field, Hint, Panel, RowActions } from './page-kit.tsx';
 
 /** Signals refresh this often while the page is open: their orders are placed after the hook's answer. */
 const SIGNALS_REFRESH_MS = 5_000;
@@ -136,19 +136,7 @@ export const Webhooks = () => {
         {hooks.data && hooks.data.items.length === 0 ? <Empty testId="no-webhooks">No signal webhooks.</Empty> : null}
         {hooks.data && hooks.data.items.length > 0 ? (
           <DataTable label="Signal webhooks">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Token</Table.Th>
-                <Table.Th>Account</Table.Th>
-                <Table.Th>Max age</Table.Th>
-                <Table.Th>Passphrase</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <ColumnHeads columns={['Name', 'Token', 'Account', 'Max age', 'Passphrase', 'Created']} />
             <Table.Tbody>
               {hooks.data.items.map((hook) => (
                 <Table.Tr key={hook.id} data-testid="webhook-row">
