@@ -1,6 +1,6 @@
 // One crypto exchange account (API key + secret) seen through the Broker interface, over a ccxt
 // exchange instance: orders through createOrder (an oco as the exchange's own order list where
-// it has one: oco.ts), reads through fetchOrder, fetchOpenOrders and fetchBalance, prices
+// it has one: oco-orders.ts), reads through fetchOrder, fetchOpenOrders and fetchBalance, prices
 // through fetchTicker, events from ccxt's watchOrders where the exchange has
 // it (stream.ts, pro.ts), else by polling (poller.ts), trade prices (`quotes`) from its
 // watchTradesForSymbols or watchTrades where it has one (quotes.ts). ccxt is loaded on the
@@ -15,8 +15,8 @@ import type { Logger } from '../../observability/logger.ts';
 import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { ReconnectBackoff as StreamBackoff } from '../stream-keepalive.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerOrderRequest, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
-import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
+import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, marketsOf, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
@@ -24,7 +24,8 @@ import { createPlacedOrders, pollCcxtEvents, type CcxtPlacedOrders, type PolledT
 import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
 import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
-import { ccxtNativeOrderClassesOf, ocoLegsOf, ocoLimitLegClientOrderId, ocoStopLegClientOrderId, toBinanceOcoParams, type BinanceOrderListApi } from './oco.ts';
+import { ccxtNativeOrderClassesOf } from './oco.ts';
+import { createCcxtOcoOrders, orderListIdOf, withOcoParents } from './oco-orders.ts';
 
 /** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
 const BARS_PER_PAGE = 500;
@@ -87,8 +88,6 @@ export interface CcxtBroker extends Broker {
 /** ccxt's TICK_SIZE precision mode (base/functions/number: DECIMAL_PLACES 2, SIGNIFICANT_DIGITS 3, TICK_SIZE 4). */
 const CCXT_TICK_SIZE = 4;
 
-/** The loaded markets by unified symbol: ccxt types them as a dictionary of `any`. */
-const marketsOf = (exchange: Exchange) => (exchange.markets ?? {}) as Record<string, Market | undefined>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -230,30 +229,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     return { order: fromCcxtOrder(order, market, key, clientOrderId ?? sent), ours: clientOrderId !== undefined };
   };
   const toOrder = async (order: Order, market: CcxtMarketView, known?: string) => (await readBack(order, market, known)).order;
-
-  /** The exchange's order list id of an order in one (Binance's orderListId, -1 for none). */
-  const orderListIdOf = (exchangeOrder: Order): string | undefined => {
-    const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
-    return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
-  };
-  /** OCO stop legs' broker order ids and their limit legs' (this adapter's last thousand placements; others are looked up). */
-  const ocoParents = new Map<string, string>();
-  const rememberOcoParent = (stopBrokerOrderId: string, limitBrokerOrderId: string) => {
-    ocoParents.set(stopBrokerOrderId, limitBrokerOrderId);
-    if (ocoParents.size > 1_000) ocoParents.delete(ocoParents.keys().next().value!);
-  };
-  /**
-   * The limit leg (a bracket child's parent) of an OCO's stop leg, by the client id it was named
-   * with: the service records the stop leg as the limit leg's child.
-   */
-  const ocoParentOf = async (exchangeOrder: Order, read: BrokerOrder, market: CcxtMarketView): Promise<string | null> => {
-    const limitClientOrderId = ocoLimitLegClientOrderId(read.clientOrderId);
-    if (orderListIdOf(exchangeOrder) === undefined || limitClientOrderId === undefined) return null;
-    const known = ocoParents.get(read.brokerOrderId);
-    if (known) return known;
-    const limit = await use('read the oco limit leg', (exchange) => exchange.fetchOrder('', market.symbol, { clientOrderId: toExchangeClientOrderId(limitClientOrderId, idRule) })).catch(() => undefined);
-    return limit?.id ? ccxtBrokerOrderId(market.id, limit.id) : null;
-  };
+  const { placeOco, ocoParentOf } = createCcxtOcoOrders({ use, start, marketOf, tickSizeMode, toOrder, idRule, clientIds, watched, placed });
 
   const readByBrokerOrderId = async (brokerOrderId: string): Promise<{ order: BrokerOrder; ours: boolean } | undefined> => {
     const id = parseCcxtBrokerOrderId(brokerOrderId);
@@ -278,12 +254,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
       const market = await marketOf(order.symbol ?? '');
       read.push({ order: await toOrder(order, market), list: orderListIdOf(order) });
     }
-    // An OCO's stop leg reads as its limit leg's child, as the risk rules count a pair's hold once.
-    return read.map(({ order, list }) => {
-      const limitClientOrderId = ocoLimitLegClientOrderId(order.clientOrderId);
-      const limit = list === undefined || limitClientOrderId === undefined ? undefined : read.find((other) => other.list === list && other.order.clientOrderId === limitClientOrderId);
-      return limit ? { ...order, parentId: limit.order.brokerOrderId } : order;
-    });
+    return withOcoParents(read);
   };
 
   /** Holdings (non-zero totals), free quote cash and each holding's last price. */
@@ -334,39 +305,6 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
 
   const tradesSince = async (symbol: string, since: number) =>
     (await use(`read the trades of ${symbol}`, (exchange) => exchange.fetchMyTrades(symbol, since))).map((trade) => tradeOf(trade, symbol));
-
-  /**
-   * Our oco as the exchange's own order list (oco.ts): the limit leg is answered (it carries our
-   * client order id and metadata.order_class `oco`), the stop leg comes as its child by events.
-   */
-  const placeOco = async (request: BrokerOrderRequest): Promise<BrokerOrder> => {
-    const market = await marketOf(request.symbol);
-    const stopClientOrderId = ocoStopLegClientOrderId(request.clientOrderId);
-    const exchangeIds = { limit: toExchangeClientOrderId(request.clientOrderId, idRule), stop: toExchangeClientOrderId(stopClientOrderId, idRule) };
-    const params = toBinanceOcoParams(request, market, await tickSizeMode(), exchangeIds);
-    watched.add(market.symbol);
-    if (exchangeIds.limit !== request.clientOrderId) clientIds.put(exchangeIds.limit, request.clientOrderId);
-    if (exchangeIds.stop !== stopClientOrderId) clientIds.put(exchangeIds.stop, stopClientOrderId);
-    const answer = await use('place the oco', (exchange) => (exchange as unknown as BinanceOrderListApi).privatePostOrderListOco(params));
-    const { exchange } = await start();
-    const legs = ocoLegsOf(answer, exchangeIds);
-    const ccxtMarket = marketsOf(exchange)[market.symbol];
-    const limit = await toOrder(exchange.parseOrder(legs.limit, ccxtMarket), market, request.clientOrderId);
-    const stop = await toOrder(exchange.parseOrder(legs.stop, ccxtMarket), market, stopClientOrderId);
-    rememberOcoParent(stop.brokerOrderId, limit.brokerOrderId);
-    placed.add(limit);
-    placed.add({ ...stop, parentId: limit.brokerOrderId });
-    return {
-      ...limit,
-      clientOrderId: request.clientOrderId,
-      status: 'accepted',
-      filledQty: '0',
-      avgFillPrice: null,
-      orderType: 'limit',
-      timeInForce: request.timeInForce,
-      metadata: { ...request.metadata, ...limit.metadata, order_class: 'oco', exchange_order_list_id: legs.orderListId },
-    };
-  };
 
   const polling: CcxtBroker = {
     name: options.exchangeId,

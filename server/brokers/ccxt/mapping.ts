@@ -2,6 +2,7 @@
 // broker order ids (market id + exchange order id, since ccxt needs the symbol to find an order),
 // statuses, the order request put on the market's precision, and ccxt's errors as refusals or
 // unavailability. Pure functions, apart from the ccxt error classes passed in.
+import type { Exchange, Market } from 'ccxt';
 import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest, type TBrokerOrderStatus, type TTradingMode } from '../types.ts';
@@ -93,6 +94,9 @@ export interface CcxtOrderArguments {
   /** ccxt's unified params: clientOrderId, timeInForce, triggerPrice. */
   params: Record<string, string>;
 }
+
+/** The loaded markets by unified symbol: ccxt types them as a dictionary of `any`. */
+export const marketsOf = (exchange: Exchange) => (exchange.markets ?? {}) as Record<string, Market | undefined>;
 
 const TIME_IN_FORCE = { day: 'GTC', gtc: 'GTC', ioc: 'IOC', fok: 'FOK' } as const;
 
