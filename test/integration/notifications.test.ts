@@ -289,6 +289,9 @@ describe('notification channels', () => {
     expect(bought.status, bought.text).toBe(201);
     await server.services.simulator.idle();
     await server.services.orders.idle();
+    // The evaluation after the buy's fill runs off the order path: waited for, so that it reads the
+    // buy's price and not the one set below (it would warn first, and the sweep then find it done).
+    await server.services.killSwitch.idle();
     try {
       // 0.5 BTC bought at 50,000 of 100,000: 41,600 is −4.2 % of the day's equity, 39,000 is −5.5 %.
       await server.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '41600' });
