@@ -80,6 +80,8 @@ export interface AppOptions {
   takeBrokerEvents?: boolean;
   /** How long a duplicate placement waits for its first copy's answer: tests lengthen it, so only a wake-up answers it. */
   replayWaitMs?: number;
+  /** How often an idle trigger watch looks again on its own: tests lengthen it, so only a signal wakes it. */
+  triggerIdleReloadMs?: number;
   /** What paces the WebSocket heartbeat's rounds (pings, the tokens' expiry): timers by default; tests move a clock of their own to run a round. */
   heartbeatClock?: Clock;
 }
@@ -180,7 +182,7 @@ export const createServices = async (config: Config, logger: Logger, database: D
     const inBooks = inBooksSubmission(simulator);
     const remote = remoteSubmission();
     const submissionFor = ({ mode }: { mode: TTradingMode }) => (!real && mode === 'paper' ? inBooks : remote);
-    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended(), replayWaitMs: options.replayWaitMs });
+    const orders = createOrders({ db, clock, config, logger, metrics, instruments, forUser: brokers.forUser, alerts, events, submissionFor, liveSuspended: () => suspension.isSuspended(), replayWaitMs: options.replayWaitMs, triggerIdleReloadMs: options.triggerIdleReloadMs });
     const jobs = createJobQueue({ database, logger });
     const analysis = createAnalysis({ db, clock, config, logger, metrics, instruments, jobs, events, llm: llmClientFromConfig(config, clock) });
     const smtp = alertChannelsFromConfig(config).smtp;

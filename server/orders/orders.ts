@@ -50,23 +50,25 @@ export interface OrderDeps {
   liveSuspended?: () => boolean;
   /** How long a duplicate placement waits for its first copy's answer (tests lengthen it). */
   replayWaitMs?: number;
+  /** How often an idle trigger watch looks again on its own (emulator/watch.ts has the default; tests lengthen it). */
+  triggerIdleReloadMs?: number;
 }
 
 export type Orders = ReturnType<typeof createOrders>;
 
-export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, submissionFor, liveSuspended = () => false, replayWaitMs }: OrderDeps) => {
+export const createOrders = ({ db, clock, config, logger, metrics, instruments, forUser, alerts, events, submissionFor, liveSuspended = () => false, replayWaitMs, triggerIdleReloadMs }: OrderDeps) => {
   const audit = createOrderAudit(clock);
   const publisher = createPublisher({ events, clock, logger });
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
   // The order emulator: triggers of what a real broker does not hold, watched beside its events.
-  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher });
-  const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.wake });
+  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher, idleReloadMs: triggerIdleReloadMs });
+  const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.changed });
   const submissionOf: SubmissionFor = (account, how) => (how?.emulated ? emulated : submissionFor(account));
   const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor: submissionOf, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { preview } = createPreview({ instruments, forUser });
-  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.wake });
+  const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.changed });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: emulator });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
 

@@ -1,8 +1,10 @@
 // The order events of the service: written to the outbox in the transaction of the change they
 // report, then announced after its commit, which wakes the outbox's readers and tells this
-// process's listeners (the events area carries them further). And one internal signal: an order
-// whose outcome became unknown, a change no client sees, told to the other instances.
-import type { TBrokerEvent } from '../../contracts/brokers.ts';
+// process's listeners (the events area carries them further). And two internal signals, changes no
+// client sees, told to the other instances: an order whose outcome became unknown, and an
+// account's emulated triggers changed (its watch, wherever it runs, reads them again).
+import { ZTradingMode, type TBrokerEvent, type TTradingMode } from '../../contracts/brokers.ts';
+import { ZAssetClass, type TAssetClass } from '../../contracts/common.ts';
 import type { TOrderEvent } from '../../contracts/orders.ts';
 import type { Clock } from '../clock.ts';
 import type { Queryable } from '../db/client.ts';
@@ -14,6 +16,15 @@ import { outboxRowsOf } from './records.ts';
 
 /** The signal of an order marked with its outcome unknown (its key: the client order id). */
 const UNCONFIRMED_TOPIC = 'order_unconfirmed';
+/** The signal of an account's emulated triggers changed (its key: the asset class and the mode). */
+const TRIGGERS_TOPIC = 'order_triggers';
+
+/** An account as the trigger signal names it. */
+export interface TriggerAccount {
+  userId: number;
+  assetClass: TAssetClass;
+  mode: TTradingMode;
+}
 
 export interface PublisherDeps {
   events: EventBus;
@@ -71,7 +82,25 @@ export const createPublisher = ({ events, clock, logger }: PublisherDeps) => {
       if (signal.topic === UNCONFIRMED_TOPIC && signal.userId === userId) listener(signal.key);
     });
 
-  return { appendEvents, announce, onEvent, followUser, signalUnconfirmed, followUnconfirmed };
+  /**
+   * After the commit that placed, canceled or changed an account's emulated trigger: tells every
+   * instance, so that the one watching the account's triggers (under its lease) reads them now
+   * rather than at its next look. Sent on its own, not in the change's transaction: a NOTIFY there
+   * would hold a database-wide lock through the commit. A lost one costs only the watch's bound.
+   */
+  const signalTriggers = (db: Queryable, { userId, assetClass, mode }: TriggerAccount): Promise<void> =>
+    events.signal(db, { topic: TRIGGERS_TOPIC, userId, key: `${assetClass}:${mode}` });
+
+  /** Calls `listener` with each account whose triggers changed on any instance, from now on; returns the unsubscribe. */
+  const followTriggers = (listener: (account: TriggerAccount) => void): (() => void) =>
+    events.onSignal((signal) => {
+      if (signal.topic !== TRIGGERS_TOPIC) return;
+      const [assetClass, mode] = signal.key.split(':');
+      const account = { assetClass: ZAssetClass.safeParse(assetClass), mode: ZTradingMode.safeParse(mode) };
+      if (account.assetClass.success && account.mode.success) listener({ userId: signal.userId, assetClass: account.assetClass.data, mode: account.mode.data });
+    });
+
+  return { appendEvents, announce, onEvent, followUser, signalUnconfirmed, followUnconfirmed, signalTriggers, followTriggers };
 };
 
 export type OrderPublisher = ReturnType<typeof createPublisher>;

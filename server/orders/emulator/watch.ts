@@ -38,9 +38,16 @@ export interface OrderEmulatorDeps {
   logger: Logger;
   instruments: Pick<Instruments, 'resolve'>;
   audit: OrderAudit;
-  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
-  /** How often a watch reads its account's triggers again (new ones, canceled ones) and saves marks left unsaved. */
+  publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'signalTriggers' | 'followTriggers'>;
+  /** How often a watch of working triggers reads them again (new ones, canceled ones) and saves marks left unsaved. */
   reloadMs?: number;
+  /**
+   * How often the watch of an account with no working trigger looks again on its own: a bound on
+   * a lost signal, not the mechanism. A trigger placed or changed anywhere signals the watch (a
+   * look every second for each account with a key would cost the database a statement a second
+   * per account, most of them with nothing to watch).
+   */
+  idleReloadMs?: number;
   /** The least time between two saves of one trigger's moving mark. */
   saveEveryMs?: number;
 }
@@ -82,14 +89,22 @@ const symbolsOf = (rows: readonly OrderTriggerRow[]) => [...new Set(rows.map((ro
 
 export type OrderEmulator = ReturnType<typeof createOrderEmulator>;
 
-export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, reloadMs = 1_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
+export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, reloadMs = 1_000, idleReloadMs = 30_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
   const log = logger.child({ area: 'order-emulator' });
-  /** Each running watch's wake-up, so a trigger placed in this process is watched at once. */
+  /** Each running watch's wake-up, so a trigger placed or changed on any instance is watched at once. */
   const wakes = new Map<string, () => void>();
+  /** The accounts watched in this process. */
+  const watching = new Set<string>();
+  /** Watched accounts woken while their watch was reading, not waiting: its next pause ends at once. */
+  const woken = new Set<string>();
 
-  /** Waits `ms`, or less when the account's watch is woken or the signal aborts. */
+  /** Waits `ms`, or less when the account's watch is woken (now, or since its last pause) or the signal aborts. */
   const pause = (account: EmulatedAccount, ms: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
+      if (woken.delete(accountKeyOf(account))) {
+        resolve();
+        return;
+      }
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
@@ -249,20 +264,43 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
   const watch = async (account: EmulatedAccount, broker: Broker, signal: AbortSignal): Promise<void> => {
     if (!broker.quotes) return;
     const quotes = broker.quotes.bind(broker);
-    while (!signal.aborted) {
-      try {
-        const rows = await workingTriggers(db, account);
-        if (rows.length === 0) await pause(account, reloadMs, signal);
-        else await watchSymbols(account, broker, quotes, rows, signal);
-      } catch (error) {
-        if (!signal.aborted) log.warn({ err: error, userId: account.userId }, 'the account’s triggers could not be watched; trying again');
-        await pause(account, reloadMs, signal);
+    const key = accountKeyOf(account);
+    watching.add(key);
+    try {
+      while (!signal.aborted) {
+        try {
+          const rows = await workingTriggers(db, account);
+          if (rows.length === 0) await pause(account, idleReloadMs, signal);
+          else await watchSymbols(account, broker, quotes, rows, signal);
+        } catch (error) {
+          if (!signal.aborted) log.warn({ err: error, userId: account.userId }, 'the account’s triggers could not be watched; trying again');
+          await pause(account, reloadMs, signal);
+        }
       }
+    } finally {
+      watching.delete(key);
+      woken.delete(key);
     }
   };
 
-  /** A trigger was placed (or canceled) in this process: the account's watch here reads its triggers now. */
-  const wake = (account: EmulatedAccount) => wakes.get(accountKeyOf(account))?.();
+  /** The account's watch in this process, if it runs here, reads its triggers now. */
+  const wake = (account: EmulatedAccount) => {
+    const key = accountKeyOf(account);
+    const waiting = wakes.get(key);
+    if (waiting) waiting();
+    else if (watching.has(key)) woken.add(key);
+  };
+  // A change made on another instance wakes the watch here (this one's own come through `changed`).
+  publisher.followTriggers(wake);
+
+  /**
+   * After the commit that placed, canceled or changed one of the account's triggers: its watch
+   * reads them now, here or on the instance that holds the account's lease.
+   */
+  const changed = (account: EmulatedAccount) => {
+    wake(account);
+    publisher.signalTriggers(db, account).catch((error: unknown) => log.warn({ err: error, userId: account.userId }, 'could not signal a trigger change; the watch reads it at its next look'));
+  };
 
   /**
    * A broker event of a trigger's child, as its parent's: the child's fills and status are the
@@ -279,5 +317,5 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
   /** Whether an event may be a trigger's child's (asParentEvent looks it up). */
   const mayBeChildEvent = (event: TBrokerEvent) => event.client_order_id.endsWith(CHILD_SUFFIX);
 
-  return { watch, wake, asParentEvent, mayBeChildEvent };
+  return { watch, changed, asParentEvent, mayBeChildEvent };
 };
