@@ -54,8 +54,8 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await boss.createQueue(RECONCILE_ORDERS);
     await boss.schedule(RECONCILE_ORDERS, '* * * * *');
     await boss.work(RECONCILE_ORDERS, async () => {
-      const { linked, settled, ambiguous } = await orders.reconcile();
-      if (linked + settled + ambiguous > 0) logger.info({ job: RECONCILE_ORDERS, linked, settled, ambiguous }, 'job done');
+      const { linked, settled, ambiguous, rearmed } = await orders.reconcile();
+      if (linked + settled + ambiguous + rearmed > 0) logger.info({ job: RECONCILE_ORDERS, linked, settled, ambiguous, rearmed }, 'job done');
     });
     // Events older than EVENTS_RETENTION_HOURS leave the outbox (a client resuming from further
     // back backfills through the REST routes instead), and finished notification messages older

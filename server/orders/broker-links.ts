@@ -1,6 +1,7 @@
 // The order ids a real broker cannot keep for us, read back from our orders table, where every
 // accepted order carries its client and broker order ids: a crypto exchange's digest form of our
-// client order id (ccxt), and KIS's order, which takes no client id at all. The adapters get these
+// client order id (ccxt), and KIS's order, which takes no client id at all; an emulated order's
+// child, which has no order row, through its trigger's row. The adapters get these
 // stores from the composition root (OrderLinkStores in brokers/real/adapters.ts), so the brokers
 // area never reads the order service's tables. Each store first asks what this process placed (in
 // memory, for the moments between the broker's answer and our record of it), so a link is found
@@ -10,8 +11,9 @@ import { createMemoryClientIdStore, toExchangeClientOrderId, type CcxtClientIdSt
 import { createMemoryLinkStore, type KisOrderLink, type KisOrderLinkStore } from '../brokers/kis/index.ts';
 import type { OrderLinkStores } from '../brokers/real/adapters.ts';
 import type { Db } from '../db/client.ts';
-import type { OrderRow } from '../db/schema/index.ts';
+import type { OrderRow, OrderTriggerRow } from '../db/schema/index.ts';
 import { findOrderByBrokerId, findOrderByClientId } from './queries.ts';
+import { triggerOfChild, triggerOfChildBrokerId } from './emulator/trigger-queries.ts';
 
 /** One crypto account's client order ids behind the digest forms its exchange was sent. */
 export const createCcxtClientIdStore = ({ db, userId, mode, rule }: { db: Db; userId: number; mode: TTradingMode; rule: ClientOrderIdRule }): CcxtClientIdStore => {
@@ -23,7 +25,10 @@ export const createCcxtClientIdStore = ({ db, userId, mode, rule }: { db: Db; us
       if (placed !== undefined) return placed;
       const row = await findOrderByBrokerId(db, { userId, assetClass: 'crypto', mode, brokerOrderId });
       // The row's id must be the one the exchange was sent (the order is the one we placed).
-      return row && toExchangeClientOrderId(row.clientOrderId, rule) === exchangeClientOrderId ? row.clientOrderId : undefined;
+      if (row) return toExchangeClientOrderId(row.clientOrderId, rule) === exchangeClientOrderId ? row.clientOrderId : undefined;
+      // An emulated order's child has no row of its own: its trigger knows it.
+      const child = (await triggerOfChildBrokerId(db, { userId, childBrokerOrderId: brokerOrderId }))?.childClientOrderId;
+      return child && toExchangeClientOrderId(child, rule) === exchangeClientOrderId ? child : undefined;
     },
   };
 };
@@ -34,13 +39,23 @@ const linkOf = (row: OrderRow | undefined): KisOrderLink | undefined =>
       { clientOrderId: row.clientOrderId, brokerOrderId: row.brokerOrderId, orgNo: '', metadata: row.metadata }
     : undefined;
 
-/** One KIS account's order links. */
+/** An emulated order's child at KIS, as its trigger row links it (the child has no order row). */
+const childLinkOf = (trigger: OrderTriggerRow | undefined): KisOrderLink | undefined =>
+  trigger?.childClientOrderId && trigger.childBrokerOrderId && trigger.assetClass === 'kr_equity'
+    ? { clientOrderId: trigger.childClientOrderId, brokerOrderId: trigger.childBrokerOrderId, orgNo: '', metadata: {} }
+    : undefined;
+
+/** One KIS account's order links: its orders', and its emulated orders' children's. */
 export const createKisLinkStore = ({ db, userId, mode }: { db: Db; userId: number; mode: TTradingMode }): KisOrderLinkStore => {
   const recent = createMemoryLinkStore();
   return {
     put: (link) => recent.put(link),
-    byClientOrderId: async (clientOrderId) => (await recent.byClientOrderId(clientOrderId)) ?? linkOf(await findOrderByClientId(db, { userId, clientOrderId })),
-    byBrokerOrderId: async (brokerOrderId) => (await recent.byBrokerOrderId(brokerOrderId)) ?? linkOf(await findOrderByBrokerId(db, { userId, assetClass: 'kr_equity', mode, brokerOrderId })),
+    byClientOrderId: async (clientOrderId) =>
+      (await recent.byClientOrderId(clientOrderId)) ?? linkOf(await findOrderByClientId(db, { userId, clientOrderId })) ?? childLinkOf(await triggerOfChild(db, { userId, childClientOrderId: clientOrderId })),
+    byBrokerOrderId: async (brokerOrderId) =>
+      (await recent.byBrokerOrderId(brokerOrderId)) ??
+      linkOf(await findOrderByBrokerId(db, { userId, assetClass: 'kr_equity', mode, brokerOrderId })) ??
+      childLinkOf(await triggerOfChildBrokerId(db, { userId, childBrokerOrderId: brokerOrderId })),
   };
 };
 

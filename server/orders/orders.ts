@@ -70,7 +70,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const { preview } = createPreview({ instruments, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.changed });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: emulator });
-  const reconcile = createReconciler({ db, clock, logger, forUser, audit });
+  const reconcile = createReconciler({ db, clock, logger, forUser, audit, onTriggerChange: emulator.changed });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
   const setLive = ({ userId, assetClass, enabled }: { userId: number; assetClass: TAssetClass; enabled: boolean }) => setLiveEnabled(db, { userId, assetClass, enabled, at: clock.now() });

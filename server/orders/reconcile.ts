@@ -1,17 +1,20 @@
 // The reconciler: settles the orders a crash (or a broker that did not answer) left without a
-// known outcome, by asking their broker.
+// known outcome, by asking their broker; and the children of emulated orders' triggers likewise.
 import { EMULATED } from './emulator/emulated-submission.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { BrokerOrderAmbiguousError, type BrokerOrder } from '../brokers/types.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Tx } from '../db/client.ts';
+import type { OrderRow } from '../db/schema/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { fillsOf, findOrderByClientId, listUnfinishedOrders } from './queries.ts';
-import { insertFill, updateOrder } from './write-queries.ts';
+import { insertFill, mergeOrderMetadata, updateOrder } from './write-queries.ts';
+import { CHILD_BROKER_ORDER_ID } from './emulator/watch.ts';
+import { rearmTrigger, setChildBrokerOrderId, triggersAwaitingChild, type EmulatedAccount } from './emulator/trigger-queries.ts';
 import { AMBIGUOUS, localBrokerId, TERMINAL } from './records.ts';
 
 /**
@@ -26,9 +29,11 @@ export interface ReconcilerDeps {
   logger: Logger;
   forUser: BrokerOfAccount;
   audit: OrderAudit;
+  /** After a trigger works again: its account's watch reads it (emulator/watch.ts). */
+  onTriggerChange: (account: EmulatedAccount) => void;
 }
 
-export const createReconciler = ({ db, clock, logger, forUser, audit }: ReconcilerDeps) => {
+export const createReconciler = ({ db, clock, logger, forUser, audit, onTriggerChange }: ReconcilerDeps) => {
   /**
    * Settles every order a crash may have left behind the broker: asks the broker by client order
    * id (with the intent's details, for a broker that keeps no client id of ours), links what it
@@ -38,7 +43,7 @@ export const createReconciler = ({ db, clock, logger, forUser, audit }: Reconcil
    * human. Each decision is audited. With an account, only that account's orders (after its
    * broker stream reconnected, say).
    */
-  const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number; ambiguous: number }> => {
+  const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number; ambiguous: number; rearmed: number }> => {
     let linked = 0;
     let settled = 0;
     let ambiguous = 0;
@@ -76,23 +81,82 @@ export const createReconciler = ({ db, clock, logger, forUser, audit }: Reconcil
           settled++;
           return;
         }
-        const recorded = await fillsOf(tx, intent);
-        const ourQty = recorded.reduce((sum, fill) => sum.plus(fill.qty), new ExactDecimal(0));
-        const missing = new ExactDecimal(found.filledQty).minus(ourQty);
-        if (missing.gt(0) && found.avgFillPrice !== null) {
-          // Fills the broker made while this process was down: one reconciling fill for what is missing.
-          const ourNotional = recorded.reduce((sum, fill) => sum.plus(new ExactDecimal(fill.qty).times(fill.price)), new ExactDecimal(0));
-          const price = new ExactDecimal(found.avgFillPrice).times(found.filledQty).minus(ourNotional).div(missing);
-          await insertFill(tx, { userId: intent.userId, clientOrderId: intent.clientOrderId, executionId: `reconcile:${intent.clientOrderId}:${found.filledQty}`, qty: missing.toFixed(), price: price.toFixed(), fee: '0', at: clock.now() });
-        }
-        if (current.status === found.status && missing.lte(0) && current.brokerOrderId === found.brokerOrderId) return;
-        const row = await updateOrder(tx, intent, { brokerOrderId: found.brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, ...(current.reason === AMBIGUOUS ? { reason: null } : {}), updatedAt: clock.now() });
-        await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: current.status, broker_status: found.status });
-        linked++;
+        if (await link(tx, current, found, found.brokerOrderId)) linked++;
       });
     }
-    if (linked + settled + ambiguous > 0) logger.warn({ linked, settled, ambiguous }, 'reconciled order intents left by an interrupted run');
-    return { linked, settled, ambiguous };
+    const children = await reconcileChildren(account);
+    linked += children.linked;
+    if (linked + settled + ambiguous + children.rearmed > 0) logger.warn({ linked, settled, ambiguous, rearmed: children.rearmed }, 'reconciled order intents left by an interrupted run');
+    return { linked, settled, ambiguous, rearmed: children.rearmed };
+  };
+
+  /**
+   * Brings our order in line with what its broker holds (under the row's lock): one reconciling
+   * fill for the fills made while nobody listened, the broker's status and id. `brokerOrderId` is
+   * the id the order keeps: the broker's, or an emulated order's own. False when nothing changed.
+   */
+  const link = async (tx: Tx, current: OrderRow, found: BrokerOrder, brokerOrderId: string): Promise<boolean> => {
+    const key = { userId: current.userId, clientOrderId: current.clientOrderId };
+    const recorded = await fillsOf(tx, key);
+    const ourQty = recorded.reduce((sum, fill) => sum.plus(fill.qty), new ExactDecimal(0));
+    const missing = new ExactDecimal(found.filledQty).minus(ourQty);
+    if (missing.gt(0) && found.avgFillPrice !== null) {
+      // Fills the broker made while this process was down: one reconciling fill for what is missing.
+      const ourNotional = recorded.reduce((sum, fill) => sum.plus(new ExactDecimal(fill.qty).times(fill.price)), new ExactDecimal(0));
+      const price = new ExactDecimal(found.avgFillPrice).times(found.filledQty).minus(ourNotional).div(missing);
+      await insertFill(tx, { ...key, executionId: `reconcile:${current.clientOrderId}:${found.filledQty}`, qty: missing.toFixed(), price: price.toFixed(), fee: '0', at: clock.now() });
+    }
+    if (current.status === found.status && missing.lte(0) && current.brokerOrderId === brokerOrderId) return false;
+    const row = await updateOrder(tx, key, { brokerOrderId, status: found.status, filledQty: found.filledQty, avgFillPrice: found.avgFillPrice, ...(current.reason === AMBIGUOUS ? { reason: null } : {}), updatedAt: clock.now() });
+    await audit(tx, row!, 'order.reconciled', { decision: 'linked', was: current.status, broker_status: found.status });
+    return true;
+  };
+
+  /**
+   * An emulated order whose trigger fired but whose child's placement had no answer (a timeout, a
+   * dropped connection): the broker is asked for the child. One it holds is linked to the order
+   * (its fills and status are the order's); one it does not hold, once the trigger is old enough
+   * that no answer can still be on its way, never reached it, and the trigger works again: the
+   * watch fires it anew (the same child id) at the next price through its stop, as a broker would
+   * have sold on the trigger. Left for the next run while the broker does not answer.
+   */
+  const reconcileChildren = async (account?: EmulatedAccount): Promise<{ linked: number; rearmed: number }> => {
+    let linked = 0;
+    let rearmed = 0;
+    for (const trigger of await triggersAwaitingChild(db, { account, before: clock.now() })) {
+      const mode = trigger.live ? 'live' : 'paper';
+      const key = { userId: trigger.userId, clientOrderId: trigger.clientOrderId };
+      const broker = await forUser({ userId: trigger.userId, assetClass: trigger.assetClass, mode }).catch(() => undefined);
+      if (!broker) continue;
+      let found: BrokerOrder | undefined;
+      try {
+        found = await broker.getOrder({ clientOrderId: trigger.childClientOrderId!, intent: { symbol: trigger.symbol, side: trigger.side, qty: trigger.qty, sentAt: trigger.updatedAt } });
+      } catch {
+        continue; // unreachable, or it cannot tell which order is the child: the next run asks again
+      }
+      const young = clock.now().getTime() - trigger.updatedAt.getTime() < SETTLE_AFTER_MS;
+      if (!found && young) continue;
+      const done = await db.transaction(async (tx) => {
+        const current = await findOrderByClientId(tx, { ...key, forUpdate: true });
+        if (!current || TERMINAL.has(current.status)) return undefined;
+        if (found) {
+          await setChildBrokerOrderId(tx, key, found.brokerOrderId, clock.now());
+          const withChild = { ...current, metadata: { ...current.metadata, [CHILD_BROKER_ORDER_ID]: found.brokerOrderId } };
+          await mergeOrderMetadata(tx, key, { [CHILD_BROKER_ORDER_ID]: found.brokerOrderId });
+          await link(tx, withChild, found, current.brokerOrderId ?? found.brokerOrderId);
+          return 'linked' as const;
+        }
+        if (!(await rearmTrigger(tx, key, clock.now()))) return undefined;
+        await audit(tx, current, 'order.reconciled', { decision: 'rearmed', reason: 'the trigger’s child never reached the broker', child_client_order_id: trigger.childClientOrderId });
+        return 'rearmed' as const;
+      });
+      if (done === 'linked') linked++;
+      if (done === 'rearmed') {
+        rearmed++;
+        onTriggerChange({ userId: trigger.userId, assetClass: trigger.assetClass, mode });
+      }
+    }
+    return { linked, rearmed };
   };
 
   return reconcile;

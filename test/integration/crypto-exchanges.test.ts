@@ -84,7 +84,7 @@ describe('a crypto key naming binance while CRYPTO_EXCHANGE_ID is kraken', () =>
     // As if the process died between the exchange's answer and our record of it: an intent only.
     await server.services.db.update(orders).set({ status: 'pending', brokerOrderId: null }).where(and(eq(orders.userId, alice.user.id), eq(orders.clientOrderId, ours)));
     const reconciled = await server.services.orders.reconcile({ userId: alice.user.id, assetClass: 'crypto', mode: 'paper' });
-    expect(reconciled).toEqual({ linked: 1, settled: 0, ambiguous: 0 });
+    expect(reconciled).toEqual({ linked: 1, settled: 0, ambiguous: 0, rearmed: 0 });
     expect(await orderRow(ours)).toMatchObject({ brokerOrderId, status: 'open' });
     // Another instance (no placements in its memory) finds our id in the orders table by broker order id.
     const store = createCcxtClientIdStore({ db: server.services.db, userId: alice.user.id, mode: 'paper', rule: clientOrderIdRuleOf('binance') });

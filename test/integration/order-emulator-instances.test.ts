@@ -3,26 +3,20 @@
 // does, woken by a signal rather than by its own look (which both instances here make only every
 // ten minutes, so that nothing but the signal can start the watch); a cancel through the other
 // instance ends the watch's quote stream.
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders } from '../../server/db/schema/index.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
+import { kisKeyBody, kisRealModeEnv, newKisKey } from '../support/kis-keys.ts';
 import { startTestServer, tempDir, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
-const kisKey = { appKey: `PSINST${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000003', productCode: '01' };
+const kisKey = newKisKey('inst', '50000003');
 const SYMBOL = '005930';
 const env = (kisUrl: string) => ({
-  BROKER_MODE: 'real',
-  BROKER_BASE_URLS: `kr_broker:paper=${kisUrl}`,
-  BROKER_KR_POLL_INTERVAL_MS: '200',
-  BROKER_KR_REQUESTS_PER_SEC: '50',
-  RISK_MARKET_HOURS: 'ignore',
-  SIM_TICK_INTERVAL_MS: '0',
-  WORKERS_IN_PROCESS: 'false',
+  ...kisRealModeEnv(kisUrl),
   // Instances share their secrets through settings (a generated secret is one DATA_DIR's own).
   AUTH_SECRET_KEY: 'k'.repeat(24) + 'shared-across-instances',
   ENCRYPTION_SALT: 'shared-salt-for-both-instances',
@@ -57,16 +51,7 @@ describe.skipIf(!process.env.DATABASE_URL)('emulated triggers on two instances o
   const watchedSymbols = () => Promise.resolve(kis.quotes.sessions().flat());
 
   it('holds the account on one instance, with a position to sell', async () => {
-    const created = await call(a, 'POST', '/api/exchange-keys', {
-      asset_class: 'kr_equity',
-      exchange: 'kr_broker',
-      paper_mode: true,
-      account_no: `${kisKey.accountNo}-${kisKey.productCode}`,
-      account_product_code: kisKey.productCode,
-      api_key: kisKey.appKey,
-      api_secret: kisKey.appSecret,
-      base_url: kis.url,
-    });
+    const created = await call(a, 'POST', '/api/exchange-keys', kisKeyBody(kisKey, kis.url));
     expect(created.status, created.text).toBe(201);
     const holders = await waitFor(
       () => Promise.resolve([a, b].filter((server) => (server.services.brokerEvents?.consuming() ?? []).includes(created.body.id))),

@@ -1,6 +1,6 @@
 // The SQL of the order emulator's triggers (order_triggers): written with the emulated order's
 // acceptance, read by the account's watch, moved as the price moves, fired or canceled once.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Queryable } from '../../db/client.ts';
@@ -48,3 +48,35 @@ export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): P
 /** The trigger whose child has this client order id (the child's broker events belong to its parent). */
 export const triggerOfChild = async (db: Queryable, { userId, childClientOrderId }: { userId: number; childClientOrderId: string }): Promise<OrderTriggerRow | undefined> =>
   (await db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.childClientOrderId, childClientOrderId))))[0];
+
+/** The trigger whose child the broker knows by this order id (a child's events, read after a restart). */
+export const triggerOfChildBrokerId = async (db: Queryable, { userId, childBrokerOrderId }: { userId: number; childBrokerOrderId: string }): Promise<OrderTriggerRow | undefined> =>
+  (await db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.childBrokerOrderId, childBrokerOrderId))).limit(1))[0];
+
+/**
+ * Triggers that fired and sent a child whose outcome is unknown (the broker's answer never came:
+ * no child broker id), fired before `before`; of one account, or of all.
+ */
+export const triggersAwaitingChild = (db: Queryable, { account, before }: { account?: EmulatedAccount | undefined; before: Date }): Promise<OrderTriggerRow[]> =>
+  db
+    .select()
+    .from(orderTriggers)
+    .where(
+      and(
+        eq(orderTriggers.status, 'triggered'),
+        isNotNull(orderTriggers.childClientOrderId),
+        isNull(orderTriggers.childBrokerOrderId),
+        lt(orderTriggers.updatedAt, before),
+        ...(account ? [eq(orderTriggers.userId, account.userId), eq(orderTriggers.assetClass, account.assetClass), eq(orderTriggers.live, account.mode === 'live')] : []),
+      ),
+    );
+
+/** A fired trigger whose child never reached the broker works again; undefined when it no longer waits on its child. */
+export const rearmTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
+  (
+    await db
+      .update(orderTriggers)
+      .set({ status: 'working', childClientOrderId: null, updatedAt: at })
+      .where(and(keyOf(key), eq(orderTriggers.status, 'triggered'), isNull(orderTriggers.childBrokerOrderId)))
+      .returning()
+  )[0];
