@@ -47,16 +47,26 @@ export const bracketChildClientOrderId = (entryClientOrderId: string, leg: keyof
 const CHILD_SUFFIX = /:(tp|sl)(\.\d+)?$/;
 
 /**
+ * The suffix of the market order an emulated order's trigger places at the broker: the child of
+ * `x` is `x.tr` (server/orders/emulator/trail.ts). Reserved as the bracket children's are: the
+ * child's broker events are taken as its parent's by this suffix, so an order of the caller named
+ * so would be read as a trigger's child, or take a child's id.
+ */
+export const EMULATED_CHILD_SUFFIX = '.tr';
+
+/**
  * Our client order id; an exchange that takes fewer characters is sent a digest form of it
  * (server/brokers/ccxt/client-ids.ts). The bracket children's suffixes are reserved: an order
- * named like a later bracket's child would take that child's id, and the bracket could never fill.
+ * named like a later bracket's child would take that child's id, and the bracket could never fill;
+ * so is an emulated order's child's (EMULATED_CHILD_SUFFIX).
  */
 export const ZClientOrderId = requestText()
   .trim()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only')
-  .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, alone or with a pair number (:tp.2), the suffixes of a bracket's children`);
+  .refine((id) => !CHILD_SUFFIX.test(id), `must not end in ${Object.values(BRACKET_CHILD_SUFFIXES).join(' or ')}, alone or with a pair number (:tp.2), the suffixes of a bracket's children`)
+  .refine((id) => !id.endsWith(EMULATED_CHILD_SUFFIX), `must not end in ${EMULATED_CHILD_SUFFIX}, the suffix of the market order an emulated order's trigger places`);
 
 /**
  * The price fields each order type takes (DESIGN §6 "Rules a real broker enforces"). A trailing

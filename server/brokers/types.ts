@@ -72,6 +72,8 @@ export interface BrokerOrder {
   limitPrice: string | null;
   stopPrice: string | null;
   status: TBrokerOrderStatus;
+  /** Why the broker ended the order itself, where the adapter can say (its end event's reason). */
+  endReason?: string;
   /** The entry of a bracket child. */
   parentId: string | null;
   /** A bracket entry's legs, where the broker reports them (its stop leg bounds the entry's risk). */

@@ -40,6 +40,8 @@ const REASON_CODES: readonly (readonly [RegExp, string])[] = [
   [/^ioc\b/i, 'ioc_unfilled'],
   [/^fok\b/i, 'fok_unfilled'],
   [/account reset/i, 'account_reset'],
+  // The other leg of its OCO filled (or was canceled): the simulator's words, and the ccxt adapter's for Binance's expiry of the leg.
+  [/^oco: the other leg/i, 'oco_sibling'],
 ];
 
 /**

@@ -18,100 +18,20 @@
 // its calls by the exchange's published request weights). The exit code is 0 whatever the figures.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { WebSocket } from 'ws';
 import { startFakeAlpaca } from '../../server/fakes/alpaca.ts';
 import { clientOrderIdRuleOf, toExchangeClientOrderId } from '../../server/brokers/ccxt/index.ts';
 import { startFakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis } from '../../server/fakes/kis.ts';
 import { createCleanups, fixed, percentile, positiveInt, runBench } from './common.ts';
-import { postJson, startBenchService } from './service.ts';
+import { benchTrader, measureMarketOrders, streamToFrameLine, type Venue } from './fill-latency.ts';
+import { startBenchService } from './service.ts';
 
 const settings = {
   orders: positiveInt('BENCH_BROKERS_ORDERS', 100),
   warmup: positiveInt('BENCH_BROKERS_WARMUP', 10),
   krPollMs: positiveInt('BENCH_BROKERS_KR_POLL_MS', 200),
 };
-const FILL_TIMEOUT_MS = 15_000;
 const { cleanups, cleanUp } = createCleanups();
-
-interface Venue {
-  name: string;
-  url: string;
-  token: string;
-  order: { asset_class: string; symbol: string; qty: number };
-  /** When the venue's stream sent the order's fill (performance.now(), this process): for the stream-to-frame figure. */
-  fillSentAt?: (clientOrderId: string) => number | undefined;
-}
-
-/** The user's order events, with a waiter for one order's fill frame. */
-const orderFrames = async (url: string, token: string) => {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/ws/equity/orders?token=${encodeURIComponent(token)}`);
-  cleanups.push({ what: 'orders socket', run: () => ws.close() });
-  const waiting = new Map<string, (at: number) => void>();
-  ws.on('message', (data: Buffer) => {
-    const frame = JSON.parse(data.toString('utf8')) as { type?: string; event_type?: string; client_order_id?: string };
-    if (frame.type === 'order_event' && frame.event_type === 'fill' && frame.client_order_id) waiting.get(frame.client_order_id)?.(performance.now());
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  return {
-    /** The service allows WS_MAX_CONNECTIONS_PER_USER sockets a user (5): each measure closes its own. */
-    close: () => new Promise<void>((resolve) => {
-      if (ws.readyState === WebSocket.CLOSED) return resolve();
-      ws.once('close', () => resolve());
-      ws.close();
-    }),
-    fillOf: (clientOrderId: string) =>
-      new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no fill frame for ${clientOrderId} within ${FILL_TIMEOUT_MS} ms`)), FILL_TIMEOUT_MS);
-        waiting.set(clientOrderId, (at) => {
-          clearTimeout(timer);
-          waiting.delete(clientOrderId);
-          resolve(at);
-        });
-      }),
-  };
-};
-
-/** One market order after another: each one's 201 and its fill frame, in ms. */
-const measure = async (venue: Venue, count: number, tag: string) => {
-  const frames = await orderFrames(venue.url, venue.token);
-  const roundTrips: number[] = [];
-  const fills: number[] = [];
-  const streamToFrame: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const clientOrderId = `bench-${venue.name.replace(/\W/g, '')}-${tag}-${i}`;
-    const filled = frames.fillOf(clientOrderId);
-    const sent = performance.now();
-    const answer = await postJson(`${venue.url}/api/equity/orders`, { ...venue.order, side: 'buy', order_type: 'market', client_order_id: clientOrderId }, venue.token);
-    const answered = performance.now();
-    if (answer.status !== 201) throw new Error(`${venue.name}: order ${i} answered ${answer.status} ${answer.text}`);
-    roundTrips.push(answered - sent);
-    const frameAt = await filled;
-    fills.push(frameAt - sent);
-    const streamSent = venue.fillSentAt?.(clientOrderId);
-    if (streamSent !== undefined) streamToFrame.push(frameAt - streamSent);
-  }
-  await frames.close();
-  const sorted = (values: number[]) => values.sort((a, b) => a - b);
-  return { roundTrips: sorted(roundTrips), fills: sorted(fills), streamToFrame: sorted(streamToFrame) };
-};
-
-const trader = async (url: string, prefix: string, keys: Record<string, unknown>[]) => {
-  const username = `${prefix}_${process.pid}`;
-  const password = `pw-${randomBytes(12).toString('hex')}`;
-  const registered = await postJson(`${url}/api/auth/register`, { username, email: `${username}@example.com`, password });
-  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${registered.text}`);
-  const login = await postJson(`${url}/api/auth/login`, { username, password });
-  const token = String(login.json?.access_token);
-  for (const key of keys) {
-    const created = await postJson(`${url}/api/exchange-keys`, key, token);
-    if (created.status !== 201) throw new Error(`key failed: ${created.status} ${created.text}`);
-  }
-  return token;
-};
 
 const main = async () => {
   const alpacaKey = { keyId: `PKBENCH${randomBytes(5).toString('hex').toUpperCase()}`, secretKey: `alpaca-secret-${randomBytes(12).toString('hex')}` };
@@ -156,12 +76,12 @@ const main = async () => {
   const simulated = await startBenchService({ cleanups, prefix: 'ts-bench-brokers-sim-', env: { ...common, SIM_INITIAL_CASH_USDT: '1000000000' } });
   await simulated.app.services.simulator.setPrice({ assetClass: 'crypto', symbol: 'BTC/USDT', price: '50000' });
 
-  const realToken = await trader(real.app.url, 'bench_real', [
+  const realToken = await benchTrader(real.app.url, 'bench_real', [
     { asset_class: 'us_equity', exchange: 'us_broker', paper_mode: true, api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url },
     { asset_class: 'kr_equity', exchange: 'kr_broker', paper_mode: true, api_key: kisKey.appKey, api_secret: kisKey.appSecret, base_url: kis.url, account_no: `${kisKey.accountNo}-${kisKey.productCode}`, account_product_code: kisKey.productCode },
     { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, api_key: binanceKey.apiKey, api_secret: binanceKey.secret, base_url: binance.url },
   ]);
-  const simToken = await trader(simulated.app.url, 'bench_sim', [{ asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `bench-sim-${process.pid}`, api_secret: 'bench-secret' }]);
+  const simToken = await benchTrader(simulated.app.url, 'bench_sim', [{ asset_class: 'crypto', exchange: 'crypto_exchange', api_key: `bench-sim-${process.pid}`, api_secret: 'bench-secret' }]);
   // The stream consumer of the Alpaca key is up before the first order (its lease taken, listening).
   for (let tries = 0; alpaca.listenerCount(alpacaKey.keyId) < 1; tries++) {
     if (tries > 500) throw new Error('the Alpaca stream consumer never started');
@@ -179,8 +99,8 @@ const main = async () => {
   console.log(`${settings.orders} market orders per venue, one at a time (after ${settings.warmup} warm-up orders); KIS polled every ${settings.krPollMs} ms`);
   const results = [];
   for (const venue of venues) {
-    await measure(venue, settings.warmup, 'warmup');
-    results.push({ venue, ...(await measure(venue, settings.orders, 'measured')) });
+    await measureMarketOrders(venue, settings.warmup, 'warmup', cleanups);
+    results.push({ venue, ...(await measureMarketOrders(venue, settings.orders, 'measured', cleanups)) });
   }
   console.log(`\n${'venue'.padEnd(38)} ${'201 p50'.padStart(9)} ${'201 p99'.padStart(9)} ${'fill frame p50'.padStart(15)} ${'p99'.padStart(8)}   (ms, from the POST)`);
   for (const { venue, roundTrips, fills } of results) {
@@ -191,7 +111,7 @@ const main = async () => {
   console.log(`\nstream event to WebSocket frame: from the venue's stream sending the fill to our fill frame (the adapter, the consumer, the order service's intake, the fan-out)`);
   for (const { venue, streamToFrame } of results) {
     if (streamToFrame.length === 0) continue;
-    console.log(`${venue.name.padEnd(38)} p50 ${fixed(percentile(streamToFrame, 50), 1)} ms, p99 ${fixed(percentile(streamToFrame, 99), 1)} ms (${streamToFrame.length} fills)`);
+    console.log(streamToFrameLine(venue.name, streamToFrame));
   }
 };
 

@@ -27,7 +27,7 @@ afterAll(async () => {
 const call = (method: string, path: string, body?: unknown) => server.http(method, path, { token: bob.tokens.access_token, ...(body === undefined ? {} : { body }) });
 
 describe('a native OCO at Binance, events by polling', () => {
-  it('the price falling through the stop: the stop leg is recorded filled as the limit leg’s child, the limit leg expired, each once', async () => {
+  it('the price falling through the stop: the stop leg is recorded filled as the limit leg’s child, the limit leg canceled by it (Binance expires it), each once', async () => {
     const rows = orderRowsOf(server, bob.user.id);
     const buy = await call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', side: 'buy', qty: 0.01, order_type: 'market', client_order_id: 'poll-buy-1' });
     expect(buy.status, buy.text).toBe(201);
@@ -50,7 +50,9 @@ describe('a native OCO at Binance, events by polling', () => {
     const stopRow = await rows.untilStatus('poll-oco-1:sl', 'filled');
     expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'poll-oco-1' });
     expect((await rows.fills('poll-oco-1:sl')).map((fill) => [fill.qty, fill.price])).toEqual([['0.01', '46500']]);
-    await rows.untilStatus('poll-oco-1', 'expired');
+    // Binance expired it; our oco's other leg reads canceled, with the reason.
+    const limitRow = await rows.untilStatus('poll-oco-1', 'canceled');
+    expect(limitRow!.metadata).toMatchObject({ cancel_reason: 'oco_sibling' });
     expect(await rows.fills('poll-oco-1')).toEqual([]);
   });
 });

@@ -1,10 +1,14 @@
 // A native OCO at Binance through the ccxt adapter, BROKER_MODE=real over HTTP against the fake
 // Binance on 127.0.0.1: the oco placed as Binance's own order list (orderList/oco: a LIMIT_MAKER
 // above the price, a STOP_LOSS below it), both legs working at the exchange; the price reaching
-// either leg fills it once and the exchange expires the other, and our records follow from the
-// order stream's events (the stop leg recorded as the limit leg's child `<id>:sl`); prices on the
+// either leg fills it once and the exchange expires the other, which our records read as our oco's
+// cancel of it (metadata.cancel_reason `oco_sibling`), following the order stream's events (the
+// stop leg recorded as the limit leg's child `<id>:sl`); prices on the
 // wrong side are the exchange's refusal (422 BROKER_REJECTED with its reason).
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OCO_SIBLING_ENDED } from '../../server/brokers/ccxt/mapping.ts';
+import { outboxEvents } from '../../server/db/schema/index.ts';
 import type { FakeBinance } from '../../server/fakes/binance.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { newFakeBinanceKey, realCryptoEnv, registerFakeBinanceKey, startSeededFakeBinance } from '../support/fake-binance-account.ts';
@@ -37,6 +41,11 @@ const fillsOf = async (clientOrderId: string) => (await rows().fills(clientOrder
 const binanceIdOf = (ours: string) => toExchangeClientOrderId(ours, clientOrderIdRuleOf('binance'));
 /** The fake's orders of the account with this client id (the exchange's own record). */
 const atExchange = (clientOrderId: string) => binance.books.orders(binanceKey.apiKey).find((order) => order.clientOrderId === clientOrderId);
+/** The order frames of an order's end, as written to the outbox. */
+const canceledFramesOf = async (clientOrderId: string) =>
+  (await server.services.db.select().from(outboxEvents).where(and(eq(outboxEvents.userId, alice.user.id), eq(outboxEvents.channel, 'orders'))).orderBy(outboxEvents.id))
+    .map((row) => row.frame as { client_order_id?: string; event_type?: string; payload?: Record<string, unknown> })
+    .filter((frame) => frame.client_order_id === clientOrderId && (frame.event_type === 'canceled' || frame.event_type === 'expired'));
 const oco = (id: string, prices: { limit: number; stop: number; stopLimit?: number }) =>
   call('POST', '/api/equity/orders', {
     asset_class: 'crypto',
@@ -78,14 +87,20 @@ describe('a native OCO at Binance through ccxt', () => {
     await untilRow('oco-beside-1', 'canceled');
   });
 
-  it('the price rising through the take-profit fills the limit leg once; the exchange expires the stop leg and our child row of it follows', async () => {
+  it('the price rising through the take-profit fills the limit leg once; the exchange expires the stop leg, which our child row of it reads as canceled by its sibling', async () => {
     binance.setPrice('BTCUSDT', '55500');
     await untilRow('oco-tp-1', 'filled');
     expect(await fillsOf('oco-tp-1')).toEqual([['0.01', '55000']]);
     expect(atExchange('oco-tp-1:sl')?.status).toBe('EXPIRED');
-    const stopRow = await untilRow('oco-tp-1:sl', 'expired');
+    // Binance's EXPIRED is our oco's cancel of the other leg (as at every broker), with its reason.
+    const stopRow = await untilRow('oco-tp-1:sl', 'canceled');
     expect(stopRow).toMatchObject({ side: 'sell', qty: '0.01', stopPrice: '48000' });
-    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'oco-tp-1' });
+    expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: 'oco-tp-1', cancel_reason: 'oco_sibling' });
+    const listed = await call('GET', '/api/equity/orders?asset_class=crypto&size=100');
+    expect(listed.body.items.find((item: { client_order_id: string }) => item.client_order_id === 'oco-tp-1:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling' }) });
+    const frames = await canceledFramesOf('oco-tp-1:sl');
+    expect(frames).toHaveLength(1);
+    expect(frames[0]!.payload).toMatchObject({ reason: OCO_SIBLING_ENDED });
     expect(await fillsOf('oco-tp-1:sl')).toEqual([]);
     expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT')).toEqual([]);
   });
@@ -100,7 +115,8 @@ describe('a native OCO at Binance through ccxt', () => {
     const stopRow = await untilRow(`${longId}:sl`, 'filled');
     expect(stopRow!.metadata).toMatchObject({ parent_client_order_id: longId });
     expect(await fillsOf(`${longId}:sl`)).toEqual([['0.01', '46900']]);
-    await untilRow(longId, 'expired');
+    const limitRow = await untilRow(longId, 'canceled');
+    expect(limitRow!.metadata).toMatchObject({ cancel_reason: 'oco_sibling' });
     expect(atExchange(binanceIdOf(longId))?.status).toBe('EXPIRED');
     expect(await fillsOf(longId)).toEqual([]);
     // Both sells together took the whole bought bitcoin, no more.

@@ -1,6 +1,8 @@
 // What the order contract refuses before any gate runs: text the database cannot store in a
-// symbol, and client order ids that end in the suffixes a bracket's children are named with.
+// symbol, and client order ids that end in the suffixes a bracket's children and an emulated
+// order's child are named with.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMULATED_CHILD_SUFFIX } from '../../contracts/orders.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -41,8 +43,16 @@ describe('client_order_id', () => {
     expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'client_order_id', message: expect.stringContaining(':tp') }] });
   });
 
+  it.each(['entry.tr', ' entry.tr ', 'a.b-c_d.tr', `${'x'.repeat(61)}.tr`])('%j ends in an emulated order’s child suffix: 422 VALIDATION_ERROR naming client_order_id, and no order is made', async (clientOrderId) => {
+    const before = (await ordersOf()).length;
+    const res = await place({ ...limitBuy, client_order_id: clientOrderId });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', errors: [{ path: 'client_order_id', message: expect.stringContaining(`must not end in ${EMULATED_CHILD_SUFFIX}`) }] });
+    expect(await ordersOf()).toHaveLength(before);
+  });
+
   it('ids that only contain the suffixes, or differ in case, are taken', async () => {
-    for (const clientOrderId of ['entry:tp1', 'tp:entry', 'entry:sl:x', 'entry-tp', 'entry:TP']) {
+    for (const clientOrderId of ['entry:tp1', 'tp:entry', 'entry:sl:x', 'entry-tp', 'entry:TP', 'entry.tr.x', 'tr.entry', 'entry_tr', 'entry.TR']) {
       const res = await place({ ...limitBuy, client_order_id: clientOrderId });
       expect(res.status, `${clientOrderId}: ${res.text}`).toBe(201);
       expect(res.body.client_order_id).toBe(clientOrderId);

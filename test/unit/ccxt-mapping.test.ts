@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { ZClientOrderId } from '../../contracts/orders.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
-import { brokerErrorOf, ccxtBrokerOrderId, decimalText, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView } from '../../server/brokers/ccxt/mapping.ts';
-import { createPlacedOrders, fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, OCO_SIBLING_ENDED, orderListIdOf, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView, type CcxtOrderView } from '../../server/brokers/ccxt/mapping.ts';
+import { createPlacedOrders, eventOf, fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
 
@@ -54,6 +54,30 @@ describe('the order request on the market steps', () => {
     expect(statusFromCcxt('open', d('0.5'), d('1'))).toBe('partially_filled');
     expect(statusFromCcxt('open', d('0'), d('1'))).toBe('open');
     expect(statusFromCcxt('expired', d('0'), d('1'))).toBe('expired');
+  });
+
+  describe('a leg of an order list that the exchange expired (Binance ends an OCO’s other leg so when one trades)', () => {
+    const expiredLeg = (info: Record<string, unknown>): CcxtOrderView => ({ id: '41', clientOrderId: 'oco-1:sl', symbol: 'BTC/USDT', type: 'stop_loss', side: 'sell', status: 'expired', amount: 0.01, filled: 0, triggerPrice: 48000, info });
+
+    it('reads canceled with the reason, by REST (orderListId) and on the user stream (g)', () => {
+      for (const info of [{ orderListId: 3 }, { g: 3 }, { orderListId: '0' }]) {
+        const order = fromCcxtOrder(expiredLeg(info), BTC, key);
+        expect(order, JSON.stringify(info)).toMatchObject({ status: 'canceled', endReason: OCO_SIBLING_ENDED });
+        // The end's event carries the reason (the order's metadata.cancel_reason comes from it).
+        expect(eventOf(order, key, 'canceled', 0)).toMatchObject({ type: 'canceled', status: 'canceled', reason: OCO_SIBLING_ENDED });
+      }
+    });
+
+    it('an order in no list stays expired (an IOC that did not cross), without a reason, and a list’s leg that filled stays filled', () => {
+      for (const info of [{ orderListId: -1 }, { g: -1 }, {}]) {
+        const order = fromCcxtOrder(expiredLeg(info), BTC, key);
+        expect(order.status, JSON.stringify(info)).toBe('expired');
+        expect(order.endReason).toBeUndefined();
+        expect(eventOf(order, key, 'expired', 0).reason).toBeNull();
+      }
+      expect(fromCcxtOrder({ ...expiredLeg({ g: 3 }), status: 'closed', filled: 0.01 }, BTC, key)).toMatchObject({ status: 'filled' });
+      expect(orderListIdOf({ info: { orderListId: 'x' } })).toBeUndefined();
+    });
   });
 });
 

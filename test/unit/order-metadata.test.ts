@@ -2,6 +2,7 @@
 // apart; the broker's own cancels as codes, the user's own cancel without one.
 import { describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
+import { OCO_SIBLING_ENDED } from '../../server/brokers/ccxt/mapping.ts';
 import { cancelReasonOf, feesOfFill, metadataAfter } from '../../server/orders/order-metadata.ts';
 
 const event = (over: Partial<TBrokerEvent>): TBrokerEvent => ({
@@ -45,6 +46,8 @@ describe('cancel_reason', () => {
     ['an unfilled ioc', { type: 'canceled', reason: 'ioc: unfilled rest canceled' }, 'ioc_unfilled'],
     ['an unfilled fok', { type: 'canceled', reason: 'fok: could not fill in full at once' }, 'fok_unfilled'],
     ['a paper reset', { type: 'canceled', reason: 'account reset' }, 'account_reset'],
+    ['the fill of its oco’s other leg (the simulator’s words)', { type: 'canceled', reason: 'oco: the other leg filled' }, 'oco_sibling'],
+    ['the fill of its oco’s other leg (Binance’s expiry, as the ccxt adapter reads it)', { type: 'canceled', reason: OCO_SIBLING_ENDED }, 'oco_sibling'],
     ["a broker's unknown reason", { type: 'canceled', reason: 'risk desk' }, 'broker'],
   ] as const)('names %s', (_what, over, code) => {
     expect(cancelReasonOf({ metadata: {} }, event(over))).toBe(code);

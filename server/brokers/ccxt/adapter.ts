@@ -16,7 +16,7 @@ import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { ReconnectBackoff as StreamBackoff } from '../stream-keepalive.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
-import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, marketsOf, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, marketsOf, orderListIdOf, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
@@ -25,7 +25,7 @@ import { openCcxtProExchange, proHas, wsOriginOf } from './pro.ts';
 import { streamCcxtQuotes } from './quotes.ts';
 import { streamCcxtOrders } from './stream.ts';
 import { ccxtNativeOrderClassesOf } from './oco.ts';
-import { createCcxtOcoOrders, orderListIdOf, withOcoParents } from './oco-orders.ts';
+import { createCcxtOcoOrders, withOcoParents } from './oco-orders.ts';
 
 /** Daily bars asked for a page at a time (Binance serves up to 1,000), and at most this many pages (about 27 years). */
 const BARS_PER_PAGE = 500;

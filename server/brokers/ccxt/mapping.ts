@@ -41,6 +41,8 @@ export interface CcxtOrderView {
   timeInForce?: string | undefined;
   timestamp?: number | undefined;
   lastUpdateTimestamp?: number | undefined;
+  /** The exchange's own record of the order (Binance's REST answer or its user stream's execution report). */
+  info?: unknown;
 }
 
 export const ZERO = new ExactDecimal(0);
@@ -163,6 +165,31 @@ export const statusFromCcxt = (status: string | undefined, filled: Decimal, amou
   }
 };
 
+/**
+ * The exchange's order list id of an order in one: Binance's `orderListId` in a REST answer, `g`
+ * in its user stream's execution report (-1 for none there).
+ */
+export const orderListIdOf = (order: Pick<CcxtOrderView, 'info'>): string | undefined => {
+  const info = (order.info ?? {}) as { orderListId?: unknown; g?: unknown };
+  const listId = Number(info.orderListId ?? info.g ?? -1);
+  return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
+};
+
+/**
+ * Why the exchange ended an OCO's leg itself: Binance expires the one leg of an order list when
+ * the other trades (or, a stop leg, triggers), where our OCO (the simulator's, the emulator's)
+ * cancels it. The simulator's words, so both read alike (metadata.cancel_reason `oco_sibling`).
+ */
+export const OCO_SIBLING_ENDED = 'oco: the other leg filled (the exchange expired this one)';
+
+/** ccxt's status of the order as ours, with the exchange's reason where it ended the order itself for a reason we name. */
+const statusOf = (order: CcxtOrderView, filled: Decimal, amount: Decimal): { status: TBrokerOrderStatus; endReason?: string } => {
+  const status = statusFromCcxt(order.status, filled, amount);
+  // A leg of an order list expired: its sibling's fill ended it, which our OCO calls a cancel.
+  if (status === 'expired' && orderListIdOf(order) !== undefined) return { status: 'canceled', endReason: OCO_SIBLING_ENDED };
+  return { status };
+};
+
 const orderTypeOf = (order: CcxtOrderView): BrokerOrder['orderType'] => (order.triggerPrice ? 'stop' : order.type === 'market' ? 'market' : 'limit');
 const timeInForceOf = (value: string | undefined): BrokerOrder['timeInForce'] => (value === 'IOC' ? 'ioc' : value === 'FOK' ? 'fok' : 'gtc');
 
@@ -171,6 +198,7 @@ export const fromCcxtOrder = (order: CcxtOrderView, market: CcxtMarketView, key:
   const amount = dec(decimalText(order.amount));
   const filled = dec(decimalText(order.filled));
   const submittedAt = new Date(order.timestamp ?? Date.now());
+  const { status, endReason } = statusOf(order, filled, amount);
   return {
     brokerOrderId: ccxtBrokerOrderId(market.id, order.id ?? ''),
     clientOrderId,
@@ -185,7 +213,8 @@ export const fromCcxtOrder = (order: CcxtOrderView, market: CcxtMarketView, key:
     avgFillPrice: filled.gt(0) && order.average ? decimalText(order.average) : null,
     limitPrice: order.type === 'limit' && order.price ? decimalText(order.price) : null,
     stopPrice: order.triggerPrice ? decimalText(order.triggerPrice) : null,
-    status: statusFromCcxt(order.status, filled, amount),
+    status,
+    ...(endReason === undefined ? {} : { endReason }),
     parentId: null,
     metadata: { exchange_order_id: order.id ?? '', ...(order.clientOrderId && order.clientOrderId !== clientOrderId ? { exchange_client_order_id: order.clientOrderId } : {}) },
     submittedAt,

@@ -5,15 +5,9 @@
 import type { Exchange, Order } from 'ccxt';
 import type { BrokerOrder, BrokerOrderRequest } from '../types.ts';
 import { type ClientOrderIdRule, type CcxtClientIdStore, toExchangeClientOrderId } from './client-ids.ts';
-import { ccxtBrokerOrderId, marketsOf, type CcxtMarketView } from './mapping.ts';
+import { ccxtBrokerOrderId, marketsOf, orderListIdOf, type CcxtMarketView } from './mapping.ts';
 import { ocoLegsOf, ocoLimitLegClientOrderId, ocoStopLegClientOrderId, toBinanceOcoParams, type BinanceOrderListApi } from './oco.ts';
 import type { CcxtPlacedOrders } from './poller.ts';
-
-/** The exchange's order list id of an order in one (Binance's orderListId, -1 for none). */
-export const orderListIdOf = (exchangeOrder: Order): string | undefined => {
-  const listId = Number((exchangeOrder.info as { orderListId?: unknown } | undefined)?.orderListId ?? -1);
-  return Number.isInteger(listId) && listId >= 0 ? String(listId) : undefined;
-};
 
 /** An OCO's stop leg as its limit leg's child, among orders read with their list ids. */
 export const withOcoParents = (read: readonly { order: BrokerOrder; list: string | undefined }[]): BrokerOrder[] =>

@@ -96,7 +96,7 @@ export const eventOf = (order: BrokerOrder, key: CcxtAccountKey, type: TBrokerEv
   filled_qty: order.filledQty,
   avg_fill_price: order.avgFillPrice,
   fill: null,
-  reason: null,
+  reason: order.endReason ?? null,
   at: new Date(at).toISOString(),
   ...overrides,
 });

@@ -2,6 +2,7 @@
 // a new mark (a sell's high, a buy's low) moves the stop on the tick grid, never looser; a price
 // that reaches the stop fires it. Pure.
 import type { Decimal } from 'decimal.js';
+import { EMULATED_CHILD_SUFFIX } from '../../../contracts/orders.ts';
 import { followTrail, reachesStop, type TrailingState } from '../../brokers/matching.ts';
 import type { TTickSizeAt } from '../../brokers/fills.ts';
 import type { InstrumentRow, OrderTriggerRow } from '../../db/schema/index.ts';
@@ -34,7 +35,7 @@ export const stepOf = (state: TrailingState, price: Decimal, tick: TTickSizeAt):
 
 /** The child's client order id: the parent's with `.tr`, shortened (with a hash of the whole) to fit our 64 characters. */
 export const childClientOrderIdOf = (parent: string, hash: (text: string) => string): string => {
-  const suffix = '.tr';
+  const suffix = EMULATED_CHILD_SUFFIX;
   if (parent.length + suffix.length <= 64) return `${parent}${suffix}`;
   return `${parent.slice(0, 64 - suffix.length - 13)}.${hash(parent).slice(0, 12)}${suffix}`;
 };

@@ -8,6 +8,7 @@
 // events update the parent (intake.ts, by the trigger row): one order row for the user.
 import { createHash } from 'node:crypto';
 import type { TBrokerEvent } from '../../../contracts/brokers.ts';
+import { EMULATED_CHILD_SUFFIX } from '../../../contracts/orders.ts';
 import type { TTickSizeAt } from '../../brokers/fills.ts';
 import type { TrailingState } from '../../brokers/matching.ts';
 import { BrokerRejectedError, type Broker, type BrokerQuote } from '../../brokers/types.ts';
@@ -29,8 +30,6 @@ import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, working
 
 export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
 export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
-/** The suffix of a trigger's child's client order id: only such ids are looked up as a child's. */
-const CHILD_SUFFIX = '.tr';
 
 export interface OrderEmulatorDeps {
   db: Db;
@@ -314,8 +313,8 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     return { ...event, client_order_id: parent.clientOrderId, broker_order_id: parent.brokerOrderId };
   };
 
-  /** Whether an event may be a trigger's child's (asParentEvent looks it up). */
-  const mayBeChildEvent = (event: TBrokerEvent) => event.client_order_id.endsWith(CHILD_SUFFIX);
+  /** Whether an event may be a trigger's child's (asParentEvent looks it up): only ids with the child's suffix, which a caller's may not carry. */
+  const mayBeChildEvent = (event: TBrokerEvent) => event.client_order_id.endsWith(EMULATED_CHILD_SUFFIX);
 
   return { watch, changed, asParentEvent, mayBeChildEvent };
 };
