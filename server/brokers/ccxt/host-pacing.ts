@@ -4,12 +4,57 @@
 // left alone N accounts on one host would send N budgets' worth together and earn an IP ban. The
 // first instance built for a host keeps its pacer (ccxt's throttler); every later instance on
 // that host is given the same one, so all of them draw, weight by weight, from one budget.
+// The host's pacer serves order calls first (limits/order-calls.ts): a request waits its turn in
+// front of ccxt's throttler, behind the order calls waiting and ahead of every read, and goes in
+// when the one before it was let through, so the throttler paces exactly what it paced before.
 // The markets are shared the same way: an exchange's market list is the same for every account on
 // a host, and loading it is one of the heaviest reads there is, so it is loaded once per host.
 import type { Exchange } from 'ccxt';
+import { isOrderCall } from '../limits/order-calls.ts';
 
 /** ccxt's throttler, as this module passes it between instances (ccxt types it as `any`). */
 type Throttler = { throttle: (cost?: number) => Promise<unknown> };
+
+interface Turn {
+  cost: number | undefined;
+  go: () => void;
+  fail: (error: unknown) => void;
+}
+
+/**
+ * `pacer` with order calls first: one request at a time is handed to it (the next once it let the
+ * last through), the longest-waiting order call before any read, else the longest-waiting read.
+ */
+export const ordersFirstPacer = (pacer: Throttler): Throttler => {
+  const orders: Turn[] = [];
+  const reads: Turn[] = [];
+  let handing = false;
+  const handNext = () => {
+    if (handing) return;
+    const next = orders.shift() ?? reads.shift();
+    if (!next) return;
+    handing = true;
+    pacer.throttle(next.cost).then(
+      () => {
+        handing = false;
+        next.go();
+        handNext();
+      },
+      (error: unknown) => {
+        handing = false;
+        next.fail(error);
+        handNext();
+      },
+    );
+  };
+  return {
+    throttle: (cost) =>
+      new Promise<void>((go, fail) => {
+        (isOrderCall() ? orders : reads).push({ cost, go, fail });
+        handNext();
+      }),
+  };
+};
 
 /** The origin an exchange's private calls go to (where its weight is counted), or its first API URL's. */
 export const apiHostOf = (urls: unknown): string | undefined => {
@@ -69,9 +114,9 @@ export const createHostPacing = (): HostPacing => {
       const host = apiHostOf(exchange.urls.api);
       if (!host) return;
       const key = keyOf(exchangeId, host);
-      const held = byHost.get(key);
-      if (held) exchange.throttler = held;
-      else byHost.set(key, exchange.throttler as Throttler);
+      let held = byHost.get(key);
+      if (!held) byHost.set(key, (held = ordersFirstPacer(exchange.throttler as Throttler)));
+      exchange.throttler = held;
     },
     pacerOf: (exchangeId, host) => byHost.get(keyOf(exchangeId, host)),
   };

@@ -1,7 +1,9 @@
-// The callers waiting for a request token, first come, first served: the queue both request
-// limiters (the in-process one and the one over the shared budget in Postgres) hand tokens to.
-// A caller whose signal aborts leaves the queue and is refused; close refuses the rest.
+// The callers waiting for a request token, first come, first served, order calls before reads
+// (order-calls.ts): the queue both request limiters (the in-process one and the one over the
+// shared budget in Postgres) hand tokens to. A caller whose signal aborts leaves the queue and is
+// refused; close refuses the rest.
 import { BrokerUnavailableError } from '../types.ts';
+import { isOrderCall } from './order-calls.ts';
 
 /** Why a limiter refuses a caller: it is closing (the service stops) or the caller gave up. */
 export const limiterClosed = () => new BrokerUnavailableError('the request limiter of this key is closed (the service is stopping)', { notTaken: true });
@@ -14,10 +16,17 @@ export const refusalBeforeQueueing = (closed: boolean, signal?: AbortSignal): Er
 interface Waiter {
   admit: () => void;
   refuse: (error: Error) => void;
+  urgent: boolean;
 }
 
 export const createWaiterQueue = () => {
   const queue: Waiter[] = [];
+  /** Queues an order call behind the order calls already waiting, ahead of every read; a read last. */
+  const enqueue = (waiter: Waiter) => {
+    const firstRead = waiter.urgent ? queue.findIndex((queued) => !queued.urgent) : -1;
+    if (firstRead < 0) queue.push(waiter);
+    else queue.splice(firstRead, 0, waiter);
+  };
   return {
     /** Settles when this caller is admitted (resolves) or refused (rejects). */
     wait: (signal?: AbortSignal): Promise<void> =>
@@ -36,9 +45,10 @@ export const createWaiterQueue = () => {
             signal?.removeEventListener('abort', onAbort);
             reject(error);
           },
+          urgent: isOrderCall(),
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        queue.push(waiter);
+        enqueue(waiter);
       }),
     get length() {
       return queue.length;

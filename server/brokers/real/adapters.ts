@@ -21,6 +21,7 @@ import { clientOrderIdRuleOf, createCcxtBroker, createHostPacing, createPlacedOr
 import { createKisBroker, KIS_HOST_REQUESTS_PER_SECOND, KIS_LIVE_REQUESTS_PER_SECOND, KIS_PAPER_REQUESTS_PER_SECOND, type KisOrderLinkStore } from '../kis/index.ts';
 import { budgetNames } from '../limits/names.ts';
 import { sharedBudgetLimiters } from '../limits/shared-limiter.ts';
+import { ordersFirst } from '../limits/order-calls.ts';
 import type { Broker } from '../types.ts';
 import { createKisTokenStore } from './kis-tokens.ts';
 
@@ -97,7 +98,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
   const warn = logger.child({ area: 'brokers' });
 
   /** The adapter of one account; throws AppError for what real mode cannot serve. */
-  const build = ({ userId, assetClass, mode, credentials }: RealAccount, hooks: StreamHooks = {}): Broker => {
+  const adapterOf = ({ userId, assetClass, mode, credentials }: RealAccount, hooks: StreamHooks = {}): Broker => {
     switch (assetClass) {
       case 'us_equity':
         return createAlpacaBroker({
@@ -166,6 +167,9 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
       }
     }
   };
+
+  /** The adapter of one account, its order calls served before its reads by every budget they share (limits/order-calls.ts). */
+  const build = (account: RealAccount, hooks: StreamHooks = {}): Broker => ordersFirst(adapterOf(account, hooks));
 
   const close = () => {
     alpacaLimiters.close();
