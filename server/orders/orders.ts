@@ -20,6 +20,7 @@ import { createCommands } from './commands.ts';
 import { createIntake } from './intake.ts';
 import { createOrderAudit } from './order-audit.ts';
 import { createPlacement } from './placement.ts';
+import { runChildGates } from './gates.ts';
 import { createPreview } from './preview.ts';
 import { createPlacementsUnderWay } from './placements-under-way.ts';
 import { createPublisher } from './publisher.ts';
@@ -60,7 +61,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
   // The order emulator: triggers of what a real broker does not hold, watched beside its events.
-  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher });
+  // A fired trigger's child meets the placement's gates but the rate limit and the lock.
+  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher, checkChild: (attempt) => runChildGates(attempt, gateDeps) });
   const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.wake });
   const submissionOf: SubmissionFor = (account, how) => (how?.emulated ? emulated : submissionFor(account));
   const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor: submissionOf, replayWaitMs });

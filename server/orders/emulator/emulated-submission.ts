@@ -1,10 +1,9 @@
 // The Submission of an order its real broker cannot hold but the order emulator can (DESIGN §6
-// "Advanced orders"; this slice: a simple trailing stop at a broker that streams quotes). No broker
-// call: the intent, its acceptance as our own open order (a local `emu-` id, its first stop from
-// the broker's price) and its trigger row commit in one transaction; the account's watch
-// (watch.ts) takes it from there.
+// "Advanced orders": a simple trailing stop, stop or stop-limit at a broker that streams quotes
+// and lacks the type). No broker call: the intent, its acceptance as our own open order (a local
+// `emu-` id; a trailing stop's first stop from the broker's price) and its trigger row commit in
+// one transaction; the account's watch (watch.ts) takes it from there.
 import { randomUUID } from 'node:crypto';
-import type { Decimal } from 'decimal.js';
 import { BrokerRejectedError, type BrokerOrder, type TBrokerEvent } from '../../brokers/types.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
@@ -13,7 +12,8 @@ import { ExactDecimal } from '../../decimal.ts';
 import { BROKER_TIMEOUT_MS, withTimeout } from '../broker-calls.ts';
 import type { WrittenAcceptance } from '../broker-answer.ts';
 import { commitStandingIntent, type Submission } from '../submission.ts';
-import { firstStopOf, HWM, TRAIL_PERCENT, TRAIL_PRICE } from '../trailing.ts';
+import { HWM } from '../trailing.ts';
+import { armOf, type TArmed } from './arm.ts';
 import type { IntentOutcome } from '../write-queries.ts';
 import { insertTrigger, type EmulatedAccount } from './trigger-queries.ts';
 
@@ -21,29 +21,16 @@ export const EMULATED = 'emulated';
 /** The local broker order id of an emulated order: no broker holds it. */
 export const EMULATED_ID_PREFIX = 'emu-';
 
-/** A trail as the intent's metadata keeps it (a number), as decimal text; null when absent. */
-const decimalText = (value: unknown): string | null => (typeof value === 'number' || typeof value === 'string' ? String(value) : null);
-
-const trailOfIntent = (metadata: Record<string, unknown>) => {
-  const percent = decimalText(metadata[TRAIL_PERCENT]);
-  const price = decimalText(metadata[TRAIL_PRICE]);
-  if (percent !== null) return { percent };
-  if (price !== null) return { price };
-  throw new BrokerRejectedError('an emulated trailing_stop needs trail_percent or trail_price');
-};
-
 export const emulatedSubmission = ({ db, clock, onTrigger }: { db: Db; clock: Clock; onTrigger: (account: EmulatedAccount) => void }): Submission => ({
   submit: async (placing) => {
     const { intent, account, broker, instrument } = placing;
     let accepted: BrokerOrder;
-    let price: Decimal;
+    let armed: TArmed;
     try {
       if (!instrument) throw new BrokerRejectedError(`unknown symbol ${intent.symbol}`);
-      const trail = trailOfIntent(intent.metadata);
-      // The trail starts from the broker's own price now, as a broker that held the type would.
-      price = new ExactDecimal(await withTimeout(broker.quote(intent.symbol), BROKER_TIMEOUT_MS));
-      const stop = firstStopOf({ side: intent.side, price, trail, instrument });
-      if (stop.lte(0)) throw new BrokerRejectedError(`the trail leaves no stop above 0 below the price ${price.toFixed()}`);
+      // The trigger starts from the broker's own price now, as a broker that held the type would.
+      const price = new ExactDecimal(await withTimeout(broker.quote(intent.symbol), BROKER_TIMEOUT_MS));
+      armed = armOf(intent, price, instrument);
       const at = clock.now();
       accepted = {
         brokerOrderId: `${EMULATED_ID_PREFIX}${randomUUID()}`,
@@ -58,15 +45,15 @@ export const emulatedSubmission = ({ db, clock, onTrigger }: { db: Db; clock: Cl
         filledQty: '0',
         avgFillPrice: null,
         limitPrice: null,
-        stopPrice: stop.toFixed(),
+        stopPrice: armed.stopPrice,
         status: 'open',
         parentId: null,
-        metadata: { ...intent.metadata, [EMULATED]: true, [HWM]: price.toFixed() },
+        metadata: { ...intent.metadata, [EMULATED]: true, ...(armed.hwm === null ? {} : { [HWM]: armed.hwm }) },
         submittedAt: at,
         updatedAt: at,
       };
     } catch (error) {
-      // No price, or a trail that leaves no stop: the intent commits, and the failure marks it.
+      // No price, or a trigger no broker would hold: the intent commits, and the failure marks it.
       return (await commitStandingIntent(placing)) ?? { kind: 'failed', error, outcomeUnknown: false };
     }
     // The order is open at once: its trigger works from now on.
@@ -100,10 +87,7 @@ export const emulatedSubmission = ({ db, clock, onTrigger }: { db: Db; clock: Cl
           symbol: intent.symbol,
           side: intent.side,
           qty: intent.qty,
-          trailPercent: decimalText(intent.metadata[TRAIL_PERCENT]),
-          trailPrice: decimalText(intent.metadata[TRAIL_PRICE]),
-          hwm: price.toFixed(),
-          stopPrice: accepted.stopPrice!,
+          ...armed,
           status: 'working',
           updatedAt: accepted.submittedAt,
         });

@@ -28,7 +28,7 @@ export const saveMark = async (db: Queryable, key: TriggerKey, { hwm, stopPrice,
   (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(keyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
 
 /** Fires a working trigger (its last mark and stop with it); undefined when it no longer works (canceled meanwhile). */
-export const markTriggered = async (db: Queryable, key: TriggerKey, change: { hwm: string; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
+export const markTriggered = async (db: Queryable, key: TriggerKey, change: { hwm: string | null; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
   (
     await db
       .update(orderTriggers)

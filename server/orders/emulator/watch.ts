@@ -1,16 +1,17 @@
 // The order emulator (DESIGN §6 "Advanced orders"): for an account whose broker does not hold a
-// trailing stop, the instance that holds the account's ingestion lease watches its working
+// trailing stop, a stop or a stop-limit, the instance that holds the account's ingestion lease watches its working
 // triggers on the broker's quote stream (started beside the account's event stream, under the
 // same lease: server/brokers/real/ingestion.ts). Each quote moves a trigger's mark and stop (saved
 // at most once a second, and always at the trigger); a quote that reaches the stop fires it: the
 // trigger and its order marked triggered (an order event `triggered`, audited) in one transaction,
-// then a market order for the quantity goes to the broker as the order's child. The child's
+// then the order's child goes to the broker for the quantity: a market order, or for a stop-limit
+// a limit at its limit price (it keeps its limit, never filling beyond it). The child's
 // events update the parent (intake.ts, by the trigger row): one order row for the user.
 import { createHash } from 'node:crypto';
 import type { TBrokerEvent } from '../../../contracts/brokers.ts';
 import type { TTickSizeAt } from '../../brokers/fills.ts';
-import type { TrailingState } from '../../brokers/matching.ts';
-import { BrokerRejectedError, type Broker, type BrokerQuote } from '../../brokers/types.ts';
+import type { Decimal } from 'decimal.js';
+import { BrokerRejectedError, type Broker, type BrokerOrderRequest, type BrokerQuote } from '../../brokers/types.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
 import type { OrderTriggerRow } from '../../db/schema/index.ts';
@@ -20,15 +21,19 @@ import type { Logger } from '../../observability/logger.ts';
 import { BROKER_TIMEOUT_MS, withTimeout } from '../broker-calls.ts';
 import type { OrderAudit } from '../order-audit.ts';
 import type { OrderPublisher } from '../publisher.ts';
-import { findOrderByClientId } from '../queries.ts';
+import { GateRefusal, type OrderAttempt } from '../gates.ts';
+import { findOrderByClientId, readPreflight } from '../queries.ts';
 import { orderEventOf } from '../records.ts';
 import { HWM } from '../trailing.ts';
 import { mergeOrderMetadata, updateOrder } from '../write-queries.ts';
-import { childClientOrderIdOf, stepOf, tickOf, trailingStateOfTrigger } from './trail.ts';
+import { childClientOrderIdOf, tickOf, triggerStateOf, triggerStepOf, type TTriggerState } from './trail.ts';
 import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTriggers, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
 
 export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
 export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
+const CANCEL_REASON = 'cancel_reason';
+/** The cancel_reason of an order whose trigger's child was refused. */
+export const TRIGGER_REFUSED = 'trigger_refused';
 /** The suffix of a trigger's child's client order id: only such ids are looked up as a child's. */
 const CHILD_SUFFIX = '.tr';
 
@@ -39,6 +44,11 @@ export interface OrderEmulatorDeps {
   instruments: Pick<Instruments, 'resolve'>;
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
+  /**
+   * The checks a fired trigger's child meets before it goes to the broker: the gates but the rate
+   * limit and the lock (gates.ts, runChildGates); throws the refusing gate's GateRefusal.
+   */
+  checkChild: (attempt: OrderAttempt) => Promise<void>;
   /** How often a watch reads its account's triggers again (new ones, canceled ones) and saves marks left unsaved. */
   reloadMs?: number;
   /** The least time between two saves of one trigger's moving mark. */
@@ -48,7 +58,7 @@ export interface OrderEmulatorDeps {
 /** A working trigger as its watch holds it between saves. */
 interface Watched {
   row: OrderTriggerRow;
-  state: TrailingState;
+  state: TTriggerState;
   tick: TTickSizeAt;
   savedAt: number;
   unsaved: boolean;
@@ -76,13 +86,28 @@ async function* untilAborted<T>(iterable: AsyncIterable<T>, signal: AbortSignal)
   }
 }
 
+/**
+ * The child a fired trigger places: a market order, or a stop-limit's limit at its limit price. A
+ * day order: KIS's every order is one, and a ccxt exchange takes day as good-till-canceled.
+ */
+const childRequestOf = (row: OrderTriggerRow, clientOrderId: string): BrokerOrderRequest => ({
+  clientOrderId,
+  symbol: row.symbol,
+  side: row.side,
+  qty: row.qty,
+  orderType: row.limitPrice === null ? 'market' : 'limit',
+  timeInForce: 'day',
+  limitPrice: row.limitPrice,
+  metadata: { parent_client_order_id: row.clientOrderId },
+});
+
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const accountKeyOf = ({ userId, assetClass, mode }: EmulatedAccount) => `${userId}:${assetClass}:${mode}`;
 const symbolsOf = (rows: readonly OrderTriggerRow[]) => [...new Set(rows.map((row) => row.symbol))].sort();
 
 export type OrderEmulator = ReturnType<typeof createOrderEmulator>;
 
-export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, reloadMs = 1_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
+export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, checkChild, reloadMs = 1_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
   const log = logger.child({ area: 'order-emulator' });
   /** Each running watch's wake-up, so a trigger placed in this process is watched at once. */
   const wakes = new Map<string, () => void>();
@@ -108,17 +133,18 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
   const watchedOf = async (row: OrderTriggerRow): Promise<Watched | undefined> => {
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
     if (!instrument) return undefined;
-    return { row, state: trailingStateOfTrigger(row), tick: tickOf(instrument), savedAt: clock.now().getTime(), unsaved: false };
+    return { row, state: triggerStateOf(row), tick: tickOf(instrument), savedAt: clock.now().getTime(), unsaved: false };
   };
 
-  /** Saves a trigger's moved mark and stop, on the trigger row and on its order (its stop_price and metadata.hwm). */
+  /** Saves a trailing trigger's moved mark and stop, on the trigger row and on its order (its stop_price and metadata.hwm). */
   const save = async (watched: Watched) => {
     const { row, state } = watched;
     const at = clock.now();
     watched.unsaved = false;
     watched.savedAt = at.getTime();
-    const hwm = state.hwm.toFixed();
-    const stopPrice = state.stopPrice.toFixed();
+    if (state.kind !== 'trailing') return;
+    const hwm = state.trailing.hwm.toFixed();
+    const stopPrice = state.trailing.stopPrice.toFixed();
     await db.transaction(async (tx) => {
       if (!(await saveMark(tx, row, { hwm, stopPrice, at }))) return;
       await updateOrder(tx, row, { stopPrice, updatedAt: at });
@@ -130,49 +156,86 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
    * Fires a trigger: marked triggered with its order (event and audit) in one transaction, unless
    * a cancel came first; then the child goes to the broker and is linked to its parent.
    */
-  const fire = async (broker: Broker, watched: Watched, quote: BrokerQuote) => {
-    const { row, state } = watched;
+  const fire = async (broker: Broker, watched: Watched, step: { hwm: Decimal | null; stopPrice: Decimal }, quote: BrokerQuote) => {
+    const { row } = watched;
     const key: TriggerKey = { userId: row.userId, clientOrderId: row.clientOrderId };
     const child = childClientOrderIdOf(row.clientOrderId, sha);
     const at = clock.now();
-    const stopPrice = state.stopPrice.toFixed();
+    const stopPrice = step.stopPrice.toFixed();
+    const hwm = step.hwm?.toFixed() ?? null;
     const fired = await db.transaction(async (tx) => {
-      const trigger = await markTriggered(tx, key, { hwm: state.hwm.toFixed(), stopPrice, childClientOrderId: child, at });
+      const trigger = await markTriggered(tx, key, { hwm, stopPrice, childClientOrderId: child, at });
       const order = trigger && (await findOrderByClientId(tx, { ...key, forUpdate: true }));
       if (!order) return undefined;
-      const updated = (await updateOrder(tx, key, { stopPrice, metadata: { ...order.metadata, [HWM]: Number(state.hwm.toFixed()), [CHILD_CLIENT_ORDER_ID]: child }, updatedAt: at }))!;
-      const payload = { price: quote.price, stop_price: stopPrice, hwm: state.hwm.toFixed(), [CHILD_CLIENT_ORDER_ID]: child };
+      const mark = hwm === null ? {} : { [HWM]: Number(hwm) };
+      const updated = (await updateOrder(tx, key, { stopPrice, metadata: { ...order.metadata, ...mark, [CHILD_CLIENT_ORDER_ID]: child }, updatedAt: at }))!;
+      const payload = { price: quote.price, stop_price: stopPrice, ...(hwm === null ? {} : { hwm }), ...(row.limitPrice === null ? {} : { limit_price: row.limitPrice }), [CHILD_CLIENT_ORDER_ID]: child };
       await audit(tx, updated, 'order.triggered', payload);
       return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
     });
     if (!fired) return;
     publisher.announce(fired);
-    log.info({ userId: row.userId, clientOrderId: row.clientOrderId, price: quote.price, stopPrice }, 'a trigger fired; its market order goes to the broker');
+    log.info({ userId: row.userId, clientOrderId: row.clientOrderId, price: quote.price, stopPrice }, 'a trigger fired; its child goes to the broker');
+    const request = childRequestOf(row, child);
     try {
-      const placed = await withTimeout(
-        broker.placeOrder({ clientOrderId: child, symbol: row.symbol, side: row.side, qty: row.qty, orderType: 'market', timeInForce: 'day', metadata: { parent_client_order_id: row.clientOrderId } }),
-        BROKER_TIMEOUT_MS,
-      );
+      await checkChild(await childAttemptOf(row, request));
+    } catch (error) {
+      if (error instanceof GateRefusal) return refuseChild(key, { reason: error.error.message, code: error.error.code });
+      // The checks could not be made (the broker's reads failed): the child is not sent blind.
+      return refuseChild(key, { reason: error instanceof Error ? error.message : 'the child could not be checked', code: 'BROKER_UNAVAILABLE' });
+    }
+    try {
+      const placed = await withTimeout(broker.placeOrder(request), BROKER_TIMEOUT_MS);
       await db.transaction(async (tx) => {
         await setChildBrokerOrderId(tx, key, placed.brokerOrderId, clock.now());
         await mergeOrderMetadata(tx, key, { [CHILD_BROKER_ORDER_ID]: placed.brokerOrderId });
       });
     } catch (error) {
-      if (error instanceof BrokerRejectedError) return refuseChild(key, error);
+      if (error instanceof BrokerRejectedError) return refuseChild(key, { reason: error.message, code: 'BROKER_REJECTED' });
       // It may have reached the broker: its events, if any, still come to the parent.
-      log.error({ err: error, userId: row.userId, clientOrderId: row.clientOrderId }, 'the trigger’s market order may not have reached the broker');
+      log.error({ err: error, userId: row.userId, clientOrderId: row.clientOrderId }, 'the trigger’s child may not have reached the broker');
     }
   };
 
-  /** A child the broker refused cancels its parent, with the reason (DESIGN §6). */
-  const refuseChild = async (key: TriggerKey, error: BrokerRejectedError) => {
+  /** The child as the gates judge it: a simple market or limit order of the parent's account, which passed them once. */
+  const childAttemptOf = async (row: OrderTriggerRow, request: BrokerOrderRequest): Promise<OrderAttempt> => {
+    const mode = row.live ? 'live' : 'paper';
+    const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
+    // A live child needs the user's live flag, as every live order does.
+    const liveEnabled = row.live && (await readPreflight(db, { userId: row.userId, clientOrderId: request.clientOrderId, assetClass: row.assetClass })).liveEnabled;
+    return {
+      userId: row.userId,
+      assetClass: row.assetClass,
+      mode,
+      side: row.side,
+      qty: row.qty,
+      orderType: request.orderType === 'limit' ? 'limit' : 'market',
+      limitPrice: request.limitPrice ?? null,
+      stopPrice: null,
+      trail: null,
+      bracket: null,
+      orderClass: 'simple',
+      instrument,
+      liveEnabled,
+      lockedUntil: null,
+      claimed: [],
+    };
+  };
+
+  /**
+   * A child refused (by the checks or by the broker) cancels its parent, with the reason: the
+   * order event (which the notifications tell the user as a rejection) and its audit record, in
+   * one transaction (DESIGN §6).
+   */
+  const refuseChild = async (key: TriggerKey, { reason, code }: { reason: string; code: string }) => {
     const at = clock.now();
     const frames = await db.transaction(async (tx) => {
       const order = await findOrderByClientId(tx, { ...key, forUpdate: true });
       if (!order) return [];
-      const updated = (await updateOrder(tx, key, { status: 'canceled', reason: error.message, metadata: { ...order.metadata, cancel_reason: 'trigger_refused' }, updatedAt: at }))!;
-      await audit(tx, updated, 'order.canceled', { cancel_reason: 'trigger_refused', reason: error.message });
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { reason: error.message }, at)]);
+      const updated = (await updateOrder(tx, key, { status: 'canceled', reason, metadata: { ...order.metadata, [CANCEL_REASON]: TRIGGER_REFUSED }, updatedAt: at }))!;
+      const payload = { [CANCEL_REASON]: TRIGGER_REFUSED, code, reason };
+      await audit(tx, updated, 'order.canceled', payload);
+      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', payload, at)]);
     });
     publisher.announce(frames);
   };
@@ -182,12 +245,12 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     const price = new ExactDecimal(quote.price);
     for (const [id, one] of watched) {
       if (one.row.symbol !== quote.symbol) continue;
-      const step = stepOf(one.state, price, one.tick);
+      const step = triggerStepOf(one.state, price, one.tick);
       if (step.kind === 'fired') {
         watched.delete(id);
-        await fire(broker, one, quote);
-      } else if (step.kind === 'moved') {
-        one.state = { ...one.state, hwm: step.hwm, stopPrice: step.stopPrice };
+        await fire(broker, one, step, quote);
+      } else if (step.kind === 'moved' && one.state.kind === 'trailing') {
+        one.state = { kind: 'trailing', trailing: { ...one.state.trailing, hwm: step.hwm, stopPrice: step.stopPrice } };
         one.unsaved = true;
         if (clock.now().getTime() - one.savedAt >= saveEveryMs) await save(one);
       }

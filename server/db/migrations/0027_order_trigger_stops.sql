@@ -1,0 +1,3 @@
+ALTER TABLE "order_triggers" ALTER COLUMN "hwm" DROP NOT NULL;--> statement-breakpoint
+ALTER TABLE "order_triggers" ADD COLUMN "order_type" text DEFAULT 'trailing_stop' NOT NULL;--> statement-breakpoint
+ALTER TABLE "order_triggers" ADD COLUMN "limit_price" numeric;

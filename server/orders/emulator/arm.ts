@@ -1,0 +1,45 @@
+// What an emulated order's trigger starts as (DESIGN §6 "Advanced orders"), from the order and the
+// broker's price now: a trailing stop's first stop and mark from its trail; a stop's or a
+// stop-limit's own stop, refused as a broker refuses one that would trigger at once. The
+// placement arms a trigger with it, and a replace arms it again. Pure.
+import type { Decimal } from 'decimal.js';
+import { refuseTriggeredStop } from '../../brokers/simulator/books.ts';
+import { BrokerRejectedError } from '../../brokers/types.ts';
+import type { InstrumentRow, OrderRow, OrderTriggerRow } from '../../db/schema/index.ts';
+import { ExactDecimal } from '../../decimal.ts';
+import { firstStopOf, TRAIL_PERCENT, TRAIL_PRICE } from '../trailing.ts';
+
+/** A trail as the order's metadata keeps it (a number), as decimal text; null when absent. */
+const decimalText = (value: unknown): string | null => (typeof value === 'number' || typeof value === 'string' ? String(value) : null);
+
+/** The trigger's fields an arming sets (the rest are the order's identity). */
+export type TArmed = Pick<OrderTriggerRow, 'orderType' | 'stopPrice' | 'hwm' | 'limitPrice' | 'trailPercent' | 'trailPrice'>;
+
+/** Whether the emulator holds orders of this type. */
+export const isTriggerType = (orderType: OrderRow['orderType']): orderType is OrderTriggerRow['orderType'] => orderType === 'trailing_stop' || orderType === 'stop' || orderType === 'stop_limit';
+
+/**
+ * The trigger an order arms at `price` (the broker's price now). Throws BrokerRejectedError for a
+ * trigger no broker would hold: a trail without its size or leaving no stop above 0, a stop that
+ * would trigger at once, a stop-limit without its limit.
+ */
+export const armOf = (
+  order: Pick<OrderRow, 'orderType' | 'side' | 'stopPrice' | 'limitPrice' | 'metadata'>,
+  price: Decimal,
+  instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule' | 'tickSize'>,
+): TArmed => {
+  const { orderType, side } = order;
+  if (!isTriggerType(orderType)) throw new BrokerRejectedError(`the order emulator holds no ${orderType} orders`);
+  if (orderType === 'trailing_stop') {
+    const trailPercent = decimalText(order.metadata[TRAIL_PERCENT]);
+    const trailPrice = trailPercent === null ? decimalText(order.metadata[TRAIL_PRICE]) : null;
+    if (trailPercent === null && trailPrice === null) throw new BrokerRejectedError('an emulated trailing_stop needs trail_percent or trail_price');
+    const stop = firstStopOf({ side, price, trail: trailPercent !== null ? { percent: trailPercent } : { price: trailPrice! }, instrument });
+    if (stop.lte(0)) throw new BrokerRejectedError(`the trail leaves no stop above 0 below the price ${price.toFixed()}`);
+    return { orderType, stopPrice: stop.toFixed(), hwm: price.toFixed(), limitPrice: null, trailPercent, trailPrice };
+  }
+  if (order.stopPrice === null) throw new BrokerRejectedError(`a ${orderType} order needs a stop price`);
+  if (orderType === 'stop_limit' && order.limitPrice === null) throw new BrokerRejectedError('a stop_limit order needs a limit price');
+  refuseTriggeredStop(side, new ExactDecimal(order.stopPrice), price);
+  return { orderType, stopPrice: order.stopPrice, hwm: null, limitPrice: orderType === 'stop_limit' ? order.limitPrice : null, trailPercent: null, trailPrice: null };
+};

@@ -1,0 +1,299 @@
+// The order emulator's stops and stop-limits (DESIGN §6 "Advanced orders"), BROKER_MODE=real from
+// outside (HTTP) against the fakes on 127.0.0.1: KIS holds no stops at all, and the fake
+// Binance's markets list no STOP_LOSS types (what ccxt reads), so both are emulated. A stop fires
+// a market child when a trade reaches it (a buy's at or above, a sell's at or below); a stop-limit
+// fires a limit child at its limit price, which rests when the price is beyond it and fills only
+// within it. A fired child passes the gates but the rate limit and the lock (it is an exit); a
+// child the gates refuse cancels its parent with metadata.cancel_reason, told to the user.
+import { randomBytes } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
+import { claimRate } from '../../server/controls/rate-queries.ts';
+import { setLock } from '../../server/controls/queries.ts';
+import { orderFills, orders, orderTriggers, outboxEvents } from '../../server/db/schema/index.ts';
+import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
+import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
+import { noticeItemOf } from '../../server/notifications/events.ts';
+import { MINUTE_SCOPE } from '../../server/orders/gates.ts';
+import { newUser, type FactoryUser } from '../support/factories.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { waitFor } from '../support/wait.ts';
+
+const SYMBOL = '005930';
+const kisKey = { appKey: `PSTEST${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000003', productCode: '01' };
+const kisKey2 = { appKey: `PSTEST${randomBytes(6).toString('hex')}`, appSecret: `kis-secret-${randomBytes(24).toString('hex')}`, accountNo: '50000004', productCode: '01' };
+const binanceKey = { apiKey: `bn${randomBytes(8).toString('hex')}`, secret: `binance-secret-${randomBytes(16).toString('hex')}` };
+
+let kis: FakeKis;
+let binance: FakeBinance;
+let server: TestServer;
+/** KIS, then the limits' exemption (its own user: the filled minute window is a user's). */
+let alice: FactoryUser;
+let carol: FactoryUser;
+/** The fake Binance. */
+let bob: FactoryUser;
+
+beforeAll(async () => {
+  kis = await startFakeKis({
+    mode: 'paper',
+    accounts: [
+      { ...kisKey, cash: '100000000' },
+      { ...kisKey2, cash: '100000000' },
+    ],
+    prices: { [SYMBOL]: '96500' },
+  });
+  binance = await startFakeBinance({ accounts: [{ ...binanceKey, balances: { USDT: '100000', BTC: '0.2' } }], prices: { BTCUSDT: '50000' } });
+  server = await startTestServer({
+    BROKER_MODE: 'real',
+    BROKER_BASE_URLS: `kr_broker:paper=${kis.url},crypto_exchange:paper=${binance.url}`,
+    BROKER_CRYPTO_POLL_INTERVAL_MS: '200',
+    BROKER_KR_POLL_INTERVAL_MS: '200',
+    BROKER_KR_REQUESTS_PER_SEC: '50',
+    RISK_MARKET_HOURS: 'ignore',
+    // Positions here are large against the accounts: sizing is not what these tests are about.
+    RISK_MAX_RISK_PER_TRADE_PCT: '50',
+    SIM_TICK_INTERVAL_MS: '0',
+    WORKERS_IN_PROCESS: 'false',
+  });
+  [alice, bob, carol] = await Promise.all([newUser(server, { prefix: 'emus_alice' }), newUser(server, { prefix: 'emus_bob' }), newUser(server, { prefix: 'emus_carol' })]);
+});
+afterAll(async () => {
+  await server?.stop();
+  await Promise.all([kis?.close(), binance?.close()]);
+});
+
+const callAs = (user: FactoryUser) => (method: string, path: string, body?: unknown) => server.http(method, path, { token: user.tokens.access_token, ...(body === undefined ? {} : { body }) });
+const kisOrderCalls = () => kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length;
+const binanceOrderPosts = () => binance.requests.filter((request) => request.method === 'POST' && request.path === '/api/v3/order').length;
+const orderRow = async (user: FactoryUser, clientOrderId: string) => (await server.services.db.select().from(orders).where(and(eq(orders.userId, user.user.id), eq(orders.clientOrderId, clientOrderId))))[0];
+const triggerRow = async (user: FactoryUser, clientOrderId: string) =>
+  (await server.services.db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, user.user.id), eq(orderTriggers.clientOrderId, clientOrderId))))[0];
+const fillsOf = async (user: FactoryUser, clientOrderId: string) =>
+  (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, user.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => [Number(fill.qty), Number(fill.price)]);
+/** The order frames of an order, in the order they were written. */
+const framesOf = async (user: FactoryUser, clientOrderId: string) =>
+  (await server.services.db.select().from(outboxEvents).where(and(eq(outboxEvents.userId, user.user.id), eq(outboxEvents.channel, 'orders'))).orderBy(outboxEvents.id)).filter(
+    (row) => row.frame.client_order_id === clientOrderId,
+  );
+const auditActionsOf = async (user: FactoryUser, clientOrderId: string): Promise<string[]> =>
+  (await callAs(user)('GET', `/api/audit?client_order_id=${clientOrderId}`)).body.items.map((item: { action: string }) => item.action);
+const filled = (user: FactoryUser, clientOrderId: string) =>
+  waitFor(
+    () => orderRow(user, clientOrderId),
+    (row) => row?.status === 'filled',
+  );
+/** Until the trigger fired and its child is at the broker (linked to the parent). */
+const childPlaced = (user: FactoryUser, clientOrderId: string) =>
+  waitFor(
+    () => orderRow(user, clientOrderId),
+    (row) => typeof row?.metadata.child_broker_order_id === 'string',
+  );
+
+const addKisKey = async (user: FactoryUser, key: typeof kisKey) => {
+  const created = await callAs(user)('POST', '/api/exchange-keys', {
+    asset_class: 'kr_equity',
+    exchange: 'kr_broker',
+    paper_mode: true,
+    account_no: `${key.accountNo}-${key.productCode}`,
+    account_product_code: key.productCode,
+    api_key: key.appKey,
+    api_secret: key.appSecret,
+    base_url: kis.url,
+  });
+  expect(created.status, created.text).toBe(201);
+};
+/** Until the account's trigger watch has the symbol on the fake KIS's quote stream. */
+const untilKisWatched = () =>
+  waitFor(
+    () => Promise.resolve(kis.quotes.sessions()),
+    (sessions) => sessions.some((symbols) => symbols.includes(SYMBOL)),
+  );
+
+describe('stops and stop-limits at KIS, emulated', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+  const kr = (body: Record<string, unknown>) => call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, time_in_force: 'day', ...body });
+
+  it('holds a position to sell', async () => {
+    await addKisKey(alice, kisKey);
+    const bought = await kr({ side: 'buy', qty: 10, order_type: 'market', client_order_id: 'emus-buy-1' });
+    expect(bought.status, bought.text).toBe(201);
+    await filled(alice, 'emus-buy-1');
+  });
+
+  it('accepts a sell stop as emulated with no broker call; a trade at its stop sells at market, the fill the order’s own', async () => {
+    const calls = kisOrderCalls();
+    const placed = await kr({ side: 'sell', qty: 2, order_type: 'stop', stop_price: 95000, client_order_id: 'emus-stop-1' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'stop', stop_price: 95000, metadata: { emulated: true } });
+    expect(placed.body.broker_order_id).toMatch(/^emu-/);
+    expect(placed.body.metadata.hwm).toBeUndefined();
+    expect(kisOrderCalls()).toBe(calls);
+    expect(await triggerRow(alice, 'emus-stop-1')).toMatchObject({ status: 'working', orderType: 'stop', stopPrice: '95000', hwm: null, limitPrice: null });
+    const read = await call('GET', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`);
+    expect(read.body).toMatchObject({ status: 'open', stop_price: 95000 });
+
+    await untilKisWatched();
+    // Above the stop: nothing; a fixed stop does not follow the price up.
+    kis.setPrice(SYMBOL, '98000');
+    kis.setPrice(SYMBOL, '95100');
+    kis.setPrice(SYMBOL, '95000');
+    const row = await filled(alice, 'emus-stop-1');
+    expect(row).toMatchObject({ filledQty: '2', avgFillPrice: '95000', stopPrice: '95000', brokerOrderId: placed.body.broker_order_id });
+    expect(row!.metadata).toMatchObject({ emulated: true, child_client_order_id: 'emus-stop-1.tr', child_broker_order_id: expect.any(String) });
+    expect(kisOrderCalls()).toBe(calls + 1);
+    await server.services.orders.idle();
+    expect(await fillsOf(alice, 'emus-stop-1')).toEqual([[2, 95000]]);
+    expect(await orderRow(alice, 'emus-stop-1.tr')).toBeUndefined();
+    expect(await triggerRow(alice, 'emus-stop-1')).toMatchObject({ status: 'triggered', childClientOrderId: 'emus-stop-1.tr' });
+    const frames = await framesOf(alice, 'emus-stop-1');
+    const types = frames.map((frame) => frame.frame.event_type);
+    expect(types.filter((type) => type === 'triggered')).toHaveLength(1);
+    expect(types.indexOf('triggered')).toBeLessThan(types.indexOf('fill'));
+    expect(frames.find((frame) => frame.frame.event_type === 'triggered')!.frame.payload).toMatchObject({ price: '95000', stop_price: '95000', child_client_order_id: 'emus-stop-1.tr' });
+    expect(await auditActionsOf(alice, 'emus-stop-1')).toEqual(expect.arrayContaining(['order.placed', 'order.triggered', 'order.fill']));
+  });
+
+  it('refuses a stop that would trigger at once, as a broker does, with no broker call', async () => {
+    const calls = kisOrderCalls();
+    // The price is 95000: a sell stop at or above it, a buy stop at or below it.
+    for (const [side, stop] of [
+      ['sell', 95000],
+      ['buy', 94000],
+    ] as const) {
+      const refused = await kr({ side, qty: 1, order_type: 'stop', stop_price: stop });
+      expect([refused.status, refused.body.code], refused.text).toEqual([422, 'BROKER_REJECTED']);
+      expect(refused.body.message).toContain('would trigger immediately');
+    }
+    expect(kisOrderCalls()).toBe(calls);
+  });
+
+  it('fires a buy stop-limit when the price rises to its stop; its limit child rests while the price is beyond the limit and fills within it', async () => {
+    const placed = await kr({ side: 'buy', qty: 1, order_type: 'stop_limit', stop_price: 97000, limit_price: 97500, client_order_id: 'emus-sl-1' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'stop_limit', stop_price: 97000, limit_price: 97500, metadata: { emulated: true, stop_limit_price: 97500 } });
+    expect(await triggerRow(alice, 'emus-sl-1')).toMatchObject({ orderType: 'stop_limit', stopPrice: '97000', limitPrice: '97500' });
+    const calls = kisOrderCalls();
+    // A buy stop below the price would have fired; under it nothing does.
+    kis.setPrice(SYMBOL, '96900');
+    // The price gaps past the stop and the limit: the child, a limit buy at 97500, rests.
+    kis.setPrice(SYMBOL, '98000');
+    const triggered = await childPlaced(alice, 'emus-sl-1');
+    expect(kisOrderCalls()).toBe(calls + 1);
+    expect(triggered).toMatchObject({ status: 'open', filledQty: '0', limitPrice: '97500' });
+    const read = await call('GET', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`);
+    expect(read.body).toMatchObject({ status: 'open', order_type: 'stop_limit', filled_qty: 0 });
+    // Back within the limit: it fills at its own price, never beyond it.
+    kis.setPrice(SYMBOL, '97400');
+    const row = await filled(alice, 'emus-sl-1');
+    expect(row).toMatchObject({ filledQty: '1', avgFillPrice: '97500' });
+    expect(kisOrderCalls()).toBe(calls + 1);
+  });
+});
+
+describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose markets list no stops), emulated', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(bob)(method, path, body);
+  const btc = (body: Record<string, unknown>) => call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', time_in_force: 'gtc', ...body });
+
+  it('takes the key', async () => {
+    const created = await call('POST', '/api/exchange-keys', { asset_class: 'crypto', exchange: 'crypto_exchange', paper_mode: true, base_url: binance.url, api_key: binanceKey.apiKey, api_secret: binanceKey.secret });
+    expect(created.status, created.text).toBe(201);
+    await waitFor(
+      () => Promise.resolve(binance.userStreamSubscribers(binanceKey.apiKey)),
+      (count) => count === 1,
+    );
+  });
+
+  it('fires a sell stop-limit when the price falls to its stop; its limit sell rests below the limit and fills at it', async () => {
+    const posts = binanceOrderPosts();
+    const placed = await btc({ side: 'sell', qty: 0.1, order_type: 'stop_limit', stop_price: 49000, limit_price: 48900, client_order_id: 'emus-btc-sl' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'stop_limit', stop_price: 49000, limit_price: 48900, metadata: { emulated: true } });
+    expect(binanceOrderPosts()).toBe(posts);
+    await waitFor(
+      () => Promise.resolve(binance.marketStreamSubscribers()),
+      (count) => count > 0,
+    );
+    binance.setPrice('BTCUSDT', '48800');
+    const triggered = await childPlaced(bob, 'emus-btc-sl');
+    expect(triggered).toMatchObject({ status: 'open', filledQty: '0' });
+    // At the exchange: a limit sell at the stop-limit's limit, resting.
+    expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT').map((order) => [order.type, order.side, Number(order.price), Number(order.origQty)])).toEqual([['LIMIT', 'SELL', 48900, 0.1]]);
+    binance.setPrice('BTCUSDT', '49100');
+    const row = await filled(bob, 'emus-btc-sl');
+    expect([Number(row!.filledQty), Number(row!.avgFillPrice)]).toEqual([0.1, 48900]);
+    expect(binanceOrderPosts()).toBe(posts + 1);
+    await server.services.orders.idle();
+    expect(await fillsOf(bob, 'emus-btc-sl')).toEqual([[0.1, 48900]]);
+  });
+
+  it('fires a buy stop when the price rises to it: a market buy', async () => {
+    const posts = binanceOrderPosts();
+    const placed = await btc({ side: 'buy', qty: 0.1, order_type: 'stop', stop_price: 51000, client_order_id: 'emus-btc-stop' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'stop', stop_price: 51000, metadata: { emulated: true } });
+    binance.setPrice('BTCUSDT', '50900');
+    binance.setPrice('BTCUSDT', '51000');
+    const row = await filled(bob, 'emus-btc-stop');
+    expect([Number(row!.filledQty), Number(row!.avgFillPrice)]).toEqual([0.1, 51000]);
+    expect(binanceOrderPosts()).toBe(posts + 1);
+  });
+
+  it('cancels the parent of a child the gates refuse (funds spent meanwhile), with its reason, audited and told to the user; nothing goes to the exchange', async () => {
+    // 1.5 × 52000 = 78000 USDT: within the cash at placement.
+    const placed = await btc({ side: 'buy', qty: 1.5, order_type: 'stop', stop_price: 52000, client_order_id: 'emus-btc-funds' });
+    expect(placed.status, placed.text).toBe(201);
+    // The cash goes on another buy (an emulated order holds nothing at the exchange).
+    const spent = await btc({ side: 'buy', qty: 0.5, order_type: 'market', client_order_id: 'emus-btc-spend' });
+    expect(spent.status, spent.text).toBe(201);
+    await filled(bob, 'emus-btc-spend');
+    const posts = binanceOrderPosts();
+    binance.setPrice('BTCUSDT', '52000');
+    const canceled = await waitFor(
+      () => orderRow(bob, 'emus-btc-funds'),
+      (row) => row?.status === 'canceled',
+    );
+    expect(canceled!.metadata).toMatchObject({ cancel_reason: 'trigger_refused', child_client_order_id: 'emus-btc-funds.tr' });
+    expect(canceled!.metadata.child_broker_order_id).toBeUndefined();
+    expect(canceled!.reason).toBeTruthy();
+    expect(binanceOrderPosts()).toBe(posts);
+    const read = await call('GET', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=crypto`);
+    expect(read.body).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'trigger_refused' }) });
+    const frames = await framesOf(bob, 'emus-btc-funds');
+    expect(frames.map((frame) => frame.frame.event_type).slice(-2)).toEqual(['triggered', 'canceled']);
+    const cancelFrame = frames.at(-1)!;
+    expect(cancelFrame.frame.payload).toMatchObject({ cancel_reason: 'trigger_refused', code: 'INSUFFICIENT_FUNDS' });
+    // The notifications read this row as a rejection.
+    expect(noticeItemOf({ channel: cancelFrame.channel, frame: cancelFrame.frame, at: cancelFrame.createdAt })).toMatchObject({ event: 'rejection' });
+    expect(await auditActionsOf(bob, 'emus-btc-funds')).toEqual(expect.arrayContaining(['order.triggered', 'order.canceled']));
+  });
+});
+
+describe('a fired child is an exit: exempt from the rate limit and the emergency lock', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(carol)(method, path, body);
+  const kr = (body: Record<string, unknown>) => call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, time_in_force: 'day', ...body });
+
+  it('places a buy stop’s child under a running lock and a full minute window', async () => {
+    await addKisKey(carol, kisKey2);
+    kis.setPrice(SYMBOL, '96000');
+    const placed = await kr({ side: 'buy', qty: 1, order_type: 'stop', stop_price: 99000, client_order_id: 'emus-exempt' });
+    expect(placed.status, placed.text).toBe(201);
+    const db = server.services.db;
+    const now = new Date();
+    await setLock(db, { userId: carol.user.id, assetClass: 'kr_equity', lockedUntil: new Date(now.getTime() + 3_600_000), reason: 'test', at: now });
+    // Fill the minute's window: a placement now is 429.
+    for (;;) {
+      const at = new Date();
+      const claim = await claimRate(db, { userId: carol.user.id, scope: MINUTE_SCOPE, windowStart: new Date(at.getTime() - 60_000), at, max: server.config.RATE_LIMIT_ORDERS_PER_MIN });
+      if (!claim.counted) break;
+    }
+    const refused = await kr({ side: 'buy', qty: 1, order_type: 'market' });
+    expect([refused.status, refused.body.code], refused.text).toEqual([429, 'RATE_LIMIT_EXCEEDED']);
+    const calls = kisOrderCalls();
+    await untilKisWatched();
+    kis.setPrice(SYMBOL, '99000');
+    const row = await filled(carol, 'emus-exempt');
+    expect(row).toMatchObject({ filledQty: '1', avgFillPrice: '99000' });
+    expect(kisOrderCalls()).toBe(calls + 1);
+  });
+});
