@@ -24,6 +24,7 @@ import { findOwnOrder } from './reads.ts';
 import { orderEventOf, TERMINAL, toOrderResponse } from './records.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { EMULATED } from './emulator/emulated-submission.ts';
+import { createRearm } from './emulator/rearm.ts';
 import { cancelTrigger } from './emulator/trigger-queries.ts';
 import type { OrderPublisher } from './publisher.ts';
 
@@ -34,7 +35,7 @@ export interface CommandsDeps {
   forUser: BrokerOfAccount;
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
-  /** Wakes the account's trigger watch (an emulated order was canceled). */
+  /** Wakes the account's trigger watch (an emulated order was canceled or replaced). */
   onTriggerChange: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => void;
   /** The placement, for a position's closing sell. */
   place: (opts: PlaceOptions) => Promise<TOrderResponse>;
@@ -43,6 +44,7 @@ export interface CommandsDeps {
 }
 
 export const createCommands = ({ db, clock, instruments, forUser, audit, publisher, onTriggerChange, place, gateDeps }: CommandsDeps) => {
+  const rearm = createRearm({ db, clock, audit, publisher, onTriggerChange });
   /**
    * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
    * one transaction, audited, with its `canceled` event. A trigger that fired first leaves the
@@ -83,13 +85,12 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
    * Replaces the qty, limit or stop of a working order at its broker, then records the order as
    * replaced (with the broker's id, which a real broker may change) and its audit record at once.
    * The replace is judged first as the order it would become, by the placement's gates (DESIGN
-   * §6): a refusal is audited, answers its gate's code and leaves the order as it was.
+   * §6): a refusal is audited, answers its gate's code and leaves the order as it was. An emulated
+   * order that has not triggered is judged the same, then its trigger is armed again (rearm.ts).
    */
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
-    // Not yet: an emulated order's trail is changed by a cancel and a new order.
-    if (row.metadata[EMULATED] === true) throw new AppError('BROKER_REJECTED', 'An emulated order cannot be replaced through this service yet; cancel it and place a new one');
     // Judged against the order's own type: a replace may not give a market order a limit.
     const misplaced = misplacedPriceFields(row.orderType, change);
     if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });
@@ -105,6 +106,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
       throw error.error;
     }
     const broker = attempt.broker!;
+    // No broker holds an emulated order: its trigger is armed again instead.
+    if (row.metadata[EMULATED] === true && instrument) return toOrderResponse(await rearm({ row, change, qty, instrument, broker, origin }));
     let replaced: BrokerOrder;
     try {
       replaced = await withTimeout(

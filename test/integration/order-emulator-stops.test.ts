@@ -84,11 +84,18 @@ const filled = (user: FactoryUser, clientOrderId: string) =>
     (row) => row?.status === 'filled',
   );
 /** Until the trigger fired and its child is at the broker (linked to the parent). */
-const childPlaced = (user: FactoryUser, clientOrderId: string) =>
-  waitFor(
-    () => orderRow(user, clientOrderId),
-    (row) => typeof row?.metadata.child_broker_order_id === 'string',
-  );
+const childPlaced = (row: Awaited<ReturnType<typeof orderRow>>) => typeof row?.metadata.child_broker_order_id === 'string';
+const isFilled = (row: Awaited<ReturnType<typeof orderRow>>) => row?.status === 'filled';
+/**
+ * Trades at a price again and again until the order shows what the test waits for: an account's
+ * watch (re)subscribes to the quote stream when its set of triggers changes, and a trade before the
+ * subscription is not seen, as on a real stream; a price that stays at a stop trades there again.
+ */
+const tradeUntil = (trade: () => void, user: FactoryUser, clientOrderId: string, accept: (row: Awaited<ReturnType<typeof orderRow>>) => boolean) =>
+  waitFor(async () => {
+    trade();
+    return orderRow(user, clientOrderId);
+  }, accept);
 
 const addKisKey = async (user: FactoryUser, key: typeof kisKey) => {
   const created = await callAs(user)('POST', '/api/exchange-keys', {
@@ -137,8 +144,7 @@ describe('stops and stop-limits at KIS, emulated', () => {
     // Above the stop: nothing; a fixed stop does not follow the price up.
     kis.setPrice(SYMBOL, '98000');
     kis.setPrice(SYMBOL, '95100');
-    kis.setPrice(SYMBOL, '95000');
-    const row = await filled(alice, 'emus-stop-1');
+    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '95000'), alice, 'emus-stop-1', isFilled);
     expect(row).toMatchObject({ filledQty: '2', avgFillPrice: '95000', stopPrice: '95000', brokerOrderId: placed.body.broker_order_id });
     expect(row!.metadata).toMatchObject({ emulated: true, child_client_order_id: 'emus-stop-1.tr', child_broker_order_id: expect.any(String) });
     expect(kisOrderCalls()).toBe(calls + 1);
@@ -177,8 +183,7 @@ describe('stops and stop-limits at KIS, emulated', () => {
     // A buy stop below the price would have fired; under it nothing does.
     kis.setPrice(SYMBOL, '96900');
     // The price gaps past the stop and the limit: the child, a limit buy at 97500, rests.
-    kis.setPrice(SYMBOL, '98000');
-    const triggered = await childPlaced(alice, 'emus-sl-1');
+    const triggered = await tradeUntil(() => kis.setPrice(SYMBOL, '98000'), alice, 'emus-sl-1', childPlaced);
     expect(kisOrderCalls()).toBe(calls + 1);
     expect(triggered).toMatchObject({ status: 'open', filledQty: '0', limitPrice: '97500' });
     const read = await call('GET', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`);
@@ -187,6 +192,50 @@ describe('stops and stop-limits at KIS, emulated', () => {
     kis.setPrice(SYMBOL, '97400');
     const row = await filled(alice, 'emus-sl-1');
     expect(row).toMatchObject({ filledQty: '1', avgFillPrice: '97500' });
+    expect(kisOrderCalls()).toBe(calls + 1);
+  });
+});
+
+describe('the replace of an emulated order at KIS, before its trigger', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+  const patch = (id: string, body: Record<string, unknown>) => call('PATCH', `/api/equity/orders/${id}`, { asset_class: 'kr_equity', broker_order_id: id, ...body });
+
+  it('validates it as any replace (tick, lot, would trigger at once) leaving the order as it was, then arms the trigger again with the new stop and quantity in one step', async () => {
+    // The price is 97400 after the stop-limit above; the account holds 9 shares.
+    const placed = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'sell', qty: 2, order_type: 'stop', stop_price: 95000, time_in_force: 'day', client_order_id: 'emus-rep-1' });
+    expect(placed.status, placed.text).toBe(201);
+    const id: string = placed.body.broker_order_id;
+    const armed = await triggerRow(alice, 'emus-rep-1');
+    const calls = kisOrderCalls();
+
+    const offGrid = await patch(id, { stop_price: 94950 });
+    expect([offGrid.status, offGrid.body.code], offGrid.text).toEqual([422, 'RISK_RULE_VIOLATION']);
+    const offLot = await patch(id, { qty: 1.5 });
+    expect([offLot.status, offLot.body.code], offLot.text).toEqual([422, 'VALIDATION_ERROR']);
+    const atOnce = await patch(id, { stop_price: 97500 });
+    expect([atOnce.status, atOnce.body.code], atOnce.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(atOnce.body.message).toContain('would trigger immediately');
+    expect(await triggerRow(alice, 'emus-rep-1')).toEqual(armed);
+    expect(await orderRow(alice, 'emus-rep-1')).toMatchObject({ qty: '2', stopPrice: '95000' });
+
+    const replaced = await patch(id, { stop_price: 94000, qty: 3 });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ broker_order_id: id, qty: 3, stop_price: 94000, status: 'open', metadata: expect.objectContaining({ emulated: true }) });
+    const rearmed = await triggerRow(alice, 'emus-rep-1');
+    expect(rearmed).toMatchObject({ status: 'working', qty: '3', stopPrice: '94000' });
+    expect(rearmed!.armedAt.getTime()).toBeGreaterThanOrEqual(armed!.armedAt.getTime());
+    expect(rearmed!.armedAt).not.toEqual(armed!.armedAt);
+    const frames = await framesOf(alice, 'emus-rep-1');
+    expect(frames.map((frame) => frame.frame.event_type).at(-1)).toBe('replaced');
+    expect(frames.at(-1)!.frame.payload).toMatchObject({ emulated: true, qty: '3', stop_price: '94000' });
+    expect(await auditActionsOf(alice, 'emus-rep-1')).toEqual(expect.arrayContaining(['order.replace_refused', 'order.replace_requested', 'order.replaced']));
+    expect(kisOrderCalls()).toBe(calls);
+
+    // The old stop is no longer armed: a trade there sells nothing; the new one sells the new quantity.
+    await untilKisWatched();
+    kis.setPrice(SYMBOL, '95000');
+    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '94000'), alice, 'emus-rep-1', isFilled);
+    expect(row).toMatchObject({ filledQty: '3', avgFillPrice: '94000' });
     expect(kisOrderCalls()).toBe(calls + 1);
   });
 });
@@ -214,11 +263,13 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
       () => Promise.resolve(binance.marketStreamSubscribers()),
       (count) => count > 0,
     );
-    binance.setPrice('BTCUSDT', '48800');
-    const triggered = await childPlaced(bob, 'emus-btc-sl');
+    const triggered = await tradeUntil(() => binance.setPrice('BTCUSDT', '48800'), bob, 'emus-btc-sl', childPlaced);
     expect(triggered).toMatchObject({ status: 'open', filledQty: '0' });
     // At the exchange: a limit sell at the stop-limit's limit, resting.
     expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT').map((order) => [order.type, order.side, Number(order.price), Number(order.origQty)])).toEqual([['LIMIT', 'SELL', 48900, 0.1]]);
+    // Triggered: no longer the emulator's to replace.
+    const late = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'crypto', broker_order_id: placed.body.broker_order_id, limit_price: 48800 });
+    expect([late.status, late.body.code], late.text).toEqual([422, 'ORDER_NOT_CANCELABLE']);
     binance.setPrice('BTCUSDT', '49100');
     const row = await filled(bob, 'emus-btc-sl');
     expect([Number(row!.filledQty), Number(row!.avgFillPrice)]).toEqual([0.1, 48900]);
@@ -233,13 +284,30 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     expect(placed.status, placed.text).toBe(201);
     expect(placed.body).toMatchObject({ order_type: 'stop', stop_price: 51000, metadata: { emulated: true } });
     binance.setPrice('BTCUSDT', '50900');
-    binance.setPrice('BTCUSDT', '51000');
-    const row = await filled(bob, 'emus-btc-stop');
+    const row = await tradeUntil(() => binance.setPrice('BTCUSDT', '51000'), bob, 'emus-btc-stop', isFilled);
     expect([Number(row!.filledQty), Number(row!.avgFillPrice)]).toEqual([0.1, 51000]);
     expect(binanceOrderPosts()).toBe(posts + 1);
   });
 
+  it('replaces a trailing stop’s trail: its stop set again from its mark, and it sells there', async () => {
+    // The price is 51000, the mark a trail starts from.
+    const placed = await btc({ side: 'sell', qty: 0.05, order_type: 'trailing_stop', trail_percent: 2, client_order_id: 'emus-btc-trail' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ stop_price: 49980, metadata: { hwm: 51000, trail_percent: 2 } });
+    const replaced = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'crypto', broker_order_id: placed.body.broker_order_id, trail_percent: 1 });
+    expect(replaced.status, replaced.text).toBe(200);
+    // 51000 × 0.99 = 50490.
+    expect(replaced.body).toMatchObject({ stop_price: 50490, metadata: expect.objectContaining({ trail_percent: 1, hwm: 51000 }) });
+    expect(await triggerRow(bob, 'emus-btc-trail')).toMatchObject({ trailPercent: '1', trailPrice: null });
+    const posts = binanceOrderPosts();
+    binance.setPrice('BTCUSDT', '50500');
+    const row = await tradeUntil(() => binance.setPrice('BTCUSDT', '50490'), bob, 'emus-btc-trail', isFilled);
+    expect([Number(row!.filledQty), Number(row!.avgFillPrice)]).toEqual([0.05, 50490]);
+    expect(binanceOrderPosts()).toBe(posts + 1);
+  });
+
   it('cancels the parent of a child the gates refuse (funds spent meanwhile), with its reason, audited and told to the user; nothing goes to the exchange', async () => {
+    binance.setPrice('BTCUSDT', '51000');
     // 1.5 × 52000 = 78000 USDT: within the cash at placement.
     const placed = await btc({ side: 'buy', qty: 1.5, order_type: 'stop', stop_price: 52000, client_order_id: 'emus-btc-funds' });
     expect(placed.status, placed.text).toBe(201);
@@ -248,11 +316,7 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     expect(spent.status, spent.text).toBe(201);
     await filled(bob, 'emus-btc-spend');
     const posts = binanceOrderPosts();
-    binance.setPrice('BTCUSDT', '52000');
-    const canceled = await waitFor(
-      () => orderRow(bob, 'emus-btc-funds'),
-      (row) => row?.status === 'canceled',
-    );
+    const canceled = await tradeUntil(() => binance.setPrice('BTCUSDT', '52000'), bob, 'emus-btc-funds', (row) => row?.status === 'canceled');
     expect(canceled!.metadata).toMatchObject({ cancel_reason: 'trigger_refused', child_client_order_id: 'emus-btc-funds.tr' });
     expect(canceled!.metadata.child_broker_order_id).toBeUndefined();
     expect(canceled!.reason).toBeTruthy();
@@ -290,9 +354,7 @@ describe('a fired child is an exit: exempt from the rate limit and the emergency
     const refused = await kr({ side: 'buy', qty: 1, order_type: 'market' });
     expect([refused.status, refused.body.code], refused.text).toEqual([429, 'RATE_LIMIT_EXCEEDED']);
     const calls = kisOrderCalls();
-    await untilKisWatched();
-    kis.setPrice(SYMBOL, '99000');
-    const row = await filled(carol, 'emus-exempt');
+    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '99000'), carol, 'emus-exempt', isFilled);
     expect(row).toMatchObject({ filledQty: '1', avgFillPrice: '99000' });
     expect(kisOrderCalls()).toBe(calls + 1);
   });

@@ -143,12 +143,16 @@ describe('a trailing stop at KIS, emulated', () => {
     expect(types.indexOf('triggered')).toBeLessThan(types.indexOf('fill'));
   });
 
-  it('cancels an emulated order before its trigger with no broker call; a replace is refused for now', async () => {
+  it('replaces an emulated order’s trail (its stop set again from its mark) and cancels it before its trigger, with no broker call', async () => {
     const calls = orderCalls();
     const placed = await trailingSell('emu-trail-2', 1, { trail_price: 2000 });
     expect(placed.status, placed.text).toBe(201);
+    // The price is 94900: the mark, and its stop 2000 under it.
+    expect(placed.body).toMatchObject({ stop_price: 92900, metadata: { hwm: 94900, trail_price: 2000 } });
     const replaced = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'kr_equity', broker_order_id: placed.body.broker_order_id, trail_price: 3000 });
-    expect([replaced.status, replaced.body.code], replaced.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ broker_order_id: placed.body.broker_order_id, stop_price: 91900, metadata: expect.objectContaining({ trail_price: 3000, hwm: 94900, emulated: true }) });
+    expect(await triggerRow('emu-trail-2')).toMatchObject({ status: 'working', stopPrice: '91900', trailPrice: '3000', hwm: '94900' });
     const canceled = await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`);
     expect(canceled.status, canceled.text).toBe(204);
     expect(await orderRow('emu-trail-2')).toMatchObject({ status: 'canceled' });

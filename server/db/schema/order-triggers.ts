@@ -36,6 +36,14 @@ export const orderTriggers = pgTable(
     /** The order placed at the broker when the trigger fired (a market order, or a stop_limit's limit). */
     childClientOrderId: text('child_client_order_id'),
     childBrokerOrderId: text('child_broker_order_id'),
+    /**
+     * When the trigger was armed: at its placement, and again at each replace. A watch holding an
+     * older arming takes the row again, and its saves and its fire touch only the arming it holds.
+     */
+    // Milliseconds, as a JavaScript Date carries it back (a row from before this column too).
+    armedAt: tsColumn('armed_at')
+      .notNull()
+      .default(sql`date_trunc('milliseconds', now())`),
     updatedAt: tsColumn('updated_at').notNull(),
   },
   (t) => [

@@ -19,14 +19,16 @@ export type TArmed = Pick<OrderTriggerRow, 'orderType' | 'stopPrice' | 'hwm' | '
 export const isTriggerType = (orderType: OrderRow['orderType']): orderType is OrderTriggerRow['orderType'] => orderType === 'trailing_stop' || orderType === 'stop' || orderType === 'stop_limit';
 
 /**
- * The trigger an order arms at `price` (the broker's price now). Throws BrokerRejectedError for a
- * trigger no broker would hold: a trail without its size or leaving no stop above 0, a stop that
- * would trigger at once, a stop-limit without its limit.
+ * The trigger an order arms at `price` (the broker's price now). A trailing stop's stop is set from
+ * its `mark` (a replace keeps the mark it reached), else from the price. Throws
+ * BrokerRejectedError for a trigger no broker would hold: a trail without its size or leaving no
+ * stop above 0, a stop that would trigger at once, a stop-limit without its limit.
  */
 export const armOf = (
   order: Pick<OrderRow, 'orderType' | 'side' | 'stopPrice' | 'limitPrice' | 'metadata'>,
   price: Decimal,
   instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule' | 'tickSize'>,
+  mark: Decimal = price,
 ): TArmed => {
   const { orderType, side } = order;
   if (!isTriggerType(orderType)) throw new BrokerRejectedError(`the order emulator holds no ${orderType} orders`);
@@ -34,9 +36,11 @@ export const armOf = (
     const trailPercent = decimalText(order.metadata[TRAIL_PERCENT]);
     const trailPrice = trailPercent === null ? decimalText(order.metadata[TRAIL_PRICE]) : null;
     if (trailPercent === null && trailPrice === null) throw new BrokerRejectedError('an emulated trailing_stop needs trail_percent or trail_price');
-    const stop = firstStopOf({ side, price, trail: trailPercent !== null ? { percent: trailPercent } : { price: trailPrice! }, instrument });
-    if (stop.lte(0)) throw new BrokerRejectedError(`the trail leaves no stop above 0 below the price ${price.toFixed()}`);
-    return { orderType, stopPrice: stop.toFixed(), hwm: price.toFixed(), limitPrice: null, trailPercent, trailPrice };
+    const stop = firstStopOf({ side, price: mark, trail: trailPercent !== null ? { percent: trailPercent } : { price: trailPrice! }, instrument });
+    if (stop.lte(0)) throw new BrokerRejectedError(`the trail leaves no stop above 0 below the price ${mark.toFixed()}`);
+    // From a mark the price has left, a stop may already be reached.
+    refuseTriggeredStop(side, stop, price);
+    return { orderType, stopPrice: stop.toFixed(), hwm: mark.toFixed(), limitPrice: null, trailPercent, trailPrice };
   }
   if (order.stopPrice === null) throw new BrokerRejectedError(`a ${orderType} order needs a stop price`);
   if (orderType === 'stop_limit' && order.limitPrice === null) throw new BrokerRejectedError('a stop_limit order needs a limit price');

@@ -89,6 +89,7 @@ export const emulatedSubmission = ({ db, clock, onTrigger }: { db: Db; clock: Cl
           qty: intent.qty,
           ...armed,
           status: 'working',
+          armedAt: accepted.submittedAt,
           updatedAt: accepted.submittedAt,
         });
         return { intent: written, written: recorded };

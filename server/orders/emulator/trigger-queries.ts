@@ -23,19 +23,44 @@ export const workingTriggers = (db: Queryable, { userId, assetClass, mode }: Emu
     .from(orderTriggers)
     .where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.assetClass, assetClass), eq(orderTriggers.live, mode === 'live'), working));
 
-/** Saves a moved mark and stop while the trigger works; false when it no longer does. */
-export const saveMark = async (db: Queryable, key: TriggerKey, { hwm, stopPrice, at }: { hwm: string; stopPrice: string; at: Date }): Promise<boolean> =>
-  (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(keyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
+/** A trigger as one arming of it: a replace arms it again, and what a watch did with the older arming no longer applies. */
+export type ArmedKey = TriggerKey & { armedAt: Date };
+const armedKeyOf = (key: ArmedKey) => and(keyOf(key), eq(orderTriggers.armedAt, key.armedAt));
 
-/** Fires a working trigger (its last mark and stop with it); undefined when it no longer works (canceled meanwhile). */
-export const markTriggered = async (db: Queryable, key: TriggerKey, change: { hwm: string | null; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
+/** Saves a moved mark and stop while the trigger works as armed; false when it no longer does (canceled, fired or armed again). */
+export const saveMark = async (db: Queryable, key: ArmedKey, { hwm, stopPrice, at }: { hwm: string; stopPrice: string; at: Date }): Promise<boolean> =>
+  (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(armedKeyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
+
+/** Fires a working trigger as armed (its last mark and stop with it); undefined when it no longer works so (canceled or armed again meanwhile). */
+export const markTriggered = async (db: Queryable, key: ArmedKey, change: { hwm: string | null; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
   (
     await db
       .update(orderTriggers)
       .set({ status: 'triggered', hwm: change.hwm, stopPrice: change.stopPrice, childClientOrderId: change.childClientOrderId, updatedAt: change.at })
+      .where(and(armedKeyOf(key), working))
+      .returning()
+  )[0];
+
+/** Arms a working trigger again (a replace): its new quantity, prices or trail; undefined when it no longer works (it fired, or was canceled). */
+export const rearmTrigger = async (
+  db: Queryable,
+  key: TriggerKey,
+  change: Pick<OrderTriggerRow, 'qty' | 'orderType' | 'stopPrice' | 'hwm' | 'limitPrice' | 'trailPercent' | 'trailPrice' | 'armedAt'>,
+): Promise<OrderTriggerRow | undefined> =>
+  (
+    await db
+      .update(orderTriggers)
+      .set({ ...change, updatedAt: change.armedAt })
       .where(and(keyOf(key), working))
       .returning()
   )[0];
+
+/** A working trigger as it is armed now; undefined when it no longer works. */
+export const workingTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(and(keyOf(key), working)))[0];
+
+/** A working trigger, locked for a replace that arms it again. */
+export const workingTriggerForUpdate = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> =>
+  (await db.select().from(orderTriggers).where(and(keyOf(key), working)).for('update'))[0];
 
 export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, childBrokerOrderId: string, at: Date): Promise<void> => {
   await db.update(orderTriggers).set({ childBrokerOrderId, updatedAt: at }).where(keyOf(key));

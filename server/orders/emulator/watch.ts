@@ -27,7 +27,7 @@ import { orderEventOf } from '../records.ts';
 import { HWM } from '../trailing.ts';
 import { mergeOrderMetadata, updateOrder } from '../write-queries.ts';
 import { childClientOrderIdOf, tickOf, triggerStateOf, triggerStepOf, type TTriggerState } from './trail.ts';
-import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTriggers, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
+import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTrigger, workingTriggers, type ArmedKey, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
 
 export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
 export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
@@ -102,6 +102,7 @@ const childRequestOf = (row: OrderTriggerRow, clientOrderId: string): BrokerOrde
 });
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const armedKeyOf = ({ userId, clientOrderId, armedAt }: OrderTriggerRow): ArmedKey => ({ userId, clientOrderId, armedAt });
 const accountKeyOf = ({ userId, assetClass, mode }: EmulatedAccount) => `${userId}:${assetClass}:${mode}`;
 const symbolsOf = (rows: readonly OrderTriggerRow[]) => [...new Set(rows.map((row) => row.symbol))].sort();
 
@@ -146,7 +147,7 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     const hwm = state.trailing.hwm.toFixed();
     const stopPrice = state.trailing.stopPrice.toFixed();
     await db.transaction(async (tx) => {
-      if (!(await saveMark(tx, row, { hwm, stopPrice, at }))) return;
+      if (!(await saveMark(tx, armedKeyOf(row), { hwm, stopPrice, at }))) return;
       await updateOrder(tx, row, { stopPrice, updatedAt: at });
       await mergeOrderMetadata(tx, row, { [HWM]: Number(hwm) });
     });
@@ -156,7 +157,7 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
    * Fires a trigger: marked triggered with its order (event and audit) in one transaction, unless
    * a cancel came first; then the child goes to the broker and is linked to its parent.
    */
-  const fire = async (broker: Broker, watched: Watched, step: { hwm: Decimal | null; stopPrice: Decimal }, quote: BrokerQuote) => {
+  const fire = async (broker: Broker, watched: Watched, step: { hwm: Decimal | null; stopPrice: Decimal }, quote: BrokerQuote): Promise<'stale' | undefined> => {
     const { row } = watched;
     const key: TriggerKey = { userId: row.userId, clientOrderId: row.clientOrderId };
     const child = childClientOrderIdOf(row.clientOrderId, sha);
@@ -164,7 +165,7 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     const stopPrice = step.stopPrice.toFixed();
     const hwm = step.hwm?.toFixed() ?? null;
     const fired = await db.transaction(async (tx) => {
-      const trigger = await markTriggered(tx, key, { hwm, stopPrice, childClientOrderId: child, at });
+      const trigger = await markTriggered(tx, armedKeyOf(row), { hwm, stopPrice, childClientOrderId: child, at });
       const order = trigger && (await findOrderByClientId(tx, { ...key, forUpdate: true }));
       if (!order) return undefined;
       const mark = hwm === null ? {} : { [HWM]: Number(hwm) };
@@ -173,16 +174,20 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
       await audit(tx, updated, 'order.triggered', payload);
       return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
     });
-    if (!fired) return;
+    if (!fired) return 'stale';
     publisher.announce(fired);
     log.info({ userId: row.userId, clientOrderId: row.clientOrderId, price: quote.price, stopPrice }, 'a trigger fired; its child goes to the broker');
     const request = childRequestOf(row, child);
     try {
       await checkChild(await childAttemptOf(row, request));
     } catch (error) {
-      if (error instanceof GateRefusal) return refuseChild(key, { reason: error.error.message, code: error.error.code });
+      if (error instanceof GateRefusal) {
+        await refuseChild(key, { reason: error.error.message, code: error.error.code });
+        return undefined;
+      }
       // The checks could not be made (the broker's reads failed): the child is not sent blind.
-      return refuseChild(key, { reason: error instanceof Error ? error.message : 'the child could not be checked', code: 'BROKER_UNAVAILABLE' });
+      await refuseChild(key, { reason: error instanceof Error ? error.message : 'the child could not be checked', code: 'BROKER_UNAVAILABLE' });
+      return undefined;
     }
     try {
       const placed = await withTimeout(broker.placeOrder(request), BROKER_TIMEOUT_MS);
@@ -191,7 +196,10 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
         await mergeOrderMetadata(tx, key, { [CHILD_BROKER_ORDER_ID]: placed.brokerOrderId });
       });
     } catch (error) {
-      if (error instanceof BrokerRejectedError) return refuseChild(key, { reason: error.message, code: 'BROKER_REJECTED' });
+      if (error instanceof BrokerRejectedError) {
+        await refuseChild(key, { reason: error.message, code: 'BROKER_REJECTED' });
+        return undefined;
+      }
       // It may have reached the broker: its events, if any, still come to the parent.
       log.error({ err: error, userId: row.userId, clientOrderId: row.clientOrderId }, 'the trigger’s child may not have reached the broker');
     }
@@ -243,26 +251,40 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
   /** One quote against the account's triggers of its symbol. */
   const onQuote = async (broker: Broker, watched: Map<string, Watched>, quote: BrokerQuote) => {
     const price = new ExactDecimal(quote.price);
-    for (const [id, one] of watched) {
+    for (const [id, one] of [...watched]) {
       if (one.row.symbol !== quote.symbol) continue;
-      const step = triggerStepOf(one.state, price, one.tick);
-      if (step.kind === 'fired') {
-        watched.delete(id);
-        await fire(broker, one, step, quote);
-      } else if (step.kind === 'moved' && one.state.kind === 'trailing') {
-        one.state = { kind: 'trailing', trailing: { ...one.state.trailing, hwm: step.hwm, stopPrice: step.stopPrice } };
-        one.unsaved = true;
-        if (clock.now().getTime() - one.savedAt >= saveEveryMs) await save(one);
-      }
+      if ((await onQuoteOf(broker, watched, one, price, quote)) !== 'stale') continue;
+      // Canceled, or armed again (a replace) since the watch read it: the new arming meets this quote too.
+      const again = await workingTrigger(db, one.row);
+      const fresh = again && (await watchedOf(again));
+      if (!fresh) continue;
+      watched.set(id, fresh);
+      await onQuoteOf(broker, watched, fresh, price, quote);
     }
+  };
+
+  /** One quote against one trigger: it fires, moves, or does nothing; 'stale' when it fired on an arming no longer working. */
+  const onQuoteOf = async (broker: Broker, watched: Map<string, Watched>, one: Watched, price: Decimal, quote: BrokerQuote): Promise<'stale' | undefined> => {
+    const step = triggerStepOf(one.state, price, one.tick);
+    if (step.kind === 'fired') {
+      watched.delete(one.row.clientOrderId);
+      return fire(broker, one, step, quote);
+    }
+    if (step.kind === 'moved' && one.state.kind === 'trailing') {
+      one.state = { kind: 'trailing', trailing: { ...one.state.trailing, hwm: step.hwm, stopPrice: step.stopPrice } };
+      one.unsaved = true;
+      if (clock.now().getTime() - one.savedAt >= saveEveryMs) await save(one);
+    }
+    return undefined;
   };
 
   /** Brings the held triggers in line with the account's working ones; false when their symbols changed (a new quote stream). */
   const sync = async (account: EmulatedAccount, watched: Map<string, Watched>, symbols: readonly string[]) => {
     const rows = await workingTriggers(db, account);
     if (symbolsOf(rows).join('\n') !== symbols.join('\n')) return false;
-    const ids = new Set(rows.map((row) => row.clientOrderId));
-    for (const id of watched.keys()) if (!ids.has(id)) watched.delete(id);
+    // A trigger armed again (a replace) is taken anew: what the watch held of it was the old arming.
+    const armings = new Map(rows.map((row) => [row.clientOrderId, row.armedAt.getTime()]));
+    for (const [id, one] of watched) if (armings.get(id) !== one.row.armedAt.getTime()) watched.delete(id);
     for (const row of rows) {
       if (watched.has(row.clientOrderId)) continue;
       const one = await watchedOf(row);
