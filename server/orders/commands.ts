@@ -47,18 +47,25 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
   const rearm = createRearm({ db, clock, audit, publisher, onTriggerChange });
   /**
    * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
-   * one transaction, audited, with its `canceled` event. A trigger that fired first leaves the
-   * order to its child (422 ORDER_NOT_CANCELABLE).
+   * one transaction, audited, with its `canceled` event; an emulated OCO's other leg ends with it.
+   * A trigger that fired first leaves the order to its child (422 ORDER_NOT_CANCELABLE).
    */
   const cancelEmulated = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
     const at = clock.now();
     const frames = await db.transaction(async (tx) => {
-      if (!(await cancelTrigger(tx, row, at))) return undefined;
+      const trigger = await cancelTrigger(tx, row, at);
+      if (!trigger) return undefined;
       const metadata = by ? { ...row.metadata, [CANCEL_REQUESTED_BY]: by } : row.metadata;
       const updated = (await updateOrder(tx, row, { status: 'canceled', metadata, updatedAt: at }))!;
       await audit(tx, updated, 'order.cancel_requested', by ? { by } : {}, origin);
       await audit(tx, updated, 'order.canceled', { emulated: true });
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { emulated: true }, at)]);
+      const frames = await publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { emulated: true }, at)]);
+      const siblingKey = trigger.siblingClientOrderId === null ? undefined : { userId: row.userId, clientOrderId: trigger.siblingClientOrderId };
+      if (!siblingKey || !(await cancelTrigger(tx, siblingKey, at))) return frames;
+      const sibling = (await updateOrder(tx, siblingKey, { status: 'canceled', updatedAt: at }))!;
+      const payload = { emulated: true, sibling_client_order_id: row.clientOrderId };
+      await audit(tx, sibling, 'order.canceled', payload);
+      return [...frames, ...(await publisher.appendEvents(tx, sibling, [orderEventOf(sibling, 'canceled', payload, at)]))];
     });
     if (!frames) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and cannot be canceled');
     publisher.announce(frames);
@@ -91,6 +98,10 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
+    // Not yet: an emulated OCO's legs are changed by a cancel (of both) and a new OCO.
+    if (row.metadata[EMULATED] === true && (row.metadata.order_class === 'oco' || row.metadata.parent_client_order_id !== undefined)) {
+      throw new AppError('BROKER_REJECTED', 'An emulated oco cannot be replaced through this service yet; cancel it and place a new one');
+    }
     // Judged against the order's own type: a replace may not give a market order a limit.
     const misplaced = misplacedPriceFields(row.orderType, change);
     if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });

@@ -189,10 +189,14 @@ const EMULATED_TYPES: ReadonlySet<TOrderType> = new Set(['trailing_stop', 'stop'
 
 /**
  * Whether the order emulator holds what the broker does not: a simple trailing stop, stop or
- * stop-limit, watched on the broker's quote stream, so only where the broker streams quotes.
+ * stop-limit, or an OCO (a sell limit and its stop leg: two triggers), watched on the broker's
+ * quote stream, so only where the broker streams quotes.
  */
-const emulatable = (attempt: OrderAttempt, broker: Broker): boolean =>
-  EMULATED_TYPES.has(attempt.orderType) && attempt.orderClass === 'simple' && attempt.bracket === null && broker.quotes !== undefined;
+const emulatable = (attempt: OrderAttempt, broker: Broker): boolean => {
+  if (broker.quotes === undefined) return false;
+  if (attempt.orderClass === 'oco') return attempt.orderType === 'limit' && attempt.bracket !== null;
+  return EMULATED_TYPES.has(attempt.orderType) && attempt.orderClass === 'simple' && attempt.bracket === null;
+};
 
 /** Whether the broker holds the order's type itself: for a stop or a stop-limit, at the symbol's market where that is the broker's word. */
 const holdsNatively = async ({ orderType, instrument }: OrderAttempt, broker: Broker): Promise<boolean> => {
@@ -211,17 +215,14 @@ const holdsNatively = async ({ orderType, instrument }: OrderAttempt, broker: Br
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
   const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
   attempt.broker = broker;
-  const native = await holdsNatively(attempt, broker);
-  attempt.emulated = !native && emulatable(attempt, broker);
-  if (!native && !attempt.emulated) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
-  }
-  if ((attempt.orderClass === 'oto' || attempt.orderClass === 'oco') && !broker.nativeOrderClasses.has(attempt.orderClass)) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
-  }
-  if (attempt.bracket?.trail && !broker.nativeTrailingLegs) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
-  }
+  const nativeType = await holdsNatively(attempt, broker);
+  const nativeClass = (attempt.orderClass !== 'oto' && attempt.orderClass !== 'oco') || broker.nativeOrderClasses.has(attempt.orderClass);
+  const nativeLeg = !attempt.bracket?.trail || broker.nativeTrailingLegs;
+  attempt.emulated = !(nativeType && nativeClass && nativeLeg) && emulatable(attempt, broker);
+  if (attempt.emulated) return;
+  if (!nativeType) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
+  if (!nativeClass) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
+  if (!nativeLeg) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [

@@ -63,7 +63,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   // The order emulator: triggers of what a real broker does not hold, watched beside its events.
   // A fired trigger's child meets the placement's gates but the rate limit and the lock.
   const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher, checkChild: (attempt) => runChildGates(attempt, gateDeps) });
-  const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.wake });
+  const emulated = emulatedSubmission({ db, clock, audit, publisher, onTrigger: emulator.wake });
   const submissionOf: SubmissionFor = (account, how) => (how?.emulated ? emulated : submissionFor(account));
   const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor: submissionOf, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });

@@ -240,6 +240,52 @@ describe('the replace of an emulated order at KIS, before its trigger', () => {
   });
 });
 
+describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+  const oco = (clientOrderId: string) =>
+    call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'sell', qty: 2, order_type: 'limit', limit_price: 96000, order_class: 'oco', bracket: { stop_loss: 92000 }, time_in_force: 'day', client_order_id: clientOrderId });
+
+  it('holds both legs with no broker call; a cancel of either leg ends both; a replace is refused for now', async () => {
+    // The price is 94000; the account holds 6 shares.
+    const calls = kisOrderCalls();
+    const placed = await oco('emus-oco-1');
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'limit', limit_price: 96000, stop_price: null, metadata: { emulated: true, order_class: 'oco' } });
+    const leg = await orderRow(alice, 'emus-oco-1:sl');
+    expect(leg).toMatchObject({ status: 'open', orderType: 'stop', stopPrice: '92000', qty: '2', metadata: expect.objectContaining({ emulated: true, parent_client_order_id: 'emus-oco-1' }) });
+    expect(await triggerRow(alice, 'emus-oco-1')).toMatchObject({ status: 'working', orderType: 'limit', stopPrice: '96000', limitPrice: '96000', siblingClientOrderId: 'emus-oco-1:sl' });
+    expect(await triggerRow(alice, 'emus-oco-1:sl')).toMatchObject({ status: 'working', orderType: 'stop', stopPrice: '92000', siblingClientOrderId: 'emus-oco-1' });
+    const replaced = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'kr_equity', broker_order_id: placed.body.broker_order_id, limit_price: 97000 });
+    expect([replaced.status, replaced.body.code], replaced.text).toEqual([422, 'BROKER_REJECTED']);
+    const canceled = await call('DELETE', `/api/equity/orders/${leg!.brokerOrderId}?asset_class=kr_equity`);
+    expect(canceled.status, canceled.text).toBe(204);
+    expect(await orderRow(alice, 'emus-oco-1')).toMatchObject({ status: 'canceled' });
+    expect(await orderRow(alice, 'emus-oco-1:sl')).toMatchObject({ status: 'canceled' });
+    expect(await triggerRow(alice, 'emus-oco-1')).toMatchObject({ status: 'canceled' });
+    expect(kisOrderCalls()).toBe(calls);
+  });
+
+  it('fires its take-profit when the price reaches the limit: a limit sell there, and the stop leg canceled in the same transaction', async () => {
+    const placed = await oco('emus-oco-2');
+    expect(placed.status, placed.text).toBe(201);
+    const calls = kisOrderCalls();
+    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '96000'), alice, 'emus-oco-2', isFilled);
+    expect(row).toMatchObject({ filledQty: '2', avgFillPrice: '96000', metadata: expect.objectContaining({ child_client_order_id: 'emus-oco-2.tr' }) });
+    expect(kisOrderCalls()).toBe(calls + 1);
+    expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(await triggerRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled' });
+    const triggered = (await framesOf(alice, 'emus-oco-2')).find((frame) => frame.frame.event_type === 'triggered')!;
+    const legCanceled = (await framesOf(alice, 'emus-oco-2:sl')).find((frame) => frame.frame.event_type === 'canceled')!;
+    expect(triggered.frame.payload).toMatchObject({ price: '96000', limit_price: '96000' });
+    expect(triggered.frame.payload).not.toHaveProperty('stop_price');
+    expect(legCanceled.txId).toBe(triggered.txId);
+    // Down through the canceled stop leg: nothing more is sold.
+    kis.setPrice(SYMBOL, '91000');
+    await server.services.orders.idle();
+    expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', filledQty: '0' });
+  });
+});
+
 describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose markets list no stops), emulated', () => {
   const call = (method: string, path: string, body?: unknown) => callAs(bob)(method, path, body);
   const btc = (body: Record<string, unknown>) => call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', time_in_force: 'gtc', ...body });
@@ -306,13 +352,30 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     expect(binanceOrderPosts()).toBe(posts + 1);
   });
 
+  it('holds an OCO whose stop leg trails (Binance’s own OCO takes no trailing leg): the stop leg follows the price and fires, its market sell filled, the take-profit canceled with it', async () => {
+    binance.setPrice('BTCUSDT', '52000');
+    const posts = binanceOrderPosts();
+    const placed = await btc({ side: 'sell', qty: 0.1, order_type: 'limit', limit_price: 54000, order_class: 'oco', bracket: { trail_percent: 2 }, client_order_id: 'emus-btc-oco' });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body).toMatchObject({ order_type: 'limit', limit_price: 54000, metadata: { emulated: true, order_class: 'oco' } });
+    expect(await orderRow(bob, 'emus-btc-oco:sl')).toMatchObject({ orderType: 'trailing_stop', status: 'open', metadata: expect.objectContaining({ trail_percent: 2, hwm: 52000 }) });
+    expect(Number((await orderRow(bob, 'emus-btc-oco:sl'))!.stopPrice)).toBe(50960);
+    expect(binanceOrderPosts()).toBe(posts);
+    // 53000 × 0.98 = 51940.
+    await tradeUntil(() => binance.setPrice('BTCUSDT', '53000'), bob, 'emus-btc-oco:sl', (row) => Number(row?.stopPrice) === 51940);
+    const leg = await tradeUntil(() => binance.setPrice('BTCUSDT', '51900'), bob, 'emus-btc-oco:sl', isFilled);
+    expect([Number(leg!.filledQty), Number(leg!.avgFillPrice)]).toEqual([0.1, 51900]);
+    expect(await orderRow(bob, 'emus-btc-oco')).toMatchObject({ status: 'canceled', filledQty: '0', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(binanceOrderPosts()).toBe(posts + 1);
+  });
+
   it('cancels the parent of a child the gates refuse (funds spent meanwhile), with its reason, audited and told to the user; nothing goes to the exchange', async () => {
     binance.setPrice('BTCUSDT', '51000');
-    // 1.5 × 52000 = 78000 USDT: within the cash at placement.
+    // 1.5 × 52000 = 78000 USDT: within the cash at placement (about 108000 after the trades above; about 72000 after the buy below).
     const placed = await btc({ side: 'buy', qty: 1.5, order_type: 'stop', stop_price: 52000, client_order_id: 'emus-btc-funds' });
     expect(placed.status, placed.text).toBe(201);
     // The cash goes on another buy (an emulated order holds nothing at the exchange).
-    const spent = await btc({ side: 'buy', qty: 0.5, order_type: 'market', client_order_id: 'emus-btc-spend' });
+    const spent = await btc({ side: 'buy', qty: 0.7, order_type: 'market', client_order_id: 'emus-btc-spend' });
     expect(spent.status, spent.text).toBe(201);
     await filled(bob, 'emus-btc-spend');
     const posts = binanceOrderPosts();

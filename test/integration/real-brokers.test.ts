@@ -260,7 +260,7 @@ describe('kr_equity on the KIS-style broker', () => {
     expect(await orderRow('kr-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
   });
 
-  it('takes a trailing_stop as an emulated order (KIS holds none: the order emulator does) with no broker call; refuses an oto and an oco before any call (422 BROKER_REJECTED)', async () => {
+  it('takes a trailing_stop and an oco as emulated orders (KIS holds neither: the order emulator does) with no broker call; refuses an oto before any call (422 BROKER_REJECTED)', async () => {
     const calls = kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length;
     // Changed with the order emulator (it used to be 422 BROKER_REJECTED): its own tests are order-emulator.test.ts.
     const emulated = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'kr-trail-1' });
@@ -269,10 +269,13 @@ describe('kr_equity on the KIS-style broker', () => {
     const canceled = await call('DELETE', `/api/equity/orders/${emulated.body.broker_order_id}?asset_class=kr_equity`);
     expect(canceled.status, canceled.text).toBe(204);
     expect(await orderRow('kr-trail-1')).toMatchObject({ status: 'canceled' });
-    for (const [id, extra] of [
-      ['kr-oto-1', { order_class: 'oto', bracket: { take_profit: 110000 } }],
-      ['kr-oco-1', { side: 'sell', order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 } }],
-    ] as const) {
+    // Changed with the emulated OCO (it used to be 422 BROKER_REJECTED): its own tests are order-emulator-stops.test.ts.
+    const oco = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 }, client_order_id: 'kr-oco-1' });
+    expect(oco.status, oco.text).toBe(201);
+    expect(oco.body.metadata).toMatchObject({ emulated: true, order_class: 'oco' });
+    expect((await call('DELETE', `/api/equity/orders/${oco.body.broker_order_id}?asset_class=kr_equity`)).status).toBe(204);
+    expect(await orderRow('kr-oco-1:sl')).toMatchObject({ status: 'canceled' });
+    for (const [id, extra] of [['kr-oto-1', { order_class: 'oto', bracket: { take_profit: 110000 } }]] as const) {
       const res = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market', client_order_id: id, ...extra });
       expect([res.status, res.body.code], res.text).toEqual([422, 'BROKER_REJECTED']);
       expect(await orderRow(id)).toBeUndefined();

@@ -10,8 +10,12 @@ import { tsColumn } from './columns.ts';
 import { decimal } from './instruments.ts';
 
 export const ORDER_TRIGGER_STATUSES = ['working', 'triggered', 'canceled'] as const;
-/** What a trigger holds: a stop that follows the price, or a fixed stop whose child is a market order (stop) or a limit (stop_limit). */
-export const ORDER_TRIGGER_TYPES = ['trailing_stop', 'stop', 'stop_limit'] as const;
+/**
+ * What a trigger holds: a stop that follows the price, or a fixed stop whose child is a market
+ * order (stop) or a limit (stop_limit); or an OCO's take-profit (limit), which fires when the price
+ * reaches its limit (a sell's at or above it) and whose child is a limit there.
+ */
+export const ORDER_TRIGGER_TYPES = ['trailing_stop', 'stop', 'stop_limit', 'limit'] as const;
 
 export const orderTriggers = pgTable(
   'order_triggers',
@@ -33,6 +37,8 @@ export const orderTriggers = pgTable(
     hwm: decimal('hwm'),
     stopPrice: decimal('stop_price').notNull(),
     status: text('status', { enum: ORDER_TRIGGER_STATUSES }).notNull(),
+    /** The other leg of an emulated OCO: the first of the two to fire cancels the other, in its transaction. */
+    siblingClientOrderId: text('sibling_client_order_id'),
     /** The order placed at the broker when the trigger fired (a market order, or a stop_limit's limit). */
     childClientOrderId: text('child_client_order_id'),
     childBrokerOrderId: text('child_broker_order_id'),

@@ -3,6 +3,7 @@
 // stop-limit's own stop, refused as a broker refuses one that would trigger at once. The
 // placement arms a trigger with it, and a replace arms it again. Pure.
 import type { Decimal } from 'decimal.js';
+import { validateOco } from '../../brokers/matching.ts';
 import { refuseTriggeredStop } from '../../brokers/simulator/books.ts';
 import { BrokerRejectedError } from '../../brokers/types.ts';
 import type { InstrumentRow, OrderRow, OrderTriggerRow } from '../../db/schema/index.ts';
@@ -46,4 +47,46 @@ export const armOf = (
   if (orderType === 'stop_limit' && order.limitPrice === null) throw new BrokerRejectedError('a stop_limit order needs a limit price');
   refuseTriggeredStop(side, new ExactDecimal(order.stopPrice), price);
   return { orderType, stopPrice: order.stopPrice, hwm: null, limitPrice: orderType === 'stop_limit' ? order.limitPrice : null, trailPercent: null, trailPrice: null };
+};
+
+/** An emulated OCO's two legs as armed: its take-profit (the order itself) and its stop leg (`<id>:sl`). */
+export interface TArmedOco {
+  takeProfit: TArmed;
+  stopLeg: TArmed & { orderType: Exclude<OrderTriggerRow['orderType'], 'limit'> };
+}
+
+/**
+ * The two triggers an emulated OCO arms at `price` (DESIGN §6: a sell limit, the take-profit, and
+ * its stop leg below it: a stop, a stop-limit with `stop_loss_limit`, or a trail). The take-profit
+ * fires when the price reaches its limit and sends a limit there; the stop leg is armed as its own
+ * type is. Throws BrokerRejectedError where a broker holding the OCO would refuse it.
+ */
+export const armOcoOf = (
+  order: Pick<OrderRow, 'side' | 'limitPrice' | 'bracket'>,
+  price: Decimal,
+  instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule' | 'tickSize'>,
+): TArmedOco => {
+  const bracket = order.bracket;
+  const decimalOrNull = (value: number | null | undefined) => (value == null ? null : new ExactDecimal(value));
+  const refusal = validateOco({
+    side: order.side,
+    limitPrice: order.limitPrice === null ? null : new ExactDecimal(order.limitPrice),
+    price,
+    bracket: {
+      takeProfit: decimalOrNull(bracket?.take_profit),
+      stopLoss: decimalOrNull(bracket?.stop_loss),
+      stopLossLimit: decimalOrNull(bracket?.stop_loss_limit),
+      trail: bracket?.trail_percent != null ? { percent: new ExactDecimal(bracket.trail_percent) } : bracket?.trail_price != null ? { price: new ExactDecimal(bracket.trail_price) } : undefined,
+    },
+  });
+  if (refusal || !bracket || order.limitPrice === null) throw new BrokerRejectedError(refusal ?? 'an oco is a sell limit (the take-profit) with a stop leg');
+  const takeProfit: TArmed = { orderType: 'limit', stopPrice: order.limitPrice, limitPrice: order.limitPrice, hwm: null, trailPercent: null, trailPrice: null };
+  const trail = bracket.trail_percent != null ? { [TRAIL_PERCENT]: bracket.trail_percent } : bracket.trail_price != null ? { [TRAIL_PRICE]: bracket.trail_price } : null;
+  const stopType = trail ? 'trailing_stop' : bracket.stop_loss_limit != null ? 'stop_limit' : 'stop';
+  const stopLeg = armOf(
+    { orderType: stopType, side: order.side, stopPrice: bracket.stop_loss == null ? null : String(bracket.stop_loss), limitPrice: bracket.stop_loss_limit == null ? null : String(bracket.stop_loss_limit), metadata: trail ?? {} },
+    price,
+    instrument,
+  );
+  return { takeProfit, stopLeg: { ...stopLeg, orderType: stopType } };
 };

@@ -28,15 +28,24 @@ export const tickOf = (instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule'
   gridTickAt({ assetClass: instrument.assetClass, tickRule: instrument.tickRule, tickSize: new ExactDecimal(instrument.tickSize) });
 
 /** A trigger as its watch holds it: a trailing stop's moving state, or a fixed stop. */
-export type TTriggerState = { kind: 'trailing'; trailing: TrailingState } | { kind: 'fixed'; side: OrderTriggerRow['side']; stopPrice: Decimal };
+export type TTriggerState =
+  | { kind: 'trailing'; trailing: TrailingState }
+  /** A fixed level: a stop's (reached from the other side: a sell's at or below it), or an OCO take-profit's limit (a sell's at or above it). */
+  | { kind: 'fixed'; side: OrderTriggerRow['side']; stopPrice: Decimal; reached: 'as_stop' | 'as_limit' };
 
 export const triggerStateOf = (row: Pick<OrderTriggerRow, 'orderType' | 'side' | 'trailPercent' | 'trailPrice' | 'hwm' | 'stopPrice'>): TTriggerState =>
-  row.orderType === 'trailing_stop' ? { kind: 'trailing', trailing: trailingStateOfTrigger(row) } : { kind: 'fixed', side: row.side, stopPrice: new ExactDecimal(row.stopPrice) };
+  row.orderType === 'trailing_stop'
+    ? { kind: 'trailing', trailing: trailingStateOfTrigger(row) }
+    : { kind: 'fixed', side: row.side, stopPrice: new ExactDecimal(row.stopPrice), reached: row.orderType === 'limit' ? 'as_limit' : 'as_stop' };
 
-/** What one quote does to a trigger: a fixed stop only fires; a trailing one may move. */
+/** Whether a price reaches a limit: a buy's at or below it, a sell's at or above it. */
+const reachesLimit = (side: OrderTriggerRow['side'], limit: Decimal, price: Decimal) => (side === 'buy' ? price.lte(limit) : price.gte(limit));
+
+/** What one quote does to a trigger: a fixed level only fires; a trailing stop may move. */
 export const triggerStepOf = (state: TTriggerState, price: Decimal, tick: TTickSizeAt): TTriggerStep => {
   if (state.kind === 'trailing') return stepOf(state.trailing, price, tick);
-  return reachesStop(state.side, state.stopPrice, price) ? { kind: 'fired', hwm: null, stopPrice: state.stopPrice } : { kind: 'none' };
+  const reached = state.reached === 'as_limit' ? reachesLimit(state.side, state.stopPrice, price) : reachesStop(state.side, state.stopPrice, price);
+  return reached ? { kind: 'fired', hwm: null, stopPrice: state.stopPrice } : { kind: 'none' };
 };
 
 /** What one quote does to a trailing stop: the stop is checked before the mark moves (a price at the stop fires it). */

@@ -13,7 +13,7 @@ import type { TTickSizeAt } from '../../brokers/fills.ts';
 import type { Decimal } from 'decimal.js';
 import { BrokerRejectedError, type Broker, type BrokerOrderRequest, type BrokerQuote } from '../../brokers/types.ts';
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../db/client.ts';
+import type { Db, Tx } from '../../db/client.ts';
 import type { OrderTriggerRow } from '../../db/schema/index.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import type { Instruments } from '../../instruments/instruments.ts';
@@ -27,13 +27,15 @@ import { orderEventOf } from '../records.ts';
 import { HWM } from '../trailing.ts';
 import { mergeOrderMetadata, updateOrder } from '../write-queries.ts';
 import { childClientOrderIdOf, tickOf, triggerStateOf, triggerStepOf, type TTriggerState } from './trail.ts';
-import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTrigger, workingTriggers, type ArmedKey, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
+import { cancelTrigger, markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTrigger, workingTriggers, type ArmedKey, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
 
 export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
 export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
 const CANCEL_REASON = 'cancel_reason';
 /** The cancel_reason of an order whose trigger's child was refused. */
 export const TRIGGER_REFUSED = 'trigger_refused';
+/** The cancel_reason of an emulated OCO leg whose sibling fired. */
+export const OCO_SIBLING_FIRED = 'oco_sibling_fired';
 /** The suffix of a trigger's child's client order id: only such ids are looked up as a child's. */
 const CHILD_SUFFIX = '.tr';
 
@@ -169,10 +171,15 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
       const order = trigger && (await findOrderByClientId(tx, { ...key, forUpdate: true }));
       if (!order) return undefined;
       const mark = hwm === null ? {} : { [HWM]: Number(hwm) };
-      const updated = (await updateOrder(tx, key, { stopPrice, metadata: { ...order.metadata, ...mark, [CHILD_CLIENT_ORDER_ID]: child }, updatedAt: at }))!;
-      const payload = { price: quote.price, stop_price: stopPrice, ...(hwm === null ? {} : { hwm }), ...(row.limitPrice === null ? {} : { limit_price: row.limitPrice }), [CHILD_CLIENT_ORDER_ID]: child };
+      // An OCO's take-profit fired at its limit: it has no stop.
+      const isStop = row.orderType !== 'limit';
+      const updated = (await updateOrder(tx, key, { ...(isStop ? { stopPrice } : {}), metadata: { ...order.metadata, ...mark, [CHILD_CLIENT_ORDER_ID]: child }, updatedAt: at }))!;
+      const payload = { price: quote.price, ...(isStop ? { stop_price: stopPrice } : {}), ...(hwm === null ? {} : { hwm }), ...(row.limitPrice === null ? {} : { limit_price: row.limitPrice }), [CHILD_CLIENT_ORDER_ID]: child };
       await audit(tx, updated, 'order.triggered', payload);
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
+      const frames = await publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
+      // An OCO leg that fires ends its sibling in the same transaction: never both children at the broker.
+      const sibling = row.siblingClientOrderId === null ? [] : await cancelSibling(tx, { userId: row.userId, clientOrderId: row.siblingClientOrderId }, row.clientOrderId, at);
+      return [...frames, ...sibling];
     });
     if (!fired) return 'stale';
     publisher.announce(fired);
@@ -203,6 +210,17 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
       // It may have reached the broker: its events, if any, still come to the parent.
       log.error({ err: error, userId: row.userId, clientOrderId: row.clientOrderId }, 'the trigger’s child may not have reached the broker');
     }
+  };
+
+  /** Cancels an emulated OCO's other leg (its trigger and its order), unless it no longer works; its frames. */
+  const cancelSibling = async (tx: Tx, sibling: TriggerKey, firedClientOrderId: string, at: Date) => {
+    if (!(await cancelTrigger(tx, sibling, at))) return [];
+    const order = await findOrderByClientId(tx, { ...sibling, forUpdate: true });
+    if (!order) return [];
+    const updated = (await updateOrder(tx, sibling, { status: 'canceled', metadata: { ...order.metadata, [CANCEL_REASON]: OCO_SIBLING_FIRED }, updatedAt: at }))!;
+    const payload = { [CANCEL_REASON]: OCO_SIBLING_FIRED, sibling_client_order_id: firedClientOrderId };
+    await audit(tx, updated, 'order.canceled', payload);
+    return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', payload, at)]);
   };
 
   /** The child as the gates judge it: a simple market or limit order of the parent's account, which passed them once. */
