@@ -84,6 +84,12 @@ export interface OrderAttempt {
    * broker call at placement, a trigger instead (server/orders/emulator/).
    */
   emulated?: boolean;
+  /**
+   * Set by the broker gate: a bracket or an oto whose broker holds the entry but not its class or
+   * its trailing leg: the entry goes to the broker alone, its exits are the order emulator's
+   * triggers, armed with each fill of the entry (server/orders/emulator/exits.ts).
+   */
+  emulatedExits?: boolean;
   /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
   sizingUnderLock?: PositionJudge | undefined;
 }
@@ -216,10 +222,13 @@ const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps
   const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
   attempt.broker = broker;
   const nativeType = await holdsNatively(attempt, broker);
-  const nativeClass = (attempt.orderClass !== 'oto' && attempt.orderClass !== 'oco') || broker.nativeOrderClasses.has(attempt.orderClass);
+  const nativeClass = attempt.orderClass === 'simple' || broker.nativeOrderClasses.has(attempt.orderClass);
   const nativeLeg = !attempt.bracket?.trail || broker.nativeTrailingLegs;
   attempt.emulated = !(nativeType && nativeClass && nativeLeg) && emulatable(attempt, broker);
   if (attempt.emulated) return;
+  // An entry the broker holds, whose exits it does not: they are the emulator's.
+  attempt.emulatedExits = nativeType && !(nativeClass && nativeLeg) && (attempt.orderClass === 'bracket' || attempt.orderClass === 'oto') && broker.quotes !== undefined;
+  if (attempt.emulatedExits) return;
   if (!nativeType) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
   if (!nativeClass) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
   if (!nativeLeg) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);

@@ -29,6 +29,7 @@ import { createReconciler } from './reconcile.ts';
 import type { SubmissionFor } from './submission.ts';
 import { emulatedSubmission } from './emulator/emulated-submission.ts';
 import { createOrderEmulator } from './emulator/watch.ts';
+import { createExits } from './emulator/exits.ts';
 
 export { toOrderResponse } from './records.ts';
 /** The order list's kept count, for the job that folds its changes (server/jobs). */
@@ -69,7 +70,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { preview } = createPreview({ instruments, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.wake });
-  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: emulator });
+  // A bracket's or an oto's exits the emulator holds are armed with the entry's fills.
+  const armExits = createExits({ clock, audit, publisher, instruments });
+  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits } });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */

@@ -286,6 +286,89 @@ describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', 
   });
 });
 
+describe('a bracket at KIS (which holds none): the entry at KIS, its exits emulated', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+
+  it('arms the take-profit and the stop leg with the entry’s fill, for its quantity; the take-profit fires and sells, the stop leg canceled with it', async () => {
+    // The price is 91000.
+    const calls = kisOrderCalls();
+    const placed = await call('POST', '/api/equity/orders', {
+      asset_class: 'kr_equity',
+      symbol: SYMBOL,
+      side: 'buy',
+      qty: 2,
+      order_type: 'market',
+      time_in_force: 'day',
+      bracket: { take_profit: 93000, stop_loss: 89000 },
+      client_order_id: 'emus-br-1',
+    });
+    expect(placed.status, placed.text).toBe(201);
+    // The entry goes to KIS alone: its broker id is KIS's.
+    expect(placed.body.broker_order_id).not.toMatch(/^emu-/);
+    expect(placed.body.metadata).toMatchObject({ emulated_exits: true });
+    await filled(alice, 'emus-br-1');
+    const tp = await waitFor(
+      () => orderRow(alice, 'emus-br-1:tp'),
+      (row) => row !== undefined,
+    );
+    expect(tp).toMatchObject({ status: 'open', side: 'sell', orderType: 'limit', limitPrice: '93000', qty: '2', metadata: expect.objectContaining({ emulated: true, parent_client_order_id: 'emus-br-1' }) });
+    expect(await orderRow(alice, 'emus-br-1:sl')).toMatchObject({ status: 'open', orderType: 'stop', stopPrice: '89000', qty: '2' });
+    expect(await triggerRow(alice, 'emus-br-1:tp')).toMatchObject({ status: 'working', orderType: 'limit', siblingClientOrderId: 'emus-br-1:sl' });
+    expect(await triggerRow(alice, 'emus-br-1:sl')).toMatchObject({ status: 'working', orderType: 'stop', siblingClientOrderId: 'emus-br-1:tp' });
+    expect(kisOrderCalls()).toBe(calls + 1);
+    const sold = await tradeUntil(() => kis.setPrice(SYMBOL, '93000'), alice, 'emus-br-1:tp', isFilled);
+    expect(sold).toMatchObject({ filledQty: '2', avgFillPrice: '93000' });
+    expect(await orderRow(alice, 'emus-br-1:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(kisOrderCalls()).toBe(calls + 2);
+  });
+});
+
+describe('a bracket entry at KIS that fills in parts', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+
+  it('arms its exits for the first part and grows them with the next; the stop leg then sells the whole filled quantity', async () => {
+    // The price is 93000: a limit buy at 92000 rests.
+    const placed = await call('POST', '/api/equity/orders', {
+      asset_class: 'kr_equity',
+      symbol: SYMBOL,
+      side: 'buy',
+      qty: 3,
+      order_type: 'limit',
+      limit_price: 92000,
+      time_in_force: 'day',
+      bracket: { take_profit: 96000, stop_loss: 90000 },
+      client_order_id: 'emus-br-2',
+    });
+    expect(placed.status, placed.text).toBe(201);
+    const odno = String(placed.body.broker_order_id).split('-')[1]!;
+    await waitFor(
+      () => orderRow(alice, 'emus-br-2'),
+      (row) => row?.status === 'open',
+    );
+    kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
+    const first = await waitFor(
+      () => orderRow(alice, 'emus-br-2:sl'),
+      (row) => row?.qty === '1',
+    );
+    expect(first).toMatchObject({ status: 'open', stopPrice: '90000' });
+    expect(await orderRow(alice, 'emus-br-2:tp')).toMatchObject({ qty: '1' });
+    const armed = await triggerRow(alice, 'emus-br-2:sl');
+    kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
+    await waitFor(
+      () => triggerRow(alice, 'emus-br-2:sl'),
+      (row) => row?.qty === '2',
+    );
+    expect(await orderRow(alice, 'emus-br-2:sl')).toMatchObject({ qty: '2', status: 'open' });
+    expect(await orderRow(alice, 'emus-br-2:tp')).toMatchObject({ qty: '2' });
+    expect((await triggerRow(alice, 'emus-br-2:sl'))!.armedAt).not.toEqual(armed!.armedAt);
+    // The entry's rest is canceled: the exits keep what it filled.
+    expect((await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`)).status).toBe(204);
+    const sold = await tradeUntil(() => kis.setPrice(SYMBOL, '90000'), alice, 'emus-br-2:sl', isFilled);
+    expect(sold).toMatchObject({ filledQty: '2', avgFillPrice: '90000' });
+    expect(await orderRow(alice, 'emus-br-2:tp')).toMatchObject({ status: 'canceled' });
+  });
+});
+
 describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose markets list no stops), emulated', () => {
   const call = (method: string, path: string, body?: unknown) => callAs(bob)(method, path, body);
   const btc = (body: Record<string, unknown>) => call('POST', '/api/equity/orders', { asset_class: 'crypto', symbol: 'BTC/USDT', time_in_force: 'gtc', ...body });
@@ -393,6 +476,36 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     // The notifications read this row as a rejection.
     expect(noticeItemOf({ channel: cancelFrame.channel, frame: cancelFrame.frame, at: cancelFrame.createdAt })).toMatchObject({ event: 'rejection' });
     expect(await auditActionsOf(bob, 'emus-btc-funds')).toEqual(expect.arrayContaining(['order.triggered', 'order.canceled']));
+  });
+});
+
+describe('an oto at the fake Binance whose stop leg trails: the entry at the exchange, its trailing leg emulated', () => {
+  it('arms the leg with the entry’s fill, trailing from the fill price; it follows the price and sells through its stop', async () => {
+    binance.setPrice('BTCUSDT', '52000');
+    const placed = await callAs(bob)('POST', '/api/equity/orders', {
+      asset_class: 'crypto',
+      symbol: 'BTC/USDT',
+      side: 'buy',
+      qty: 0.1,
+      order_type: 'market',
+      time_in_force: 'gtc',
+      order_class: 'oto',
+      bracket: { trail_percent: 2 },
+      client_order_id: 'emus-btc-oto',
+    });
+    expect(placed.status, placed.text).toBe(201);
+    await filled(bob, 'emus-btc-oto');
+    const leg = await waitFor(
+      () => orderRow(bob, 'emus-btc-oto:sl'),
+      (row) => row !== undefined,
+    );
+    // From the fill at 52000: 52000 × 0.98 = 50960.
+    expect(leg).toMatchObject({ status: 'open', orderType: 'trailing_stop', metadata: expect.objectContaining({ trail_percent: 2, hwm: 52000, parent_client_order_id: 'emus-btc-oto' }) });
+    expect([Number(leg!.qty), Number(leg!.stopPrice)]).toEqual([0.1, 50960]);
+    expect(await orderRow(bob, 'emus-btc-oto:tp')).toBeUndefined();
+    await tradeUntil(() => binance.setPrice('BTCUSDT', '53000'), bob, 'emus-btc-oto:sl', (row) => Number(row?.stopPrice) === 51940);
+    const sold = await tradeUntil(() => binance.setPrice('BTCUSDT', '51900'), bob, 'emus-btc-oto:sl', isFilled);
+    expect([Number(sold!.filledQty), Number(sold!.avgFillPrice)]).toEqual([0.1, 51900]);
   });
 });
 

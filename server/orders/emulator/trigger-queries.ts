@@ -55,6 +55,11 @@ export const rearmTrigger = async (
       .returning()
   )[0];
 
+/** A working exit leg grown to its entry's filled quantity: armed again (a watch takes the new quantity), its levels kept. */
+export const growTrigger = async (db: Queryable, key: TriggerKey, { qty, at }: { qty: string; at: Date }): Promise<void> => {
+  await db.update(orderTriggers).set({ qty, armedAt: at, updatedAt: at }).where(and(keyOf(key), working));
+};
+
 /** A working trigger as it is armed now; undefined when it no longer works. */
 export const workingTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(and(keyOf(key), working)))[0];
 
