@@ -174,6 +174,22 @@ describe('stops and stop-limits at KIS, emulated', () => {
     expect(kisOrderCalls()).toBe(calls);
   });
 
+  it('holds the units of a working emulated sell: a sell beyond what it leaves is refused until it is canceled', async () => {
+    // The account holds 8 shares; the stop sells them all.
+    const placed = await kr({ side: 'sell', qty: 8, order_type: 'stop', stop_price: 90000, client_order_id: 'emus-hold-1' });
+    expect(placed.status, placed.text).toBe(201);
+    const refused = await kr({ side: 'sell', qty: 1, order_type: 'market' });
+    expect([refused.status, refused.body.code], refused.text).toEqual([422, 'INSUFFICIENT_FUNDS']);
+    expect((await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`)).status).toBe(204);
+    const sold = await kr({ side: 'sell', qty: 1, order_type: 'market', client_order_id: 'emus-hold-sell' });
+    expect(sold.status, sold.text).toBe(201);
+    await filled(alice, 'emus-hold-sell');
+    // And back: the tests below count on the shares.
+    const bought = await kr({ side: 'buy', qty: 1, order_type: 'market', client_order_id: 'emus-hold-buy' });
+    expect(bought.status, bought.text).toBe(201);
+    await filled(alice, 'emus-hold-buy');
+  });
+
   it('fires a buy stop-limit when the price rises to its stop; its limit child rests while the price is beyond the limit and fills within it', async () => {
     const placed = await kr({ side: 'buy', qty: 1, order_type: 'stop_limit', stop_price: 97000, limit_price: 97500, client_order_id: 'emus-sl-1' });
     expect(placed.status, placed.text).toBe(201);
@@ -452,22 +468,27 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     expect(binanceOrderPosts()).toBe(posts + 1);
   });
 
-  it('cancels the parent of a child the gates refuse (funds spent meanwhile), with its reason, audited and told to the user; nothing goes to the exchange', async () => {
+  it('holds the cash of a working emulated buy: a buy beyond what it leaves is refused (the exchange’s own figure does not net it)', async () => {
     binance.setPrice('BTCUSDT', '51000');
-    // 1.5 × 52000 = 78000 USDT: within the cash at placement (about 108000 after the trades above; about 72000 after the buy below).
+    // 1.5 × 52000 = 78000 USDT, of about 108000 after the trades above.
     const placed = await btc({ side: 'buy', qty: 1.5, order_type: 'stop', stop_price: 52000, client_order_id: 'emus-btc-funds' });
     expect(placed.status, placed.text).toBe(201);
-    // The cash goes on another buy (an emulated order holds nothing at the exchange).
-    const spent = await btc({ side: 'buy', qty: 0.7, order_type: 'market', client_order_id: 'emus-btc-spend' });
-    expect(spent.status, spent.text).toBe(201);
-    await filled(bob, 'emus-btc-spend');
+    // 0.7 × 51000 = 35700: within the cash, beyond what the stop buy leaves of it.
+    const refused = await btc({ side: 'buy', qty: 0.7, order_type: 'market' });
+    expect([refused.status, refused.body.code], refused.text).toEqual([422, 'INSUFFICIENT_FUNDS']);
+  });
+
+  it('cancels the parent of a child the gates refuse (funds spent outside the service meanwhile), with its reason, audited and told to the user; nothing goes to the exchange', async () => {
+    // Spent at the exchange itself (another app on the same account): the service cannot hold it.
+    binance.books.place(binanceKey.apiKey, { symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.7' });
     const posts = binanceOrderPosts();
+    const brokerOrderId = (await orderRow(bob, 'emus-btc-funds'))!.brokerOrderId!;
     const canceled = await tradeUntil(() => binance.setPrice('BTCUSDT', '52000'), bob, 'emus-btc-funds', (row) => row?.status === 'canceled');
     expect(canceled!.metadata).toMatchObject({ cancel_reason: 'trigger_refused', child_client_order_id: 'emus-btc-funds.tr' });
     expect(canceled!.metadata.child_broker_order_id).toBeUndefined();
     expect(canceled!.reason).toBeTruthy();
     expect(binanceOrderPosts()).toBe(posts);
-    const read = await call('GET', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=crypto`);
+    const read = await call('GET', `/api/equity/orders/${brokerOrderId}?asset_class=crypto`);
     expect(read.body).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'trigger_refused' }) });
     const frames = await framesOf(bob, 'emus-btc-funds');
     expect(frames.map((frame) => frame.frame.event_type).slice(-2)).toEqual(['triggered', 'canceled']);

@@ -4,7 +4,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Queryable } from '../../db/client.ts';
-import { orderTriggers, type OrderTriggerRow } from '../../db/schema/index.ts';
+import { orders, orderTriggers, type OrderRow, type OrderTriggerRow } from '../../db/schema/index.ts';
 
 export type TriggerKey = { userId: number; clientOrderId: string };
 export type EmulatedAccount = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
@@ -78,3 +78,20 @@ export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): P
 /** The trigger whose child has this client order id (the child's broker events belong to its parent). */
 export const triggerOfChild = async (db: Queryable, { userId, childClientOrderId }: { userId: number; childClientOrderId: string }): Promise<OrderTriggerRow | undefined> =>
   (await db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.childClientOrderId, childClientOrderId))))[0];
+
+/**
+ * The orders of an account's working triggers of a symbol (what the emulator holds, untriggered),
+ * each with the broker id of the order it is a leg of (an OCO's, or a bracket's entry), if any.
+ */
+export const workingEmulatedOrders = (
+  db: Queryable,
+  { userId, assetClass, live, symbol }: { userId: number; assetClass: TAssetClass; live: boolean; symbol: string },
+): Promise<{ order: OrderRow; parentBrokerOrderId: string | null }[]> =>
+  db
+    .select({
+      order: orders,
+      parentBrokerOrderId: sql<string | null>`(select parent.broker_order_id from orders parent where parent.user_id = ${orders.userId} and parent.client_order_id = ${orders.metadata}->>'parent_client_order_id')`,
+    })
+    .from(orderTriggers)
+    .innerJoin(orders, and(eq(orders.userId, orderTriggers.userId), eq(orders.clientOrderId, orderTriggers.clientOrderId)))
+    .where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.assetClass, assetClass), eq(orderTriggers.live, live), eq(orderTriggers.symbol, symbol), working));
