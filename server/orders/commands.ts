@@ -25,7 +25,7 @@ import { orderEventOf, TERMINAL, toOrderResponse } from './records.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { EMULATED } from './emulator/emulated-submission.ts';
 import { createRearm } from './emulator/rearm.ts';
-import { cancelTrigger } from './emulator/trigger-queries.ts';
+import { cancelTrigger, findTrigger } from './emulator/trigger-queries.ts';
 import type { OrderPublisher } from './publisher.ts';
 
 export interface CommandsDeps {
@@ -48,7 +48,7 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
   /**
    * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
    * one transaction, audited, with its `canceled` event; an emulated OCO's other leg ends with it.
-   * A trigger that fired first leaves the order to its child (422 ORDER_NOT_CANCELABLE).
+   * A trigger that fired first leaves the order to its child, which a cancel ends at the broker.
    */
   const cancelEmulated = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
     const at = clock.now();
@@ -67,9 +67,27 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
       await audit(tx, sibling, 'order.canceled', payload);
       return [...frames, ...(await publisher.appendEvents(tx, sibling, [orderEventOf(sibling, 'canceled', payload, at)]))];
     });
-    if (!frames) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and cannot be canceled');
+    if (!frames) return cancelTriggeredChild(row, { origin, by });
     publisher.announce(frames);
     onTriggerChange({ userId: row.userId, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+  };
+
+  /**
+   * Cancels an emulated order whose trigger fired: its child is the broker's (a stop-limit's limit
+   * resting there), canceled at the broker, whose `canceled` event comes to this order as the
+   * child's events do. Without a child at the broker (not placed yet), 422 ORDER_NOT_CANCELABLE.
+   */
+  const cancelTriggeredChild = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
+    const childBrokerOrderId = (await findTrigger(db, row))?.childBrokerOrderId;
+    if (!childBrokerOrderId) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and its order is not at the broker yet');
+    const broker = await forUser({ userId: row.userId, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+    await audit(db, row, 'order.cancel_requested', { ...(by ? { by } : {}), child_broker_order_id: childBrokerOrderId }, origin);
+    if (by) await mergeOrderMetadata(db, row, { [CANCEL_REQUESTED_BY]: by });
+    try {
+      await withTimeout(broker.cancelOrder({ brokerOrderId: childBrokerOrderId }), BROKER_TIMEOUT_MS);
+    } catch (error) {
+      throw brokerError(error, 'cancel');
+    }
   };
 
   /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */

@@ -468,9 +468,30 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     expect(binanceOrderPosts()).toBe(posts + 1);
   });
 
+  it('cancels a triggered stop-limit whose limit rests at the exchange: its child canceled there, the order canceled by its event', async () => {
+    // The price is 52000 after the OCO above.
+    // The account holds 0.05 BTC.
+    const placed = await btc({ side: 'sell', qty: 0.05, order_type: 'stop_limit', stop_price: 51000, limit_price: 50900, client_order_id: 'emus-btc-sl2' });
+    expect(placed.status, placed.text).toBe(201);
+    const triggered = await tradeUntil(() => binance.setPrice('BTCUSDT', '50800'), bob, 'emus-btc-sl2', childPlaced);
+    expect(triggered).toMatchObject({ status: 'open', filledQty: '0' });
+    const childId = String(triggered!.metadata.child_broker_order_id);
+    const canceled = await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=crypto`);
+    expect(canceled.status, canceled.text).toBe(204);
+    const row = await waitFor(
+      () => orderRow(bob, 'emus-btc-sl2'),
+      (one) => one?.status === 'canceled',
+    );
+    expect(row).toMatchObject({ filledQty: '0', brokerOrderId: placed.body.broker_order_id });
+    expect(binance.books.openOrders(binanceKey.apiKey, 'BTCUSDT')).toEqual([]);
+    expect(binance.requests.some((request) => request.method === 'DELETE' && request.path === '/api/v3/order')).toBe(true);
+    expect(await auditActionsOf(bob, 'emus-btc-sl2')).toEqual(expect.arrayContaining(['order.cancel_requested', 'order.canceled']));
+    expect(childId).toMatch(/^BTCUSDT~/);
+  });
+
   it('holds the cash of a working emulated buy: a buy beyond what it leaves is refused (the exchange’s own figure does not net it)', async () => {
     binance.setPrice('BTCUSDT', '51000');
-    // 1.5 × 52000 = 78000 USDT, of about 108000 after the trades above.
+    // 1.5 × 52000 = 78000 USDT, of about 108000 after the trades above (the stop-limit above sold nothing).
     const placed = await btc({ side: 'buy', qty: 1.5, order_type: 'stop', stop_price: 52000, client_order_id: 'emus-btc-funds' });
     expect(placed.status, placed.text).toBe(201);
     // 0.7 × 51000 = 35700: within the cash, beyond what the stop buy leaves of it.

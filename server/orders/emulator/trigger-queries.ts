@@ -75,6 +75,9 @@ export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, chil
 export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
   (await db.update(orderTriggers).set({ status: 'canceled', updatedAt: at }).where(and(keyOf(key), working)).returning())[0];
 
+/** An emulated order's trigger, whatever its state. */
+export const findTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(keyOf(key)))[0];
+
 /** The trigger whose child has this client order id (the child's broker events belong to its parent). */
 export const triggerOfChild = async (db: Queryable, { userId, childClientOrderId }: { userId: number; childClientOrderId: string }): Promise<OrderTriggerRow | undefined> =>
   (await db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.childClientOrderId, childClientOrderId))))[0];
