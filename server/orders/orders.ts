@@ -30,6 +30,7 @@ import type { SubmissionFor } from './submission.ts';
 import { emulatedSubmission } from './emulator/emulated-submission.ts';
 import { createOrderEmulator } from './emulator/watch.ts';
 import { createExits } from './emulator/exits.ts';
+import { createEmulatedExpiry } from './emulator/expiry.ts';
 
 export { toOrderResponse } from './records.ts';
 /** The order list's kept count, for the job that folds its changes (server/jobs). */
@@ -74,6 +75,7 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const armExits = createExits({ clock, audit, publisher, instruments });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits } });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit });
+  const expireEmulated = createEmulatedExpiry({ db, clock, audit, publisher, onTriggerChange: emulator.wake });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
   const setLive = ({ userId, assetClass, enabled }: { userId: number; assetClass: TAssetClass; enabled: boolean }) => setLiveEnabled(db, { userId, assetClass, enabled, at: clock.now() });
@@ -94,6 +96,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     ingest,
     idle,
     reconcile,
+    /** Ends the emulated day orders past their session's close (the day-order expiry job). */
+    expireEmulated,
     /** Watches an account's emulated orders' triggers (the broker ingestion runs it under the account's lease). */
     watchTriggers: emulator.watch,
     watchedSymbols,

@@ -14,6 +14,7 @@ import { setLock } from '../../server/controls/queries.ts';
 import { orderFills, orders, orderTriggers, outboxEvents } from '../../server/db/schema/index.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
+import { nextClose } from '../../server/markets/calendar.ts';
 import { noticeItemOf } from '../../server/notifications/events.ts';
 import { MINUTE_SCOPE } from '../../server/orders/gates.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -299,6 +300,31 @@ describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', 
     kis.setPrice(SYMBOL, '91000');
     await server.services.orders.idle();
     expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', filledQty: '0' });
+  });
+});
+
+describe('an emulated day order at KIS', () => {
+  const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
+
+  it('ends at its session’s close (the calendar’s, as the simulator’s): the day-order job expires it, an OCO’s two legs together', async () => {
+    // The price is 91000; the account holds 4 shares.
+    const placed = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'sell', qty: 2, order_type: 'limit', limit_price: 96000, order_class: 'oco', bracket: { stop_loss: 89000 }, time_in_force: 'day', client_order_id: 'emus-day-1' });
+    expect(placed.status, placed.text).toBe(201);
+    const armed = await triggerRow(alice, 'emus-day-1');
+    const row = await orderRow(alice, 'emus-day-1');
+    expect(armed!.expiresAt).toEqual(nextClose({ assetClass: 'kr_equity', at: row!.submittedAt }));
+    expect((await triggerRow(alice, 'emus-day-1:sl'))!.expiresAt).toEqual(armed!.expiresAt);
+    // Nothing is due before the close.
+    expect(await server.services.orders.expireEmulated()).toBe(0);
+    // The close has passed (the clock of a test server is the machine's: the row is moved instead).
+    await server.services.db.update(orderTriggers).set({ expiresAt: new Date(Date.now() - 1000) }).where(and(eq(orderTriggers.userId, alice.user.id), eq(orderTriggers.clientOrderId, 'emus-day-1')));
+    expect(await server.services.orders.expireEmulated()).toBe(2);
+    expect(await orderRow(alice, 'emus-day-1')).toMatchObject({ status: 'expired', metadata: expect.objectContaining({ cancel_reason: 'expired' }) });
+    expect(await orderRow(alice, 'emus-day-1:sl')).toMatchObject({ status: 'expired' });
+    expect(await triggerRow(alice, 'emus-day-1:sl')).toMatchObject({ status: 'canceled' });
+    expect((await framesOf(alice, 'emus-day-1')).at(-1)!.frame).toMatchObject({ event_type: 'canceled', status: 'expired' });
+    expect(await auditActionsOf(alice, 'emus-day-1')).toEqual(expect.arrayContaining(['order.expired']));
+    expect(await server.services.orders.expireEmulated()).toBe(0);
   });
 });
 

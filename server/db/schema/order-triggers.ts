@@ -42,6 +42,8 @@ export const orderTriggers = pgTable(
     /** The order placed at the broker when the trigger fired (a market order, or a stop_limit's limit). */
     childClientOrderId: text('child_client_order_id'),
     childBrokerOrderId: text('child_broker_order_id'),
+    /** A day order's end (its session's close, from the exchange calendar); null for good-till-canceled. */
+    expiresAt: tsColumn('expires_at'),
     /**
      * When the trigger was armed: at its placement, and again at each replace. A watch holding an
      * older arming takes the row again, and its saves and its fire touch only the arming it holds.

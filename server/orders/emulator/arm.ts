@@ -8,6 +8,7 @@ import { refuseTriggeredStop } from '../../brokers/simulator/books.ts';
 import { BrokerRejectedError } from '../../brokers/types.ts';
 import type { InstrumentRow, OrderRow, OrderTriggerRow } from '../../db/schema/index.ts';
 import { ExactDecimal } from '../../decimal.ts';
+import { nextClose } from '../../markets/calendar.ts';
 import { firstStopOf, TRAIL_PERCENT, TRAIL_PRICE } from '../trailing.ts';
 
 /** A trail as the order's metadata keeps it (a number), as decimal text; null when absent. */
@@ -15,6 +16,10 @@ const decimalText = (value: unknown): string | null => (typeof value === 'number
 
 /** The trigger's fields an arming sets (the rest are the order's identity). */
 export type TArmed = Pick<OrderTriggerRow, 'orderType' | 'stopPrice' | 'hwm' | 'limitPrice' | 'trailPercent' | 'trailPrice'>;
+
+/** When an emulated order armed at `at` ends: a day order at its session's close (the exchange calendar, as the simulator's); else never. */
+export const expiryOf = ({ assetClass, timeInForce }: Pick<OrderRow, 'assetClass' | 'timeInForce'>, at: Date): Date | null =>
+  timeInForce === 'day' ? nextClose({ assetClass, at }) : null;
 
 /** Whether the emulator holds orders of this type. */
 export const isTriggerType = (orderType: OrderRow['orderType']): orderType is OrderTriggerRow['orderType'] => orderType === 'trailing_stop' || orderType === 'stop' || orderType === 'stop_limit';

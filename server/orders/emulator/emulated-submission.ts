@@ -19,7 +19,7 @@ import type { OrderAudit } from '../order-audit.ts';
 import type { OrderPublisher } from '../publisher.ts';
 import { orderEventOf } from '../records.ts';
 import { insertOrderIntent, type OrderInsert } from '../write-queries.ts';
-import { armOcoOf, armOf, type TArmed, type TArmedOco } from './arm.ts';
+import { armOcoOf, armOf, expiryOf, type TArmed, type TArmedOco } from './arm.ts';
 import type { IntentOutcome } from '../write-queries.ts';
 import { insertTrigger, type EmulatedAccount } from './trigger-queries.ts';
 
@@ -142,6 +142,7 @@ export const emulatedSubmission = ({ db, clock, audit, publisher, onTrigger }: E
           ...armed,
           siblingClientOrderId: legRow?.clientOrderId ?? null,
           status: 'working',
+          expiresAt: expiryOf(intent, accepted.submittedAt),
           armedAt: accepted.submittedAt,
           updatedAt: accepted.submittedAt,
         });
@@ -159,6 +160,7 @@ export const emulatedSubmission = ({ db, clock, audit, publisher, onTrigger }: E
           ...oco.stopLeg,
           siblingClientOrderId: intent.clientOrderId,
           status: 'working',
+          expiresAt: expiryOf(intent, accepted.submittedAt),
           armedAt: accepted.submittedAt,
           updatedAt: accepted.submittedAt,
         });

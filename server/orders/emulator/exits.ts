@@ -19,7 +19,7 @@ import { findOrderByClientId } from '../queries.ts';
 import { orderEventOf } from '../records.ts';
 import { HWM, TRAIL_PERCENT, TRAIL_PRICE } from '../trailing.ts';
 import { insertOrderIntent, updateOrder } from '../write-queries.ts';
-import { armOf, type TArmed } from './arm.ts';
+import { armOf, expiryOf, type TArmed } from './arm.ts';
 import { growTrigger, insertTrigger, workingTriggerForUpdate } from './trigger-queries.ts';
 
 /** The entry's metadata flag: its exits are the emulator's. */
@@ -98,6 +98,8 @@ export const createExits = ({ clock, audit, publisher, instruments }: ExitDeps) 
         frames.push(...(await publisher.appendEvents(tx, grown, [orderEventOf(grown, 'replaced', { emulated: true, qty }, at)])));
         continue;
       }
+      // An immediate-or-cancel entry's exits last its day.
+      const legTimeInForce = entry.timeInForce === 'ioc' || entry.timeInForce === 'fok' ? 'day' : entry.timeInForce;
       const row = (await insertOrderIntent(tx, {
         userId: entry.userId,
         clientOrderId: leg.clientOrderId,
@@ -108,7 +110,7 @@ export const createExits = ({ clock, audit, publisher, instruments }: ExitDeps) 
         symbol: entry.symbol,
         side: 'sell',
         orderType: orderTypeOfLeg(leg.armed),
-        timeInForce: entry.timeInForce === 'ioc' || entry.timeInForce === 'fok' ? 'day' : entry.timeInForce,
+        timeInForce: legTimeInForce,
         qty,
         limitPrice: leg.armed.limitPrice,
         stopPrice: leg.armed.orderType === 'limit' ? null : leg.armed.stopPrice,
@@ -130,6 +132,7 @@ export const createExits = ({ clock, audit, publisher, instruments }: ExitDeps) 
         ...leg.armed,
         siblingClientOrderId: siblingOf(leg),
         status: 'working',
+        expiresAt: expiryOf({ assetClass: entry.assetClass, timeInForce: legTimeInForce }, at),
         armedAt: at,
         updatedAt: at,
       });

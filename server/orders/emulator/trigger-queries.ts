@@ -1,6 +1,6 @@
 // The SQL of the order emulator's triggers (order_triggers): written with the emulated order's
 // acceptance, read by the account's watch, moved as the price moves, fired or canceled once.
-import { and, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Queryable } from '../../db/client.ts';
@@ -74,6 +74,10 @@ export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, chil
 /** Cancels a working trigger; undefined when it no longer works (it fired, or was canceled). */
 export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
   (await db.update(orderTriggers).set({ status: 'canceled', updatedAt: at }).where(and(keyOf(key), working)).returning())[0];
+
+/** The working triggers whose day ended by `at`, oldest end first. */
+export const expiredTriggers = (db: Queryable, at: Date): Promise<OrderTriggerRow[]> =>
+  db.select().from(orderTriggers).where(and(working, lte(orderTriggers.expiresAt, at))).orderBy(asc(orderTriggers.expiresAt));
 
 /** An emulated order's trigger, whatever its state. */
 export const findTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(keyOf(key)))[0];
