@@ -80,8 +80,8 @@ export interface OrderAttempt {
   closing?: boolean;
   /**
    * Set by the broker gate: the order's type is one its broker does not hold but the order
-   * emulator does (a simple trailing stop, stop or stop-limit at a broker that streams quotes): no
-   * broker call at placement, a trigger instead (server/orders/emulator/).
+   * emulator does (a simple trailing stop, stop or stop-limit, or an OCO, at a broker that streams
+   * quotes): no broker call at placement, triggers instead (server/orders/emulator/).
    */
   emulated?: boolean;
   /**
@@ -215,8 +215,9 @@ const holdsNatively = async ({ orderType, instrument }: OrderAttempt, broker: Br
 
 /**
  * 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise), whose
- * broker holds the order's type, or whose type the order emulator holds for it (`emulated`);
- * 422 BROKER_REJECTED naming it otherwise, before any call.
+ * broker holds the order's type and class, or whose type or class the order emulator holds for it
+ * (`emulated`: the whole order; `emulatedExits`: a bracket's or an oto's exits, the entry native);
+ * 422 BROKER_REJECTED naming what it lacks otherwise, before any call.
  */
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
   const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
