@@ -170,7 +170,9 @@ export const ALL_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set(['brack
 export const NO_ORDER_CLASSES: ReadonlySet<TBrokerOrderClass> = new Set();
 
 /** The order types every broker holds. */
-export const BASIC_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit', 'stop']);
+export const UNTRIGGERED_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set(['market', 'limit']);
+/** Market, limit and stop (a stop_limit travels as a stop with its limit in metadata). */
+export const BASIC_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set([...UNTRIGGERED_ORDER_TYPES, 'stop']);
 /** The basic types and a trailing stop (the simulator, Alpaca). */
 export const TRAILING_ORDER_TYPES: ReadonlySet<TBrokerOrderType> = new Set([...BASIC_ORDER_TYPES, 'trailing_stop']);
 
@@ -184,6 +186,12 @@ export interface Broker {
    * BROKER_REJECTED naming the type).
    */
   readonly nativeOrderTypes: ReadonlySet<TBrokerOrderType>;
+  /**
+   * Where what the broker holds depends on the market (an exchange whose markets list their own
+   * order types): whether it holds a stop (a stop market order) and a stop-limit for this symbol,
+   * in place of `nativeOrderTypes`' word on `stop`. Throws BrokerRejectedError for an unknown symbol.
+   */
+  nativeStopsOf?(symbol: string): Promise<{ stop: boolean; stopLimit: boolean }>;
   /** The order classes it holds natively (a bracket's legs placed by the broker on the entry's fill); an `oto` or a trailing leg it lacks is refused as a type is. */
   readonly nativeOrderClasses: ReadonlySet<TBrokerOrderClass>;
   /** Whether a bracket's stop leg may trail: Alpaca holds trailing stops and brackets, but not one inside the other. */

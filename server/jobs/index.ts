@@ -46,7 +46,8 @@ export const startWorkers = async (services: Services): Promise<Workers> => {
     await boss.createQueue(EXPIRE_DAY_ORDERS);
     await boss.schedule(EXPIRE_DAY_ORDERS, '* * * * *');
     await boss.work(EXPIRE_DAY_ORDERS, async () => {
-      const expired = await simulator.expireDayOrders();
+      // The simulator's, and the order emulator's (a real broker ends its own).
+      const expired = (await simulator.expireDayOrders()) + (await orders.expireEmulated());
       if (expired > 0) logger.info({ job: EXPIRE_DAY_ORDERS, expired }, 'job done');
     });
     // Orders a crash left behind the broker: at start-up (app.ts) and every minute after, so an

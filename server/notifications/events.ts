@@ -1,5 +1,5 @@
 // Which outbox events a notification channel may be told, and each one's line of text. Fills,
-// rejections, halts and finished analyses are already in the outbox for the WebSocket channels;
+// rejections (an emulated order canceled because its trigger's child was refused among them), halts and finished analyses are already in the outbox for the WebSocket channels;
 // the kill switch's alert and lock and a live promotion write a `notices` row of their own
 // (noticeEvent), which no client receives.
 import type { TAssetClass } from '../../contracts/common.ts';
@@ -38,8 +38,12 @@ export const noticeItemOf = (row: Pick<OutboxRow, 'channel' | 'frame'> & { at: D
     case 'live:trade':
       return itemOf('fill', frame, at, `Fill: ${str(frame.side)} ${str(frame.amount)} ${str(frame.symbol)} at ${str(frame.price)} (${str(frame.asset_class)}), fee ${str(frame.fee)}`);
     case 'orders:order_event': {
-      if (frame.event_type !== 'rejected') return undefined;
       const payload = (frame.payload ?? {}) as Record<string, unknown>;
+      // An emulated order whose trigger fired and whose child was refused is canceled: news as a rejection is.
+      if (frame.event_type === 'canceled' && payload.cancel_reason === 'trigger_refused') {
+        return itemOf('rejection', frame, at, `Order canceled: ${str(frame.symbol)} (${str(frame.asset_class)}), order ${str(frame.client_order_id)} triggered but its order was refused: ${str(payload.reason)}`);
+      }
+      if (frame.event_type !== 'rejected') return undefined;
       const reason = str(payload.reason) || str(frame.status);
       return itemOf('rejection', frame, at, `Order rejected: ${str(frame.symbol)} (${str(frame.asset_class)}), order ${str(frame.client_order_id)}${reason ? `: ${reason}` : ''}`);
     }

@@ -17,6 +17,7 @@ import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts
 import type { OrderPublisher } from './publisher.ts';
 import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts';
 import { acceptedTrail } from './trailing.ts';
+import { EMULATED_EXITS } from './emulator/exits.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, placedFrameOf, placedPayloadOf, UNCONFIRMED, type TPlacedPayload } from './records.ts';
 import type { CountGate, PreparedPlacement } from './placement.ts';
 
@@ -86,7 +87,8 @@ export const createAnswerRecorder = ({ db, clock, logger, alerts, audit, publish
    */
   const recordAccepted = async ({ user, request, symbol, attempt }: PreparedPlacement, intent: OrderRow, accepted: BrokerOrder, written: WrittenAcceptance | undefined): Promise<TOrderResponse> => {
     const placed = placedPayloadOf(request, symbol);
-    const recorded = written ?? (intent.live ? undefined : await writeAcceptanceWithEarlyEvents(intent, placed, accepted));
+    // An entry whose exits the emulator holds leaves its early fills to the intake, which arms the exits with each.
+    const recorded = written ?? (intent.live || intent.metadata[EMULATED_EXITS] === true ? undefined : await writeAcceptanceWithEarlyEvents(intent, placed, accepted));
     if (recorded) {
       publisher.announce(recorded.frames);
       return acceptedResponse(recorded.row, accepted);

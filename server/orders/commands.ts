@@ -24,7 +24,8 @@ import { findOwnOrder } from './reads.ts';
 import { orderEventOf, TERMINAL, toOrderResponse } from './records.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { EMULATED } from './emulator/emulated-submission.ts';
-import { cancelTrigger } from './emulator/trigger-queries.ts';
+import { createRearm } from './emulator/rearm.ts';
+import { cancelTrigger, findTrigger } from './emulator/trigger-queries.ts';
 import type { OrderPublisher } from './publisher.ts';
 
 export interface CommandsDeps {
@@ -34,7 +35,7 @@ export interface CommandsDeps {
   forUser: BrokerOfAccount;
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
-  /** Wakes the account's trigger watch (an emulated order was canceled). */
+  /** Wakes the account's trigger watch (an emulated order was canceled or replaced). */
   onTriggerChange: (account: { userId: number; assetClass: TAssetClass; mode: TTradingMode }) => void;
   /** The placement, for a position's closing sell. */
   place: (opts: PlaceOptions) => Promise<TOrderResponse>;
@@ -43,24 +44,50 @@ export interface CommandsDeps {
 }
 
 export const createCommands = ({ db, clock, instruments, forUser, audit, publisher, onTriggerChange, place, gateDeps }: CommandsDeps) => {
+  const rearm = createRearm({ db, clock, audit, publisher, onTriggerChange });
   /**
    * Cancels an emulated order: no broker holds it, so its trigger and the order end together in
-   * one transaction, audited, with its `canceled` event. A trigger that fired first leaves the
-   * order to its child (422 ORDER_NOT_CANCELABLE).
+   * one transaction, audited, with its `canceled` event; an emulated OCO's other leg ends with it.
+   * A trigger that fired first leaves the order to its child, which a cancel ends at the broker.
    */
   const cancelEmulated = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
     const at = clock.now();
     const frames = await db.transaction(async (tx) => {
-      if (!(await cancelTrigger(tx, row, at))) return undefined;
+      const trigger = await cancelTrigger(tx, row, at);
+      if (!trigger) return undefined;
       const metadata = by ? { ...row.metadata, [CANCEL_REQUESTED_BY]: by } : row.metadata;
       const updated = (await updateOrder(tx, row, { status: 'canceled', metadata, updatedAt: at }))!;
       await audit(tx, updated, 'order.cancel_requested', by ? { by } : {}, origin);
       await audit(tx, updated, 'order.canceled', { emulated: true });
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { emulated: true }, at)]);
+      const frames = await publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { emulated: true }, at)]);
+      const siblingKey = trigger.siblingClientOrderId === null ? undefined : { userId: row.userId, clientOrderId: trigger.siblingClientOrderId };
+      if (!siblingKey || !(await cancelTrigger(tx, siblingKey, at))) return frames;
+      const sibling = (await updateOrder(tx, siblingKey, { status: 'canceled', updatedAt: at }))!;
+      const payload = { emulated: true, sibling_client_order_id: row.clientOrderId };
+      await audit(tx, sibling, 'order.canceled', payload);
+      return [...frames, ...(await publisher.appendEvents(tx, sibling, [orderEventOf(sibling, 'canceled', payload, at)]))];
     });
-    if (!frames) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and cannot be canceled');
+    if (!frames) return cancelTriggeredChild(row, { origin, by });
     publisher.announce(frames);
     onTriggerChange({ userId: row.userId, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+  };
+
+  /**
+   * Cancels an emulated order whose trigger fired: its child is the broker's (a stop-limit's limit
+   * resting there), canceled at the broker, whose `canceled` event comes to this order as the
+   * child's events do. Without a child at the broker (not placed yet), 422 ORDER_NOT_CANCELABLE.
+   */
+  const cancelTriggeredChild = async (row: OrderRow, { origin, by }: { origin?: RequestOrigin; by?: string }) => {
+    const childBrokerOrderId = (await findTrigger(db, row))?.childBrokerOrderId;
+    if (!childBrokerOrderId) throw new AppError('ORDER_NOT_CANCELABLE', 'The order has triggered and its order is not at the broker yet');
+    const broker = await forUser({ userId: row.userId, assetClass: row.assetClass, mode: row.live ? 'live' : 'paper' });
+    await audit(db, row, 'order.cancel_requested', { ...(by ? { by } : {}), child_broker_order_id: childBrokerOrderId }, origin);
+    if (by) await mergeOrderMetadata(db, row, { [CANCEL_REQUESTED_BY]: by });
+    try {
+      await withTimeout(broker.cancelOrder({ brokerOrderId: childBrokerOrderId }), BROKER_TIMEOUT_MS);
+    } catch (error) {
+      throw brokerError(error, 'cancel');
+    }
   };
 
   /** Cancels a working order; without an origin the service itself asks (the kill switch), named by `by`. */
@@ -83,13 +110,16 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
    * Replaces the qty, limit or stop of a working order at its broker, then records the order as
    * replaced (with the broker's id, which a real broker may change) and its audit record at once.
    * The replace is judged first as the order it would become, by the placement's gates (DESIGN
-   * §6): a refusal is audited, answers its gate's code and leaves the order as it was.
+   * §6): a refusal is audited, answers its gate's code and leaves the order as it was. An emulated
+   * order that has not triggered is judged the same, then its trigger is armed again (rearm.ts).
    */
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
-    // Not yet: an emulated order's trail is changed by a cancel and a new order.
-    if (row.metadata[EMULATED] === true) throw new AppError('BROKER_REJECTED', 'An emulated order cannot be replaced through this service yet; cancel it and place a new one');
+    // Not yet: an emulated OCO's legs are changed by a cancel (of both) and a new OCO.
+    if (row.metadata[EMULATED] === true && (row.metadata.order_class === 'oco' || row.metadata.parent_client_order_id !== undefined)) {
+      throw new AppError('BROKER_REJECTED', 'An emulated oco cannot be replaced through this service yet; cancel it and place a new one');
+    }
     // Judged against the order's own type: a replace may not give a market order a limit.
     const misplaced = misplacedPriceFields(row.orderType, change);
     if (misplaced[0]) throw new AppError('VALIDATION_ERROR', `${misplaced[0].path}: ${misplaced[0].message}`, { errors: misplaced });
@@ -105,6 +135,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
       throw error.error;
     }
     const broker = attempt.broker!;
+    // No broker holds an emulated order: its trigger is armed again instead.
+    if (row.metadata[EMULATED] === true && instrument) return toOrderResponse(await rearm({ row, change, qty, instrument, broker, origin }));
     let replaced: BrokerOrder;
     try {
       replaced = await withTimeout(

@@ -80,10 +80,16 @@ export interface OrderAttempt {
   closing?: boolean;
   /**
    * Set by the broker gate: the order's type is one its broker does not hold but the order
-   * emulator does (a simple trailing stop at a broker that streams quotes): no broker call at
-   * placement, a trigger instead (server/orders/emulator/).
+   * emulator does (a simple trailing stop, stop or stop-limit, or an OCO, at a broker that streams
+   * quotes): no broker call at placement, triggers instead (server/orders/emulator/).
    */
   emulated?: boolean;
+  /**
+   * Set by the broker gate: a bracket or an oto whose broker holds the entry but not its class or
+   * its trailing leg: the entry goes to the broker alone, its exits are the order emulator's
+   * triggers, armed with each fill of the entry (server/orders/emulator/exits.ts).
+   */
+  emulatedExits?: boolean;
   /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
   sizingUnderLock?: PositionJudge | undefined;
 }
@@ -184,32 +190,49 @@ const rateLimitGate = async (attempt: OrderAttempt, deps: GateDeps) => {
   attempt.claimed.push(liveScope(attempt.assetClass));
 };
 
+/** The types the order emulator holds for a simple order: it watches their stops on the broker's quote stream. */
+const EMULATED_TYPES: ReadonlySet<TOrderType> = new Set(['trailing_stop', 'stop', 'stop_limit']);
+
 /**
- * Whether the order emulator holds what the broker does not (this slice: a simple trailing stop,
- * watched on the broker's quote stream, so only where the broker streams quotes).
+ * Whether the order emulator holds what the broker does not: a simple trailing stop, stop or
+ * stop-limit, or an OCO (a sell limit and its stop leg: two triggers), watched on the broker's
+ * quote stream, so only where the broker streams quotes.
  */
-const emulatable = (attempt: OrderAttempt, broker: Broker): boolean =>
-  attempt.orderType === 'trailing_stop' && attempt.orderClass === 'simple' && attempt.bracket === null && broker.quotes !== undefined && !attempt.replacing;
+const emulatable = (attempt: OrderAttempt, broker: Broker): boolean => {
+  if (broker.quotes === undefined) return false;
+  if (attempt.orderClass === 'oco') return attempt.orderType === 'limit' && attempt.bracket !== null;
+  return EMULATED_TYPES.has(attempt.orderType) && attempt.orderClass === 'simple' && attempt.bracket === null;
+};
+
+/** Whether the broker holds the order's type itself: for a stop or a stop-limit, at the symbol's market where that is the broker's word. */
+const holdsNatively = async ({ orderType, instrument }: OrderAttempt, broker: Broker): Promise<boolean> => {
+  if ((orderType === 'stop' || orderType === 'stop_limit') && broker.nativeStopsOf && instrument) {
+    const stops = await broker.nativeStopsOf(instrument.symbol);
+    return orderType === 'stop' ? stops.stop : stops.stopLimit;
+  }
+  return broker.nativeOrderTypes.has(brokerOrderTypeOf(orderType));
+};
 
 /**
  * 3. An active key of the user for the asset class (403 BROKER_NOT_CONFIGURED otherwise), whose
- * broker holds the order's type, or whose type the order emulator holds for it (`emulated`);
- * 422 BROKER_REJECTED naming it otherwise, before any call.
+ * broker holds the order's type and class, or whose type or class the order emulator holds for it
+ * (`emulated`: the whole order; `emulatedExits`: a bracket's or an oto's exits, the entry native);
+ * 422 BROKER_REJECTED naming what it lacks otherwise, before any call.
  */
 const brokerConfiguredGate = async (attempt: OrderAttempt, { forUser }: GateDeps) => {
   const broker = await forUser({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode });
   attempt.broker = broker;
-  const native = broker.nativeOrderTypes.has(brokerOrderTypeOf(attempt.orderType));
-  attempt.emulated = !native && emulatable(attempt, broker);
-  if (!native && !attempt.emulated) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
-  }
-  if ((attempt.orderClass === 'oto' || attempt.orderClass === 'oco') && !broker.nativeOrderClasses.has(attempt.orderClass)) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
-  }
-  if (attempt.bracket?.trail && !broker.nativeTrailingLegs) {
-    throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
-  }
+  const nativeType = await holdsNatively(attempt, broker);
+  const nativeClass = attempt.orderClass === 'simple' || broker.nativeOrderClasses.has(attempt.orderClass);
+  const nativeLeg = !attempt.bracket?.trail || broker.nativeTrailingLegs;
+  attempt.emulated = !(nativeType && nativeClass && nativeLeg) && emulatable(attempt, broker);
+  if (attempt.emulated) return;
+  // An entry the broker holds, whose exits it does not: they are the emulator's.
+  attempt.emulatedExits = nativeType && !(nativeClass && nativeLeg) && (attempt.orderClass === 'bracket' || attempt.orderClass === 'oto') && broker.quotes !== undefined;
+  if (attempt.emulatedExits) return;
+  if (!nativeType) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderType} orders through this service yet`);
+  if (!nativeClass) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take ${attempt.orderClass} orders through this service yet`);
+  if (!nativeLeg) throw new AppError('BROKER_REJECTED', `The ${broker.name} broker does not take a trailing stop leg in a bracket through this service yet`);
 };
 
 export const GATES: readonly { name: Exclude<TGateName, 'broker'>; check: (attempt: OrderAttempt, deps: GateDeps) => Promise<void> | void }[] = [
@@ -282,6 +305,24 @@ export const deferredRefusalOf = (
     };
   }
   return undefined;
+};
+
+/**
+ * The checks a fired trigger's child meets before it goes to the broker (DESIGN §6): every gate
+ * but the rate limit and the emergency lock, since it is an exit of an order that passed them
+ * when it was placed. Throws the refusing gate's GateRefusal.
+ */
+export const runChildGates = async (attempt: OrderAttempt, deps: GateDeps): Promise<void> => {
+  // Known, and none: the risk gate judges the child as if no lock ran, and never reads one.
+  attempt.lockedUntil = null;
+  for (const gate of GATES) {
+    if (gate.name === 'rate_limit') continue;
+    try {
+      await gate.check(attempt, deps);
+    } catch (error) {
+      throw refusalOf(gate.name, error) ?? error;
+    }
+  }
 };
 
 /** Runs the first four gates in order; the first refusal ends the attempt. */

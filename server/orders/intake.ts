@@ -5,7 +5,7 @@ import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent } from '../../contracts/orders.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../db/client.ts';
+import type { Db, Tx } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
@@ -30,8 +30,16 @@ export interface IntakeDeps {
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce'>;
   underWay: PlacementsUnderWay;
-  /** The order emulator's mapping of a trigger's child's events to its parent order (emulator/watch.ts). */
-  children?: { mayBeChildEvent: (event: TBrokerEvent) => boolean; asParentEvent: (event: TBrokerEvent) => Promise<TBrokerEvent> };
+  /**
+   * The order emulator: its mapping of a trigger's child's events to its parent order
+   * (emulator/watch.ts), and the exits it arms with an entry's fill (emulator/exits.ts).
+   */
+  children?: {
+    mayBeChildEvent: (event: TBrokerEvent) => boolean;
+    asParentEvent: (event: TBrokerEvent) => Promise<TBrokerEvent>;
+    armExits?: (tx: Tx, entry: OrderRow, fill: NonNullable<TBrokerEvent['fill']>) => Promise<TOrderEvent[]>;
+    wake?: (account: { userId: number; assetClass: TBrokerEvent['asset_class']; mode: TBrokerEvent['mode'] }) => void;
+  };
 }
 
 export const createIntake = ({ db, clock, logger, forUser, audit, publisher, underWay, children }: IntakeDeps) => {
@@ -82,7 +90,9 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
           publisher.appendEvents(tx, next, [orderEventOf(next, eventType, event, clock.now())], record ? fill : undefined),
         ]);
         if (!recorded) throw new DuplicateFill(fill!.execution_id);
-        return frames;
+        // An entry whose exits the emulator holds arms them with this fill, in its transaction.
+        const exits = record && children?.armExits ? await children.armExits(tx, next, fill) : [];
+        return [...frames, ...exits];
       })
       .catch((error: unknown) => {
         if (error instanceof DuplicateFill) return [];
@@ -96,6 +106,7 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
       return;
     }
     publisher.announce(outcome);
+    if (event.fill && outcome.length > 0) children?.wake?.({ userId: event.user_id, assetClass: event.asset_class, mode: event.mode });
   };
 
   /** The order row of a child the broker created, from the broker's own record of it. */

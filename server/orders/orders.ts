@@ -20,6 +20,7 @@ import { createCommands } from './commands.ts';
 import { createIntake } from './intake.ts';
 import { createOrderAudit } from './order-audit.ts';
 import { createPlacement } from './placement.ts';
+import { runChildGates } from './gates.ts';
 import { createPreview } from './preview.ts';
 import { createPlacementsUnderWay } from './placements-under-way.ts';
 import { createPublisher } from './publisher.ts';
@@ -28,6 +29,8 @@ import { createReconciler } from './reconcile.ts';
 import type { SubmissionFor } from './submission.ts';
 import { emulatedSubmission } from './emulator/emulated-submission.ts';
 import { createOrderEmulator } from './emulator/watch.ts';
+import { createExits } from './emulator/exits.ts';
+import { createEmulatedExpiry } from './emulator/expiry.ts';
 
 export { toOrderResponse } from './records.ts';
 /** The order list's kept count, for the job that folds its changes (server/jobs). */
@@ -62,15 +65,19 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   // Shared by the placement and the intake: an order's first events arrive while it is placed.
   const underWay = createPlacementsUnderWay();
   // The order emulator: triggers of what a real broker does not hold, watched beside its events.
-  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher, idleReloadMs: triggerIdleReloadMs });
-  const emulated = emulatedSubmission({ db, clock, onTrigger: emulator.changed });
+  // A fired trigger's child meets the placement's gates but the rate limit and the lock.
+  const emulator = createOrderEmulator({ db, clock, logger, instruments, audit, publisher, checkChild: (attempt) => runChildGates(attempt, gateDeps), idleReloadMs: triggerIdleReloadMs });
+  const emulated = emulatedSubmission({ db, clock, audit, publisher, onTrigger: emulator.changed });
   const submissionOf: SubmissionFor = (account, how) => (how?.emulated ? emulated : submissionFor(account));
   const { place, gateDeps } = createPlacement({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor: submissionOf, replayWaitMs });
   const { get, list, positions, account, watchedSymbols } = createReads({ db, clock, forUser });
   const { preview } = createPreview({ instruments, forUser });
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.changed });
-  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: emulator });
+  // A bracket's or an oto's exits the emulator holds are armed with the entry's fills.
+  const armExits = createExits({ clock, audit, publisher, instruments });
+  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits } });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit, onTriggerChange: emulator.changed });
+  const expireEmulated = createEmulatedExpiry({ db, clock, audit, publisher, onTriggerChange: emulator.changed });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */
   const setLive = ({ userId, assetClass, enabled }: { userId: number; assetClass: TAssetClass; enabled: boolean }) => setLiveEnabled(db, { userId, assetClass, enabled, at: clock.now() });
@@ -91,6 +98,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
     ingest,
     idle,
     reconcile,
+    /** Ends the emulated day orders past their session's close (the day-order expiry job). */
+    expireEmulated,
     /** Watches an account's emulated orders' triggers (the broker ingestion runs it under the account's lease). */
     watchTriggers: emulator.watch,
     watchedSymbols,

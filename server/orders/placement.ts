@@ -30,6 +30,7 @@ import { trailMetadataOf, trailRequestOf } from './trailing.ts';
 import { brokerBracketOf } from './brackets.ts';
 import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
+import { EMULATED_EXITS, entryAloneOf } from './emulator/exits.ts';
 
 export interface PlaceOptions {
   user: { id: number };
@@ -257,6 +258,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       ...trailMetadataOf(request),
       // Held by the order emulator rather than the broker (DESIGN §6 "Advanced orders").
       ...(attempt.emulated ? { emulated: true } : {}),
+      // A bracket's or an oto's exits held by the order emulator, armed with the entry's fills.
+      ...(attempt.emulatedExits ? { [EMULATED_EXITS]: true } : {}),
       // An oto's or an oco's class; a bracket's is its bracket.
       ...(request.order_class === 'oto' || request.order_class === 'oco' ? { order_class: request.order_class } : {}),
     };
@@ -288,7 +291,8 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       broker,
       instrument: prepared.instrument,
       intent: row,
-      request: brokerRequestOf(row, request),
+      // An entry whose exits are emulated goes to its broker alone.
+      request: attempt.emulatedExits ? entryAloneOf(brokerRequestOf(row, request)) : brokerRequestOf(row, request),
       judge: attempt.sizingUnderLock,
       writeIntent: write,
       // The books' refusal under the lock is the risk gate's, made on what the gate could not see

@@ -13,8 +13,8 @@ import type { BrokerOfAccount } from './broker-calls.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { fillsOf, findOrderByClientId, listUnfinishedOrders } from './queries.ts';
 import { insertFill, mergeOrderMetadata, updateOrder } from './write-queries.ts';
-import { CHILD_BROKER_ORDER_ID } from './emulator/watch.ts';
-import { rearmTrigger, setChildBrokerOrderId, triggersAwaitingChild, type EmulatedAccount } from './emulator/trigger-queries.ts';
+import { CHILD_BROKER_ORDER_ID } from './emulator/fire.ts';
+import { rearmAfterLostChild, setChildBrokerOrderId, triggersAwaitingChild, type EmulatedAccount } from './emulator/trigger-queries.ts';
 import { AMBIGUOUS, localBrokerId, TERMINAL } from './records.ts';
 
 /**
@@ -146,7 +146,7 @@ export const createReconciler = ({ db, clock, logger, forUser, audit, onTriggerC
           await link(tx, withChild, found, current.brokerOrderId ?? found.brokerOrderId);
           return 'linked' as const;
         }
-        if (!(await rearmTrigger(tx, key, clock.now()))) return undefined;
+        if (!(await rearmAfterLostChild(tx, key, clock.now()))) return undefined;
         await audit(tx, current, 'order.reconciled', { decision: 'rearmed', reason: 'the trigger’s child never reached the broker', child_client_order_id: trigger.childClientOrderId });
         return 'rearmed' as const;
       });

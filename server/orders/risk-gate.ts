@@ -13,6 +13,7 @@ import { firstStopOf, trailOf } from './trailing.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
 import { ocoGroupOf } from '../brokers/funds.ts';
+import { buyingPowerBesides, emulatedWorkingOrders } from './emulator/held.ts';
 
 const decimalOrUndefined = (value: string | null) => (value === null ? undefined : new ExactDecimal(value));
 
@@ -39,18 +40,23 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
   // An unregistered symbol has no price to judge: the broker call refuses it.
   if (!instrument || !broker) return;
   const at = clock.now();
-  const [{ account, positions, openOrders }, previousClose] = await Promise.all([
+  const [{ account, positions, openOrders: brokerOrders }, previousClose, emulated] = await Promise.all([
     // The risk rules read the working orders of this symbol only.
     attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
     attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
+    // What the order emulator holds, which the broker's figures do not net (only a broker with a
+    // quote stream has emulated orders: the simulator's placements read nothing more).
+    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol) : Promise.resolve([]),
   ]);
+  const openOrders = [...brokerOrders, ...emulated];
   const held = positions.find((position) => position.symbol === instrument.symbol);
   const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt });
   const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
   const settings = riskSettingsFromConfig(config);
   // A replace is judged with its own hold given back; a close without the sells it cancels.
   const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
-  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, account.buyingPower, replaced, referencePrice) : new ExactDecimal(account.buyingPower);
+  const buyingPowerLeft = buyingPowerBesides(attempt.assetClass, account.buyingPower, emulated).toFixed();
+  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, buyingPowerLeft, replaced, referencePrice) : new ExactDecimal(buyingPowerLeft);
   // A trailing stop is judged as the stop it starts as: its trail from the current price.
   const { trail } = attempt;
   const firstStop = trail && firstStopOf({ side: attempt.side, price: referencePrice, trail, instrument });

@@ -74,9 +74,12 @@ describe.skipIf(!process.env.DATABASE_URL)('emulated triggers on two instances o
     expect(placed.body).toMatchObject({ stop_price: 95500, metadata: { emulated: true } });
     // The holder's watch was idle, with ten minutes to its next look: the signal woke it.
     await waitFor(watchedSymbols, (symbols) => symbols.includes(SYMBOL));
-    kis.setPrice(SYMBOL, '95400');
+    // Sent until it is seen: a watch whose set of triggers changed opens a new quote stream.
     const filled = await waitFor(
-      () => orderRow('inst-trail-1'),
+      async () => {
+        kis.setPrice(SYMBOL, '95400');
+        return orderRow('inst-trail-1');
+      },
       (row) => row?.status === 'filled',
     );
     expect(filled).toMatchObject({ filledQty: '2', avgFillPrice: '95400' });

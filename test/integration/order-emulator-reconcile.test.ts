@@ -55,10 +55,17 @@ const orderRow = async (clientOrderId: string) => (await server.services.db.sele
 const triggerRow = async (clientOrderId: string) => (await server.services.db.select().from(orderTriggers).where(and(eq(orderTriggers.userId, alice.user.id), eq(orderTriggers.clientOrderId, clientOrderId))))[0];
 const fillsOf = async (clientOrderId: string) => (await server.services.db.select().from(orderFills).where(and(eq(orderFills.userId, alice.user.id), eq(orderFills.clientOrderId, clientOrderId)))).map((fill) => [fill.qty, fill.price]);
 const auditOf = async (clientOrderId: string) => (await call('GET', `/api/audit?client_order_id=${clientOrderId}`)).body.items as { action: string; data: Record<string, unknown> }[];
-/** Until the trigger has fired and its child's placement has ended without an answer. */
-const untilChildUnanswered = (clientOrderId: string, calls: number) =>
+/**
+ * Trades at `price` until the trigger has fired and its child's placement has ended without an
+ * answer. Sent again and again: a watch whose set of triggers changed opens a new quote stream,
+ * and a trade sent before it subscribed is not seen.
+ */
+const untilChildUnanswered = (clientOrderId: string, price: string, calls: number) =>
   waitFor(
-    async () => ({ trigger: await triggerRow(clientOrderId), calls: orderCalls() }),
+    async () => {
+      kis.setPrice(SYMBOL, price);
+      return { trigger: await triggerRow(clientOrderId), calls: orderCalls() };
+    },
     ({ trigger, calls: now }) => trigger?.status === 'triggered' && trigger.childClientOrderId !== null && now === calls + 1,
   );
 /** The trigger as if it had fired PAST_MS ago. */
@@ -97,8 +104,7 @@ describe('a trigger’s child whose placement had no answer', () => {
     // KIS takes the child and fills it; the answer is lost on the way back.
     kis.loseAnswerNext(ORDER_POST);
     fakeBehindMs = PAST_MS;
-    kis.setPrice(SYMBOL, '95400');
-    await untilChildUnanswered('reco-trail-1', calls);
+    await untilChildUnanswered('reco-trail-1', '95400', calls);
     fakeBehindMs = 0;
     expect(await triggerRow('reco-trail-1')).toMatchObject({ childBrokerOrderId: null });
     expect((await orderRow('reco-trail-1'))!.status).toBe('open');
@@ -130,8 +136,7 @@ describe('a trigger’s child whose placement had no answer', () => {
     const calls = orderCalls();
     // KIS answers 503 before taking the child.
     kis.failNext(503, '<html>Service Unavailable</html>', ORDER_POST);
-    kis.setPrice(SYMBOL, '95400');
-    await untilChildUnanswered('reco-trail-2', calls);
+    await untilChildUnanswered('reco-trail-2', '95400', calls);
 
     // Too young to tell a lost child from one still on its way: left alone.
     expect(await server.services.orders.reconcile(account())).toMatchObject({ linked: 0, rearmed: 0 });
@@ -142,9 +147,11 @@ describe('a trigger’s child whose placement had no answer', () => {
     expect(await triggerRow('reco-trail-2')).toMatchObject({ status: 'working', childClientOrderId: null });
     expect((await auditOf('reco-trail-2')).map((item) => item.data.decision).filter(Boolean)).toEqual(['rearmed']);
 
-    kis.setPrice(SYMBOL, '95300');
     const filled = await waitFor(
-      () => orderRow('reco-trail-2'),
+      async () => {
+        kis.setPrice(SYMBOL, '95300');
+        return orderRow('reco-trail-2');
+      },
       (row) => row?.status === 'filled',
     );
     expect(filled).toMatchObject({ filledQty: '1', avgFillPrice: '95300', brokerOrderId: placed.broker_order_id });

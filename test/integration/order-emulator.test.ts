@@ -13,6 +13,7 @@ import { childClientOrderIdOf } from '../../server/orders/emulator/trail.ts';
 import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
+import { kisKeyBody } from '../support/kis-keys.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -71,16 +72,7 @@ const untilWatched = () =>
 
 describe('a trailing stop at KIS, emulated', () => {
   it('holds a position to sell', async () => {
-    const created = await call('POST', '/api/exchange-keys', {
-      asset_class: 'kr_equity',
-      exchange: 'kr_broker',
-      paper_mode: true,
-      account_no: `${kisKey.accountNo}-${kisKey.productCode}`,
-      account_product_code: kisKey.productCode,
-      api_key: kisKey.appKey,
-      api_secret: kisKey.appSecret,
-      base_url: kis.url,
-    });
+    const created = await call('POST', '/api/exchange-keys', kisKeyBody(kisKey, kis.url));
     expect(created.status, created.text).toBe(201);
     const bought = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'buy', qty: 5, order_type: 'market', client_order_id: 'emu-buy-1' });
     expect(bought.status, bought.text).toBe(201);
@@ -143,12 +135,16 @@ describe('a trailing stop at KIS, emulated', () => {
     expect(types.indexOf('triggered')).toBeLessThan(types.indexOf('fill'));
   });
 
-  it('cancels an emulated order before its trigger with no broker call; a replace is refused for now', async () => {
+  it('replaces an emulated order’s trail (its stop set again from its mark) and cancels it before its trigger, with no broker call', async () => {
     const calls = orderCalls();
     const placed = await trailingSell('emu-trail-2', 1, { trail_price: 2000 });
     expect(placed.status, placed.text).toBe(201);
+    // The price is 94900: the mark, and its stop 2000 under it.
+    expect(placed.body).toMatchObject({ stop_price: 92900, metadata: { hwm: 94900, trail_price: 2000 } });
     const replaced = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'kr_equity', broker_order_id: placed.body.broker_order_id, trail_price: 3000 });
-    expect([replaced.status, replaced.body.code], replaced.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ broker_order_id: placed.body.broker_order_id, stop_price: 91900, metadata: expect.objectContaining({ trail_price: 3000, hwm: 94900, emulated: true }) });
+    expect(await triggerRow('emu-trail-2')).toMatchObject({ status: 'working', stopPrice: '91900', trailPrice: '3000', hwm: '94900' });
     const canceled = await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`);
     expect(canceled.status, canceled.text).toBe(204);
     expect(await orderRow('emu-trail-2')).toMatchObject({ status: 'canceled' });

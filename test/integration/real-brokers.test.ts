@@ -153,14 +153,24 @@ describe('us_equity on the Alpaca-style broker', () => {
     expect(trail.body.items.map((event: { action: string }) => event.action)).toEqual(expect.arrayContaining(['order.placed', 'order.unconfirmed', 'order.reconciled']));
   });
 
-  it('refuses a bracket whose stop leg trails before any call (422 BROKER_REJECTED): Alpaca cannot hold one; no order, none at the broker, the refusal audited', async () => {
-    const refused = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-trail-leg-1', bracket: { take_profit: 250, trail_percent: 5 } });
-    expect([refused.status, refused.body.code], refused.text).toEqual([422, 'BROKER_REJECTED']);
-    expect(refused.body.message).toContain('trailing stop leg');
-    expect(await orderRow('us-trail-leg-1')).toBeUndefined();
-    expect(alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).some((order) => order.client_order_id === 'us-trail-leg-1')).toBe(false);
-    const trail = await call('GET', '/api/audit?client_order_id=us-trail-leg-1');
-    expect(trail.body.items).toEqual([expect.objectContaining({ action: 'order.refused', data: expect.objectContaining({ gate: 'broker_configured', code: 'BROKER_REJECTED' }) })]);
+  it('takes a bracket whose stop leg trails, which Alpaca cannot hold, as an entry at Alpaca alone whose exits the order emulator holds', async () => {
+    // Changed with the emulated exits (it used to be 422 BROKER_REJECTED): their own tests are order-emulator-stops.test.ts.
+    const placed = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 1, order_type: 'market', client_order_id: 'us-trail-leg-1', bracket: { take_profit: 250, trail_percent: 5 } });
+    expect(placed.status, placed.text).toBe(201);
+    expect(placed.body.metadata).toMatchObject({ emulated_exits: true });
+    // At Alpaca: the entry alone, no legs.
+    const atBroker = alpaca.books.listOrders(alpacaKey.keyId, { status: 'all', nested: false }).filter((order) => order.client_order_id.startsWith('us-trail-leg-1'));
+    expect(atBroker.map((order) => [order.client_order_id, order.order_class])).toEqual([['us-trail-leg-1', '']]);
+    await waitFor(
+      () => orderRow('us-trail-leg-1:sl'),
+      (row) => row !== undefined,
+    );
+    expect(await orderRow('us-trail-leg-1:sl')).toMatchObject({ status: 'open', orderType: 'trailing_stop', metadata: expect.objectContaining({ emulated: true, trail_percent: 5 }) });
+    expect(await orderRow('us-trail-leg-1:tp')).toMatchObject({ status: 'open', orderType: 'limit', limitPrice: '250' });
+    // Canceling one leg ends both (no broker call: the emulator holds them).
+    const leg = await orderRow('us-trail-leg-1:sl');
+    expect((await call('DELETE', `/api/equity/orders/${leg!.brokerOrderId}?asset_class=us_equity`)).status).toBe(204);
+    expect(await orderRow('us-trail-leg-1:tp')).toMatchObject({ status: 'canceled' });
   });
 
   it('keeps an order the broker took though its answer failed: 502, pending, then linked and filled once by the reconciler', async () => {
@@ -219,9 +229,9 @@ describe('us_equity on the Alpaca-style broker', () => {
     await server.services.orders.idle();
     expect(await fillsOf('us-gap-1')).toEqual(['3']);
     expect(await fillsOf('us-market-1')).toEqual(['2']);
-    // AAPL: us-market-1's 2, us-taken-1's 1 (taken by the reconciler), us-after-gap's 1.
+    // AAPL: us-market-1's 2, us-trail-leg-1's entry 1, us-taken-1's 1 (taken by the reconciler), us-after-gap's 1.
     const positions = await call('GET', '/api/equity/positions?asset_class=us_equity');
-    expect(positions.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ symbol: 'MSFT', qty: 3 }), expect.objectContaining({ symbol: 'AAPL', qty: 4 })]));
+    expect(positions.body.items).toEqual(expect.arrayContaining([expect.objectContaining({ symbol: 'MSFT', qty: 3 }), expect.objectContaining({ symbol: 'AAPL', qty: 5 })]));
   });
 });
 
@@ -260,7 +270,7 @@ describe('kr_equity on the KIS-style broker', () => {
     expect(await orderRow('kr-down-1')).toMatchObject({ status: 'pending', reason: 'broker_unavailable' });
   });
 
-  it('takes a trailing_stop as an emulated order (KIS holds none: the order emulator does) with no broker call; refuses an oto and an oco before any call (422 BROKER_REJECTED)', async () => {
+  it('takes a trailing_stop and an oco as emulated orders (KIS holds neither: the order emulator does) with no broker call', async () => {
     const calls = kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length;
     // Changed with the order emulator (it used to be 422 BROKER_REJECTED): its own tests are order-emulator.test.ts.
     const emulated = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'trailing_stop', trail_percent: 5, client_order_id: 'kr-trail-1' });
@@ -269,14 +279,13 @@ describe('kr_equity on the KIS-style broker', () => {
     const canceled = await call('DELETE', `/api/equity/orders/${emulated.body.broker_order_id}?asset_class=kr_equity`);
     expect(canceled.status, canceled.text).toBe(204);
     expect(await orderRow('kr-trail-1')).toMatchObject({ status: 'canceled' });
-    for (const [id, extra] of [
-      ['kr-oto-1', { order_class: 'oto', bracket: { take_profit: 110000 } }],
-      ['kr-oco-1', { side: 'sell', order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 } }],
-    ] as const) {
-      const res = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'buy', qty: 1, order_type: 'market', client_order_id: id, ...extra });
-      expect([res.status, res.body.code], res.text).toEqual([422, 'BROKER_REJECTED']);
-      expect(await orderRow(id)).toBeUndefined();
-    }
+    // Changed with the emulated OCO (it used to be 422 BROKER_REJECTED): its own tests are order-emulator-stops.test.ts.
+    const oco = await call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: '005930', side: 'sell', qty: 1, order_type: 'limit', limit_price: 110000, order_class: 'oco', bracket: { stop_loss: 90000 }, client_order_id: 'kr-oco-1' });
+    expect(oco.status, oco.text).toBe(201);
+    expect(oco.body.metadata).toMatchObject({ emulated: true, order_class: 'oco' });
+    expect((await call('DELETE', `/api/equity/orders/${oco.body.broker_order_id}?asset_class=kr_equity`)).status).toBe(204);
+    expect(await orderRow('kr-oco-1:sl')).toMatchObject({ status: 'canceled' });
+    // An oto is now an entry at KIS with an emulated leg: order-emulator-stops.test.ts.
     expect(kis.requests.filter((request) => request.path === KIS_PATHS.orderCash).length).toBe(calls);
   });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ZClientOrderId } from '../../contracts/orders.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, DEFAULT_CLIENT_ORDER_ID_RULE, isDigestClientOrderId, toExchangeClientOrderId } from '../../server/brokers/ccxt/client-ids.ts';
-import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, OCO_SIBLING_ENDED, orderListIdOf, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView, type CcxtOrderView } from '../../server/brokers/ccxt/mapping.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, nativeStopsOfMarket, OCO_SIBLING_ENDED, orderListIdOf, parseCcxtBrokerOrderId, statusFromCcxt, toCcxtOrder, type CcxtMarketView, type CcxtOrderView } from '../../server/brokers/ccxt/mapping.ts';
 import { createPlacedOrders, eventOf, fillEvents, pollCcxtEvents, type PolledTrade } from '../../server/brokers/ccxt/poller.ts';
 import { ExactDecimal } from '../../server/decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerOrder, type BrokerOrderRequest } from '../../server/brokers/types.ts';
@@ -78,6 +78,16 @@ describe('the order request on the market steps', () => {
       expect(fromCcxtOrder({ ...expiredLeg({ g: 3 }), status: 'closed', filled: 0.01 }, BTC, key)).toMatchObject({ status: 'filled' });
       expect(orderListIdOf({ info: { orderListId: 'x' } })).toBeUndefined();
     });
+  });
+});
+
+describe('which stops a market holds (the rest the order emulator holds)', () => {
+  it('reads the market’s own order types where the exchange lists them, else what ccxt says the exchange creates', () => {
+    expect(nativeStopsOfMarket({ orderTypes: ['LIMIT', 'LIMIT_MAKER', 'MARKET'] }, { createStopMarketOrder: true, createStopLimitOrder: true })).toEqual({ stop: false, stopLimit: false });
+    expect(nativeStopsOfMarket({ orderTypes: ['LIMIT', 'MARKET', 'STOP_LOSS_LIMIT'] }, {})).toEqual({ stop: false, stopLimit: true });
+    expect(nativeStopsOfMarket({ orderTypes: ['MARKET', 'STOP_LOSS', 'STOP_LOSS_LIMIT'] }, {})).toEqual({ stop: true, stopLimit: true });
+    expect(nativeStopsOfMarket({}, { createStopMarketOrder: true, createStopLimitOrder: 'emulated' })).toEqual({ stop: true, stopLimit: false });
+    expect(nativeStopsOfMarket(undefined, {})).toEqual({ stop: false, stopLimit: false });
   });
 });
 

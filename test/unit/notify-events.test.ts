@@ -24,6 +24,12 @@ describe('noticeItemOf', () => {
     for (const eventType of ['placed', 'accepted', 'fill', 'canceled']) expect(item('orders', { type: 'order_event', event_type: eventType })).toBeUndefined();
   });
 
+  it('tells an emulated order canceled because its trigger’s child was refused, as a rejection; no other cancel', () => {
+    const frame = { type: 'order_event', event_type: 'canceled', symbol: 'BTC/USDT', asset_class: 'crypto', client_order_id: 'c-2', status: 'canceled', payload: { cancel_reason: 'trigger_refused', code: 'INSUFFICIENT_FUNDS', reason: 'not enough USDT' } };
+    expect(item('orders', frame)).toMatchObject({ event: 'rejection', text: 'Order canceled: BTC/USDT (crypto), order c-2 triggered but its order was refused: not enough USDT' });
+    expect(item('orders', { ...frame, payload: { emulated: true } })).toBeUndefined();
+  });
+
   it('tells a bot halted, not a bot running', () => {
     expect(item('live', { type: 'bot_status', is_halted: true, halt_reason: 'kill switch' })).toMatchObject({ event: 'bot_halted', text: 'Bot halted: kill switch' });
     expect(item('live', { type: 'bot_status', is_halted: false })).toBeUndefined();

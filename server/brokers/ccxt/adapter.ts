@@ -16,7 +16,7 @@ import type { RequestLimiter } from '../alpaca/limiter.ts';
 import type { ReconnectBackoff as StreamBackoff } from '../stream-keepalive.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BASIC_ORDER_TYPES, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerAccount, type BrokerOrder, type BrokerPosition, type BrokerQuote, type TTradingMode } from '../types.ts';
-import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, marketsOf, orderListIdOf, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
+import { brokerErrorOf, ccxtBrokerOrderId, decimalText, fromCcxtOrder, marketsOf, nativeStopsOfMarket, orderListIdOf, parseCcxtBrokerOrderId, toCcxtOrder, unifiedSymbol, type CcxtAccountKey, type CcxtErrorClasses, type CcxtMarketView } from './mapping.ts';
 import type { HostPacing } from './host-pacing.ts';
 import { clientOrderIdRuleOf, createMemoryClientIdStore, isDigestClientOrderId, toExchangeClientOrderId, type CcxtClientIdStore } from './client-ids.ts';
 import { isCcxtExchangeId, loadCcxt, loadedCcxt, type CcxtModule } from './load.ts';
@@ -313,6 +313,12 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     nativeOrderTypes: BASIC_ORDER_TYPES,
     nativeOrderClasses: ccxtNativeOrderClassesOf(options.exchangeId),
     nativeTrailingLegs: false,
+    nativeStopsOf: async (symbol) => {
+      const { exchange } = await start();
+      const market = marketsOf(exchange)[unifiedSymbol(symbol)];
+      if (!market || market.spot !== true) throw new BrokerRejectedError(`${options.exchangeId} lists no spot market ${symbol}`);
+      return nativeStopsOfMarket(market.info, exchange.has);
+    },
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.
       if (request.orderType === 'trailing_stop') throw new BrokerRejectedError('crypto exchange trailing_stop orders are not supported by this adapter');

@@ -100,6 +100,17 @@ export interface CcxtOrderArguments {
 /** The loaded markets by unified symbol: ccxt types them as a dictionary of `any`. */
 export const marketsOf = (exchange: Exchange) => (exchange.markets ?? {}) as Record<string, Market | undefined>;
 
+/**
+ * Whether a market holds a stop (a trigger on a market order) and a stop-limit: its own list of
+ * order types where the exchange gives one (Binance's `orderTypes`: STOP_LOSS, STOP_LOSS_LIMIT),
+ * else what ccxt says the exchange can create. What it lacks the order emulator holds (DESIGN §6).
+ */
+export const nativeStopsOfMarket = (info: unknown, has: Record<string, unknown>): { stop: boolean; stopLimit: boolean } => {
+  const listed = typeof info === 'object' && info !== null ? (info as { orderTypes?: unknown }).orderTypes : undefined;
+  if (Array.isArray(listed)) return { stop: listed.includes('STOP_LOSS'), stopLimit: listed.includes('STOP_LOSS_LIMIT') };
+  return { stop: has.createStopMarketOrder === true, stopLimit: has.createStopLimitOrder === true };
+};
+
 const TIME_IN_FORCE = { day: 'GTC', gtc: 'GTC', ioc: 'IOC', fok: 'FOK' } as const;
 
 /**

@@ -5,7 +5,7 @@
 import type { TBar } from '../../marketdata/bars.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { createLimiterRegistry, type LimiterRegistry } from '../alpaca/limiter.ts';
-import { BASIC_ORDER_TYPES, NO_ORDER_CLASSES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
+import { UNTRIGGERED_ORDER_TYPES, NO_ORDER_CLASSES, BrokerOrderAmbiguousError, BrokerRejectedError, BrokerUnavailableError, type Broker, type BrokerOrder, type BrokerPosition, type OrderIntent } from '../types.ts';
 import { createKisApprovalKeys } from './approval.ts';
 import { createKisHttp, type KisHttp } from './http.ts';
 import { createMemoryLinkStore, unlinkedCandidates, type KisOrderLinkStore } from './links.ts';
@@ -300,7 +300,8 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     name: KIS_BROKER_NAME,
     assetClass: 'kr_equity',
     mode: key.mode,
-    nativeOrderTypes: BASIC_ORDER_TYPES,
+    // KIS's cash order holds no stops: the order emulator holds them (DESIGN §6).
+    nativeOrderTypes: UNTRIGGERED_ORDER_TYPES,
     nativeOrderClasses: NO_ORDER_CLASSES,
     nativeTrailingLegs: false,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).

@@ -1,10 +1,10 @@
 // The SQL of the order emulator's triggers (order_triggers): written with the emulated order's
 // acceptance, read by the account's watch, moved as the price moves, fired or canceled once.
-import { and, eq, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Queryable } from '../../db/client.ts';
-import { orderTriggers, type OrderTriggerRow } from '../../db/schema/index.ts';
+import { orders, orderTriggers, type OrderRow, type OrderTriggerRow } from '../../db/schema/index.ts';
 
 export type TriggerKey = { userId: number; clientOrderId: string };
 export type EmulatedAccount = { userId: number; assetClass: TAssetClass; mode: TTradingMode };
@@ -23,19 +23,49 @@ export const workingTriggers = (db: Queryable, { userId, assetClass, mode }: Emu
     .from(orderTriggers)
     .where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.assetClass, assetClass), eq(orderTriggers.live, mode === 'live'), working));
 
-/** Saves a moved mark and stop while the trigger works; false when it no longer does. */
-export const saveMark = async (db: Queryable, key: TriggerKey, { hwm, stopPrice, at }: { hwm: string; stopPrice: string; at: Date }): Promise<boolean> =>
-  (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(keyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
+/** A trigger as one arming of it: a replace arms it again, and what a watch did with the older arming no longer applies. */
+export type ArmedKey = TriggerKey & { armedAt: Date };
+const armedKeyOf = (key: ArmedKey) => and(keyOf(key), eq(orderTriggers.armedAt, key.armedAt));
 
-/** Fires a working trigger (its last mark and stop with it); undefined when it no longer works (canceled meanwhile). */
-export const markTriggered = async (db: Queryable, key: TriggerKey, change: { hwm: string; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
+/** Saves a moved mark and stop while the trigger works as armed; false when it no longer does (canceled, fired or armed again). */
+export const saveMark = async (db: Queryable, key: ArmedKey, { hwm, stopPrice, at }: { hwm: string; stopPrice: string; at: Date }): Promise<boolean> =>
+  (await db.update(orderTriggers).set({ hwm, stopPrice, updatedAt: at }).where(and(armedKeyOf(key), working)).returning({ id: orderTriggers.clientOrderId })).length > 0;
+
+/** Fires a working trigger as armed (its last mark and stop with it); undefined when it no longer works so (canceled or armed again meanwhile). */
+export const markTriggered = async (db: Queryable, key: ArmedKey, change: { hwm: string | null; stopPrice: string; childClientOrderId: string; at: Date }): Promise<OrderTriggerRow | undefined> =>
   (
     await db
       .update(orderTriggers)
       .set({ status: 'triggered', hwm: change.hwm, stopPrice: change.stopPrice, childClientOrderId: change.childClientOrderId, updatedAt: change.at })
+      .where(and(armedKeyOf(key), working))
+      .returning()
+  )[0];
+
+/** Arms a working trigger again (a replace): its new quantity, prices or trail; undefined when it no longer works (it fired, or was canceled). */
+export const rearmTrigger = async (
+  db: Queryable,
+  key: TriggerKey,
+  change: Pick<OrderTriggerRow, 'qty' | 'orderType' | 'stopPrice' | 'hwm' | 'limitPrice' | 'trailPercent' | 'trailPrice' | 'armedAt'>,
+): Promise<OrderTriggerRow | undefined> =>
+  (
+    await db
+      .update(orderTriggers)
+      .set({ ...change, updatedAt: change.armedAt })
       .where(and(keyOf(key), working))
       .returning()
   )[0];
+
+/** A working exit leg grown to its entry's filled quantity: armed again (a watch takes the new quantity), its levels kept. */
+export const growTrigger = async (db: Queryable, key: TriggerKey, { qty, at }: { qty: string; at: Date }): Promise<void> => {
+  await db.update(orderTriggers).set({ qty, armedAt: at, updatedAt: at }).where(and(keyOf(key), working));
+};
+
+/** A working trigger as it is armed now; undefined when it no longer works. */
+export const workingTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(and(keyOf(key), working)))[0];
+
+/** A working trigger, locked for a replace that arms it again. */
+export const workingTriggerForUpdate = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> =>
+  (await db.select().from(orderTriggers).where(and(keyOf(key), working)).for('update'))[0];
 
 export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, childBrokerOrderId: string, at: Date): Promise<void> => {
   await db.update(orderTriggers).set({ childBrokerOrderId, updatedAt: at }).where(keyOf(key));
@@ -44,6 +74,13 @@ export const setChildBrokerOrderId = async (db: Queryable, key: TriggerKey, chil
 /** Cancels a working trigger; undefined when it no longer works (it fired, or was canceled). */
 export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
   (await db.update(orderTriggers).set({ status: 'canceled', updatedAt: at }).where(and(keyOf(key), working)).returning())[0];
+
+/** The working triggers whose day ended by `at`, oldest end first. */
+export const expiredTriggers = (db: Queryable, at: Date): Promise<OrderTriggerRow[]> =>
+  db.select().from(orderTriggers).where(and(working, lte(orderTriggers.expiresAt, at))).orderBy(asc(orderTriggers.expiresAt));
+
+/** An emulated order's trigger, whatever its state. */
+export const findTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(keyOf(key)))[0];
 
 /** The trigger whose child has this client order id (the child's broker events belong to its parent). */
 export const triggerOfChild = async (db: Queryable, { userId, childClientOrderId }: { userId: number; childClientOrderId: string }): Promise<OrderTriggerRow | undefined> =>
@@ -72,11 +109,28 @@ export const triggersAwaitingChild = (db: Queryable, { account, before }: { acco
     );
 
 /** A fired trigger whose child never reached the broker works again; undefined when it no longer waits on its child. */
-export const rearmTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
+export const rearmAfterLostChild = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
   (
     await db
       .update(orderTriggers)
-      .set({ status: 'working', childClientOrderId: null, updatedAt: at })
+      .set({ status: 'working', childClientOrderId: null, armedAt: at, updatedAt: at })
       .where(and(keyOf(key), eq(orderTriggers.status, 'triggered'), isNull(orderTriggers.childBrokerOrderId)))
       .returning()
   )[0];
+
+/**
+ * The orders of an account's working triggers of a symbol (what the emulator holds, untriggered),
+ * each with the broker id of the order it is a leg of (an OCO's, or a bracket's entry), if any.
+ */
+export const workingEmulatedOrders = (
+  db: Queryable,
+  { userId, assetClass, live, symbol }: { userId: number; assetClass: TAssetClass; live: boolean; symbol: string },
+): Promise<{ order: OrderRow; parentBrokerOrderId: string | null }[]> =>
+  db
+    .select({
+      order: orders,
+      parentBrokerOrderId: sql<string | null>`(select parent.broker_order_id from orders parent where parent.user_id = ${orders.userId} and parent.client_order_id = ${orders.metadata}->>'parent_client_order_id')`,
+    })
+    .from(orderTriggers)
+    .innerJoin(orders, and(eq(orders.userId, orderTriggers.userId), eq(orders.clientOrderId, orderTriggers.clientOrderId)))
+    .where(and(eq(orderTriggers.userId, userId), eq(orderTriggers.assetClass, assetClass), eq(orderTriggers.live, live), eq(orderTriggers.symbol, symbol), working));

@@ -1,35 +1,42 @@
 // The order emulator (DESIGN §6 "Advanced orders"): for an account whose broker does not hold a
-// trailing stop, the instance that holds the account's ingestion lease watches its working
-// triggers on the broker's quote stream (started beside the account's event stream, under the
-// same lease: server/brokers/real/ingestion.ts). Each quote moves a trigger's mark and stop (saved
-// at most once a second, and always at the trigger); a quote that reaches the stop fires it: the
-// trigger and its order marked triggered (an order event `triggered`, audited) in one transaction,
-// then a market order for the quantity goes to the broker as the order's child. The child's
-// events update the parent (intake.ts, by the trigger row): one order row for the user.
-import { createHash } from 'node:crypto';
+// trailing stop, a stop, a stop-limit or an OCO (or a bracket's exits), the instance that holds
+// the account's ingestion lease watches its working triggers on the broker's quote stream (started
+// beside the account's event stream, under the same lease: server/brokers/real/ingestion.ts). Each
+// quote moves a trailing trigger's mark and stop (saved at most once a second, and always at the
+// trigger); a quote that reaches a trigger fires it (fire.ts): its child goes to the broker, a
+// market order, or a limit at a stop-limit's or a take-profit's limit (never filling beyond it).
+// The child's events update the parent (intake.ts, by the trigger row): one order row for the user.
 import type { TBrokerEvent } from '../../../contracts/brokers.ts';
-import { EMULATED_CHILD_SUFFIX } from '../../../contracts/orders.ts';
+import { EMULATED_CHILD_SUFFIX, type TOrderStatus } from '../../../contracts/orders.ts';
 import type { TTickSizeAt } from '../../brokers/fills.ts';
-import type { TrailingState } from '../../brokers/matching.ts';
-import { BrokerRejectedError, type Broker, type BrokerQuote } from '../../brokers/types.ts';
+import type { Decimal } from 'decimal.js';
+import type { Broker, BrokerQuote } from '../../brokers/types.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/client.ts';
 import type { OrderTriggerRow } from '../../db/schema/index.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import type { Instruments } from '../../instruments/instruments.ts';
 import type { Logger } from '../../observability/logger.ts';
-import { BROKER_TIMEOUT_MS, withTimeout } from '../broker-calls.ts';
 import type { OrderAudit } from '../order-audit.ts';
 import type { OrderPublisher } from '../publisher.ts';
 import { findOrderByClientId } from '../queries.ts';
-import { orderEventOf } from '../records.ts';
 import { HWM } from '../trailing.ts';
 import { mergeOrderMetadata, updateOrder } from '../write-queries.ts';
-import { childClientOrderIdOf, stepOf, tickOf, trailingStateOfTrigger } from './trail.ts';
-import { markTriggered, saveMark, setChildBrokerOrderId, triggerOfChild, workingTriggers, type EmulatedAccount, type TriggerKey } from './trigger-queries.ts';
+import { armedKeyOf, createFiring, type FiringDeps } from './fire.ts';
+import { tickOf, triggerStateOf, triggerStepOf, type TTriggerState } from './trail.ts';
+import { saveMark, triggerOfChild, workingTrigger, workingTriggers, type EmulatedAccount } from './trigger-queries.ts';
 
-export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
-export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
+
+/**
+ * A child's event's status as its parent's: a step the parent has moved past (the broker took the
+ * child, `accepted`; it works, `open`, while the parent has fills) leaves the parent's as it is.
+ */
+const parentStatusOf = (parent: TOrderStatus, event: TBrokerEvent): TBrokerEvent['status'] => {
+  if (event.fill) return event.status;
+  if (parent === 'open' && event.status === 'accepted') return 'open';
+  if (parent === 'partially_filled' && (event.status === 'accepted' || event.status === 'open')) return 'partially_filled';
+  return event.status;
+};
 
 export interface OrderEmulatorDeps {
   db: Db;
@@ -38,6 +45,8 @@ export interface OrderEmulatorDeps {
   instruments: Pick<Instruments, 'resolve'>;
   audit: OrderAudit;
   publisher: Pick<OrderPublisher, 'appendEvents' | 'announce' | 'signalTriggers' | 'followTriggers'>;
+  /** The checks a fired trigger's child meets before it goes to the broker (fire.ts). */
+  checkChild: FiringDeps['checkChild'];
   /** How often a watch of working triggers reads them again (new ones, canceled ones) and saves marks left unsaved. */
   reloadMs?: number;
   /**
@@ -54,7 +63,7 @@ export interface OrderEmulatorDeps {
 /** A working trigger as its watch holds it between saves. */
 interface Watched {
   row: OrderTriggerRow;
-  state: TrailingState;
+  state: TTriggerState;
   tick: TTickSizeAt;
   savedAt: number;
   unsaved: boolean;
@@ -82,14 +91,14 @@ async function* untilAborted<T>(iterable: AsyncIterable<T>, signal: AbortSignal)
   }
 }
 
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const accountKeyOf = ({ userId, assetClass, mode }: EmulatedAccount) => `${userId}:${assetClass}:${mode}`;
 const symbolsOf = (rows: readonly OrderTriggerRow[]) => [...new Set(rows.map((row) => row.symbol))].sort();
 
 export type OrderEmulator = ReturnType<typeof createOrderEmulator>;
 
-export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, reloadMs = 1_000, idleReloadMs = 30_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
+export const createOrderEmulator = ({ db, clock, logger, instruments, audit, publisher, checkChild, reloadMs = 1_000, idleReloadMs = 30_000, saveEveryMs = 1_000 }: OrderEmulatorDeps) => {
   const log = logger.child({ area: 'order-emulator' });
+  const fire = createFiring({ db, clock, log, instruments, audit, publisher, checkChild });
   /** Each running watch's wake-up, so a trigger placed or changed on any instance is watched at once. */
   const wakes = new Map<string, () => void>();
   /** The accounts watched in this process. */
@@ -122,98 +131,62 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
   const watchedOf = async (row: OrderTriggerRow): Promise<Watched | undefined> => {
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
     if (!instrument) return undefined;
-    return { row, state: trailingStateOfTrigger(row), tick: tickOf(instrument), savedAt: clock.now().getTime(), unsaved: false };
+    return { row, state: triggerStateOf(row), tick: tickOf(instrument), savedAt: clock.now().getTime(), unsaved: false };
   };
 
-  /** Saves a trigger's moved mark and stop, on the trigger row and on its order (its stop_price and metadata.hwm). */
+  /** Saves a trailing trigger's moved mark and stop, on the trigger row and on its order (its stop_price and metadata.hwm). */
   const save = async (watched: Watched) => {
     const { row, state } = watched;
     const at = clock.now();
     watched.unsaved = false;
     watched.savedAt = at.getTime();
-    const hwm = state.hwm.toFixed();
-    const stopPrice = state.stopPrice.toFixed();
+    if (state.kind !== 'trailing') return;
+    const hwm = state.trailing.hwm.toFixed();
+    const stopPrice = state.trailing.stopPrice.toFixed();
     await db.transaction(async (tx) => {
-      if (!(await saveMark(tx, row, { hwm, stopPrice, at }))) return;
+      if (!(await saveMark(tx, armedKeyOf(row), { hwm, stopPrice, at }))) return;
       await updateOrder(tx, row, { stopPrice, updatedAt: at });
       await mergeOrderMetadata(tx, row, { [HWM]: Number(hwm) });
     });
   };
 
-  /**
-   * Fires a trigger: marked triggered with its order (event and audit) in one transaction, unless
-   * a cancel came first; then the child goes to the broker and is linked to its parent.
-   */
-  const fire = async (broker: Broker, watched: Watched, quote: BrokerQuote) => {
-    const { row, state } = watched;
-    const key: TriggerKey = { userId: row.userId, clientOrderId: row.clientOrderId };
-    const child = childClientOrderIdOf(row.clientOrderId, sha);
-    const at = clock.now();
-    const stopPrice = state.stopPrice.toFixed();
-    const fired = await db.transaction(async (tx) => {
-      const trigger = await markTriggered(tx, key, { hwm: state.hwm.toFixed(), stopPrice, childClientOrderId: child, at });
-      const order = trigger && (await findOrderByClientId(tx, { ...key, forUpdate: true }));
-      if (!order) return undefined;
-      const updated = (await updateOrder(tx, key, { stopPrice, metadata: { ...order.metadata, [HWM]: Number(state.hwm.toFixed()), [CHILD_CLIENT_ORDER_ID]: child }, updatedAt: at }))!;
-      const payload = { price: quote.price, stop_price: stopPrice, hwm: state.hwm.toFixed(), [CHILD_CLIENT_ORDER_ID]: child };
-      await audit(tx, updated, 'order.triggered', payload);
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
-    });
-    if (!fired) return;
-    publisher.announce(fired);
-    log.info({ userId: row.userId, clientOrderId: row.clientOrderId, price: quote.price, stopPrice }, 'a trigger fired; its market order goes to the broker');
-    try {
-      const placed = await withTimeout(
-        broker.placeOrder({ clientOrderId: child, symbol: row.symbol, side: row.side, qty: row.qty, orderType: 'market', timeInForce: 'day', metadata: { parent_client_order_id: row.clientOrderId } }),
-        BROKER_TIMEOUT_MS,
-      );
-      await db.transaction(async (tx) => {
-        await setChildBrokerOrderId(tx, key, placed.brokerOrderId, clock.now());
-        await mergeOrderMetadata(tx, key, { [CHILD_BROKER_ORDER_ID]: placed.brokerOrderId });
-      });
-    } catch (error) {
-      if (error instanceof BrokerRejectedError) return refuseChild(key, error);
-      // It may have reached the broker: its events, if any, still come to the parent.
-      log.error({ err: error, userId: row.userId, clientOrderId: row.clientOrderId }, 'the trigger’s market order may not have reached the broker');
-    }
-  };
-
-  /** A child the broker refused cancels its parent, with the reason (DESIGN §6). */
-  const refuseChild = async (key: TriggerKey, error: BrokerRejectedError) => {
-    const at = clock.now();
-    const frames = await db.transaction(async (tx) => {
-      const order = await findOrderByClientId(tx, { ...key, forUpdate: true });
-      if (!order) return [];
-      const updated = (await updateOrder(tx, key, { status: 'canceled', reason: error.message, metadata: { ...order.metadata, cancel_reason: 'trigger_refused' }, updatedAt: at }))!;
-      await audit(tx, updated, 'order.canceled', { cancel_reason: 'trigger_refused', reason: error.message });
-      return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', { reason: error.message }, at)]);
-    });
-    publisher.announce(frames);
-  };
-
   /** One quote against the account's triggers of its symbol. */
   const onQuote = async (broker: Broker, watched: Map<string, Watched>, quote: BrokerQuote) => {
     const price = new ExactDecimal(quote.price);
-    for (const [id, one] of watched) {
+    for (const [id, one] of [...watched]) {
       if (one.row.symbol !== quote.symbol) continue;
-      const step = stepOf(one.state, price, one.tick);
-      if (step.kind === 'fired') {
-        watched.delete(id);
-        await fire(broker, one, quote);
-      } else if (step.kind === 'moved') {
-        one.state = { ...one.state, hwm: step.hwm, stopPrice: step.stopPrice };
-        one.unsaved = true;
-        if (clock.now().getTime() - one.savedAt >= saveEveryMs) await save(one);
-      }
+      if ((await onQuoteOf(broker, watched, one, price, quote)) !== 'stale') continue;
+      // Canceled, or armed again (a replace) since the watch read it: the new arming meets this quote too.
+      const again = await workingTrigger(db, one.row);
+      const fresh = again && (await watchedOf(again));
+      if (!fresh) continue;
+      watched.set(id, fresh);
+      await onQuoteOf(broker, watched, fresh, price, quote);
     }
+  };
+
+  /** One quote against one trigger: it fires, moves, or does nothing; 'stale' when it fired on an arming no longer working. */
+  const onQuoteOf = async (broker: Broker, watched: Map<string, Watched>, one: Watched, price: Decimal, quote: BrokerQuote): Promise<'stale' | undefined> => {
+    const step = triggerStepOf(one.state, price, one.tick);
+    if (step.kind === 'fired') {
+      watched.delete(one.row.clientOrderId);
+      return fire(broker, one.row, step, quote);
+    }
+    if (step.kind === 'moved' && one.state.kind === 'trailing') {
+      one.state = { kind: 'trailing', trailing: { ...one.state.trailing, hwm: step.hwm, stopPrice: step.stopPrice } };
+      one.unsaved = true;
+      if (clock.now().getTime() - one.savedAt >= saveEveryMs) await save(one);
+    }
+    return undefined;
   };
 
   /** Brings the held triggers in line with the account's working ones; false when their symbols changed (a new quote stream). */
   const sync = async (account: EmulatedAccount, watched: Map<string, Watched>, symbols: readonly string[]) => {
     const rows = await workingTriggers(db, account);
     if (symbolsOf(rows).join('\n') !== symbols.join('\n')) return false;
-    const ids = new Set(rows.map((row) => row.clientOrderId));
-    for (const id of watched.keys()) if (!ids.has(id)) watched.delete(id);
+    // A trigger armed again (a replace) is taken anew: what the watch held of it was the old arming.
+    const armings = new Map(rows.map((row) => [row.clientOrderId, row.armedAt.getTime()]));
+    for (const [id, one] of watched) if (armings.get(id) !== one.row.armedAt.getTime()) watched.delete(id);
     for (const row of rows) {
       if (watched.has(row.clientOrderId)) continue;
       const one = await watchedOf(row);
@@ -282,7 +255,10 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     }
   };
 
-  /** The account's watch in this process, if it runs here, reads its triggers now. */
+  /**
+   * The account's watch in this process, if it runs here, reads its triggers now (the intake's
+   * fills arm a bracket's exits where the account's events come in: where its watch runs).
+   */
   const wake = (account: EmulatedAccount) => {
     const key = accountKeyOf(account);
     const waiting = wakes.get(key);
@@ -310,11 +286,13 @@ export const createOrderEmulator = ({ db, clock, logger, instruments, audit, pub
     const trigger = await triggerOfChild(db, { userId: event.user_id, childClientOrderId: event.client_order_id });
     const parent = trigger && (await findOrderByClientId(db, { userId: trigger.userId, clientOrderId: trigger.clientOrderId }));
     if (!parent?.brokerOrderId) return event;
-    return { ...event, client_order_id: parent.clientOrderId, broker_order_id: parent.brokerOrderId };
+    // The child's own first steps (the broker took it: `accepted`) are not the parent's: it has
+    // worked, `open`, since its placement. They would move it back.
+    return { ...event, client_order_id: parent.clientOrderId, broker_order_id: parent.brokerOrderId, status: parentStatusOf(parent.status, event) };
   };
 
   /** Whether an event may be a trigger's child's (asParentEvent looks it up): only ids with the child's suffix, which a caller's may not carry. */
   const mayBeChildEvent = (event: TBrokerEvent) => event.client_order_id.endsWith(EMULATED_CHILD_SUFFIX);
 
-  return { watch, changed, asParentEvent, mayBeChildEvent };
+  return { watch, wake, changed, asParentEvent, mayBeChildEvent };
 };

@@ -1,6 +1,8 @@
 // A position as the risk rules judge it, from the broker's snapshot of the account: the quantity
 // held and the symbol's working orders. In real mode these are the broker's own figures (its
 // buying power already nets its open orders); the rules never reserve anything a second time.
+// The order emulator's untriggered orders, which no broker nets, are added by the risk gate
+// (emulator/held.ts).
 import type { BrokerOrder, BrokerSnapshot } from '../../brokers/types.ts';
 import { costAt, reservePriceOf, remainingOf, type WorkingOrder } from '../../brokers/funds.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
