@@ -79,6 +79,12 @@ export interface OrderAttempt {
    */
   closing?: boolean;
   /**
+   * A fired OCO leg's child (emulator/fire.ts): the client order id of its sibling, still waiting
+   * for its trigger, whose hold is the pair's and so the child's own (the first leg to fill ends
+   * the other). Left out of the emulated orders' holds it is judged against.
+   */
+  siblingOf?: string;
+  /**
    * Set by the broker gate: the order's type is one its broker does not hold but the order
    * emulator does (a simple trailing stop, stop or stop-limit, or an OCO, at a broker that streams
    * quotes): no broker call at placement, triggers instead (server/orders/emulator/).

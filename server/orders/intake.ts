@@ -38,6 +38,8 @@ export interface IntakeDeps {
     mayBeChildEvent: (event: TBrokerEvent) => boolean;
     asParentEvent: (event: TBrokerEvent) => Promise<TBrokerEvent>;
     armExits?: (tx: Tx, entry: OrderRow, fill: NonNullable<TBrokerEvent['fill']>) => Promise<TOrderEvent[]>;
+    /** An emulated OCO leg's fill ends its sibling (or makes it smaller), in the fill's transaction (emulator/oco.ts). */
+    settleOco?: (tx: Tx, leg: OrderRow) => Promise<TOrderEvent[]>;
     wake?: (account: { userId: number; assetClass: TBrokerEvent['asset_class']; mode: TBrokerEvent['mode'] }) => void;
   };
 }
@@ -92,7 +94,8 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
         if (!recorded) throw new DuplicateFill(fill!.execution_id);
         // An entry whose exits the emulator holds arms them with this fill, in its transaction.
         const exits = record && children?.armExits ? await children.armExits(tx, next, fill) : [];
-        return [...frames, ...exits];
+        const settled = record && children?.settleOco ? await children.settleOco(tx, next) : [];
+        return [...frames, ...exits, ...settled];
       })
       .catch((error: unknown) => {
         if (error instanceof DuplicateFill) return [];

@@ -29,6 +29,7 @@ import { createReconciler } from './reconcile.ts';
 import type { SubmissionFor } from './submission.ts';
 import { emulatedSubmission } from './emulator/emulated-submission.ts';
 import { createOrderEmulator } from './emulator/watch.ts';
+import { createOcoSettlement } from './emulator/oco.ts';
 import { createExits } from './emulator/exits.ts';
 import { createEmulatedExpiry } from './emulator/expiry.ts';
 
@@ -75,7 +76,9 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   const { cancel, replace, cancelAll, closePosition } = createCommands({ db, clock, instruments, forUser, audit, publisher, place, gateDeps, onTriggerChange: emulator.changed });
   // A bracket's or an oto's exits the emulator holds are armed with the entry's fills.
   const armExits = createExits({ clock, audit, publisher, instruments });
-  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits } });
+  // An emulated OCO's (or a bracket's exits') leg that fills ends the other, in the fill's transaction.
+  const settleOco = createOcoSettlement({ clock, audit, publisher });
+  const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits, settleOco } });
   const reconcile = createReconciler({ db, clock, logger, forUser, audit, onTriggerChange: emulator.changed });
   const expireEmulated = createEmulatedExpiry({ db, clock, audit, publisher, onTriggerChange: emulator.changed });
 

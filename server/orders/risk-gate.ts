@@ -46,7 +46,7 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
     attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
     // What the order emulator holds, which the broker's figures do not net (only a broker with a
     // quote stream has emulated orders: the simulator's placements read nothing more).
-    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol) : Promise.resolve([]),
+    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol).then((orders) => orders.filter((order) => order.clientOrderId !== attempt.siblingOf)) : Promise.resolve([]),
   ]);
   const openOrders = [...brokerOrders, ...emulated];
   const held = positions.find((position) => position.symbol === instrument.symbol);

@@ -274,24 +274,54 @@ describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', 
     expect(kisOrderCalls()).toBe(calls);
   });
 
-  it('fires its take-profit when the price reaches the limit: a limit sell there, and the stop leg canceled in the same transaction', async () => {
+  it('fires its take-profit when the price reaches the limit: a limit sell there, and the stop leg canceled in the transaction of its fill', async () => {
     const placed = await oco('emus-oco-2');
     expect(placed.status, placed.text).toBe(201);
     const calls = kisOrderCalls();
     const row = await tradeUntil(() => kis.setPrice(SYMBOL, '96000'), alice, 'emus-oco-2', isFilled);
     expect(row).toMatchObject({ filledQty: '2', avgFillPrice: '96000', metadata: expect.objectContaining({ child_client_order_id: 'emus-oco-2.tr' }) });
     expect(kisOrderCalls()).toBe(calls + 1);
-    expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling' }) });
     expect(await triggerRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled' });
     const triggered = (await framesOf(alice, 'emus-oco-2')).find((frame) => frame.frame.event_type === 'triggered')!;
+    const fill = (await framesOf(alice, 'emus-oco-2')).find((frame) => frame.frame.event_type === 'fill')!;
     const legCanceled = (await framesOf(alice, 'emus-oco-2:sl')).find((frame) => frame.frame.event_type === 'canceled')!;
     expect(triggered.frame.payload).toMatchObject({ price: '96000', limit_price: '96000' });
     expect(triggered.frame.payload).not.toHaveProperty('stop_price');
-    expect(legCanceled.txId).toBe(triggered.txId);
+    // As a broker ends an OCO's other leg: at the fill, in its transaction.
+    expect(legCanceled.txId).toBe(fill.txId);
+    expect(legCanceled.frame.payload).toMatchObject({ cancel_reason: 'oco_sibling', sibling_client_order_id: 'emus-oco-2' });
     // Down through the canceled stop leg: nothing more is sold.
     kis.setPrice(SYMBOL, '91000');
     await server.services.orders.idle();
     expect(await orderRow(alice, 'emus-oco-2:sl')).toMatchObject({ status: 'canceled', filledQty: '0' });
+  });
+
+  it('keeps its stop leg while the take-profit’s limit rests unfilled; the stop then cancels that limit at KIS and sells the whole quantity, once', async () => {
+    // The account holds 4 shares after the OCO above.
+    kis.setPrice(SYMBOL, '94000');
+    const placed = await oco('emus-oco-3');
+    expect(placed.status, placed.text).toBe(201);
+    const calls = kisOrderCalls();
+    // A trade at the take-profit on the stream while KIS's book stays at 94000: its limit sell rests there.
+    const tp = await tradeUntil(() => kis.quotes.publish([{ symbol: SYMBOL, price: '96000' }]), alice, 'emus-oco-3', childPlaced);
+    expect(tp).toMatchObject({ status: 'open', filledQty: '0' });
+    expect(kisOrderCalls()).toBe(calls + 1);
+    // The stop leg still works: a broker ends an OCO's other leg at a fill, not before.
+    expect(await orderRow(alice, 'emus-oco-3:sl')).toMatchObject({ status: 'open' });
+    expect(await triggerRow(alice, 'emus-oco-3:sl')).toMatchObject({ status: 'working' });
+    // Down through the stop: the resting limit is canceled at KIS, then the stop leg sells at market.
+    const sold = await tradeUntil(() => kis.setPrice(SYMBOL, '91500'), alice, 'emus-oco-3:sl', isFilled);
+    expect(sold).toMatchObject({ filledQty: '2', avgFillPrice: '91500' });
+    const ended = await waitFor(
+      () => orderRow(alice, 'emus-oco-3'),
+      (row) => row?.status === 'canceled',
+    );
+    expect(ended).toMatchObject({ filledQty: '0' });
+    expect(kisOrderCalls()).toBe(calls + 2);
+    await server.services.orders.idle();
+    const positions = await call('GET', '/api/equity/positions?asset_class=kr_equity');
+    expect(positions.body.items).toEqual([expect.objectContaining({ symbol: SYMBOL, qty: 2 })]);
   });
 });
 
@@ -352,7 +382,7 @@ describe('a bracket at KIS (which holds none): the entry at KIS, its exits emula
     expect(kisOrderCalls()).toBe(calls + 1);
     const sold = await tradeUntil(() => kis.setPrice(SYMBOL, '93000'), alice, 'emus-br-1:tp', isFilled);
     expect(sold).toMatchObject({ filledQty: '2', avgFillPrice: '93000' });
-    expect(await orderRow(alice, 'emus-br-1:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(await orderRow(alice, 'emus-br-1:sl')).toMatchObject({ status: 'canceled', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling' }) });
     expect(kisOrderCalls()).toBe(calls + 2);
   });
 });
@@ -482,7 +512,7 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     await tradeUntil(() => binance.setPrice('BTCUSDT', '53000'), bob, 'emus-btc-oco:sl', (row) => Number(row?.stopPrice) === 51940);
     const leg = await tradeUntil(() => binance.setPrice('BTCUSDT', '51900'), bob, 'emus-btc-oco:sl', isFilled);
     expect([Number(leg!.filledQty), Number(leg!.avgFillPrice)]).toEqual([0.1, 51900]);
-    expect(await orderRow(bob, 'emus-btc-oco')).toMatchObject({ status: 'canceled', filledQty: '0', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling_fired' }) });
+    expect(await orderRow(bob, 'emus-btc-oco')).toMatchObject({ status: 'canceled', filledQty: '0', metadata: expect.objectContaining({ cancel_reason: 'oco_sibling' }) });
     expect(binanceOrderPosts()).toBe(posts + 1);
   });
 

@@ -1,5 +1,5 @@
 // A trigger firing (DESIGN §6 "Advanced orders"): the trigger and its order marked triggered (an
-// order event `triggered`, audited), with an OCO leg's sibling canceled, in one transaction; then
+// order event `triggered`, audited) in one transaction (an OCO leg meets its sibling there); then
 // the child, checked as a placement is but for the rate limit and the lock (it is an exit), goes
 // to the broker under `<id>.tr` and is linked to its parent. A child the checks or the broker
 // refuse cancels its parent, which the user is told of.
@@ -9,6 +9,8 @@ import { BrokerRejectedError, type Broker, type BrokerOrderRequest, type BrokerQ
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../db/client.ts';
 import type { OrderTriggerRow } from '../../db/schema/index.ts';
+import type { TOrderEvent } from '../../../contracts/orders.ts';
+import { ExactDecimal } from '../../decimal.ts';
 import type { Instruments } from '../../instruments/instruments.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { asOrderCall } from '../../brokers/limits/order-calls.ts';
@@ -17,11 +19,12 @@ import { GateRefusal, type OrderAttempt } from '../gates.ts';
 import type { OrderAudit } from '../order-audit.ts';
 import type { OrderPublisher } from '../publisher.ts';
 import { findOrderByClientId, readPreflight } from '../queries.ts';
-import { orderEventOf } from '../records.ts';
+import { orderEventOf, TERMINAL } from '../records.ts';
 import { HWM } from '../trailing.ts';
 import { mergeOrderMetadata, updateOrder } from '../write-queries.ts';
 import { childClientOrderIdOf } from './trail.ts';
-import { cancelTrigger, markTriggered, setChildBrokerOrderId, type ArmedKey, type TriggerKey } from './trigger-queries.ts';
+import { cancelTrigger, endFiredTrigger, lockTrigger, markTriggered, setChildBrokerOrderId, type ArmedKey, type TriggerKey } from './trigger-queries.ts';
+import { OCO_SIBLING } from './oco.ts';
 
 export const CHILD_CLIENT_ORDER_ID = 'child_client_order_id';
 export const CHILD_BROKER_ORDER_ID = 'child_broker_order_id';
@@ -77,7 +80,16 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
     const at = clock.now();
     const stopPrice = step.stopPrice.toFixed();
     const hwm = step.hwm?.toFixed() ?? null;
-    const fired = await db.transaction(async (tx) => {
+    const fired = await db.transaction(async (tx): Promise<{ frames: TOrderEvent[]; yielded?: true; siblingChild?: OrderTriggerRow } | undefined> => {
+      // An OCO leg reads its sibling first, under its lock. A take-profit whose stop leg has fired
+      // yields to it (that exit is on its way). A stop leg whose take-profit's child works at the
+      // broker fires, and has that child canceled there before its own goes (below). A sibling
+      // still waiting stays: the first leg to fill ends the other (oco.ts, in the fill's transaction).
+      const sibling = row.siblingClientOrderId === null ? undefined : await lockTrigger(tx, { userId: row.userId, clientOrderId: row.siblingClientOrderId });
+      if (sibling?.status === 'triggered' && row.orderType === 'limit') {
+        const frames = await cancelLeg(tx, key, { [CANCEL_REASON]: OCO_SIBLING_FIRED, sibling_client_order_id: sibling.clientOrderId }, at);
+        return frames && { frames, yielded: true };
+      }
       const trigger = await markTriggered(tx, armedKeyOf(row), { hwm, stopPrice, childClientOrderId: child, at });
       const order = trigger && (await findOrderByClientId(tx, { ...key, forUpdate: true }));
       if (!order) return undefined;
@@ -88,14 +100,30 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
       const payload = { price: quote.price, ...(isStop ? { stop_price: stopPrice } : {}), ...(hwm === null ? {} : { hwm }), ...(row.limitPrice === null ? {} : { limit_price: row.limitPrice }), [CHILD_CLIENT_ORDER_ID]: child };
       await audit(tx, updated, 'order.triggered', payload);
       const frames = await publisher.appendEvents(tx, updated, [orderEventOf(updated, 'triggered', payload, at)]);
-      // An OCO leg that fires ends its sibling in the same transaction: never both children at the broker.
-      const sibling = row.siblingClientOrderId === null ? [] : await cancelSibling(tx, { userId: row.userId, clientOrderId: row.siblingClientOrderId }, row.clientOrderId, at);
-      return [...frames, ...sibling];
+      return { frames, ...(sibling?.status === 'triggered' ? { siblingChild: sibling } : {}) };
     });
     if (!fired) return 'stale';
-    publisher.announce(fired);
+    publisher.announce(fired.frames);
+    if (fired.yielded) return undefined;
     log.info({ userId: row.userId, clientOrderId: row.clientOrderId, price: quote.price, stopPrice }, 'a trigger fired; its child goes to the broker');
-    const request = childRequestOf(row, child);
+    let qty = new ExactDecimal(row.qty);
+    if (fired.siblingChild) {
+      // Never both children at the broker: the take-profit's goes first, and this sells what it left.
+      const sold = await endSiblingChild(broker, fired.siblingChild);
+      if (sold === undefined) {
+        // Not known whether it is gone: nothing is sent. The reconciler finds no child of this
+        // leg at the broker and arms it again (reconcile.ts); it fires anew with what is known then.
+        log.warn({ userId: row.userId, clientOrderId: row.clientOrderId }, 'the OCO’s other child could not be canceled at the broker; this leg’s waits');
+        return undefined;
+      }
+      qty = qty.minus(sold);
+      if (qty.lte(0)) {
+        const frames = await db.transaction((tx) => cancelLeg(tx, key, { [CANCEL_REASON]: OCO_SIBLING, sibling_client_order_id: fired.siblingChild!.clientOrderId }, clock.now(), { fired: true }));
+        publisher.announce(frames ?? []);
+        return undefined;
+      }
+    }
+    const request = { ...childRequestOf(row, child), qty: qty.toFixed() };
     try {
       // The child's checks read the account at the broker: as an order call, ahead of the reads
       // queued for the same budget (limits/order-calls.ts), so a fall that fires many stops at
@@ -128,15 +156,36 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
     }
   };
 
-  /** Cancels an emulated OCO's other leg (its trigger and its order), unless it no longer works; its frames. */
-  const cancelSibling = async (tx: Tx, sibling: TriggerKey, firedClientOrderId: string, at: Date) => {
-    if (!(await cancelTrigger(tx, sibling, at))) return [];
-    const order = await findOrderByClientId(tx, { ...sibling, forUpdate: true });
-    if (!order) return [];
-    const updated = (await updateOrder(tx, sibling, { status: 'canceled', metadata: { ...order.metadata, [CANCEL_REASON]: OCO_SIBLING_FIRED }, updatedAt: at }))!;
-    const payload = { [CANCEL_REASON]: OCO_SIBLING_FIRED, sibling_client_order_id: firedClientOrderId };
+  /**
+   * Ends an OCO leg (its trigger and its order) with the payload's reason: one still working, or,
+   * with `fired`, one that fired but whose child never went (its sibling sold it all); undefined
+   * when it no longer waits.
+   */
+  const cancelLeg = async (tx: Tx, key: TriggerKey, payload: { [CANCEL_REASON]: string; sibling_client_order_id: string }, at: Date, { fired = false } = {}): Promise<TOrderEvent[] | undefined> => {
+    if (!(await (fired ? endFiredTrigger(tx, key, at) : cancelTrigger(tx, key, at)))) return undefined;
+    const order = await findOrderByClientId(tx, { ...key, forUpdate: true });
+    if (!order || TERMINAL.has(order.status)) return [];
+    const updated = (await updateOrder(tx, key, { status: 'canceled', metadata: { ...order.metadata, [CANCEL_REASON]: payload[CANCEL_REASON] }, updatedAt: at }))!;
     await audit(tx, updated, 'order.canceled', payload);
     return publisher.appendEvents(tx, updated, [orderEventOf(updated, 'canceled', payload, at)]);
+  };
+
+  /**
+   * Cancels at the broker the child an OCO's other leg placed (a take-profit's limit, resting), as
+   * an order call: what it had filled by then, as the broker answers; undefined when that is not
+   * known (no child id yet, the broker unreachable). A child the broker will not cancel has ended
+   * (filled, mostly): what it filled, read back.
+   */
+  const endSiblingChild = async (broker: Broker, sibling: OrderTriggerRow): Promise<Decimal | undefined> => {
+    const brokerOrderId = sibling.childBrokerOrderId;
+    if (!brokerOrderId) return undefined;
+    try {
+      return new ExactDecimal((await withTimeout(broker.cancelOrder({ brokerOrderId }), BROKER_TIMEOUT_MS)).filledQty);
+    } catch (error) {
+      if (!(error instanceof BrokerRejectedError)) return undefined;
+      const ended = await withTimeout(asOrderCall(() => broker.getOrder({ brokerOrderId })), BROKER_TIMEOUT_MS).catch(() => undefined);
+      return ended ? new ExactDecimal(ended.filledQty) : undefined;
+    }
   };
 
   /** The child as the gates judge it: a simple market or limit order of the parent's account, which passed them once. */
@@ -150,7 +199,7 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
       assetClass: row.assetClass,
       mode,
       side: row.side,
-      qty: row.qty,
+      qty: request.qty,
       orderType: request.orderType === 'limit' ? 'limit' : 'market',
       limitPrice: request.limitPrice ?? null,
       stopPrice: null,
@@ -161,6 +210,8 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
       liveEnabled,
       lockedUntil: null,
       claimed: [],
+      // An OCO leg's sibling holds the pair's units (or cash): this child's own.
+      ...(row.siblingClientOrderId === null ? {} : { siblingOf: row.siblingClientOrderId }),
     };
   };
 

@@ -1,6 +1,6 @@
 // The SQL of the order emulator's triggers (order_triggers): written with the emulated order's
 // acceptance, read by the account's watch, moved as the price moves, fired or canceled once.
-import { and, asc, eq, isNotNull, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, lt, lte, notInArray, sql } from 'drizzle-orm';
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Queryable } from '../../db/client.ts';
@@ -79,6 +79,21 @@ export const cancelTrigger = async (db: Queryable, key: TriggerKey, at: Date): P
 export const expiredTriggers = (db: Queryable, at: Date): Promise<OrderTriggerRow[]> =>
   db.select().from(orderTriggers).where(and(working, lte(orderTriggers.expiresAt, at))).orderBy(asc(orderTriggers.expiresAt));
 
+/** An emulated order's trigger, whatever its state, locked (an OCO leg reads its sibling so, in the transaction that acts on it). */
+export const lockTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(keyOf(key)).for('update'))[0];
+
+/** A fired trigger whose child never went ends (its OCO sibling sold it all); undefined when it did not wait so. */
+export const endFiredTrigger = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
+  (await db.update(orderTriggers).set({ status: 'canceled', updatedAt: at }).where(and(keyOf(key), eq(orderTriggers.status, 'triggered'), isNull(orderTriggers.childBrokerOrderId))).returning())[0];
+
+/**
+ * A working trigger's quantity made smaller (an OCO leg's sibling filled in part): armed anew, so
+ * that a watch holding the larger quantity takes the row again before it fires.
+ */
+export const shrinkTrigger = async (db: Queryable, key: TriggerKey, { qty, at }: { qty: string; at: Date }): Promise<void> => {
+  await db.update(orderTriggers).set({ qty, armedAt: at, updatedAt: at }).where(and(keyOf(key), working));
+};
+
 /** An emulated order's trigger, whatever its state. */
 export const findTrigger = async (db: Queryable, key: TriggerKey): Promise<OrderTriggerRow | undefined> => (await db.select().from(orderTriggers).where(keyOf(key)))[0];
 
@@ -94,10 +109,12 @@ export const triggerOfChildBrokerId = async (db: Queryable, { userId, childBroke
  * Triggers that fired and sent a child whose outcome is unknown (the broker's answer never came:
  * no child broker id), fired before `before`; of one account, or of all.
  */
-export const triggersAwaitingChild = (db: Queryable, { account, before }: { account?: EmulatedAccount | undefined; before: Date }): Promise<OrderTriggerRow[]> =>
-  db
-    .select()
+export const triggersAwaitingChild = async (db: Queryable, { account, before }: { account?: EmulatedAccount | undefined; before: Date }): Promise<OrderTriggerRow[]> => {
+  const rows = await db
+    .select({ trigger: orderTriggers })
     .from(orderTriggers)
+    // An order that ended (its child refused, say) waits for nothing.
+    .innerJoin(orders, and(eq(orders.userId, orderTriggers.userId), eq(orders.clientOrderId, orderTriggers.clientOrderId), notInArray(orders.status, ['filled', 'canceled', 'rejected', 'expired'])))
     .where(
       and(
         eq(orderTriggers.status, 'triggered'),
@@ -107,6 +124,8 @@ export const triggersAwaitingChild = (db: Queryable, { account, before }: { acco
         ...(account ? [eq(orderTriggers.userId, account.userId), eq(orderTriggers.assetClass, account.assetClass), eq(orderTriggers.live, account.mode === 'live')] : []),
       ),
     );
+  return rows.map(({ trigger }) => trigger);
+};
 
 /** A fired trigger whose child never reached the broker works again; undefined when it no longer waits on its child. */
 export const rearmAfterLostChild = async (db: Queryable, key: TriggerKey, at: Date): Promise<OrderTriggerRow | undefined> =>
