@@ -116,9 +116,10 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
   const replace = async ({ user, change, origin }: { user: { id: number }; change: TReplaceOrderRequest; origin: RequestOrigin }): Promise<TOrderResponse> => {
     const row = await findOwnOrder(db, { user, brokerOrderId: change.broker_order_id, assetClass: change.asset_class });
     if (TERMINAL.has(row.status) || row.status === 'pending') throw new AppError('ORDER_NOT_CANCELABLE', `The order is ${row.status} and cannot be replaced`);
-    // Not yet: an emulated OCO's legs are changed by a cancel (of both) and a new OCO.
-    if (row.metadata[EMULATED] === true && (row.metadata.order_class === 'oco' || row.metadata.parent_client_order_id !== undefined)) {
-      throw new AppError('BROKER_REJECTED', 'An emulated oco cannot be replaced through this service yet; cancel it and place a new one');
+    // An emulated OCO leg (an oco's, a bracket's exit) changes its prices; its quantity is the pair's.
+    const sibling = row.metadata[EMULATED] === true ? (await findTrigger(db, row))?.siblingClientOrderId : null;
+    if (sibling && change.qty !== undefined && !new ExactDecimal(change.qty).eq(row.qty)) {
+      throw new AppError('BROKER_REJECTED', "An OCO leg's qty follows its pair: replace its price, not its qty");
     }
     // Judged against the order's own type: a replace may not give a market order a limit.
     const misplaced = misplacedPriceFields(row.orderType, change);
@@ -127,6 +128,8 @@ export const createCommands = ({ db, clock, instruments, forUser, audit, publish
     const qty = replacedQtyOf(row, change, instrument);
     const preflight = await readPreflight(db, { userId: user.id, clientOrderId: row.clientOrderId, assetClass: row.assetClass });
     const attempt = replaceAttemptOf(row, change, { qty, instrument, preflight });
+    // Judged with the pair's hold as its own, as the leg's fired child is.
+    if (sibling) attempt.siblingOf = sibling;
     try {
       await runGates(attempt, gateDeps);
     } catch (error) {

@@ -254,7 +254,7 @@ describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', 
   const oco = (clientOrderId: string) =>
     call('POST', '/api/equity/orders', { asset_class: 'kr_equity', symbol: SYMBOL, side: 'sell', qty: 2, order_type: 'limit', limit_price: 96000, order_class: 'oco', bracket: { stop_loss: 92000 }, time_in_force: 'day', client_order_id: clientOrderId });
 
-  it('holds both legs with no broker call; a cancel of either leg ends both; a replace is refused for now', async () => {
+  it('holds both legs with no broker call; a replace changes a leg’s price, not its quantity; a cancel of either leg ends both', async () => {
     // The price is 94000; the account holds 6 shares.
     const calls = kisOrderCalls();
     const placed = await oco('emus-oco-1');
@@ -264,8 +264,19 @@ describe('an OCO at KIS, emulated: a take-profit and a stop leg, two triggers', 
     expect(leg).toMatchObject({ status: 'open', orderType: 'stop', stopPrice: '92000', qty: '2', metadata: expect.objectContaining({ emulated: true, parent_client_order_id: 'emus-oco-1' }) });
     expect(await triggerRow(alice, 'emus-oco-1')).toMatchObject({ status: 'working', orderType: 'limit', stopPrice: '96000', limitPrice: '96000', siblingClientOrderId: 'emus-oco-1:sl' });
     expect(await triggerRow(alice, 'emus-oco-1:sl')).toMatchObject({ status: 'working', orderType: 'stop', stopPrice: '92000', siblingClientOrderId: 'emus-oco-1' });
+    // The take-profit's limit and the stop leg's stop move, each armed anew, the other leg as it was (as paper's legs do).
     const replaced = await call('PATCH', `/api/equity/orders/${placed.body.broker_order_id}`, { asset_class: 'kr_equity', broker_order_id: placed.body.broker_order_id, limit_price: 97000 });
-    expect([replaced.status, replaced.body.code], replaced.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body, replaced.text).toMatchObject({ limit_price: 97000, qty: 2, status: 'open' });
+    expect(await triggerRow(alice, 'emus-oco-1')).toMatchObject({ status: 'working', limitPrice: '97000', siblingClientOrderId: 'emus-oco-1:sl' });
+    const stopMoved = await call('PATCH', `/api/equity/orders/${leg!.brokerOrderId}`, { asset_class: 'kr_equity', broker_order_id: leg!.brokerOrderId, stop_price: 91000 });
+    expect(stopMoved.status, stopMoved.text).toBe(200);
+    expect(await triggerRow(alice, 'emus-oco-1:sl')).toMatchObject({ status: 'working', stopPrice: '91000', qty: '2' });
+    expect(await triggerRow(alice, 'emus-oco-1')).toMatchObject({ status: 'working', limitPrice: '97000' });
+    // A leg's quantity is the pair's.
+    const resized = await call('PATCH', `/api/equity/orders/${leg!.brokerOrderId}`, { asset_class: 'kr_equity', broker_order_id: leg!.brokerOrderId, qty: 1 });
+    expect([resized.status, resized.body.code], resized.text).toEqual([422, 'BROKER_REJECTED']);
+    expect(await triggerRow(alice, 'emus-oco-1:sl')).toMatchObject({ qty: '2' });
     const canceled = await call('DELETE', `/api/equity/orders/${leg!.brokerOrderId}?asset_class=kr_equity`);
     expect(canceled.status, canceled.text).toBe(204);
     expect(await orderRow(alice, 'emus-oco-1')).toMatchObject({ status: 'canceled' });

@@ -22,7 +22,8 @@ export const expiryOf = ({ assetClass, timeInForce }: Pick<OrderRow, 'assetClass
   timeInForce === 'day' ? nextClose({ assetClass, at }) : null;
 
 /** Whether the emulator holds orders of this type. */
-export const isTriggerType = (orderType: OrderRow['orderType']): orderType is OrderTriggerRow['orderType'] => orderType === 'trailing_stop' || orderType === 'stop' || orderType === 'stop_limit';
+export const isTriggerType = (orderType: OrderRow['orderType']): orderType is OrderTriggerRow['orderType'] =>
+  orderType === 'trailing_stop' || orderType === 'stop' || orderType === 'stop_limit' || orderType === 'limit';
 
 /**
  * The trigger an order arms at `price` (the broker's price now). A trailing stop's stop is set from
@@ -47,6 +48,12 @@ export const armOf = (
     // From a mark the price has left, a stop may already be reached.
     refuseTriggeredStop(side, stop, price);
     return { orderType, stopPrice: stop.toFixed(), hwm: mark.toFixed(), limitPrice: null, trailPercent, trailPrice };
+  }
+  // An OCO's take-profit (its own, or a bracket's exit): it fires when a trade reaches its limit,
+  // which is its trigger's stop; no refusal for a limit already reached (it sells there at once).
+  if (orderType === 'limit') {
+    if (order.limitPrice === null) throw new BrokerRejectedError('a take-profit needs its limit price');
+    return { orderType, stopPrice: order.limitPrice, hwm: null, limitPrice: order.limitPrice, trailPercent: null, trailPrice: null };
   }
   if (order.stopPrice === null) throw new BrokerRejectedError(`a ${orderType} order needs a stop price`);
   if (orderType === 'stop_limit' && order.limitPrice === null) throw new BrokerRejectedError('a stop_limit order needs a limit price');

@@ -70,16 +70,18 @@ export const createRearm = ({ db, clock, audit, publisher, onTriggerChange }: Re
         const armed = armOf(becoming, price, instrument, trigger.hwm === null ? price : new ExactDecimal(trigger.hwm));
         const newQty = qty ?? order.qty;
         await rearmTrigger(tx, key, { ...armed, qty: newQty, armedAt: at });
+        // A take-profit's trigger fires at its limit: the order keeps no stop.
+        const takeProfit = order.orderType === 'limit';
         const next = (await updateOrder(tx, key, {
           qty: newQty,
-          stopPrice: armed.stopPrice,
-          limitPrice: order.orderType === 'stop_limit' ? armed.limitPrice : order.limitPrice,
+          stopPrice: takeProfit ? order.stopPrice : armed.stopPrice,
+          limitPrice: order.orderType === 'stop_limit' || takeProfit ? armed.limitPrice : order.limitPrice,
           metadata: armed.hwm === null ? metadata : { ...metadata, [HWM]: Number(armed.hwm) },
           updatedAt: at,
         }))!;
         const trail = trailMetadataOf(change);
         await audit(tx, next, 'order.replace_requested', { qty, limit_price: change.limit_price ?? null, stop_price: change.stop_price ?? null, ...trail, previous_broker_order_id: row.brokerOrderId }, origin);
-        const payload = { emulated: true, qty: newQty, stop_price: armed.stopPrice, ...(armed.limitPrice === null ? {} : { limit_price: armed.limitPrice }), ...(armed.hwm === null ? {} : { hwm: armed.hwm }), ...trail };
+        const payload = { emulated: true, qty: newQty, ...(takeProfit ? {} : { stop_price: armed.stopPrice }), ...(armed.limitPrice === null ? {} : { limit_price: armed.limitPrice }), ...(armed.hwm === null ? {} : { hwm: armed.hwm }), ...trail };
         await audit(tx, next, 'order.replaced', payload);
         return { next, frames: await publisher.appendEvents(tx, next, [orderEventOf(next, 'replaced', payload, at)]) };
       })
