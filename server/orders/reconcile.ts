@@ -44,7 +44,10 @@ export const createReconciler = ({ db, clock, logger, forUser, audit, onTriggerC
    * broker stream reconnected, say).
    */
   const reconcile = async (account?: { userId: number; assetClass: TAssetClass; mode: TTradingMode }): Promise<{ linked: number; settled: number; ambiguous: number; rearmed: number }> => {
-    let linked = 0;
+    // The emulated orders' children first: an account with none costs one read, and the intents'
+    // outcomes (what a caller waits on) come last, right before the answer.
+    const children = await reconcileChildren(account);
+    let linked = children.linked;
     let settled = 0;
     let ambiguous = 0;
     for (const intent of await listUnfinishedOrders(db, account)) {
@@ -84,8 +87,6 @@ export const createReconciler = ({ db, clock, logger, forUser, audit, onTriggerC
         if (await link(tx, current, found, found.brokerOrderId)) linked++;
       });
     }
-    const children = await reconcileChildren(account);
-    linked += children.linked;
     if (linked + settled + ambiguous + children.rearmed > 0) logger.warn({ linked, settled, ambiguous, rearmed: children.rearmed }, 'reconciled order intents left by an interrupted run');
     return { linked, settled, ambiguous, rearmed: children.rearmed };
   };

@@ -442,6 +442,52 @@ describe('a bracket entry at KIS that fills in parts', () => {
     expect(sold).toMatchObject({ filledQty: '2', avgFillPrice: '90000' });
     expect(await orderRow(alice, 'emus-br-2:tp')).toMatchObject({ status: 'canceled' });
   });
+
+  it('makes a new pair of exits for a fill that comes after the last pair ended, as the simulator does', async () => {
+    kis.setPrice(SYMBOL, '93000');
+    const placed = await call('POST', '/api/equity/orders', {
+      asset_class: 'kr_equity',
+      symbol: SYMBOL,
+      side: 'buy',
+      qty: 3,
+      order_type: 'limit',
+      limit_price: 92000,
+      time_in_force: 'day',
+      bracket: { take_profit: 96000, stop_loss: 90000 },
+      client_order_id: 'emus-br-3',
+    });
+    expect(placed.status, placed.text).toBe(201);
+    const odno = String(placed.body.broker_order_id).split('-')[1]!;
+    await waitFor(
+      () => orderRow(alice, 'emus-br-3'),
+      (row) => row?.status === 'open',
+    );
+    kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
+    await waitFor(
+      () => orderRow(alice, 'emus-br-3:sl'),
+      (row) => row?.qty === '1',
+    );
+    // The first pair ends: a trade at its stop on the stream (KIS's book stays at 93000, above the
+    // entry's limit, which rests on) fires its stop leg, which sells the one share; its take-profit
+    // is canceled at that fill.
+    const sold = await tradeUntil(() => kis.quotes.publish([{ symbol: SYMBOL, price: '90000' }]), alice, 'emus-br-3:sl', isFilled);
+    expect(sold).toMatchObject({ filledQty: '1', avgFillPrice: '93000' });
+    expect(await orderRow(alice, 'emus-br-3:tp')).toMatchObject({ status: 'canceled' });
+    expect(await orderRow(alice, 'emus-br-3')).toMatchObject({ status: 'partially_filled', filledQty: '1' });
+    // The entry buys one more: a new pair for it, the first pair as it ended.
+    kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
+    const second = await waitFor(
+      () => orderRow(alice, 'emus-br-3:sl.2'),
+      (row) => row !== undefined,
+    );
+    expect(second).toMatchObject({ status: 'open', orderType: 'stop', stopPrice: '90000', qty: '1', metadata: expect.objectContaining({ emulated: true, parent_client_order_id: 'emus-br-3' }) });
+    expect(await orderRow(alice, 'emus-br-3:tp.2')).toMatchObject({ status: 'open', orderType: 'limit', limitPrice: '96000', qty: '1' });
+    expect(await triggerRow(alice, 'emus-br-3:sl.2')).toMatchObject({ status: 'working', siblingClientOrderId: 'emus-br-3:tp.2' });
+    expect(await orderRow(alice, 'emus-br-3:sl')).toMatchObject({ status: 'filled', qty: '1' });
+    expect(await orderRow(alice, 'emus-br-3:tp')).toMatchObject({ status: 'canceled', qty: '1' });
+    expect((await call('DELETE', `/api/equity/orders/${placed.body.broker_order_id}?asset_class=kr_equity`)).status).toBe(204);
+    expect((await call('DELETE', `/api/equity/orders/${second!.brokerOrderId}?asset_class=kr_equity`)).status).toBe(204);
+  });
 });
 
 describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose markets list no stops), emulated', () => {

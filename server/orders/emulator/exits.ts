@@ -33,15 +33,15 @@ export const entryAloneOf = (request: BrokerOrderRequest): BrokerOrderRequest =>
 
 type TLeg = { clientOrderId: string; armed: TArmed; metadata: Record<string, unknown> };
 
-/** The exit legs of an entry that filled at `price`: what its bracket row asks for. */
-const legsOf = (entry: OrderRow, price: Decimal, instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule' | 'tickSize'>): TLeg[] => {
+/** The exit legs of an entry that filled at `price`: what its bracket row asks for, named for their pair (`:tp`, `:tp.2`, ...). */
+const legsOf = (entry: OrderRow, price: Decimal, instrument: Pick<InstrumentRow, 'assetClass' | 'tickRule' | 'tickSize'>, pair: number): TLeg[] => {
   const bracket = entry.bracket;
   if (!bracket) return [];
   const legs: TLeg[] = [];
   if (bracket.take_profit != null) {
     const level = String(bracket.take_profit);
     legs.push({
-      clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'take_profit'),
+      clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'take_profit', pair),
       armed: { orderType: 'limit', stopPrice: level, limitPrice: level, hwm: null, trailPercent: null, trailPrice: null },
       metadata: {},
     });
@@ -50,12 +50,12 @@ const legsOf = (entry: OrderRow, price: Decimal, instrument: Pick<InstrumentRow,
   if (trail) {
     // A trailing leg trails from the entry's fill (DESIGN §6).
     const armed = armOf({ orderType: 'trailing_stop', side: 'sell', stopPrice: null, limitPrice: null, metadata: trail }, price, instrument);
-    legs.push({ clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'stop_loss'), armed, metadata: { ...trail, [HWM]: Number(armed.hwm) } });
+    legs.push({ clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'stop_loss', pair), armed, metadata: { ...trail, [HWM]: Number(armed.hwm) } });
   } else if (bracket.stop_loss != null) {
     // A fixed stop is armed as asked, even where the fill is already past it: it fires at the next trade.
     const limit = bracket.stop_loss_limit == null ? null : String(bracket.stop_loss_limit);
     legs.push({
-      clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'stop_loss'),
+      clientOrderId: bracketChildClientOrderId(entry.clientOrderId, 'stop_loss', pair),
       armed: { orderType: limit === null ? 'stop' : 'stop_limit', stopPrice: String(bracket.stop_loss), limitPrice: limit, hwm: null, trailPercent: null, trailPrice: null },
       metadata: limit === null ? {} : { stop_limit_price: Number(limit) },
     });
@@ -73,9 +73,25 @@ export interface ExitDeps {
 }
 
 /**
- * Arms (or grows) an entry's exit legs with a fill, in the fill's transaction: a leg not made yet
- * is made (its order row and its trigger) for the entry's filled quantity; a working one grows to
- * it; one that fired or was canceled is left as it is. Answers the legs' frames.
+ * The entry's pair of exits a fill joins: the last pair made while one of its legs still waits for
+ * its trigger (`working`, the legs to grow), else the next pair (a first fill's, or one after the
+ * last pair ended: a leg sold what it protected, or its owner canceled it).
+ */
+const pairOfFill = async (tx: Tx, entry: OrderRow, legNames: readonly ('take_profit' | 'stop_loss')[]): Promise<{ pair: number; working: boolean }> => {
+  for (let pair = 1; ; pair += 1) {
+    const keys = legNames.map((leg) => ({ userId: entry.userId, clientOrderId: bracketChildClientOrderId(entry.clientOrderId, leg, pair) }));
+    const made = await Promise.all(keys.map((key) => findOrderByClientId(tx, { ...key, forUpdate: true })));
+    if (made.every((row) => row === undefined)) return { pair, working: false };
+    const waiting = await Promise.all(keys.map((key) => workingTriggerForUpdate(tx, key)));
+    if (waiting.some((trigger) => trigger !== undefined)) return { pair, working: true };
+  }
+};
+
+/**
+ * Arms (or grows) an entry's exit legs with a fill, in the fill's transaction, as the simulator's
+ * brackets do: the first fill makes the pair (its order rows and triggers) for the quantity filled;
+ * a later fill grows the working legs of the pair by what it filled; a fill after the pair ended
+ * makes a new pair (`:tp.2`, `:sl.2`, ...) for what that fill bought. Answers the legs' frames.
  */
 export const createExits = ({ clock, audit, publisher, instruments }: ExitDeps) =>
   async (tx: Tx, entry: OrderRow, fill: NonNullable<TBrokerEvent['fill']>): Promise<TOrderEvent[]> => {
@@ -83,19 +99,25 @@ export const createExits = ({ clock, audit, publisher, instruments }: ExitDeps) 
     const instrument = await instruments.resolve({ symbol: entry.symbol, assetClass: entry.assetClass });
     if (!instrument) return [];
     const at = clock.now();
-    const qty = entry.filledQty;
-    const legs = legsOf(entry, new ExactDecimal(fill.price), instrument);
+    const bracket = entry.bracket;
+    const legNames = [...(bracket?.take_profit != null ? (['take_profit'] as const) : []), ...(bracket?.stop_loss != null || bracket?.trail_percent != null || bracket?.trail_price != null ? (['stop_loss'] as const) : [])];
+    const { pair, working } = await pairOfFill(tx, entry, legNames);
+    const legs = legsOf(entry, new ExactDecimal(fill.price), instrument, pair);
     const siblingOf = (leg: TLeg) => legs.find((other) => other !== leg)?.clientOrderId ?? null;
+    // The first pair protects all the entry has filled (its early fills came with it); a later one, this fill.
+    const qty = pair === 1 ? entry.filledQty : new ExactDecimal(fill.qty).toFixed();
     const frames: TOrderEvent[] = [];
     for (const leg of legs) {
       const key = { userId: entry.userId, clientOrderId: leg.clientOrderId };
-      const existing = await findOrderByClientId(tx, { ...key, forUpdate: true });
-      if (existing) {
-        if (!(await workingTriggerForUpdate(tx, key))) continue;
-        await growTrigger(tx, key, { qty, at });
-        const grown = (await updateOrder(tx, key, { qty, updatedAt: at }))!;
-        await audit(tx, grown, 'order.replaced', { emulated: true, qty, entry_filled_qty: qty });
-        frames.push(...(await publisher.appendEvents(tx, grown, [orderEventOf(grown, 'replaced', { emulated: true, qty }, at)])));
+      if (working) {
+        const trigger = await workingTriggerForUpdate(tx, key);
+        if (!trigger) continue;
+        // Grown by what this fill bought (a leg that sold a part keeps protecting only the rest).
+        const grownQty = new ExactDecimal(trigger.qty).plus(fill.qty).toFixed();
+        await growTrigger(tx, key, { qty: grownQty, at });
+        const grown = (await updateOrder(tx, key, { qty: grownQty, updatedAt: at }))!;
+        await audit(tx, grown, 'order.replaced', { emulated: true, qty: grownQty, entry_filled_qty: entry.filledQty });
+        frames.push(...(await publisher.appendEvents(tx, grown, [orderEventOf(grown, 'replaced', { emulated: true, qty: grownQty }, at)])));
         continue;
       }
       // An immediate-or-cancel entry's exits last its day.
