@@ -400,9 +400,8 @@ describe('a bracket at KIS (which holds none): the entry at KIS, its exits emula
 
 describe('a bracket entry at KIS that fills in parts', () => {
   const call = (method: string, path: string, body?: unknown) => callAs(alice)(method, path, body);
-
-  it('arms its exits for the first part and grows them with the next; the stop leg then sells the whole filled quantity', async () => {
-    // The price is 93000: a limit buy at 92000 rests.
+  /** A limit buy of 3 at 92000 with a bracket, resting at KIS (the price above it): the order's answer and KIS's order number. */
+  const restingEntry = async (clientOrderId: string) => {
     const placed = await call('POST', '/api/equity/orders', {
       asset_class: 'kr_equity',
       symbol: SYMBOL,
@@ -412,14 +411,19 @@ describe('a bracket entry at KIS that fills in parts', () => {
       limit_price: 92000,
       time_in_force: 'day',
       bracket: { take_profit: 96000, stop_loss: 90000 },
-      client_order_id: 'emus-br-2',
+      client_order_id: clientOrderId,
     });
     expect(placed.status, placed.text).toBe(201);
-    const odno = String(placed.body.broker_order_id).split('-')[1]!;
     await waitFor(
-      () => orderRow(alice, 'emus-br-2'),
+      () => orderRow(alice, clientOrderId),
       (row) => row?.status === 'open',
     );
+    return { placed, odno: String(placed.body.broker_order_id).split('-')[1]! };
+  };
+
+  it('arms its exits for the first part and grows them with the next; the stop leg then sells the whole filled quantity', async () => {
+    // The price is 93000: a limit buy at 92000 rests.
+    const { placed, odno } = await restingEntry('emus-br-2');
     kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
     const first = await waitFor(
       () => orderRow(alice, 'emus-br-2:sl'),
@@ -445,23 +449,7 @@ describe('a bracket entry at KIS that fills in parts', () => {
 
   it('makes a new pair of exits for a fill that comes after the last pair ended, as the simulator does', async () => {
     kis.setPrice(SYMBOL, '93000');
-    const placed = await call('POST', '/api/equity/orders', {
-      asset_class: 'kr_equity',
-      symbol: SYMBOL,
-      side: 'buy',
-      qty: 3,
-      order_type: 'limit',
-      limit_price: 92000,
-      time_in_force: 'day',
-      bracket: { take_profit: 96000, stop_loss: 90000 },
-      client_order_id: 'emus-br-3',
-    });
-    expect(placed.status, placed.text).toBe(201);
-    const odno = String(placed.body.broker_order_id).split('-')[1]!;
-    await waitFor(
-      () => orderRow(alice, 'emus-br-3'),
-      (row) => row?.status === 'open',
-    );
+    const { placed, odno } = await restingEntry('emus-br-3');
     kis.books.fillPart(kisKey.accountNo, kisKey.productCode, odno, '1', '92000');
     await waitFor(
       () => orderRow(alice, 'emus-br-3:sl'),
