@@ -14,6 +14,7 @@ import { findOrderByClientId } from '../queries.ts';
 import { orderEventOf } from '../records.ts';
 import { updateOrder } from '../write-queries.ts';
 import { cancelTrigger, findTrigger, lockTrigger, shrinkTrigger } from './trigger-queries.ts';
+import { EMULATED } from './emulated-submission.ts';
 
 /** The cancel_reason of an OCO leg whose sibling filled (the simulator's and the brokers' word too). */
 export const OCO_SIBLING = 'oco_sibling';
@@ -28,6 +29,8 @@ export const createOcoSettlement =
   ({ clock, audit, publisher }: OcoSettlementDeps) =>
   /** After a fill of `leg` (its row as the fill left it), in the fill's transaction: its sibling ended or made smaller; the frames. */
   async (tx: Tx, leg: OrderRow): Promise<TOrderEvent[]> => {
+    // Only an emulated order has a trigger: any other fill (every paper order's) reads nothing more.
+    if (leg.metadata[EMULATED] !== true) return [];
     const trigger = await findTrigger(tx, { userId: leg.userId, clientOrderId: leg.clientOrderId });
     if (!trigger?.siblingClientOrderId) return [];
     const key = { userId: leg.userId, clientOrderId: trigger.siblingClientOrderId };
