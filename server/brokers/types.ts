@@ -196,6 +196,12 @@ export interface Broker {
   readonly nativeOrderClasses: ReadonlySet<TBrokerOrderClass>;
   /** Whether a bracket's stop leg may trail: Alpaca holds trailing stops and brackets, but not one inside the other. */
   readonly nativeTrailingLegs: boolean;
+  /**
+   * Whether the broker refuses a sell of more than the account holds free of its working sells (a
+   * spot exchange; a cash account at KIS), as the funds rule does: a margin account that may sell
+   * short (Alpaca) leaves it absent. The order emulator's sell children lean on it (risk-gate.ts).
+   */
+  readonly sellsOnlyHeld?: boolean;
   /** Throws BrokerRejectedError (a refusal: unknown symbol, funds) or BrokerUnavailableError. */
   placeOrder(request: BrokerOrderRequest): Promise<BrokerOrder>;
   /** Throws BrokerRejectedError when the order is finished or unknown. */

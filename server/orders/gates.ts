@@ -85,6 +85,18 @@ export interface OrderAttempt {
    */
   siblingOf?: string;
   /**
+   * A fired trigger's child (emulator/fire.ts): the price of the quote that fired it, the market's
+   * price just seen, which the risk gate takes for its reference instead of asking the broker.
+   */
+  quotedPrice?: string;
+  /**
+   * A fired trigger's sell: the units it sells are the ones its order has held since it was placed
+   * (every order placed meanwhile was judged with that hold: emulator/held.ts), so at a broker that
+   * sells only what the account holds free (`Broker.sellsOnlyHeld`) the risk gate judges it on that
+   * hold and reads no account (risk-gate.ts).
+   */
+  sellsItsHold?: boolean;
+  /**
    * Set by the broker gate: the order's type is one its broker does not hold but the order
    * emulator does (a simple trailing stop, stop or stop-limit, or an OCO, at a broker that streams
    * quotes): no broker call at placement, triggers instead (server/orders/emulator/).

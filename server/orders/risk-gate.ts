@@ -1,7 +1,10 @@
 // Gate 4, the risk manager, on the broker's own view of the account and the price: it builds
 // the risk rules' view of the attempt (risk.ts judges it) and leaves the books the sizing rule to
 // judge again under the account's lock.
+import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../decimal.ts';
+import type { Queryable } from '../db/client.ts';
+import type { InstrumentRow } from '../db/schema/index.ts';
 import type { BrokerSnapshot } from '../brokers/types.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import { findLock } from '../controls/queries.ts';
@@ -34,33 +37,24 @@ const workingOrdersBesides = ({ replacing, closing, instrument }: OrderAttempt, 
   );
 };
 
-/** 4. The risk manager, on the broker's own view of the account and the price. */
-export const riskGate = async (attempt: OrderAttempt, { db, clock, config, dayStart }: GateDeps) => {
-  const { instrument, broker } = attempt;
-  // An unregistered symbol has no price to judge: the broker call refuses it.
-  if (!instrument || !broker) return;
-  const at = clock.now();
-  const [{ account, positions, openOrders: brokerOrders }, previousClose, emulated] = await Promise.all([
-    // The risk rules read the working orders of this symbol only.
-    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
-    attempt.assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined),
-    // What the order emulator holds, which the broker's figures do not net (only a broker with a
-    // quote stream has emulated orders: the simulator's placements read nothing more).
-    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol).then((orders) => orders.filter((order) => order.clientOrderId !== attempt.siblingOf)) : Promise.resolve([]),
-  ]);
-  const openOrders = [...brokerOrders, ...emulated];
-  const held = positions.find((position) => position.symbol === instrument.symbol);
-  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt });
-  const referencePrice = new ExactDecimal(held?.currentPrice ?? (await broker.quote(instrument.symbol)));
-  const settings = riskSettingsFromConfig(config);
-  // A replace is judged with its own hold given back; a close without the sells it cancels.
-  const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
-  const buyingPowerLeft = buyingPowerBesides(attempt.assetClass, account.buyingPower, emulated).toFixed();
-  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, buyingPowerLeft, replaced, referencePrice) : new ExactDecimal(buyingPowerLeft);
+/** What the risk rules read beside the attempt itself: the market, the account and the position. */
+interface RiskFacts {
+  at: Date;
+  referencePrice: Decimal;
+  previousClose: string | undefined;
+  account: RiskAttempt['account'];
+  heldQty: Decimal;
+  position?: RiskAttempt['position'];
+  dayStart?: { equity: string; flows: string } | undefined;
+}
+
+/** The attempt as the risk rules judge it, on these facts, under this lock. */
+const riskAttemptOf = (attempt: OrderAttempt, instrument: InstrumentRow, facts: RiskFacts, lockedUntil: Date | null | undefined): RiskAttempt => {
+  const { at, referencePrice } = facts;
   // A trailing stop is judged as the stop it starts as: its trail from the current price.
   const { trail } = attempt;
   const firstStop = trail && firstStopOf({ side: attempt.side, price: referencePrice, trail, instrument });
-  const riskAttemptWith = (lockedUntil: Date | null | undefined): RiskAttempt => ({
+  return {
     assetClass: attempt.assetClass,
     side: attempt.side,
     qty: new ExactDecimal(attempt.qty),
@@ -75,17 +69,85 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
       trail: attempt.bracket.trail && trailOf(attempt.bracket.trail),
     },
     referencePrice,
-    previousClose: previousClose === undefined ? undefined : new ExactDecimal(previousClose),
+    previousClose: facts.previousClose === undefined ? undefined : new ExactDecimal(facts.previousClose),
     tickRule: instrument.tickRule,
     tickSize: new ExactDecimal(instrument.tickSize),
-    account: { equity: new ExactDecimal(account.equity), buyingPower },
-    ...positionOf({ positions, openOrders: workingOrdersBesides(attempt, openOrders) }, instrument.symbol),
-    dayStartEquity: new ExactDecimal(dayStartOf.equity),
-    dayFlows: new ExactDecimal(dayStartOf.flows),
+    account: facts.account,
+    heldQty: facts.heldQty,
+    position: facts.position,
+    dayStartEquity: facts.dayStart && new ExactDecimal(facts.dayStart.equity),
+    dayFlows: facts.dayStart && new ExactDecimal(facts.dayStart.flows),
     lockedUntil: lockedUntil && lockedUntil > at ? lockedUntil : null,
     at,
-  });
-  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptWith(lockedUntil), settings);
+  };
+};
+
+/** The base of the KRX daily price band: the previous session's close (undefined for other markets). */
+const previousCloseOf = (db: Queryable, { assetClass }: OrderAttempt, instrument: InstrumentRow, at: Date) =>
+  assetClass === 'kr_equity' ? previousSessionClose(db, { assetClass: instrument.assetClass, symbol: instrument.symbol, before: localDateTimeOf(at, KRX_TIME_ZONE).date }) : Promise.resolve(undefined);
+
+/**
+ * No account figure is read for a sell judged on its own hold: a sell's rules read none (the
+ * sizing and the daily loss judge buys only; its funds are its hold).
+ */
+const ACCOUNT_NOT_READ: RiskAttempt['account'] = { equity: new ExactDecimal(0), buyingPower: new ExactDecimal(0) };
+
+/**
+ * A fired trigger's sell at a broker that sells only what the account holds free: judged on the
+ * units its order has held since it was placed (OrderAttempt.sellsItsHold), at the quote that
+ * fired it, with no read at the broker. Many stops fire on one fall, and an exchange's per-IP
+ * budget would hold each exit behind the others' account reads (test/bench/emulator.ts); what
+ * changed outside the service meanwhile (coins sold at the exchange itself) is the broker's own
+ * balance check, which refuses the child as the funds rule would, and its order is canceled.
+ */
+const judgeOnItsHold = async (attempt: OrderAttempt & { quotedPrice: string }, instrument: InstrumentRow, { db, clock, config }: GateDeps) => {
+  const at = clock.now();
+  const facts: RiskFacts = {
+    at,
+    referencePrice: new ExactDecimal(attempt.quotedPrice),
+    previousClose: await previousCloseOf(db, attempt, instrument, at),
+    account: ACCOUNT_NOT_READ,
+    heldQty: new ExactDecimal(attempt.qty),
+    position: { symbol: instrument.symbol, working: [] },
+  };
+  const verdict = checkRisk(riskAttemptOf(attempt, instrument, facts, null), riskSettingsFromConfig(config));
+  if (!verdict.ok) throw riskRefusalError(verdict);
+};
+
+/** 4. The risk manager, on the broker's own view of the account and the price. */
+export const riskGate = async (attempt: OrderAttempt, deps: GateDeps) => {
+  const { db, clock, config, dayStart } = deps;
+  const { instrument, broker, quotedPrice } = attempt;
+  // An unregistered symbol has no price to judge: the broker call refuses it.
+  if (!instrument || !broker) return;
+  if (attempt.sellsItsHold && attempt.side === 'sell' && broker.sellsOnlyHeld && quotedPrice !== undefined) return judgeOnItsHold({ ...attempt, quotedPrice }, instrument, deps);
+  const at = clock.now();
+  const [{ account, positions, openOrders: brokerOrders }, previousClose, emulated] = await Promise.all([
+    // The risk rules read the working orders of this symbol only.
+    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
+    previousCloseOf(db, attempt, instrument, at),
+    // What the order emulator holds, which the broker's figures do not net (only a broker with a
+    // quote stream has emulated orders: the simulator's placements read nothing more).
+    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol).then((orders) => orders.filter((order) => order.clientOrderId !== attempt.siblingOf)) : Promise.resolve([]),
+  ]);
+  const openOrders = [...brokerOrders, ...emulated];
+  const held = positions.find((position) => position.symbol === instrument.symbol);
+  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt });
+  const referencePrice = new ExactDecimal(quotedPrice ?? held?.currentPrice ?? (await broker.quote(instrument.symbol)));
+  const settings = riskSettingsFromConfig(config);
+  // A replace is judged with its own hold given back; a close without the sells it cancels.
+  const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
+  const buyingPowerLeft = buyingPowerBesides(attempt.assetClass, account.buyingPower, emulated).toFixed();
+  const buyingPower = replaced ? buyingPowerWithout(attempt.assetClass, buyingPowerLeft, replaced, referencePrice) : new ExactDecimal(buyingPowerLeft);
+  const facts: RiskFacts = {
+    at,
+    referencePrice,
+    previousClose,
+    account: { equity: new ExactDecimal(account.equity), buyingPower },
+    ...positionOf({ positions, openOrders: workingOrdersBesides(attempt, openOrders) }, instrument.symbol),
+    dayStart: dayStartOf,
+  };
+  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptOf(attempt, instrument, facts, lockedUntil), settings);
   let verdict = verdictWith(attempt.lockedUntil);
   if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
     // The lock is the first rule for a buy: a running one answers before the refusal found without it.
@@ -94,5 +156,5 @@ export const riskGate = async (attempt: OrderAttempt, { db, clock, config, daySt
   }
   if (!verdict.ok) throw riskRefusalError(verdict);
   // Judged again under the account's lock where the books allow it (the simulator's placement).
-  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptWith(attempt.lockedUntil), settings);
+  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptOf(attempt, instrument, facts, attempt.lockedUntil), settings);
 };

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
+import { ExactDecimal } from '../../server/decimal.ts';
 import { claimRate } from '../../server/controls/rate-queries.ts';
 import { setLock } from '../../server/controls/queries.ts';
 import { orderFills, orders, orderTriggers, outboxEvents } from '../../server/db/schema/index.ts';
@@ -611,6 +612,26 @@ describe('stops and stop-limits at a ccxt exchange (the fake Binance, whose mark
     // The notifications read this row as a rejection.
     expect(noticeItemOf({ channel: cancelFrame.channel, frame: cancelFrame.frame, at: cancelFrame.createdAt })).toMatchObject({ event: 'rejection' });
     expect(await auditActionsOf(bob, 'emus-btc-funds')).toEqual(expect.arrayContaining(['order.triggered', 'order.canceled']));
+  });
+
+  it('judges a fired sell on the units its order held, reading no account: what changed at the exchange itself is the exchange’s to refuse, and the order is canceled with its refusal', async () => {
+    binance.setPrice('BTCUSDT', '52000');
+    const btcFree = binance.books.balances(binanceKey.apiKey).find((balance) => balance.asset === 'BTC')!.free;
+    const placed = await btc({ side: 'sell', qty: Number(btcFree), order_type: 'stop', stop_price: 51000, client_order_id: 'emus-btc-held' });
+    expect(placed.status, placed.text).toBe(201);
+    // Half of it then locked at the exchange itself (another app's resting sell on the same account).
+    const half = new ExactDecimal(btcFree).dividedBy(2).toFixed();
+    const outside = binance.books.place(binanceKey.apiKey, { symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', quantity: half, price: '90000', timeInForce: 'GTC' });
+    const posts = binanceOrderPosts();
+    const canceled = await tradeUntil(() => binance.setPrice('BTCUSDT', '51000'), bob, 'emus-btc-held', (row) => row?.status === 'canceled');
+    // The service's checks passed it on its hold; the exchange refused the whole quantity.
+    expect(binanceOrderPosts()).toBe(posts + 1);
+    expect(canceled!.metadata).toMatchObject({ cancel_reason: 'trigger_refused', child_client_order_id: 'emus-btc-held.tr' });
+    const frames = await framesOf(bob, 'emus-btc-held');
+    expect(frames.map((frame) => frame.frame.event_type).slice(-2)).toEqual(['triggered', 'canceled']);
+    expect(frames.at(-1)!.frame.payload).toMatchObject({ cancel_reason: 'trigger_refused', code: 'BROKER_REJECTED' });
+    expect(binance.books.balances(binanceKey.apiKey).find((balance) => balance.asset === 'BTC')!.free).toBe(half);
+    binance.books.cancel(binanceKey.apiKey, 'BTCUSDT', { orderId: String(outside.order.orderId) });
   });
 });
 

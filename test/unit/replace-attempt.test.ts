@@ -2,25 +2,13 @@
 // placement's (the lot, and above what already filled), and the order it would become, with what
 // is left to fill as its quantity and the replaced order's fields where the change leaves them out.
 import { describe, expect, it } from 'vitest';
-import type { InstrumentRow, OrderRow } from '../../server/db/schema/index.ts';
+import type { OrderRow } from '../../server/db/schema/index.ts';
 import { AppError } from '../../server/errors.ts';
 import { replaceAttemptOf, replacedQtyOf } from '../../server/orders/replace-attempt.ts';
+import { btcUsdtRow } from '../support/instrument-rows.ts';
 
 const at = new Date('2026-03-10T15:00:00Z');
-const instrument: InstrumentRow = {
-  assetClass: 'crypto',
-  symbol: 'BTC/USDT',
-  exchange: 'BINANCE',
-  currency: 'USDT',
-  name: 'Bitcoin',
-  referencePrice: '50000',
-  tickRule: 'fixed',
-  tickSize: '0.01',
-  lotSize: '0.001',
-  fractional: true,
-  createdAt: at,
-  updatedAt: at,
-};
+const instrument = btcUsdtRow(at);
 /** A limit buy of 0.005 at 45,000 with 0.002 filled, under a bracket. */
 const row: OrderRow = {
   userId: 7,

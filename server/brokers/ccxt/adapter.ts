@@ -313,6 +313,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
     nativeOrderTypes: BASIC_ORDER_TYPES,
     nativeOrderClasses: ccxtNativeOrderClassesOf(options.exchangeId),
     nativeTrailingLegs: false,
+    sellsOnlyHeld: true,
     nativeStopsOf: async (symbol) => {
       const { exchange } = await start();
       const market = marketsOf(exchange)[unifiedSymbol(symbol)];

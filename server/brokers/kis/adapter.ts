@@ -304,6 +304,7 @@ export const createKisBroker = (options: KisBrokerOptions): KisBroker => {
     nativeOrderTypes: UNTRIGGERED_ORDER_TYPES,
     nativeOrderClasses: NO_ORDER_CLASSES,
     nativeTrailingLegs: false,
+    sellsOnlyHeld: true,
     // KIS's books cannot join our transaction: the order service commits the intent before this call (its remote submission).
     placeOrder: async (request) => {
       // Emulated for a real broker (DESIGN: advanced orders), never sent to it.

@@ -128,7 +128,7 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
       // The child's checks read the account at the broker: as an order call, ahead of the reads
       // queued for the same budget (limits/order-calls.ts), so a fall that fires many stops at
       // once does not hold each one's exit behind the reads the others' fills set off.
-      await asOrderCall(async () => checkChild(await childAttemptOf(row, request)));
+      await asOrderCall(async () => checkChild(await childAttemptOf(row, request, quote)));
     } catch (error) {
       if (error instanceof GateRefusal) {
         await refuseChild(key, { reason: error.error.message, code: error.error.code });
@@ -188,8 +188,11 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
     }
   };
 
-  /** The child as the gates judge it: a simple market or limit order of the parent's account, which passed them once. */
-  const childAttemptOf = async (row: OrderTriggerRow, request: BrokerOrderRequest): Promise<OrderAttempt> => {
+  /**
+   * The child as the gates judge it: a simple market or limit order of the parent's account, which
+   * passed them once, at the price that fired it; a sell, on the units its order held (gates.ts).
+   */
+  const childAttemptOf = async (row: OrderTriggerRow, request: BrokerOrderRequest, quote: BrokerQuote): Promise<OrderAttempt> => {
     const mode = row.live ? 'live' : 'paper';
     const instrument = await instruments.resolve({ symbol: row.symbol, assetClass: row.assetClass });
     // A live child needs the user's live flag, as every live order does.
@@ -210,6 +213,8 @@ export const createFiring = ({ db, clock, log, instruments, audit, publisher, ch
       liveEnabled,
       lockedUntil: null,
       claimed: [],
+      quotedPrice: quote.price,
+      sellsItsHold: row.side === 'sell',
       // An OCO leg's sibling holds the pair's units (or cash): this child's own.
       ...(row.siblingClientOrderId === null ? {} : { siblingOf: row.siblingClientOrderId }),
     };
