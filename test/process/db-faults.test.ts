@@ -2,108 +2,25 @@
 // terminated under an order load, where the process must stay up, answer 503 SERVICE_UNAVAILABLE
 // (or 502 BROKER_UNAVAILABLE) meanwhile, never 500, and lose or double no order; and a database
 // that is not there at start-up, which start-up waits for (DB_CONNECT_TIMEOUT_SEC) saying why.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as connectSocket, createServer, type Server as TcpServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/server.ts';
+import { callJson, logged as loggedWithin, logLines, serverProcesses, type JsonReply as Reply } from '../support/server-process.ts';
 import { waitFor } from '../support/wait.ts';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const NODE = Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : path.join(REPO, 'node_modules', 'node', 'bin', 'node');
 /** How long any one wait on a child may take before the test fails (a deadline, not a sleep). */
 const DEADLINE_MS = 60_000;
 const TIMEOUT = { timeout: 240_000 };
 
-interface Child {
-  readonly proc: ChildProcessWithoutNullStreams;
-  stdout: string;
-  stderr: string;
-  /** Set once the process has exited and its output is read. */
-  exit?: number | null;
-  readonly closed: Promise<number | null>;
-}
-
-const children = new Set<Child>();
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const child of children) if (child.exit === undefined) process.kill(child.proc.pid!, 'SIGKILL');
-  await Promise.all([...children].map((child) => child.closed));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-const startChild = (env: Record<string, string>): Child => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-dbfault-'));
-  dirs.push(dataDir);
-  const proc = spawn(NODE, ['server/main.ts'], {
-    cwd: REPO,
-    stdio: 'pipe',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DEMO_DATA: 'false', ...env },
-  });
-  const child: Child = {
-    proc,
-    stdout: '',
-    stderr: '',
-    closed: new Promise((resolve) =>
-      proc.once('close', (code) => {
-        child.exit = code;
-        resolve(code);
-      }),
-    ),
-  };
-  children.add(child);
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => (child.stdout += chunk));
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (child.stderr += chunk));
-  proc.stdin.end();
-  return child;
-};
-
-const logLines = (child: Child): Record<string, unknown>[] =>
-  child.stdout.split('\n').flatMap((line) => {
-    try {
-      return [JSON.parse(line) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+const { start: startChild, stopAll } = serverProcesses('dbfault');
+afterAll(stopAll);
 
 /** The first log line with that message, waiting for it; fails when the process ends first. */
-const logged = (child: Child, msg: string) =>
-  waitFor(
-    () => {
-      const line = logLines(child).find((entry) => entry.msg === msg);
-      if (!line && child.exit !== undefined) throw new Error(`the server exited (${child.exit}) before logging '${msg}'\n${child.stderr}\n${child.stdout}`);
-      return Promise.resolve(line);
-    },
-    (line) => line !== undefined,
-    DEADLINE_MS,
-  ) as Promise<Record<string, unknown>>;
+const logged = (child: Parameters<typeof logLines>[0], msg: string) => loggedWithin(child, msg, DEADLINE_MS);
 
-interface Reply {
-  status: number;
-  body: any;
-  text: string;
-  retryAfter: string | null;
-}
-
-const call = async (base: string, method: string, urlPath: string, opts: { body?: unknown; token?: string } = {}): Promise<Reply> => {
-  const headers: Record<string, string> = {};
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  // A request that hangs is a failure of its own (status 0), not a test that never ends.
-  const response = await fetch(`${base}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(DEADLINE_MS) });
-  const text = await response.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { status: response.status, body, text, retryAfter: response.headers.get('retry-after') };
-};
+// A request that hangs is a failure of its own (status 0), not a test that never ends.
+const call = (base: string, method: string, urlPath: string, opts: { body?: unknown; token?: string } = {}): Promise<Reply> => callJson(base, method, urlPath, { ...opts, deadlineMs: DEADLINE_MS });
 
 describe.skipIf(!process.env.DATABASE_URL)('PostgreSQL backends terminated while orders are placed', TIMEOUT, () => {
   it('the process stays up, in-flight orders answer 503 or 502 (never 500), later ones succeed, and no order is lost or doubled', async () => {

@@ -5,105 +5,25 @@
 // lease over once it expires and resumes them from their rows: each keeps its saved mark (at most
 // the last second of quotes lost), fires once at its stop, and its order ends filled. PostgreSQL
 // only: on PGlite one DATA_DIR has one process.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KIS_PATHS } from '../../server/brokers/kis/wire.ts';
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { createTestDatabase } from '../support/server.ts';
+import { callJson, listeningAt, serverProcesses, type ServerProcess } from '../support/server-process.ts';
 import { waitFor } from '../support/wait.ts';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
-const NODE = Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : path.join(REPO, 'node_modules', 'node', 'bin', 'node');
 /** How long any one wait may take before the test fails (a deadline, not a sleep): a takeover waits out the lease (15 s) and a round (5 s). */
 const DEADLINE_MS = 90_000;
 const TIMEOUT = { timeout: 300_000 };
 const SYMBOL = '005930';
 
-interface Child {
-  readonly proc: ChildProcessWithoutNullStreams;
-  stdout: string;
-  stderr: string;
-  /** Set once the process has exited and its output is read. */
-  exit?: number | null;
-  readonly closed: Promise<number | null>;
-}
+const { start: startChild, stopAll } = serverProcesses('emutakeover');
+afterAll(stopAll);
 
-const children = new Set<Child>();
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const child of children) if (child.exit === undefined) process.kill(child.proc.pid!, 'SIGKILL');
-  await Promise.all([...children].map((child) => child.closed));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-const startChild = (env: Record<string, string>): Child => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-emutakeover-'));
-  dirs.push(dataDir);
-  const proc = spawn(NODE, ['server/main.ts'], {
-    cwd: REPO,
-    stdio: 'pipe',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DEMO_DATA: 'false', ...env },
-  });
-  const child: Child = {
-    proc,
-    stdout: '',
-    stderr: '',
-    closed: new Promise((resolve) =>
-      proc.once('close', (code) => {
-        child.exit = code;
-        resolve(code);
-      }),
-    ),
-  };
-  children.add(child);
-  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => (child.stdout += chunk));
-  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (child.stderr += chunk));
-  proc.stdin.end();
-  return child;
-};
-
-/** The base URL once the child logs that it listens; fails when it exits first. */
-const listening = async (child: Child): Promise<string> => {
-  const line = await waitFor(
-    () => {
-      const found = child.stdout
-        .split('\n')
-        .flatMap((text) => {
-          try {
-            return [JSON.parse(text) as { msg?: string; port?: number }];
-          } catch {
-            return [];
-          }
-        })
-        .find((entry) => entry.msg === 'listening');
-      if (!found && child.exit !== undefined) throw new Error(`the server exited (${child.exit}) before listening\n${child.stderr}\n${child.stdout}`);
-      return Promise.resolve(found);
-    },
-    (found) => found !== undefined,
-    DEADLINE_MS,
-  );
-  return `http://127.0.0.1:${String(line!.port)}`;
-};
-
-const call = async (base: string, method: string, urlPath: string, opts: { body?: unknown; token?: string } = {}) => {
-  const headers: Record<string, string> = {};
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${base}${urlPath}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(DEADLINE_MS) });
-  const text = await response.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { status: response.status, body, text };
-};
+const listening = (child: ServerProcess) => listeningAt(child, DEADLINE_MS);
+const call = (base: string, method: string, urlPath: string, opts: { body?: unknown; token?: string } = {}) => callJson(base, method, urlPath, { ...opts, deadlineMs: DEADLINE_MS });
 
 interface TriggerRow {
   client_order_id: string;
@@ -138,7 +58,7 @@ describe.skipIf(!process.env.DATABASE_URL)('emulated trailing stops when the ins
       SIM_TICK_INTERVAL_MS: '0',
     };
     const a = startChild(shared);
-    let b: Child | undefined;
+    let b: ServerProcess | undefined;
     try {
       const baseA = await listening(a);
       const registered = await call(baseA, 'POST', '/api/auth/register', { body: { username: 'takeover_trader', email: 'takeover_trader@example.com', password: 'takeover-trader-password' } });
