@@ -41,6 +41,7 @@ export default defineConfig({
     // and timers), and with two the cores were busy 150 % of 200 %; with three, 187 %.
     maxWorkers: 3,
     sequence: { sequencer: ProcessFilesFirst },
+    setupFiles: ['test/support/temp-dirs.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_MODULES], isolate: false } },
       { extends: true, test: { name: 'process', include: ['test/process/**/*.test.ts'], ...DATABASE } },

@@ -1,6 +1,6 @@
 // The suite's migrated template database (test/support/global-setup.ts), reached without loading
 // the server: the process files copy it into their children's DATA_DIR.
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
@@ -15,7 +15,21 @@ export const databaseTemplate = (): ReturnType<typeof inject<'databaseTemplate'>
   }
 };
 
-export const tempDir = () => mkdtempSync(path.join(tmpdir(), 'ts-test-'));
+/** The temporary directories this test file made, removed after it (test/support/temp-dirs.ts). */
+const made = new Set<string>();
+
+/** A fresh temporary directory, removed once the test file that made it has run. */
+export const tempDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ts-test-'));
+  made.add(dir);
+  return dir;
+};
+
+/** Removes the temporary directories made so far: after a file's own afterAll hooks (its servers stopped). */
+export const removeTempDirs = () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  made.clear();
+};
 
 
 /** A DATA_DIR holding a copy of the migrated PGlite template, when there is one. */
