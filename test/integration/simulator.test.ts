@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TAssetClass } from '../../contracts/common.ts';
 import { BrokerRejectedError, BrokerUnavailableError } from '../../server/brokers/types.ts';
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../server/brokers/simulator/index.ts';
+import { MAX_TRANSACTIONS_AT_ONCE } from '../../server/brokers/simulator/placement-queue.ts';
 import { manualClock } from '../../server/clock.ts';
 import { rowsOf, type Tx } from '../../server/db/client.ts';
 import { simAccounts, simFills, simOrders, simPositions, systemState, type InstrumentRow } from '../../server/db/schema/index.ts';
@@ -856,56 +857,59 @@ describe('snapshot', () => {
   });
 });
 
-describe('placements of one account that arrive together', () => {
-  /**
-   * Books whose instrument reads are remembered after the first: a placement then reaches its
-   * account's queue within the promise jobs of its call, with no read of the database between.
-   */
-  let queuingSim: Simulator;
-  beforeAll(async () => {
-    const remembered = new Map<string, Promise<InstrumentRow | undefined>>();
-    queuingSim = await simulatorOn(0, {
-      leaseName: 'simulator-test-queuing',
-      findInstrument: (key) => {
-        const id = `${key.assetClass}:${key.symbol}`;
-        if (!remembered.has(id)) remembered.set(id, findInstrument(server.services.db, key));
-        return remembered.get(id)!;
-      },
-    });
+// Placements that arrive together (the simulator's placement queue).
+/**
+ * Books whose instrument reads are remembered after the first: a placement then reaches its
+ * account's queue within the promise jobs of its call, with no read of the database between.
+ */
+let queuingSim: Simulator;
+const startQueuingSim = async () => {
+  const remembered = new Map<string, Promise<InstrumentRow | undefined>>();
+  queuingSim = await simulatorOn(0, {
+    leaseName: 'simulator-test-queuing',
+    findInstrument: (key) => {
+      const id = `${key.assetClass}:${key.symbol}`;
+      if (!remembered.has(id)) remembered.set(id, findInstrument(server.services.db, key));
+      return remembered.get(id)!;
+    },
   });
-  afterAll(() => queuingSim?.stop());
+};
 
-  /**
-   * Holds the account's row lock (on PGlite, the one connection) until `release`: a placement
-   * that arrives meanwhile waits in its transaction, and those after it queue behind it.
-   */
-  const holdAccount = (userId: number) => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const done = server.services.db.transaction(async (tx) => {
-      await tx.execute(sql`select 1 from ${simAccounts} where user_id = ${userId} for update`);
-      locked();
-      await released;
-    });
-    return { lockTaken, release: async () => (release(), await done) };
-  };
-  /** The transaction that wrote each order (rows written together share it). */
-  const writersOf = async (userId: number, clientOrderIds: string[]) =>
-    new Map(
-      (await rowsOf<{ client_order_id: string; writer: string }>(server.services.db, sql`select client_order_id, xmin::text as writer from ${simOrders} where user_id = ${userId} and client_order_id in ${clientOrderIds}`)).map(
-        (row) => [row.client_order_id, row.writer],
-      ),
-    );
-  /** Settles every placement, then gives each outcome: the order, or the refusal. */
-  const outcomes = (placements: Promise<unknown>[]) => Promise.allSettled(placements);
+/**
+ * Holds the accounts' row locks (on PGlite, the one connection) until `release`: a placement
+ * that arrives meanwhile waits in its transaction, and those after it queue behind it.
+ */
+const holdAccounts = (...userIds: number[]) => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const done = server.services.db.transaction(async (tx) => {
+    await tx.execute(sql`select 1 from ${simAccounts} where user_id in ${userIds} for update`);
+    locked();
+    await released;
+  });
+  return { lockTaken, release: async () => (release(), await done) };
+};
+/** The transaction that wrote each order (rows written together share it). */
+const writersOf = async (userId: number, clientOrderIds: string[]) =>
+  new Map(
+    (await rowsOf<{ client_order_id: string; writer: string }>(server.services.db, sql`select client_order_id, xmin::text as writer from ${simOrders} where user_id = ${userId} and client_order_id in ${clientOrderIds}`)).map(
+      (row) => [row.client_order_id, row.writer],
+    ),
+  );
+/** Settles every placement, then gives each outcome: the order, or the refusal. */
+const outcomes = (placements: Promise<unknown>[]) => Promise.allSettled(placements);
+
+describe('placements of one account that arrive together', () => {
+  beforeAll(startQueuingSim);
+  afterAll(() => queuingSim?.stop());
 
   it('commit together; a refusal among them is its own and the others fill', async () => {
     const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
     const account = await openAccount('crypto', queuingSim);
     await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.001' }));
-    const hold = holdAccount(account.userId);
+    const hold = holdAccounts(account.userId);
     await hold.lockTaken;
     const first = order({ symbol, side: 'buy', qty: '1' });
     const together = [order({ symbol, side: 'buy', qty: '500' }), order({ symbol, side: 'buy', qty: '600' }), order({ symbol, side: 'buy', qty: '10' })];
@@ -933,7 +937,7 @@ describe('placements of one account that arrive together', () => {
     const account = await openAccount('crypto', queuingSim);
     const used = order({ symbol, side: 'buy', qty: '0.001' });
     await account.broker.placeOrder(used);
-    const hold = holdAccount(account.userId);
+    const hold = holdAccounts(account.userId);
     await hold.lockTaken;
     const requests = [order({ symbol, side: 'buy', qty: '1' }), order({ symbol, side: 'buy', qty: '2' }), { ...used, qty: '3' }, order({ symbol, side: 'buy', qty: '4' })];
     const placing = outcomes(requests.map((request) => account.broker.placeOrder(request)));
@@ -944,6 +948,88 @@ describe('placements of one account that arrive together', () => {
     expect(((settled[2] as PromiseRejectedResult).reason as Error).message).toMatch(/duplicate client order id/);
     await queuingSim.idle();
     expect(d((await positionRow(account.userId, symbol))!.qty).eq('7.001')).toBe(true);
+  });
+});
+
+describe('placements of several accounts that arrive together', () => {
+  beforeAll(startQueuingSim);
+  afterAll(() => queuingSim?.stop());
+
+  /** Accounts of the queuing books, each opened by a first order (0.001 bought), so that later placements read nothing before they queue. */
+  const openedAccounts = (count: number, symbol: string) =>
+    Promise.all(
+      Array.from({ length: count }, async () => {
+        const account = await openAccount('crypto', queuingSim);
+        await account.broker.placeOrder(order({ symbol, side: 'buy', qty: '0.001' }));
+        return account;
+      }),
+    );
+  /**
+   * Keeps every placement transaction busy, each waiting for an account held here. Placements
+   * made meanwhile queue, and go together in the next transaction once they are released.
+   */
+  const occupyTransactions = async (symbol: string) => {
+    const held = await openedAccounts(MAX_TRANSACTIONS_AT_ONCE, symbol);
+    const hold = holdAccounts(...held.map((account) => account.userId));
+    await hold.lockTaken;
+    const busy = held.map((account) => account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' })));
+    return { release: hold.release, busy: outcomes(busy) };
+  };
+  /** The transaction that wrote each (user, client order id). */
+  const writerOf = async (userId: number, clientOrderId: string) => (await writersOf(userId, [clientOrderId])).get(clientOrderId);
+
+  it("share one transaction, each account's placements in their order; a refusal among them is its own", async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const [alice, bob, carol] = await openedAccounts(3, symbol);
+    const occupied = await occupyTransactions(symbol);
+    // Alice's sell sells what her buy, placed before it in the same transaction, bought.
+    const aliceBuy = order({ symbol, side: 'buy', qty: '2' });
+    const aliceSell = order({ symbol, side: 'sell', qty: '2' });
+    const bobBuy = order({ symbol, side: 'buy', qty: '3' });
+    const carolTooBig = order({ symbol, side: 'buy', qty: '1001' });
+    const carolBuy = order({ symbol, side: 'buy', qty: '4' });
+    const placing = outcomes([alice!.broker.placeOrder(aliceBuy), bob!.broker.placeOrder(bobBuy), alice!.broker.placeOrder(aliceSell), carol!.broker.placeOrder(carolTooBig), carol!.broker.placeOrder(carolBuy)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    await occupied.release();
+    expect((await occupied.busy).map((outcome) => outcome.status)).toEqual(Array.from({ length: MAX_TRANSACTIONS_AT_ONCE }, () => 'fulfilled'));
+    const settled = await placing;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(((settled[3] as PromiseRejectedResult).reason as Error).message).toMatch(/insufficient funds/);
+    const writer = await writerOf(alice!.userId, aliceBuy.clientOrderId);
+    expect(writer).toBeDefined();
+    expect(await writerOf(alice!.userId, aliceSell.clientOrderId)).toBe(writer);
+    expect(await writerOf(bob!.userId, bobBuy.clientOrderId)).toBe(writer);
+    expect(await writerOf(carol!.userId, carolBuy.clientOrderId)).toBe(writer);
+    expect(await writerOf(carol!.userId, carolTooBig.clientOrderId)).toBeUndefined();
+    await queuingSim.idle();
+    expect(d((await positionRow(alice!.userId, symbol))!.qty).eq('0.001')).toBe(true);
+    expect(d((await positionRow(bob!.userId, symbol))!.qty).eq('3.001')).toBe(true);
+    expect(d((await positionRow(carol!.userId, symbol))!.qty).eq('4.001')).toBe(true);
+  });
+
+  it("a client order id used before fails the shared transaction; placed again one by one, only it is refused, in every account", async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const [alice, bob, carol] = await openedAccounts(3, symbol);
+    const used = order({ symbol, side: 'buy', qty: '0.001' });
+    await bob!.broker.placeOrder(used);
+    const occupied = await occupyTransactions(symbol);
+    const requests = [
+      { account: alice!, request: order({ symbol, side: 'buy', qty: '1' }) },
+      { account: bob!, request: { ...used, qty: '2' } },
+      { account: carol!, request: order({ symbol, side: 'buy', qty: '3' }) },
+      { account: bob!, request: order({ symbol, side: 'buy', qty: '5' }) },
+    ];
+    const placing = outcomes(requests.map(({ account, request }) => account.broker.placeOrder(request)));
+    await new Promise((resolve) => setImmediate(resolve));
+    await occupied.release();
+    await occupied.busy;
+    const settled = await placing;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(((settled[1] as PromiseRejectedResult).reason as Error).message).toMatch(/duplicate client order id/);
+    await queuingSim.idle();
+    expect(d((await positionRow(alice!.userId, symbol))!.qty).eq('1.001')).toBe(true);
+    expect(d((await positionRow(bob!.userId, symbol))!.qty).eq('5.002')).toBe(true);
+    expect(d((await positionRow(carol!.userId, symbol))!.qty).eq('3.001')).toBe(true);
   });
 });
 
