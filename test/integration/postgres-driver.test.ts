@@ -2,9 +2,9 @@
 // patch-package on install): what a connection whose backend goes away leaves behind. Each case
 // failed on the unpatched driver: a crash from a timer, a promise that never settles, a statement
 // run on the wrong session, or an unhandled rejection. Backends are terminated by pid, only ours.
-import { createServer, connect as connectSocket, type Server, type Socket } from 'node:net';
+import { createServer, connect as connectSocket, Socket, type Server } from 'node:net';
 import postgres, { type Sql } from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { waitFor } from '../support/wait.ts';
 
 /** What escaped every caller: thrown from a timer, or a rejection nobody handled. */
@@ -240,5 +240,56 @@ describe.skipIf(!process.env.DATABASE_URL)('postgres.js when a connection goes a
     expect(['CONNECTION_CLOSED', 'ECONNRESET']).toContain(await sleeping);
     reserved.release();
     expect(await outcome(sql`select 1`)).toBe('ok');
+  });
+});
+
+// The patch's one change of behaviour on a healthy connection: statements sent within the same
+// promise jobs go out together, however large, where the driver wrote each one of 1 KiB or more
+// (a prepared statement's Bind with its parameters, often) at once, one system call each.
+describe.skipIf(!process.env.DATABASE_URL)("postgres.js's writes to a connection", () => {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://localhost');
+  const port = Number(url.port || 5432);
+  let sql: Sql;
+  beforeAll(() => {
+    sql = postgres(url.toString(), { onnotice: () => undefined, max: 1 });
+  });
+  afterAll(() => sql?.end({ timeout: 1 }));
+
+  /** Counts the socket writes this process makes to the database while `body` runs (`count.writes`, read at any time). */
+  const countingWrites = async <T>(body: (count: { readonly writes: number }) => Promise<T>): Promise<{ writes: number; result: T }> => {
+    const spy = vi.spyOn(Socket.prototype, 'write');
+    const count = {
+      get writes() {
+        return spy.mock.contexts.filter((socket) => socket.remotePort === port).length;
+      },
+    };
+    try {
+      const result = await body(count);
+      return { writes: count.writes, result };
+    } finally {
+      spy.mockRestore();
+    }
+  };
+
+  it('sends statements of more than 1 KiB each, begun together, in one write, and answers each', async () => {
+    const texts = ['a', 'b', 'c', 'd'].map((letter) => letter.repeat(3000));
+    // The connection open, and the statement prepared: what is left to send is each one's Bind.
+    await sql`select ${'warm'}::text as text`;
+    const { writes, result } = await countingWrites(() => Promise.all(texts.map((text) => sql<{ text: string }[]>`select ${text}::text as text`)));
+    expect(result.map(([row]) => row!.text)).toEqual(texts);
+    expect(writes).toBe(1);
+  });
+
+  it('sends such a statement once the promise jobs that began it have run, before any timer', async () => {
+    await sql`select ${'warm'}::text as text`;
+    const { writes, result } = await countingWrites(async (count) => {
+      // Queued before the statement begins, so it runs ahead of any timer the driver sets for it.
+      const beforeTimers = new Promise<number>((resolve) => setImmediate(() => resolve(count.writes)));
+      // execute(): a postgres.js query is sent when it is awaited or executed, not when it is made.
+      const answer = sql<{ text: string }[]>`select ${'x'.repeat(3000)}::text as text`.execute();
+      return { writtenBeforeTimers: await beforeTimers, length: (await answer)[0]!.text.length };
+    });
+    expect(result).toEqual({ writtenBeforeTimers: 1, length: 3000 });
+    expect(writes).toBe(1);
   });
 });
