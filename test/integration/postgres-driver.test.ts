@@ -260,7 +260,7 @@ describe.skipIf(!process.env.DATABASE_URL)("postgres.js's writes to a connection
     const spy = vi.spyOn(Socket.prototype, 'write');
     const count = {
       get writes() {
-        return spy.mock.contexts.filter((socket) => socket.remotePort === port).length;
+        return spy.mock.contexts.filter((socket) => (socket as Socket).remotePort === port).length;
       },
     };
     try {
