@@ -65,7 +65,10 @@
 //   lower, printed in the headline beside the floor's), of this database's backends (/proc) and
 //   of the generator.
 // - Each open-loop slice also records this process's own stalls (the longest event-loop delay and
-//   V8's GC pauses), so that a tail made by the service can be told from one the machine made.
+//   V8's GC pauses), so that a tail made by the service can be told from one the machine made,
+//   and, on Linux, how long its main thread was ready to run but waited for its (pinned) core,
+//   beside the CPU its own helper threads took there: the rest of that wait is other processes on
+//   the core, Postgres backends woken by the server's own writes above all.
 // - Correctness, per user of each phase: every order of ours answered 201, and every 201 of
 //   either target on disk once (ours: one order, filled, one fill; the floor: one order, one
 //   fill, two audit rows, and the user's positions summing to its orders).
@@ -706,7 +709,43 @@ interface Stalls {
   gcCount: number;
   gcTotalMs: number;
   gcMaxMs: number;
+  /** The main thread's time ready to run but waiting for its CPU (Linux schedstat), ms; undefined elsewhere. */
+  cpuWaitMs: number | undefined;
+  /** How often the main thread lost its CPU while it could still run (preempted), undefined elsewhere. */
+  preempted: number | undefined;
+  /** The CPU time of this process's other threads (V8's GC and compiler helpers, libuv's pool), ms: pinned, they share the main thread's core. */
+  helpersMs: number | undefined;
 }
+
+/**
+ * The main thread's scheduling counters (Linux): its time waiting on a run queue (ns, schedstat's
+ * second field) and its involuntary context switches, and the CPU time of the process's other
+ * threads (schedstat's first field). Pinned to one core, the event loop waits whenever something
+ * else runs there: this process's own helper threads, or another process (a Postgres backend woken
+ * by the server's own write, say); the wait is in the latencies without being the loop's CPU.
+ * Undefined where /proc has no such files.
+ */
+const mainThreadSchedule = (): { waitNs: number; preempted: number; helpersNs: number } | undefined => {
+  try {
+    const schedstat = (tid: string) => readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+    const main = String(process.pid);
+    const waitNs = schedstat(main)[1]!;
+    const preempted = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/self/task/${main}/status`, 'utf8'))?.[1]);
+    let helpersNs = 0;
+    for (const tid of readdirSync('/proc/self/task')) {
+      if (tid === main) continue;
+      // A thread that ended between the listing and the read.
+      try {
+        helpersNs += schedstat(tid)[0]!;
+      } catch {
+        continue;
+      }
+    }
+    return Number.isFinite(waitNs) && Number.isFinite(preempted) ? { waitNs, preempted, helpersNs } : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
 interface PhaseSummary {
   name: string;
@@ -835,6 +874,15 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
   const stallsLine = (s: PhaseSummary) =>
     `${s.name} loop delay max ${fixed(Math.max(0, ...s.stalls.map((t) => t.loopDelayMaxMs)), 1)} ms, GC ${sumOf(s.stalls.map((t) => t.gcCount))} pauses ` +
     `(${fixed(sumOf(s.stalls.map((t) => t.gcTotalMs)))} ms in all, longest ${fixed(Math.max(0, ...s.stalls.map((t) => t.gcMaxMs)), 1)} ms)`;
+  /** The main thread's wait for its CPU over the slices, in all and per order answered. */
+  const cpuWaitLine = (s: PhaseSummary) => {
+    const waits = s.stalls.map((t) => t.cpuWaitMs);
+    if (waits.some((wait) => wait === undefined)) return `${s.name} not measured (no /proc schedstat)`;
+    const waitMs = sumOf(waits as number[]);
+    const orders = Math.max(1, s.latenciesMs.length);
+    const helpersMs = sumOf(s.stalls.map((t) => t.helpersMs ?? 0));
+    return `${s.name} ${fixed(waitMs)} ms (${fixed(waitMs / orders, 2)} ms per order), preempted ${sumOf(s.stalls.map((t) => t.preempted ?? 0))} times, while its own other threads ran ${fixed(helpersMs)} ms (${fixed(helpersMs / orders, 2)} per order)`;
+  };
   const drainTotalMs = sumOf(closedLoop.ours.drainMs);
   const oursSustained = closedLoop.ours.okInWindow / (closedLoop.ours.windowSec + drainTotalMs / 1000);
 
@@ -856,6 +904,7 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
       `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
   );
   console.log(`  this process during the slices: ${stallsLine(openLoop.floor)}; ${stallsLine(openLoop.ours)}`);
+  console.log(`  its main thread ready to run but waiting for its CPU: ${cpuWaitLine(openLoop.floor)}; ${cpuWaitLine(openLoop.ours)}`);
   for (const s of [openLoop.floor, openLoop.ours]) {
     if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
     if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
@@ -1214,11 +1263,21 @@ const main = async () => {
     loopDelay.enable();
     gcObserver.observe({ entryTypes: ['gc'] });
     const profiling = profileDir !== undefined ? await startProfile() : undefined;
+    const scheduleBefore = mainThreadSchedule();
     const result = await run(command);
     if (profiling) await profiling.stop(command.target.name);
     gcObserver.disconnect();
     loopDelay.disable();
-    const stalls: Stalls = { loopDelayMaxMs: loopDelay.max / 1e6, gcCount: gcPauses.length, gcTotalMs: sumOf(gcPauses), gcMaxMs: Math.max(0, ...gcPauses) };
+    const scheduleAfter = mainThreadSchedule();
+    const stalls: Stalls = {
+      loopDelayMaxMs: loopDelay.max / 1e6,
+      gcCount: gcPauses.length,
+      gcTotalMs: sumOf(gcPauses),
+      gcMaxMs: Math.max(0, ...gcPauses),
+      cpuWaitMs: scheduleBefore && scheduleAfter ? (scheduleAfter.waitNs - scheduleBefore.waitNs) / 1e6 : undefined,
+      preempted: scheduleBefore && scheduleAfter ? scheduleAfter.preempted - scheduleBefore.preempted : undefined,
+      helpersMs: scheduleBefore && scheduleAfter ? (scheduleAfter.helpersNs - scheduleBefore.helpersNs) / 1e6 : undefined,
+    };
     return { result, elu: performance.eventLoopUtilization(eluBefore).utilization, stalls, drainMs: command.target.name === 'ours' ? await drainOurs() : 0 };
   };
   const alternate = async (make: (name: TargetName) => LoadCommand): Promise<Record<TargetName, PhaseSummary>> => {
