@@ -709,12 +709,18 @@ interface Stalls {
   gcCount: number;
   gcTotalMs: number;
   gcMaxMs: number;
-  /** The main thread's time ready to run but waiting for its CPU (Linux schedstat), ms; undefined elsewhere. */
-  cpuWaitMs: number | undefined;
-  /** How often the main thread lost its CPU while it could still run (preempted), undefined elsewhere. */
-  preempted: number | undefined;
-  /** The CPU time of this process's other threads (V8's GC and compiler helpers, libuv's pool), ms: pinned, they share the main thread's core. */
-  helpersMs: number | undefined;
+  /** How the main thread shared its core (Linux); undefined where /proc has no schedstat. */
+  core: CoreShare | undefined;
+}
+
+/** Over one slice: what kept the main thread from its (pinned) core. */
+interface CoreShare {
+  /** Time ready to run but waiting for the core, ms. */
+  waitMs: number;
+  /** How often it lost the core while it could still run (preempted). */
+  preempted: number;
+  /** CPU of this process's other threads (V8's GC and compiler helpers, libuv's pool), ms: pinned, they share the core. */
+  helpersMs: number;
 }
 
 /**
@@ -725,18 +731,19 @@ interface Stalls {
  * by the server's own write, say); the wait is in the latencies without being the loop's CPU.
  * Undefined where /proc has no such files.
  */
-const mainThreadSchedule = (): { waitNs: number; preempted: number; helpersNs: number } | undefined => {
+const mainThreadSchedule = (): { waitNs: number; preempted: number; helpersNs: Map<string, number> } | undefined => {
   try {
     const schedstat = (tid: string) => readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
     const main = String(process.pid);
     const waitNs = schedstat(main)[1]!;
     const preempted = Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/self/task/${main}/status`, 'utf8'))?.[1]);
-    let helpersNs = 0;
+    // Per thread, so that a thread ending during a slice takes nothing away from the others' sum.
+    const helpersNs = new Map<string, number>();
     for (const tid of readdirSync('/proc/self/task')) {
       if (tid === main) continue;
       // A thread that ended between the listing and the read.
       try {
-        helpersNs += schedstat(tid)[0]!;
+        helpersNs.set(tid, schedstat(tid)[0]!);
       } catch {
         continue;
       }
@@ -745,6 +752,14 @@ const mainThreadSchedule = (): { waitNs: number; preempted: number; helpersNs: n
   } catch {
     return undefined;
   }
+};
+
+/** The main thread's share of its core between two readings of mainThreadSchedule. */
+const coreShareBetween = (before: ReturnType<typeof mainThreadSchedule>, after: ReturnType<typeof mainThreadSchedule>): CoreShare | undefined => {
+  if (!before || !after) return undefined;
+  let helpersNs = 0;
+  for (const [tid, ns] of after.helpersNs) helpersNs += ns - (before.helpersNs.get(tid) ?? 0);
+  return { waitMs: (after.waitNs - before.waitNs) / 1e6, preempted: after.preempted - before.preempted, helpersMs: helpersNs / 1e6 };
 };
 
 interface PhaseSummary {
@@ -876,12 +891,13 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
     `(${fixed(sumOf(s.stalls.map((t) => t.gcTotalMs)))} ms in all, longest ${fixed(Math.max(0, ...s.stalls.map((t) => t.gcMaxMs)), 1)} ms)`;
   /** The main thread's wait for its CPU over the slices, in all and per order answered. */
   const cpuWaitLine = (s: PhaseSummary) => {
-    const waits = s.stalls.map((t) => t.cpuWaitMs);
-    if (waits.some((wait) => wait === undefined)) return `${s.name} not measured (no /proc schedstat)`;
-    const waitMs = sumOf(waits as number[]);
+    const shares = s.stalls.map((t) => t.core);
+    if (shares.some((share) => share === undefined)) return `${s.name} not measured (no /proc schedstat)`;
+    const measured = shares as CoreShare[];
+    const waitMs = sumOf(measured.map((share) => share.waitMs));
+    const helpersMs = sumOf(measured.map((share) => share.helpersMs));
     const orders = Math.max(1, s.latenciesMs.length);
-    const helpersMs = sumOf(s.stalls.map((t) => t.helpersMs ?? 0));
-    return `${s.name} ${fixed(waitMs)} ms (${fixed(waitMs / orders, 2)} ms per order), preempted ${sumOf(s.stalls.map((t) => t.preempted ?? 0))} times, while its own other threads ran ${fixed(helpersMs)} ms (${fixed(helpersMs / orders, 2)} per order)`;
+    return `${s.name} ${fixed(waitMs)} ms (${fixed(waitMs / orders, 2)} ms per order), preempted ${sumOf(measured.map((share) => share.preempted))} times, while its own other threads ran ${fixed(helpersMs)} ms (${fixed(helpersMs / orders, 2)} per order)`;
   };
   const drainTotalMs = sumOf(closedLoop.ours.drainMs);
   const oursSustained = closedLoop.ours.okInWindow / (closedLoop.ours.windowSec + drainTotalMs / 1000);
@@ -1268,15 +1284,12 @@ const main = async () => {
     if (profiling) await profiling.stop(command.target.name);
     gcObserver.disconnect();
     loopDelay.disable();
-    const scheduleAfter = mainThreadSchedule();
     const stalls: Stalls = {
       loopDelayMaxMs: loopDelay.max / 1e6,
       gcCount: gcPauses.length,
       gcTotalMs: sumOf(gcPauses),
       gcMaxMs: Math.max(0, ...gcPauses),
-      cpuWaitMs: scheduleBefore && scheduleAfter ? (scheduleAfter.waitNs - scheduleBefore.waitNs) / 1e6 : undefined,
-      preempted: scheduleBefore && scheduleAfter ? scheduleAfter.preempted - scheduleBefore.preempted : undefined,
-      helpersMs: scheduleBefore && scheduleAfter ? (scheduleAfter.helpersNs - scheduleBefore.helpersNs) / 1e6 : undefined,
+      core: coreShareBetween(scheduleBefore, mainThreadSchedule()),
     };
     return { result, elu: performance.eventLoopUtilization(eluBefore).utilization, stalls, drainMs: command.target.name === 'ours' ? await drainOurs() : 0 };
   };
