@@ -36,12 +36,6 @@ export interface PositionView {
   working: readonly WorkingOrder[];
 }
 
-/**
- * A caller's own check of a buy on the position as the books hold it under the account's lock
- * (the risk gate's sizing): its words when it refuses, else undefined.
- */
-export type PositionJudge = (view: PositionView) => string | undefined;
-
 /** The metadata key under which a market buy keeps the price its funds check used, until it fills. */
 export const RESERVE_PRICE_KEY = 'reserve_price';
 

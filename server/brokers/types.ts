@@ -262,13 +262,14 @@ export class BrokerRejectedError extends Error {
 
 /**
  * A refusal the risk gate makes too: funds or units (a buy above the buying power, a sell above
- * what is available: INSUFFICIENT_FUNDS) or the position's size (RISK_RULE_VIOLATION).
- * `gateMessage` is the gate's words for it, so a placement that passed the gate's snapshot and is
- * refused under the account's lock answers as the gate does rather than as a broker refusal.
+ * what is available: INSUFFICIENT_FUNDS), or any other of its rules (RISK_RULE_VIOLATION,
+ * MARKET_CLOSED) where the books judge them under the account's lock for the gate.
+ * `gateMessage` is the gate's words for it, so a placement refused under the account's lock
+ * answers as the gate does rather than as a broker refusal.
  */
 export class FundsRejectedError extends BrokerRejectedError {
   readonly gateMessage: string;
-  readonly gateCode: 'INSUFFICIENT_FUNDS' | 'RISK_RULE_VIOLATION';
+  readonly gateCode: 'INSUFFICIENT_FUNDS' | 'RISK_RULE_VIOLATION' | 'MARKET_CLOSED';
   constructor(message: string, gateMessage: string, gateCode: FundsRejectedError['gateCode'] = 'INSUFFICIENT_FUNDS') {
     super(message);
     this.gateMessage = gateMessage;

@@ -19,7 +19,11 @@ export interface DayFlowsQuery {
   resetAt: Date | null | undefined;
 }
 
-export type DayFlows = (query: DayFlowsQuery) => Promise<string>;
+export interface DayFlows {
+  (query: DayFlowsQuery): Promise<string>;
+  /** The flows kept here for the account's last reset (none to keep: '0'), else undefined: what asking would read nothing for. */
+  kept(query: DayFlowsQuery): Promise<string> | undefined;
+}
 
 const resetOn = (resetAt: Date | null | undefined, day: string): resetAt is Date => !!resetAt && utcDateOf(resetAt) === day;
 
@@ -31,14 +35,21 @@ export const readDayFlows = async (db: Queryable, query: DayFlowsQuery): Promise
 export const createDayFlows = (db: Queryable): DayFlows => {
   let day = '';
   const known = new Map<string, { resetAtMs: number; total: Promise<string> }>();
-  return (query) => {
+  const keyOf = (query: DayFlowsQuery) => `${query.userId}:${query.assetClass}:${query.mode}`;
+  const kept = (query: DayFlowsQuery): Promise<string> | undefined => {
+    const { resetAt } = query;
+    if (!resetOn(resetAt, query.day)) return Promise.resolve('0');
+    const cached = query.day === day ? known.get(keyOf(query)) : undefined;
+    return cached?.resetAtMs === resetAt.getTime() ? cached.total : undefined;
+  };
+  const flows = (query: DayFlowsQuery) => {
     const { resetAt } = query;
     if (!resetOn(resetAt, query.day)) return Promise.resolve('0');
     if (query.day !== day) {
       day = query.day;
       known.clear();
     }
-    const key = `${query.userId}:${query.assetClass}:${query.mode}`;
+    const key = keyOf(query);
     const cached = known.get(key);
     if (cached?.resetAtMs === resetAt.getTime()) return cached.total;
     const entry = { resetAtMs: resetAt.getTime(), total: dayFlowsThrough(db, { ...query, through: resetAt }) };
@@ -48,4 +59,5 @@ export const createDayFlows = (db: Queryable): DayFlows => {
     });
     return entry.total;
   };
+  return Object.assign(flows, { kept });
 };

@@ -4,8 +4,8 @@
 // beside it (day-flows.ts: read only for an account reset today, once per reset).
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
-import type { Db } from '../db/client.ts';
-import { createDayFlows } from './day-flows.ts';
+import type { Db, Queryable } from '../db/client.ts';
+import { createDayFlows, readDayFlows } from './day-flows.ts';
 import { dayStartEquity } from './queries.ts';
 
 export interface DayStartQuery {
@@ -29,34 +29,53 @@ export interface DayStart {
   flows: string;
 }
 
-export type DayStartEquity = (query: DayStartQuery) => Promise<DayStart>;
+export interface DayStartEquity {
+  /**
+   * The account's day-start equity and today's flows. `inTransaction`: a transaction to read
+   * what is not kept here through (inside one, a read on another connection could wait for it);
+   * what it reads is not kept, since the transaction may yet roll back.
+   */
+  (query: DayStartQuery, inTransaction?: Queryable): Promise<DayStart>;
+  /** Whether the account's day-start equity of `day` is kept here: asking for it reads nothing unless its flows are new. */
+  knows(query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>): boolean;
+}
 
 export const createDayStartEquity = (db: Db): DayStartEquity => {
   const flowsOf = createDayFlows(db);
-  const snapshotOf = createSnapshots(db);
-  return async (query) => {
-    const [equity, flows] = await Promise.all([snapshotOf(query), flowsOf(query)]);
+  const snapshots = createSnapshots(db);
+  const dayStart = async (query: DayStartQuery, inTransaction?: Queryable): Promise<DayStart> => {
+    const kept = snapshots.kept(query);
+    const [equity, flows] = inTransaction
+      ? await Promise.all([kept ?? dayStartEquity(inTransaction, query), flowsOf.kept(query) ?? readDayFlows(inTransaction, query)])
+      : await Promise.all([kept ?? snapshots.read(query), flowsOf(query)]);
     return { equity, flows };
   };
+  return Object.assign(dayStart, { knows: (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>) => snapshots.kept(query) !== undefined });
 };
+
+const keyOf = (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode'>) => `${query.userId}:${query.assetClass}:${query.mode}`;
 
 const createSnapshots = (db: Db) => {
   let day = '';
   const known = new Map<string, Promise<string>>();
-  return (query: DayStartQuery): Promise<string> => {
+  /** The snapshot of the account's day kept here, if any. */
+  const kept = (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>): Promise<string> | undefined => (query.day === day ? known.get(keyOf(query)) : undefined);
+  /** Takes (or reads) the snapshot and keeps it. */
+  const read = (query: DayStartQuery): Promise<string> => {
     // Only today's snapshots are kept: the map empties when the UTC day turns.
     if (query.day !== day) {
       day = query.day;
       known.clear();
     }
-    const key = `${query.userId}:${query.assetClass}:${query.mode}`;
+    const key = keyOf(query);
     const cached = known.get(key);
     if (cached) return cached;
-    const read = dayStartEquity(db, query);
-    known.set(key, read);
-    read.catch(() => {
-      if (known.get(key) === read) known.delete(key);
+    const taken = dayStartEquity(db, query);
+    known.set(key, taken);
+    taken.catch(() => {
+      if (known.get(key) === taken) known.delete(key);
     });
-    return read;
+    return taken;
   };
+  return { kept, read };
 };

@@ -31,7 +31,7 @@ export const fundsRefusalOf = (error: unknown): AppError | undefined =>
 /** The gate's answer kept on a rejected order (fundsRefusalOf's), for its replays. */
 export const keptRefusalOf = (metadata: Record<string, unknown>): AppError | undefined => {
   const kept = metadata[REFUSAL_KEY] as { code?: unknown; message?: unknown } | undefined;
-  const code = kept?.code === 'INSUFFICIENT_FUNDS' || kept?.code === 'RISK_RULE_VIOLATION' ? kept.code : undefined;
+  const code = kept?.code === 'INSUFFICIENT_FUNDS' || kept?.code === 'RISK_RULE_VIOLATION' || kept?.code === 'MARKET_CLOSED' ? kept.code : undefined;
   return code && typeof kept?.message === 'string' ? new AppError(code, kept.message) : undefined;
 };
 

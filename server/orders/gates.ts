@@ -4,7 +4,6 @@
 // step (it creates the order).
 import { brokerError } from '../brokers/errors.ts';
 import { brokerOrderTypeOf, type Broker, type BrokerBracket, type BrokerSnapshot } from '../brokers/types.ts';
-import type { PositionJudge } from '../brokers/funds.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderClass, TOrderType } from '../../contracts/orders.ts';
 import type { TTradingMode } from '../../contracts/brokers.ts';
@@ -15,7 +14,7 @@ import type { DayStartEquity } from '../controls/day-start-cache.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
-import { emergencyLockError } from './risk.ts';
+import { emergencyLockError, type RiskRefusal } from './risk.ts';
 import { riskGate } from './risk-gate.ts';
 import { claimRate, rateWindowStart, releaseRate, type RateClaim } from '../controls/rate-queries.ts';
 import type { IntentOutcome } from './write-queries.ts';
@@ -108,8 +107,12 @@ export interface OrderAttempt {
    * triggers, armed with each fill of the entry (server/orders/emulator/exits.ts).
    */
   emulatedExits?: boolean;
-  /** The risk gate's sizing of a buy that passed it, for the books to judge again under the account's lock. */
-  sizingUnderLock?: PositionJudge | undefined;
+  /**
+   * Set by the risk gate when it leaves its rules to the placement's transaction (GateDeps'
+   * judgesRiskUnderLock): their refusal on the account as read with its lock (a snapshot's
+   * figures) and the symbol's price there, anything else read through that transaction; or undefined.
+   */
+  riskUnderLock?: ((tx: Queryable, account: BrokerSnapshot, price: string) => Promise<RiskRefusal | undefined>) | undefined;
 }
 
 export interface GateDeps {
@@ -121,6 +124,11 @@ export interface GateDeps {
   dayStart: DayStartEquity;
   /** Whether an operator has suspended every live order (POST /api/admin/live/suspend). */
   liveSuspended: () => boolean;
+  /**
+   * Whether the attempt's submission judges the risk rules itself, on the account read under its
+   * lock in its transaction (the in-books submission): the risk gate then reads no snapshot.
+   */
+  judgesRiskUnderLock?: ((attempt: OrderAttempt) => boolean) | undefined;
 }
 
 const MINUTE_MS = 60_000;

@@ -1,9 +1,10 @@
 // The Submission of an account whose broker keeps its books in our database (the simulator's
 // paper accounts): the intent, the broker's acceptance and our record of it (with the fill on
 // arrival) commit together, or none of them does, so there is no moment at which the broker holds
-// an order we have no record of. A refusal the gates make too (funds, availability, sizing: judged
-// again under the account's lock) takes the intent back in the same transaction (undoIntent), so
-// it leaves no order, as the gate's own refusal does.
+// an order we have no record of. The risk gate's rules are judged there too, on the account read
+// with its lock (Placing.judge), before the books' own checks of funds and availability; a refusal
+// of either takes the intent back in the same transaction (undoIntent), so it leaves no order, as
+// a gate's refusal does.
 import type { InBooksPlacement, Simulator } from '../brokers/simulator/index.ts';
 import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
@@ -15,6 +16,7 @@ import { commitStandingIntent, type Submission } from './submission.ts';
  * see it commit. The books are asked at each call (`books.placeInBooks`), not bound once.
  */
 export const inBooksSubmission = (books: Pick<Simulator, 'placeInBooks'>): Submission => ({
+  judgesRiskUnderLock: true,
   submit: async (placing) => {
     let written: IntentOutcome | undefined;
     let placement: InBooksPlacement<WrittenAcceptance | undefined>;

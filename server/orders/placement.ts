@@ -7,10 +7,12 @@ import { normaliseSymbol } from '../../contracts/symbols.ts';
 import { recordAudit, type AuditRecord, type RequestOrigin } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
 import { checkLot } from '../brokers/fills.ts';
+import { FundsRejectedError } from '../brokers/types.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { createDayStartEquity } from '../controls/day-start-cache.ts';
+import { utcDateOf } from '../controls/day-start.ts';
 import type { Db, Queryable } from '../db/client.ts';
 import type { InstrumentRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
@@ -97,7 +99,23 @@ export interface PlacementDeps {
 }
 
 export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs }: PlacementDeps) => {
-  const gateDeps = { db, clock, config, forUser, dayStart: createDayStartEquity(db), liveSuspended };
+  /**
+   * Whether the account's submission judges the risk rules on the account read with its lock: not
+   * for a close (its cancels come before its sell), a replace or a fired child (judged on their
+   * own terms), nor an order the order emulator holds.
+   */
+  const dayStart = createDayStartEquity(db);
+  const judgesRiskUnderLock = (attempt: Pick<OrderAttempt, 'userId' | 'assetClass' | 'mode' | 'closing' | 'replacing' | 'quotedPrice' | 'emulated' | 'emulatedExits'>): boolean =>
+    // The account's first evaluation of the day (here) takes its day-start equity outside the
+    // placement's transaction, where it is kept for the day's later ones.
+    dayStart.knows({ ...attempt, day: utcDateOf(clock.now()) }) &&
+    !attempt.closing &&
+    !attempt.replacing &&
+    attempt.quotedPrice === undefined &&
+    !attempt.emulated &&
+    !attempt.emulatedExits &&
+    submissionFor({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode }).judgesRiskUnderLock === true;
+  const gateDeps = { db, clock, config, forUser, dayStart, liveSuspended, judgesRiskUnderLock };
   const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
   const duplicates = createDuplicates({ db, publisher, replayWaitMs });
   const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
@@ -164,10 +182,12 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
     }
     const hash = createHash('sha256').update(JSON.stringify(normalisedRequest(request, symbol))).digest('hex');
-    // A paper account's books are read beside the preflight rather than after it: the risk gate
-    // needs them, and the read is local. A refusal before that gate leaves them unused; a failure
-    // of the read is the risk gate's to report, as when it reads them itself.
-    const snapshot = instrument && mode === 'paper' ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
+    // A paper account's books are read before the gates rather than after them, where the risk
+    // gate judges a snapshot (a close): it needs them, and the read is local. A refusal before that
+    // gate leaves them unused; a failure of the read is the risk gate's to report, as when it reads
+    // them itself. Books that judge the risk rules under their lock need no snapshot.
+    const snapshotRead = instrument && mode === 'paper' && !judgesRiskUnderLock({ userId: user.id, assetClass, mode, closing: beforeClose !== undefined });
+    const snapshot = snapshotRead ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
     snapshot?.catch(() => undefined);
     // A live order reads, before its gates, whether its id is taken, the account's lock and the
     // user's live flag. A paper order reads none of them (one statement less on the hot path): it
@@ -244,6 +264,14 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     throw error;
   };
 
+  /** The risk gate's rules left to the submission, refusing as the books refuse: the gate's answer inside. */
+  const riskJudgeOf = ({ riskUnderLock }: OrderAttempt): Placing['judge'] =>
+    riskUnderLock &&
+    (async (tx, account, price) => {
+      const refusal = await riskUnderLock(tx, account, price);
+      return refusal && new FundsRejectedError(`risk rules: ${refusal.message}`, refusal.message, refusal.code);
+    });
+
   /** The placement as its submission carries it out: the intent, the broker request, and the records it writes. */
   const placingOf = (prepared: PreparedPlacement): Placing => {
     const { user, request, origin, source, clientOrderId, symbol, hash, attempt } = prepared;
@@ -293,7 +321,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       intent: row,
       // An entry whose exits are emulated goes to its broker alone.
       request: attempt.emulatedExits ? entryAloneOf(brokerRequestOf(row, request)) : brokerRequestOf(row, request),
-      judge: attempt.sizingUnderLock,
+      judge: riskJudgeOf(attempt),
       writeIntent: write,
       // The books' refusal under the lock is the risk gate's, made on what the gate could not see
       // (DESIGN: refusals at gates 1-4 create no order): the intent written in this transaction

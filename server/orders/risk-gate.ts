@@ -1,6 +1,8 @@
 // Gate 4, the risk manager, on the broker's own view of the account and the price: it builds
-// the risk rules' view of the attempt (risk.ts judges it) and leaves the books the sizing rule to
-// judge again under the account's lock.
+// the risk rules' view of the attempt (risk.ts judges it). Where the account's books are in this
+// database (a paper placement), it judges nothing here: it hands the placement's transaction the
+// same judgement, made on the account as read with its lock (DESIGN §6: reservation, availability
+// and sizing decided atomically with the placement), so no snapshot is read before it.
 import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../decimal.ts';
 import type { Queryable } from '../db/client.ts';
@@ -13,7 +15,7 @@ import { KRX_TIME_ZONE } from '../markets/krx.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
 import type { GateDeps, OrderAttempt } from './gates.ts';
 import { firstStopOf, trailOf } from './trailing.ts';
-import { checkRisk, riskRefusalError, riskSettingsFromConfig, sizingJudgeOf, type RiskAttempt } from './risk.ts';
+import { checkRisk, riskRefusalError, riskSettingsFromConfig, type RiskAttempt, type RiskVerdict } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';
 import { ocoGroupOf } from '../brokers/funds.ts';
 import { buyingPowerBesides, emulatedWorkingOrders } from './emulator/held.ts';
@@ -114,26 +116,31 @@ const judgeOnItsHold = async (attempt: OrderAttempt & { quotedPrice: string }, i
   if (!verdict.ok) throw riskRefusalError(verdict);
 };
 
-/** 4. The risk manager, on the broker's own view of the account and the price. */
-export const riskGate = async (attempt: OrderAttempt, deps: GateDeps) => {
-  const { db, clock, config, dayStart } = deps;
-  const { instrument, broker, quotedPrice } = attempt;
-  // An unregistered symbol has no price to judge: the broker call refuses it.
-  if (!instrument || !broker) return;
-  if (attempt.sellsItsHold && attempt.side === 'sell' && broker.sellsOnlyHeld && quotedPrice !== undefined) return judgeOnItsHold({ ...attempt, quotedPrice }, instrument, deps);
-  const at = clock.now();
-  const [{ account, positions, openOrders: brokerOrders }, previousClose, emulated] = await Promise.all([
-    // The risk rules read the working orders of this symbol only.
-    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
-    previousCloseOf(db, attempt, instrument, at),
-    // What the order emulator holds, which the broker's figures do not net (only a broker with a
-    // quote stream has emulated orders: the simulator's placements read nothing more).
-    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol).then((orders) => orders.filter((order) => order.clientOrderId !== attempt.siblingOf)) : Promise.resolve([]),
-  ]);
+/** What the rules read beside the account: the KRX band's base and the emulator's working orders. */
+interface Beside {
+  at: Date;
+  previousClose: string | undefined;
+  emulated: BrokerSnapshot['openOrders'];
+}
+
+/**
+ * The risk rules' verdict on the attempt, on the account as `snapshot` reports it, under a lock
+ * to be named: the symbol's price is a fired child's quote, else the held position's, else
+ * `price` (the books' own), else the broker's quote.
+ */
+const verdictOn = async (
+  attempt: OrderAttempt,
+  instrument: InstrumentRow,
+  snapshot: BrokerSnapshot,
+  { at, previousClose, emulated }: Beside,
+  { dayStart, config }: GateDeps,
+  underLock?: { tx: Queryable; price: string },
+) => {
+  const { account, positions, openOrders: brokerOrders } = snapshot;
   const openOrders = [...brokerOrders, ...emulated];
   const held = positions.find((position) => position.symbol === instrument.symbol);
-  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt });
-  const referencePrice = new ExactDecimal(quotedPrice ?? held?.currentPrice ?? (await broker.quote(instrument.symbol)));
+  const dayStartOf = await dayStart({ userId: attempt.userId, assetClass: attempt.assetClass, mode: attempt.mode, day: utcDateOf(at), equity: account.equity, cash: account.cash, at, resetAt: account.resetAt }, underLock?.tx);
+  const referencePrice = new ExactDecimal(attempt.quotedPrice ?? held?.currentPrice ?? underLock?.price ?? (await attempt.broker!.quote(instrument.symbol)));
   const settings = riskSettingsFromConfig(config);
   // A replace is judged with its own hold given back; a close without the sells it cancels.
   const replaced = attempt.replacing && openOrders.find((order) => order.brokerOrderId === attempt.replacing?.brokerOrderId);
@@ -147,7 +154,37 @@ export const riskGate = async (attempt: OrderAttempt, deps: GateDeps) => {
     ...positionOf({ positions, openOrders: workingOrdersBesides(attempt, openOrders) }, instrument.symbol),
     dayStart: dayStartOf,
   };
-  const verdictWith = (lockedUntil: Date | null | undefined) => checkRisk(riskAttemptOf(attempt, instrument, facts, lockedUntil), settings);
+  return (lockedUntil: Date | null | undefined): RiskVerdict => checkRisk(riskAttemptOf(attempt, instrument, facts, lockedUntil), settings);
+};
+
+/** 4. The risk manager, on the broker's own view of the account and the price. */
+export const riskGate = async (attempt: OrderAttempt, deps: GateDeps) => {
+  const { db, clock } = deps;
+  const { instrument, broker, quotedPrice } = attempt;
+  // An unregistered symbol has no price to judge: the broker call refuses it.
+  if (!instrument || !broker) return;
+  if (attempt.sellsItsHold && attempt.side === 'sell' && broker.sellsOnlyHeld && quotedPrice !== undefined) return judgeOnItsHold({ ...attempt, quotedPrice }, instrument, deps);
+  const at = clock.now();
+  if (deps.judgesRiskUnderLock?.(attempt)) {
+    // Judged in the placement's transaction on the account read with its lock, after the intent
+    // statement has checked the lock (a running one writes no intent, and answers first); only
+    // the band's base is read now. An account whose books are here has no emulated orders.
+    const beside: Beside = { at, previousClose: await previousCloseOf(db, attempt, instrument, at), emulated: [] };
+    attempt.riskUnderLock = async (tx, account, price) => {
+      const verdict = (await verdictOn(attempt, instrument, account, beside, deps, { tx, price }))(attempt.lockedUntil);
+      return verdict.ok ? undefined : verdict;
+    };
+    return;
+  }
+  const [snapshot, previousClose, emulated] = await Promise.all([
+    // The risk rules read the working orders of this symbol only.
+    attempt.snapshot ?? broker.snapshot({ symbol: instrument.symbol }),
+    previousCloseOf(db, attempt, instrument, at),
+    // What the order emulator holds, which the broker's figures do not net (only a broker with a
+    // quote stream has emulated orders: the simulator's placements read nothing more).
+    broker.quotes ? emulatedWorkingOrders(db, attempt, instrument.symbol).then((orders) => orders.filter((order) => order.clientOrderId !== attempt.siblingOf)) : Promise.resolve([]),
+  ]);
+  const verdictWith = await verdictOn(attempt, instrument, snapshot, { at, previousClose, emulated }, deps);
   let verdict = verdictWith(attempt.lockedUntil);
   if (!verdict.ok && attempt.lockedUntil === undefined && attempt.side === 'buy') {
     // The lock is the first rule for a buy: a running one answers before the refusal found without it.
@@ -155,6 +192,4 @@ export const riskGate = async (attempt: OrderAttempt, deps: GateDeps) => {
     verdict = verdictWith(attempt.lockedUntil);
   }
   if (!verdict.ok) throw riskRefusalError(verdict);
-  // Judged again under the account's lock where the books allow it (the simulator's placement).
-  attempt.sizingUnderLock = sizingJudgeOf(riskAttemptOf(attempt, instrument, facts, attempt.lockedUntil), settings);
 };

@@ -11,7 +11,7 @@ import { AppError } from '../errors.ts';
 import { krxTickSize } from '../instruments/ticks.ts';
 import { marketSession } from '../markets/calendar.ts';
 import { dailyPnlPct } from '../controls/day-start.ts';
-import { buyRefusalMessage, sellableOf, sellRefusalMessage, type PositionJudge, type WorkingOrder } from '../brokers/funds.ts';
+import { buyRefusalMessage, sellableOf, sellRefusalMessage, type WorkingOrder } from '../brokers/funds.ts';
 import { krxPriceLimits, type PriceLimits } from '../markets/krx-prices.ts';
 import { offGridReason, offGridTrailReason } from './risk/price-grid.ts';
 import { bracketStopOf, positionRisk, riskOf } from './risk/sizing.ts';
@@ -286,16 +286,6 @@ export const checkRisk = (attempt: RiskAttempt, settings: RiskSettings): RiskVer
     if (reason !== undefined) return { ok: false, code: CODE_OF[rule], rule, message: reason };
   }
   return { ok: true };
-};
-
-/**
- * The sizing rule of a buy that passed, to be judged again on its position as the books hold it
- * under the account's lock (the simulator's placement): the same words as the gate's refusal.
- */
-export const sizingJudgeOf = (attempt: RiskAttempt, settings: RiskSettings): PositionJudge | undefined => {
-  if (attempt.side !== 'buy') return undefined;
-  const symbol = attempt.position?.symbol ?? '';
-  return (view) => checkPositionSizing({ ...attempt, heldQty: view.heldQty, referencePrice: view.currentPrice, position: { symbol, working: view.working } }, settings);
 };
 
 /** The error the order gate throws for a refusal (422 with the refusal's code). */

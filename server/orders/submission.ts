@@ -5,8 +5,7 @@
 import type { TTradingMode } from '../../contracts/brokers.ts';
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { TOrderResponse } from '../../contracts/orders.ts';
-import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest, type TBrokerEvent } from '../brokers/types.ts';
-import type { PositionJudge } from '../brokers/funds.ts';
+import { BrokerRejectedError, type Broker, type BrokerOrder, type BrokerOrderRequest, type BrokerSnapshot, type FundsRejectedError, type TBrokerEvent } from '../brokers/types.ts';
 import type { Tx } from '../db/client.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import type { WrittenAcceptance } from './broker-answer.ts';
@@ -23,8 +22,11 @@ export interface Placing {
   instrument?: InstrumentRow | undefined;
   /** The order as its broker is asked to take it. */
   request: BrokerOrderRequest;
-  /** The risk gate's sizing of a buy, judged again by books that hold the account's lock (in-books-submission.ts). */
-  judge?: PositionJudge | undefined;
+  /**
+   * The risk gate's rules, for a submission that judges them on the account as read with its lock
+   * (`Submission.judgesRiskUnderLock`): the refusal, or undefined.
+   */
+  judge?: ((tx: Tx, account: BrokerSnapshot, price: string) => Promise<FundsRejectedError | undefined>) | undefined;
   /** The intent statement (the row, its audit record and `placed` event, its rate unit, the lock check) in the caller's transaction. */
   writeIntent: (tx: Tx) => Promise<IntentOutcome>;
   /**
@@ -62,6 +64,11 @@ export type Submitted =
 export interface Submission {
   /** Commits what the placement needs and answers what the broker did; throws only when nothing committed. */
   submit(placing: Placing): Promise<Submitted>;
+  /**
+   * True when it judges the risk rules itself (Placing.judge) in its transaction, on the account
+   * read with its lock, where the gate would judge a snapshot read before it.
+   */
+  readonly judgesRiskUnderLock?: boolean;
 }
 
 /**

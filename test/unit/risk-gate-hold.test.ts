@@ -31,7 +31,7 @@ const deps: GateDeps = {
   clock: { now: () => at },
   config: loadConfig({ NODE_ENV: 'test' }),
   forUser: () => Promise.reject(new Error('not used')),
-  dayStart: () => Promise.reject(new Error('not used')),
+  dayStart: Object.assign(() => Promise.reject(new Error('not used')), { knows: () => false }),
   liveSuspended: () => false,
 };
 

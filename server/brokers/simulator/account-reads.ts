@@ -35,7 +35,17 @@ export interface LockedAccount {
    * and the sells of the symbol (they hold its units).
    */
   working: SimOrderRow[];
+  /** Every position the account holds, with its symbol's stored prices: read when asked for (`holdings`), for the account's equity. */
+  holdings?: { position: SimPositionRow; price: SimPriceRow | null }[];
 }
+
+/** Every position held (qty > 0) with its stored prices, as JSON, for the account row `a`. */
+const HOLDINGS = fixedSql`coalesce((select json_agg(${POSITION_JSON} order by p.symbol)
+        from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
+        where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json)`;
+
+const holdingsOf = (key: AccountKey, json: unknown) =>
+  fromJson<(PositionJson & { price: PriceJson | null })[]>(json).map((held) => ({ position: positionOfJson(key, held), price: priceOfJson(key.assetClass, held.symbol, held.price) }));
 
 /**
  * The account row locked as lockAccount locks it, read with what a placement in one symbol needs
@@ -46,16 +56,17 @@ export interface LockedAccount {
  * cash, a resting order or a replace a new version of it: queries.ts' touchAccountSql), which the
  * read tells by the locked row's version against its snapshot's.
  */
-export const lockAccountForSymbol = async (tx: Tx, key: AccountKey, symbol: string): Promise<LockedAccount | undefined> => {
+export const lockAccountForSymbol = async (tx: Tx, key: AccountKey, symbol: string, { holdings = false } = {}): Promise<LockedAccount | undefined> => {
   const { userId, assetClass, mode } = key;
-  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown; working: unknown; stale: boolean }>(
+  const [row] = await rowsOf<{ account: unknown; position: unknown; price: unknown; working: unknown; holdings: unknown; stale: boolean }>(
     tx,
     fixedSql`select ${ACCOUNT_JSON} as account,
         a.xmin::text <> (select s.xmin::text from ${simAccounts} s where s.user_id = a.user_id and s.asset_class = a.asset_class and s.mode = a.mode) as stale,
         case when p.symbol is null then null else json_build_object('symbol', p.symbol, 'qty', p.qty::text, 'avg_entry_price', p.avg_entry_price::text, 'realized_pnl', p.realized_pnl::text, 'updated_at', p.updated_at) end as position,
         case when pr.symbol is null then null else json_build_object('admin_price', pr.admin_price::text, 'tick_price', pr.tick_price::text, 'updated_at', pr.updated_at) end as price,
         coalesce((select json_agg(${ORDER_JSON} order by o.created_at, o.id) from ${simOrders} o
-          where o.user_id = a.user_id and o.asset_class = a.asset_class and o.mode = a.mode and ${WORKING} and (o.side = 'buy' or o.symbol = ${symbol})), '[]'::json) as working
+          where o.user_id = a.user_id and o.asset_class = a.asset_class and o.mode = a.mode and ${WORKING} and (o.side = 'buy' or o.symbol = ${symbol})), '[]'::json) as working,
+        ${holdings ? HOLDINGS : fixedSql`null`} as holdings
       from ${simAccounts} a
       left join ${simPositions} p on p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.symbol = ${symbol}
       left join ${simPrices} pr on pr.asset_class = a.asset_class and pr.symbol = ${symbol}
@@ -66,13 +77,14 @@ export const lockAccountForSymbol = async (tx: Tx, key: AccountKey, symbol: stri
   // The lock was waited for, and the transaction it waited for wrote the account: the row is read
   // as it committed, but the position and the working orders beside it as they were before the
   // wait (the statement's snapshot). Read again, holding the lock now: a new statement sees it all.
-  if (row.stale) return lockAccountForSymbol(tx, key, symbol);
+  if (row.stale) return lockAccountForSymbol(tx, key, symbol, { holdings });
   const position = fromJson<PositionJson | null>(row.position);
   return {
     account: accountOfJson(key, fromJson<AccountJson>(row.account)),
     position: position && positionOfJson(key, position),
     price: priceOfJson(assetClass, symbol, fromJson<PriceJson | null>(row.price)),
     working: fromJson<OrderJson[]>(row.working).map((order) => orderOfJson(key, order)),
+    ...(holdings ? { holdings: holdingsOf(key, row.holdings) } : {}),
   };
 };
 
@@ -88,9 +100,7 @@ export const readAccountSnapshot = async (
   const [row] = await rowsOf<{ account: unknown; positions: unknown; orders: unknown }>(
     db,
     fixedSql`select ${ACCOUNT_JSON} as account,
-      coalesce((select json_agg(${POSITION_JSON} order by p.symbol)
-        from ${simPositions} p left join ${simPrices} pr on pr.asset_class = p.asset_class and pr.symbol = p.symbol
-        where p.user_id = a.user_id and p.asset_class = a.asset_class and p.mode = a.mode and p.qty > 0), '[]'::json) as positions,
+      ${HOLDINGS} as positions,
       coalesce((select json_agg(${ORDER_JSON} order by o.created_at, o.id)
         from ${simOrders} o
         where o.user_id = a.user_id and o.asset_class = a.asset_class and o.mode = a.mode and ${WORKING}), '[]'::json) as orders
@@ -99,7 +109,7 @@ export const readAccountSnapshot = async (
   if (!row) return undefined;
   return {
     account: accountOfJson(key, fromJson<AccountJson>(row.account)),
-    positions: fromJson<(PositionJson & { price: PriceJson | null })[]>(row.positions).map((held) => ({ position: positionOfJson(key, held), price: priceOfJson(assetClass, held.symbol, held.price) })),
+    positions: holdingsOf(key, row.positions),
     orders: fromJson<OrderJson[]>(row.orders).map((order) => orderOfJson(key, order)),
   };
 };

@@ -4,8 +4,7 @@
 import type { TBrokerEvent, TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Tx } from '../../db/client.ts';
-import type { PositionJudge } from '../funds.ts';
-import type { BrokerRejectedError, Broker, BrokerAccount, BrokerAnswer, BrokerOrder, BrokerOrderRequest } from '../types.ts';
+import type { BrokerRejectedError, Broker, BrokerAccount, BrokerAnswer, BrokerOrder, BrokerOrderRequest, BrokerSnapshot, FundsRejectedError } from '../types.ts';
 import type { PriceUpdate } from './market.ts';
 import type { AccountEquityRow } from './queries.ts';
 
@@ -19,8 +18,14 @@ export interface AccountRef {
 export interface InBooksSteps<T> {
   /** Runs first; false withdraws the placement (the broker takes nothing). */
   intent?: (tx: Tx) => Promise<boolean>;
-  /** A buy's check on its position as the books hold it under the account's lock; its words refuse the placement. */
-  judge?: PositionJudge;
+  /**
+   * The caller's rules judged on the account as it stands under the lock (the order service's
+   * risk rules): run after `intent` and before the books' own checks, on the account, its
+   * positions and working orders as a snapshot reports them, read with the lock, and the symbol's
+   * current price (decimal text); what else it reads, it reads through `tx`. A refusal it answers
+   * refuses the placement as the books' own would (`undoIntent` then runs).
+   */
+  judge?: (tx: Tx, account: BrokerSnapshot, price: string) => Promise<FundsRejectedError | undefined>;
   /**
    * Runs in the same transaction when the books refuse the order, after `intent`: true when it
    * took the intent back (what it writes instead commits, the intent does not). Only a refusal

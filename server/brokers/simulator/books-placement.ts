@@ -7,7 +7,7 @@ import { defer, settled, type Tx } from '../../db/client.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
 import { defaultProfileFor } from '../fees.ts';
 import { checkLot, computeFill, type Fill } from '../fills.ts';
-import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type PositionJudge, type Sellable } from '../funds.ts';
+import { buyingPowerOf, buyRefusalMessage, RESERVE_PRICE_KEY, sellableOf, sellRefusalMessage, type Sellable } from '../funds.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { stopLegOf, transition, validateBracket, validateOco, type BracketSpec } from '../matching.ts';
 import { FundsRejectedError, type BrokerBracket, type BrokerOrderRequest } from '../types.ts';
@@ -22,7 +22,7 @@ import {
   type SimOrderRow,
   type SimPriceRow,
 } from './queries.ts';
-import { lockAccountForSymbol } from './account-reads.ts';
+import { lockAccountForSymbol, type LockedAccount } from './account-reads.ts';
 import { applied, d, eventOf, keyOf, newBrokerOrderId, positionIn, refuseTriggeredStop, rejected, sessionOf, text, type Session } from './books.ts';
 import { matchLocked, observationFor } from './books-matching.ts';
 import { placeOcoStopLeg } from './books-status.ts';
@@ -49,8 +49,11 @@ export interface PlaceInput {
   liquidityLotsPerTick: number;
   /** The market at `at` (open or not, a KRX stock's band), for the order's first match. */
   market: MarketState;
-  /** The caller's check of a buy on its position (the risk gate's sizing), judged with the funds under the lock. */
-  judge?: PositionJudge | undefined;
+  /**
+   * The caller's rules (the order service's risk gate) on the account as read with its lock: a
+   * refusal it answers is thrown before the broker's own checks, as the gate before the broker.
+   */
+  judge?: ((locked: LockedAccount, price: Decimal) => Promise<FundsRejectedError | undefined>) | undefined;
 }
 
 export const positiveDecimal = (name: string, value: string | null | undefined): Decimal => {
@@ -170,6 +173,8 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
   const session = sessionOf(tx, locked.account, at);
   session.positions.set(request.symbol, locked.position);
   const price = await input.quote(locked.price);
+  const refusal = await input.judge?.(locked, price);
+  if (refusal) throw refusal;
   const { qty, limitPrice, stopPrice, bracket, metadata } = checkRequest({ request, instrument, price });
 
   // Judged on the working orders read with the lock, so orders placed a moment ago (in this
@@ -179,8 +184,6 @@ export const placeInBooks = async (tx: Tx, input: PlaceInput): Promise<{ row: Si
     const fill = worstBuyFill({ qty, limitPrice, stopPrice }, { instrument, price, assetClass: key.assetClass });
     const buyingPower = buyingPowerOf(key.assetClass, session.cash, locked.working, (symbol) => (symbol === request.symbol ? price : undefined));
     if (buyingPower.lt(fill.cashDelta.negated())) throw insufficientFunds(session, fill, buyingPower);
-    const oversized = input.judge?.({ heldQty: d(locked.position?.qty ?? 0), currentPrice: price, working: locked.working.filter((order) => order.symbol === request.symbol) });
-    if (oversized) throw new FundsRejectedError(`position sizing: ${oversized}`, oversized, 'RISK_RULE_VIOLATION');
     // A market buy that does not fill at once holds the price its check used until it does.
     if (request.orderType === 'market') reservePrice = fill.price;
   } else {

@@ -4,13 +4,13 @@
 import { statementsSent, type Db, type Tx } from '../../db/client.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
-import { BrokerRejectedError, type BrokerAnswer, type BrokerOrderRequest } from '../types.ts';
+import { BrokerRejectedError, type BrokerAnswer, type BrokerOrderRequest, type BrokerSnapshot } from '../types.ts';
 import { toBrokerOrder } from './books.ts';
 import { placeInBooks } from './books-placement.ts';
 import type { EventHub } from './events.ts';
 import type { MarketState } from './exchange-rules.ts';
 import { quoteFrom } from './prices.ts';
-import { lockAccountForSymbol } from './account-reads.ts';
+import { lockAccountForSymbol, type LockedAccount } from './account-reads.ts';
 import { CLIENT_ORDER_ID_KEY, type AccountKey } from './queries.ts';
 import type { InBooksPlacement, InBooksSteps } from './api.ts';
 
@@ -51,6 +51,8 @@ export interface PlacementQueueDeps {
   /** The cash and currency an account opens with. */
   opening: (assetClass: AccountKey['assetClass']) => { currency: string; cash: string };
   liquidityLotsPerTick: number;
+  /** The account as a snapshot reports it, from what was read with its lock (with its holdings): what a placement's `judge` step judges. */
+  snapshotUnderLock: (tx: Tx, key: AccountKey, locked: LockedAccount) => Promise<BrokerSnapshot>;
 }
 
 /** Accounts in the order every placement transaction locks them: by user, asset class and mode. */
@@ -76,7 +78,7 @@ export const roundsOf = <T extends { key: AccountKey }>(batch: readonly T[]): T[
   return rounds.map((round) => round.sort((a, b) => byAccount(a.key, b.key)));
 };
 
-export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }: PlacementQueueDeps) => {
+export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, snapshotUnderLock }: PlacementQueueDeps) => {
   /** Placements not yet in a transaction, in their order of arrival. */
   let waiting: Queued[] = [];
   /** Accounts with placements in a transaction under way: theirs wait for it to end, so an account's placements keep their order. */
@@ -100,7 +102,20 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
     }
     let placed: Awaited<ReturnType<typeof placeInBooks>>;
     try {
-      placed = await placeInBooks(tx, { key, opening: opening(key.assetClass), request, instrument, quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price, at, expiresAt, market, locked, liquidityLotsPerTick, judge: steps.judge });
+      const { judge } = steps;
+      placed = await placeInBooks(tx, {
+        key,
+        opening: opening(key.assetClass),
+        request,
+        instrument,
+        quote: async (stored) => (await quoteFrom(tx, instrument, stored)).price,
+        at,
+        expiresAt,
+        market,
+        locked,
+        liquidityLotsPerTick,
+        judge: judge && (async (account, price) => judge(tx, await snapshotUnderLock(tx, key, account), price.toFixed())),
+      });
     } catch (error) {
       if (!(error instanceof BrokerRejectedError)) throw error;
       // Awaited: the refusal path may wait a round trip; the one of a taken order does not.
@@ -134,7 +149,8 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick }:
           // Every account's lock read and, right behind it, the caller's intent: sent together,
           // answered in one round trip.
           const sent = round.map((queued) => {
-            const locked = lockAccountForSymbol(tx, queued.key, queued.placement.request.symbol);
+            // A placement its caller judges reads the account's holdings too, for its equity.
+            const locked = lockAccountForSymbol(tx, queued.key, queued.placement.request.symbol, { holdings: queued.placement.steps.judge !== undefined });
             locked.catch(() => undefined);
             const { intent } = queued.placement.steps;
             const intended = intent ? intent(tx) : Promise.resolve(true);

@@ -40,7 +40,7 @@ import {
   type SimPositionRow,
   type SimPriceRow,
 } from './queries.ts';
-import { readAccountSnapshot } from './account-reads.ts';
+import { readAccountSnapshot, type LockedAccount } from './account-reads.ts';
 import { accountIdOf, createPlacementQueue, type QueuedPlacement } from './placement-queue.ts';
 
 const ASSET_CLASSES = ZAssetClass.options;
@@ -97,7 +97,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
   const findInstrument = options.findInstrument ?? ((key: { assetClass: TAssetClass; symbol: string }) => readInstrument(db, key));
 
   const opening = (assetClass: TAssetClass) => ({ currency: ACCOUNT_CURRENCY[assetClass], cash: initialCash[assetClass] });
-  const placements = createPlacementQueue({ db, hub, opening, liquidityLotsPerTick });
+  const placements = createPlacementQueue({ db, hub, opening, liquidityLotsPerTick, snapshotUnderLock: (tx, key, locked) => snapshotUnderLock(tx, key, locked) });
   const upClasses = () => ASSET_CLASSES.filter((assetClass) => !outages.isDown(assetClass));
   const down = (assetClass: TAssetClass) => new BrokerUnavailableError(`the simulated ${assetClass} broker is down (operator outage)`, { notTaken: true });
 
@@ -194,6 +194,17 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     }
     const positions = await pricedPositions(read.positions);
     return { account: accountFrom(key, read.account, positions, read.orders), positions, openOrders: read.orders.map(toBrokerOrder) };
+  };
+
+  /**
+   * The account as snapshotOf reports it, from what a placement read with the account's lock (its
+   * holdings among it; an account opened in that transaction holds none), in the transaction: the
+   * account's working buys and the symbol's sells are the ones that bear on the buying power and
+   * on the symbol's position, as they do on a snapshot's.
+   */
+  const snapshotUnderLock = async (tx: Tx, key: AccountKey, locked: LockedAccount): Promise<BrokerSnapshot> => {
+    const positions = await pricedPositions(locked.holdings ?? [], tx);
+    return { account: accountFrom(key, locked.account, positions, locked.working), positions, openOrders: locked.working.map(toBrokerOrder) };
   };
 
   /**
