@@ -44,7 +44,14 @@
 //   expected interval). Closed loop: N workers, each sending its next order when the last one is
 //   answered. Open loop: order i is sent at t0 + i/rate whatever happened to the others, over as
 //   many keep-alive sockets as needed, and its latency counts from its scheduled time.
-// - Measured time is split into alternating slices (floor, ours, ours, floor, ...). Ours answers an
+// - Measured time is split into alternating slices (floor, ours, ours, floor, ...), the open loop's
+//   into more and shorter ones than the closed loop's (BENCH_ORDERS_RATE_ROUNDS, default 10): the
+//   storage of a machine like this one stalls a commit for tens of ms now and then (a bare
+//   insert-and-commit loop at these rates has a p99 of 13-53 ms here, with stalls up to 120 ms), and
+//   in two long slices per target one stall decided which target's p99 carried it. Each slice's
+//   own p99 is printed, and after the many-user phase's open loop the storage alone is measured at
+//   the same rate (test/bench/storage-probe.ts), so a reader can tell the machine's tail from the
+//   service's. Ours answers an
 //   order when the broker has accepted it; the fill follows as a broker event in the same process.
 //   After each slice of ours the bench waits for those fills to be applied (the "drain") before
 //   the next slice starts, so ours' deferred work never lands on the floor's slice; the drain time
@@ -80,7 +87,9 @@
 // BENCH_ORDERS_RATE_SECONDS (open loop, per target and phase, default 10), BENCH_ORDERS_USERS
 // (the many-user phase's users and clients, default BENCH_ORDERS_CONNECTIONS),
 // BENCH_ORDERS_CONNECTIONS (clients of the one user, default 32, the goal's), BENCH_ORDERS_SYMBOLS
-// (1 to 4, default 4), BENCH_ORDERS_ROUNDS (slices per target and loop, default 2),
+// (1 to 4, default 4), BENCH_ORDERS_ROUNDS (the closed loop's slices per target, default 2),
+// BENCH_ORDERS_RATE_ROUNDS (the open loop's, default 10), BENCH_ORDERS_PROBE_SECONDS (the storage
+// probe's length, default 5),
 // BENCH_ORDERS_WARMUP (warm-up and census orders per target, default 400, each at most 30 s),
 // BENCH_ORDERS_PIN (0: unpinned), BENCH_ORDERS_PROFILE (a folder: a V8 CPU profile of each measured slice,
 // ours' and the floor's, is written there, to see where each one's time goes). The defaults take about two minutes. DATABASE_URL is required (an
@@ -98,6 +107,7 @@ import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import type { OrdersFloor } from './orders-floor.ts';
 import { createCleanups, fixed, percentile, positiveInt, postgresAdminUrl, runBench, sleep } from './common.ts';
+import { probeStorage, storageLine, type StorageProbe } from './storage-probe.ts';
 
 const ROUTE = '/api/equity/orders';
 const GOAL_RATIO = 0.4;
@@ -777,6 +787,8 @@ interface PhaseSummary {
   elu: number[];
   drainMs: number[];
   stalls: Stalls[];
+  /** Each slice's own p99, ms, in the order measured: a slice that met a stall of the machine stands out. */
+  sliceP99Ms: number[];
 }
 
 const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs: number[], stalls: Stalls[]): PhaseSummary => {
@@ -797,6 +809,7 @@ const mergeSlices = (name: string, slices: SliceResult[], elu: number[], drainMs
     elu,
     drainMs,
     stalls,
+    sliceP99Ms: slices.map((s) => percentile([...s.latenciesMs].sort((a, b) => a - b), 99)),
   };
 };
 
@@ -831,6 +844,8 @@ interface PhaseResult {
   openLoop: Record<TargetName, PhaseSummary>;
   /** The open loop's offered rate, orders/s. */
   rate: number;
+  /** The storage alone at that rate (the many-user phase only): see probeStorage. */
+  storage: StorageProbe | undefined;
   /** 201s per user (the index into phase.users), the check orders included. */
   answered: Record<TargetName, number[]>;
   onDisk: OnDisk;
@@ -874,7 +889,7 @@ const serverCpuPerOrder = (c: Census) => (c.serverCpuMs.user + c.serverCpuMs.sys
 const signed = (value: number, digits: number) => `${value >= 0 ? '+' : ''}${fixed(value, digits)}`;
 
 /** One phase's tables, warnings and verdicts. */
-const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: number; rounds: number }) => {
+const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: number; rounds: number; rateRounds: number }) => {
   const { closedLoop, openLoop, rate, phase } = r;
   const f = figuresOf(r);
   const widths = [24, 9, 9, 8, 8, 8, 8, 8, 7];
@@ -911,10 +926,14 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
   console.log(`  event loop busy: floor ${closedLoop.floor.elu.map(pct).join(', ')}; ours ${closedLoop.ours.elu.map(pct).join(', ')}`);
   console.log(`  ours answers at acceptance, its fills follow: ours was quiet again ${ms(closedLoop.ours.drainMs)} after its slices; counting that time, ${fixed(oursSustained)} orders/s`);
   console.log('');
-  console.log(`Open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's closed-loop figure) on schedule, latency from the scheduled send; ${settings.rateSeconds} s per target`);
+  console.log(
+    `Open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's closed-loop figure) on schedule, latency from the scheduled send; ${settings.rateSeconds} s per target in ${settings.rateRounds} alternating slices`,
+  );
   console.log(header);
   console.log(line('floor (bare, 1 tx)', openLoop.floor, openLoop.floor.spanSec));
   console.log(line('ours (5 gates + sim)', openLoop.ours, openLoop.ours.spanSec));
+  console.log(`  p99 of each slice, ms: floor ${openLoop.floor.sliceP99Ms.map((v) => fixed(v, 1)).join(' ')}; ours ${openLoop.ours.sliceP99Ms.map((v) => fixed(v, 1)).join(' ')}`);
+  if (r.storage) console.log(`  ${storageLine(r.storage, rate)}`);
   console.log(
     `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
       `event loop busy: floor ${pct(mean(openLoop.floor.elu))}, ours ${pct(mean(openLoop.ours.elu))}; ours quiet again ${ms(openLoop.ours.drainMs)} after its slices`,
@@ -1060,6 +1079,8 @@ const main = async () => {
     users: positiveInt('BENCH_ORDERS_USERS', connections),
     symbols: positiveInt('BENCH_ORDERS_SYMBOLS', SYMBOLS.length),
     rounds: positiveInt('BENCH_ORDERS_ROUNDS', 2),
+    rateRounds: positiveInt('BENCH_ORDERS_RATE_ROUNDS', 10),
+    probeSeconds: positiveInt('BENCH_ORDERS_PROBE_SECONDS', 5),
     warmup: positiveInt('BENCH_ORDERS_WARMUP', 400),
   };
   if (settings.symbols > SYMBOLS.length) throw new Error(`BENCH_ORDERS_SYMBOLS must be at most ${SYMBOLS.length}, got ${settings.symbols}`);
@@ -1293,9 +1314,9 @@ const main = async () => {
     };
     return { result, elu: performance.eventLoopUtilization(eluBefore).utilization, stalls, drainMs: command.target.name === 'ours' ? await drainOurs() : 0 };
   };
-  const alternate = async (make: (name: TargetName) => LoadCommand): Promise<Record<TargetName, PhaseSummary>> => {
+  const alternate = async (make: (name: TargetName) => LoadCommand, rounds: number): Promise<Record<TargetName, PhaseSummary>> => {
     const taken: Record<TargetName, Awaited<ReturnType<typeof slice>>[]> = { floor: [], ours: [] };
-    for (let round = 0; round < settings.rounds; round++) {
+    for (let round = 0; round < rounds; round++) {
       const order: TargetName[] = round % 2 === 0 ? ['floor', 'ours'] : ['ours', 'floor'];
       for (const name of order) taken[name].push(await slice(make(name)));
     }
@@ -1332,12 +1353,17 @@ const main = async () => {
       censuses = { floor: await census('floor', batch('floor', settings.warmup)), ours: await census('ours', batch('ours', settings.warmup)) };
     }
     console.log(`  closed loop: ${phase.connections} concurrent clients, ${settings.seconds} s per target in ${settings.rounds} alternating slices ...`);
-    const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: phase.connections, seconds: settings.seconds / settings.rounds }));
+    const closedLoop = await alternate((name) => ({ op: 'closed', target: targets[name], connections: phase.connections, seconds: settings.seconds / settings.rounds }), settings.rounds);
     const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
     const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
-    console.log(`  open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rounds} alternating slices ...`);
-    const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rounds }));
-    return { phase, census: censuses, closedLoop, openLoop, rate };
+    console.log(`  open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rateRounds} alternating slices ...`);
+    const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rateRounds }), settings.rateRounds);
+    let storage: StorageProbe | undefined;
+    if (phase.key === 'many') {
+      console.log(`  storage alone: a one-row insert and commit at ${rate}/s for ${settings.probeSeconds} s ...`);
+      storage = await probeStorage(databaseUrl, { rate, seconds: settings.probeSeconds, poolSize: POOL_SIZE });
+    }
+    return { phase, census: censuses, closedLoop, openLoop, rate, storage };
   };
 
   // The check orders are the one user's.
