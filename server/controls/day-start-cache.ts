@@ -29,6 +29,9 @@ export interface DayStart {
   flows: string;
 }
 
+/** An account's UTC day: what a kept snapshot is known by. */
+type AccountDay = Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>;
+
 export interface DayStartEquity {
   /**
    * The account's day-start equity and today's flows. `inTransaction`: a transaction to read
@@ -37,7 +40,7 @@ export interface DayStartEquity {
    */
   (query: DayStartQuery, inTransaction?: Queryable): Promise<DayStart>;
   /** Whether the account's day-start equity of `day` is kept here: asking for it reads nothing unless its flows are new. */
-  knows(query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>): boolean;
+  knows(query: AccountDay): boolean;
 }
 
 export const createDayStartEquity = (db: Db): DayStartEquity => {
@@ -50,7 +53,7 @@ export const createDayStartEquity = (db: Db): DayStartEquity => {
       : await Promise.all([kept ?? snapshots.read(query), flowsOf(query)]);
     return { equity, flows };
   };
-  return Object.assign(dayStart, { knows: (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>) => snapshots.kept(query) !== undefined });
+  return Object.assign(dayStart, { knows: (query: AccountDay) => snapshots.kept(query) !== undefined });
 };
 
 const keyOf = (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode'>) => `${query.userId}:${query.assetClass}:${query.mode}`;
@@ -59,7 +62,7 @@ const createSnapshots = (db: Db) => {
   let day = '';
   const known = new Map<string, Promise<string>>();
   /** The snapshot of the account's day kept here, if any. */
-  const kept = (query: Pick<DayStartQuery, 'userId' | 'assetClass' | 'mode' | 'day'>): Promise<string> | undefined => (query.day === day ? known.get(keyOf(query)) : undefined);
+  const kept = (query: AccountDay): Promise<string> | undefined => (query.day === day ? known.get(keyOf(query)) : undefined);
   /** Takes (or reads) the snapshot and keeps it. */
   const read = (query: DayStartQuery): Promise<string> => {
     // Only today's snapshots are kept: the map empties when the UTC day turns.

@@ -99,12 +99,12 @@ export interface PlacementDeps {
 }
 
 export const createPlacement = ({ db, clock, config, logger, metrics, alerts, instruments, forUser, liveSuspended, audit, publisher, underWay, submissionFor, replayWaitMs }: PlacementDeps) => {
+  const dayStart = createDayStartEquity(db);
   /**
    * Whether the account's submission judges the risk rules on the account read with its lock: not
    * for a close (its cancels come before its sell), a replace or a fired child (judged on their
    * own terms), nor an order the order emulator holds.
    */
-  const dayStart = createDayStartEquity(db);
   const judgesRiskUnderLock = (attempt: Pick<OrderAttempt, 'userId' | 'assetClass' | 'mode' | 'closing' | 'replacing' | 'quotedPrice' | 'emulated' | 'emulatedExits'>): boolean =>
     // The account's first evaluation of the day (here) takes its day-start equity outside the
     // placement's transaction, where it is kept for the day's later ones.

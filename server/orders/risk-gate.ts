@@ -1,8 +1,8 @@
 // Gate 4, the risk manager, on the broker's own view of the account and the price: it builds
 // the risk rules' view of the attempt (risk.ts judges it). Where the account's books are in this
 // database (a paper placement), it judges nothing here: it hands the placement's transaction the
-// same judgement, made on the account as read with its lock (DESIGN §6: reservation, availability
-// and sizing decided atomically with the placement), so no snapshot is read before it.
+// same judgement, made on the account as read with its lock (reservation, availability and sizing
+// decided atomically with the placement), so no snapshot is read before it.
 import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../decimal.ts';
 import type { Queryable } from '../db/client.ts';

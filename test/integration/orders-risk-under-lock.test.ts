@@ -1,5 +1,5 @@
 // The risk gate of a paper order judged in the placement's transaction, on the account as read with
-// its lock (DESIGN §6: decided atomically with the placement, never on a snapshot read before it).
+// its lock: decided atomically with the placement, never on a snapshot read before it.
 // An account's first evaluation of the day is judged on a snapshot (it takes the day-start equity);
 // every later one under the lock. Both answer alike, and the later sees what committed while it
 // waited for the lock.
