@@ -171,6 +171,9 @@ test('bot: start and stop from the page, and an operator stop arriving as a bot_
   await go(page, 'Bot');
   await expect(page.getByTestId('bot-state')).toHaveText('stopped');
   const form = page.getByTestId('bot-form');
+  // The form is whole once the strategies have arrived (the first is chosen): a click before that
+  // could land on a form still being drawn.
+  await expect(form.getByLabel('Strategy')).toHaveValue('buy_and_hold');
   // Refused in the page: no symbol.
   await form.getByRole('button', { name: 'Start bot' }).click();
   await expect(page.getByTestId('field-error-symbols')).toBeVisible();
