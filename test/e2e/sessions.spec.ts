@@ -3,6 +3,7 @@
 // would end the whole session), and the settings page lists the sessions, ends the others and
 // changes the password (which signs out).
 import { expect, test, type Page } from '@playwright/test';
+import { REFRESH_LOCK } from '../../client/console/src/refresh-lock.ts';
 import { api, baseUrl, go, passwordOf, register, tokenOf, watchErrors } from './helpers.ts';
 import { startE2eService, type E2eService } from './service.ts';
 
@@ -12,6 +13,35 @@ const ACCESS_TOKEN_SECONDS = 4;
 const signedIn = async (page: Page, username: string) => {
   await expect(page.getByTestId('username')).toHaveText(username);
   await expect(page.getByRole('heading', { name: 'Sign in' })).toHaveCount(0);
+};
+
+/**
+ * Reloads tabs while `holder` (another page of the origin) holds the tabs' refresh lock, then lets
+ * it go. A tab is reloaded only between refreshes: one reloaded after the service rotated its
+ * refresh token but before it stored the new one would leave the spent token behind, and its next
+ * load would present it, which ends the session as a reuse must (a limit of single-use tokens held
+ * by a page, in docs/clients.md). The reloaded tabs wait for the lock, then refresh one at a time.
+ */
+const reloadBetweenRefreshes = async (holder: Page, tabs: Page[]) => {
+  await holder.evaluate(
+    (lock) =>
+      new Promise<void>((held) => {
+        void navigator.locks.request(
+          lock,
+          () =>
+            new Promise<void>((release) => {
+              (globalThis as { releaseRefreshLock?: () => void }).releaseRefreshLock = release;
+              held();
+            }),
+        );
+      }),
+    REFRESH_LOCK,
+  );
+  try {
+    await Promise.all(tabs.map((tab) => tab.reload()));
+  } finally {
+    await holder.evaluate(() => (globalThis as { releaseRefreshLock?: () => void }).releaseRefreshLock?.());
+  }
 };
 
 test.describe('with access tokens of a few seconds', () => {
@@ -29,10 +59,12 @@ test.describe('with access tokens of a few seconds', () => {
     const secondErrors = watchErrors(second);
     await second.goto('/app/orders');
     await signedIn(second, username);
+    const holder = await context.newPage();
+    await holder.goto('/health');
     for (const round of [1, 2, 3]) {
       // Both tabs' access tokens run out; then both need a new one at the same moment.
       await first.waitForTimeout(ACCESS_TOKEN_SECONDS * 1000 + 500);
-      if (round === 2) await Promise.all([first.reload(), second.reload()]);
+      if (round === 2) await reloadBetweenRefreshes(holder, [first, second]);
       else await Promise.all([go(first, round === 1 ? 'Positions' : 'Orders'), go(second, round === 1 ? 'Overview' : 'Exchange keys')]);
       await signedIn(first, username);
       await signedIn(second, username);
@@ -46,7 +78,7 @@ test.describe('with access tokens of a few seconds', () => {
     // request of its own: a request of the test's would race the tabs' own refresh of that token
     // and present it after its rotation, which ends the session as a reuse should.
     await first.waitForTimeout(ACCESS_TOKEN_SECONDS * 1000 + 500);
-    await first.reload();
+    await reloadBetweenRefreshes(holder, [first]);
     await signedIn(first, username);
     await expect(first.getByTestId('feed-state')).toHaveText('orders socket: live');
     expect(errors).toEqual([]);

@@ -4,9 +4,9 @@
 // because a refresh token is single-use: presenting a rotated one twice would revoke the whole
 // family.
 import { createTradingClient, TradingApiError, type TTokenResponse } from '@trading-service/client';
+import { REFRESH_LOCK } from './refresh-lock.ts';
 import { refreshStore } from './refresh-store.ts';
 
-const REFRESH_LOCK = 'trading-console.refresh';
 /**
  * Refresh this long before the access token expires, so a request never carries a stale one: 30 s,
  * or a quarter of the token's life when that is shorter (a service set to short-lived tokens).
