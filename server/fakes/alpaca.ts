@@ -3,6 +3,7 @@
 // books of alpaca-books.ts. Tests drive it through its price and fault switches; a user can run it
 // to try real mode on one machine.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AlpacaOrderRequest, AlpacaReplaceRequest, AlpacaTradeUpdate } from '../brokers/alpaca/wire.ts';
@@ -240,6 +241,7 @@ export const startFakeAlpaca = async (options: FakeAlpacaOptions = {}) => {
     });
   });
 
+  keepConnectionsLikeABroker(server);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;

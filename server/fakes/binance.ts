@@ -10,6 +10,7 @@
 // (binance-market-ws.ts), where every price set goes out as a trade.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder, type FakeBinanceOrderChange } from './binance-books.ts';
@@ -312,6 +313,7 @@ export const startFakeBinance = async (options: FakeBinanceOptions = {}) => {
     socket.destroy();
   });
 
+  keepConnectionsLikeABroker(server);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

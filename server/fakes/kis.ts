@@ -7,6 +7,7 @@
 // through prices and fault switches; a user can run it to try real mode on one machine.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import { KIS_LEGACY_ORDER_TR_IDS, KIS_MSG, KIS_PATHS, KIS_TR_IDS, type KisDailyChartRow, type KisOrderCashRequest, type KisReviseCancelRequest, type KisTokenRequest } from '../brokers/kis/wire.ts';
 import type { TTradingMode } from '../brokers/types.ts';
@@ -264,6 +265,7 @@ export const startFakeKis = async (options: FakeKisOptions = {}) => {
     ...(options.quoteSubscriptionLimit !== undefined ? { maxSubscriptions: options.quoteSubscriptionLimit } : {}),
   });
 
+  keepConnectionsLikeABroker(server);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
