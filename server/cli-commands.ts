@@ -6,6 +6,7 @@ import { ZAssetClass } from '../contracts/common.ts';
 import type { TOhlcvImportResult } from '../contracts/marketdata.ts';
 import { CommandError } from './entry.ts';
 import { AppError } from './errors.ts';
+import { checkedImportBars } from './marketdata/import-check.ts';
 import type { Services } from './services.ts';
 
 /** Ends the command with a message once the database is closed (fail would exit at once). */
@@ -24,6 +25,15 @@ export const refuseAppError = (error: unknown): never => {
   if (!(error instanceof AppError)) throw error;
   const details = (error.errors ?? []).map((item) => `  ${item.path}: ${item.message}`).join('\n');
   return refuse(`${error.message}${details ? `\n${details}` : ''}`);
+};
+
+/** Refuses a file of bars that no import would take, naming its bad rows as the import does. */
+export const refuseBadBars = (csv: string): void => {
+  try {
+    checkedImportBars({ csv });
+  } catch (error) {
+    refuseAppError(error);
+  }
 };
 
 /** The line an import of bars ends with. */

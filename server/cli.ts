@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ZPassword, ZUsername } from '../contracts/auth.ts';
 import { ZAssetClass } from '../contracts/common.ts';
-import { checked, importedLine, ohlcvFetch, refuse, refuseAppError } from './cli-commands.ts';
+import { checked, importedLine, ohlcvFetch, refuse, refuseAppError, refuseBadBars } from './cli-commands.ts';
 import { defaultAdminEmail, loadConfig } from './config.ts';
 import { fail, loadModules, runEntry } from './entry.ts';
 
@@ -52,6 +52,17 @@ runEntry(async () => {
   if (!known.includes(command) || (command === 'ohlcv import' ? file === undefined || rest.length > 0 : file !== undefined)) fail(USAGE);
 
   const config = loadConfig();
+  // What an import is refused for without the database (its options, its file), before the data
+  // directory is opened: a typo costs no start of the database and leaves the directory alone.
+  const importing =
+    command === 'ohlcv import'
+      ? {
+          assetClass: checked('--asset-class', ZAssetClass, values['asset-class']),
+          symbol: values.symbol ?? refuse('--symbol is required'),
+          csv: readText(file!),
+        }
+      : undefined;
+  if (importing) refuseBadBars(importing.csv);
   // The service's modules only once the command and the settings are known to be good.
   const [{ createServices, openMigratedDatabase }, { createLogger }] = await loadModules(() => Promise.all([import('./app.ts'), import('./observability/logger.ts')]));
   const database = await openMigratedDatabase(config);
@@ -69,10 +80,8 @@ runEntry(async () => {
       out(await ohlcvFetch(services, values));
       return;
     }
-    if (command === 'ohlcv import') {
-      const assetClass = checked('--asset-class', ZAssetClass, values['asset-class']);
-      const symbol = values.symbol ?? refuse('--symbol is required');
-      const csv = readText(file!);
+    if (importing) {
+      const { assetClass, symbol, csv } = importing;
       out(importedLine(await services.marketData.importBars({ actor: null, input: { asset_class: assetClass, symbol, csv } }).catch(refuseAppError)));
       return;
     }

@@ -11,19 +11,13 @@ import type { Instruments } from '../instruments/instruments.ts';
 import { listInstruments } from '../instruments/queries.ts';
 import { lastOpenedSessionDate } from '../markets/calendar.ts';
 import type { Logger } from '../observability/logger.ts';
-import { validateBars, type RowError, type TBarsResult } from './bars.ts';
-import { parseOhlcvCsv } from './csv.ts';
+import { checkedImportBars } from './import-check.ts';
 import { countBars, deleteBarsOfSource, readBars, upsertBars } from './queries.ts';
 import { syntheticBars } from './synthetic.ts';
 
 export const SYNTHETIC = 'synthetic';
 const IMPORTED = 'import';
 const DEMO_FROM = '2015-01-01';
-
-const rowErrors = (errors: RowError[]) =>
-  new AppError('VALIDATION_ERROR', `The bars were refused (${errors.length} error${errors.length === 1 ? '' : 's'}); nothing was written`, {
-    errors: errors.map(({ row, message }) => ({ path: row === 0 ? 'file' : `row ${row}`, message })),
-  });
 
 const unknownSymbol = (message: string) => new AppError('VALIDATION_ERROR', message, { errors: [{ path: 'symbol', message }] });
 
@@ -63,9 +57,7 @@ export const createMarketData = ({ db, clock, logger, instruments }: { db: Db; c
    */
   const importBars = async ({ actor, input, origin }: { actor: { id: number } | null; input: TOhlcvImport; origin?: RequestOrigin }): Promise<TOhlcvImportResult> => {
     const instrument = await instrumentOf(input.asset_class, input.symbol);
-    const checked: TBarsResult = input.csv !== undefined ? parseOhlcvCsv(input.csv) : validateBars(input.bars ?? []);
-    if (!checked.ok) throw rowErrors(checked.errors);
-    const bars = [...checked.bars].sort((a, b) => a.date.localeCompare(b.date));
+    const bars = checkedImportBars(input);
     const key = { assetClass: instrument.assetClass, symbol: instrument.symbol };
     const at = clock.now();
     const replaced = await db.transaction(async (tx) => {

@@ -445,9 +445,13 @@ describe.skipIf(!ON_PGLITE)('ohlcv import (CLI)', TIMEOUT, () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`imported ${rows} bars of us_equity ORCL`);
 
+    // A bad file and a bad option are refused before the data directory is opened: here one held
+    // by a live process (this one), which any opening would report instead.
+    const held = tempDir();
+    writeFileSync(path.join(held, 'pglite.lock'), String(process.pid));
     const bad = path.join(dataDir, 'bad.csv');
     writeFileSync(bad, 'date,open,high,low,close,volume\n2020-01-02,10,11,9,10.5,100\n2020-01-03,10,9,8,10.5,100\n');
-    const refused = await run(['server/cli.ts', 'ohlcv', 'import', bad, '--symbol', 'ORCL', '--asset-class', 'us_equity'], envFor(dataDir));
+    const refused = await run(['server/cli.ts', 'ohlcv', 'import', bad, '--symbol', 'ORCL', '--asset-class', 'us_equity'], envFor(held));
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('row 2');
     expect(refused.stderr).not.toContain('at ');
@@ -455,9 +459,10 @@ describe.skipIf(!ON_PGLITE)('ohlcv import (CLI)', TIMEOUT, () => {
     const unknown = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'NOPEX', '--asset-class', 'us_equity'], envFor(dataDir));
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('not a registered us_equity instrument');
-    const usage = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'ORCL', '--asset-class', 'bonds'], envFor(dataDir));
+    const usage = await run(['server/cli.ts', 'ohlcv', 'import', fixture, '--symbol', 'ORCL', '--asset-class', 'bonds'], envFor(held));
     expect(usage.code).toBe(1);
     expect(usage.stderr).toContain('--asset-class');
+    expect(readFileSync(path.join(held, 'pglite.lock'), 'utf8')).toBe(String(process.pid));
     // The refused runs released the data directory.
     expect(existsSync(path.join(dataDir, 'pglite.lock'))).toBe(false);
   });
