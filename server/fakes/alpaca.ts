@@ -3,10 +3,10 @@
 // books of alpaca-books.ts. Tests drive it through its price and fault switches; a user can run it
 // to try real mode on one machine.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AlpacaOrderRequest, AlpacaReplaceRequest, AlpacaTradeUpdate } from '../brokers/alpaca/wire.ts';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import { createFakeAlpacaBooks, FakeAlpacaRefusal, type FakeAccountSeed } from './alpaca-books.ts';
 import { createFakeAlpacaData, FAKE_DATA_FEEDS } from './alpaca-data.ts';
 

@@ -10,9 +10,9 @@
 // (binance-market-ws.ts), where every price set goes out as a trade.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import { checkFakeBinanceClientOrderId, createFakeBinanceBooks, FakeBinanceRefusal, type FakeBinanceAccountSeed, type FakeBinanceMarket, type FakeBinanceOrder, type FakeBinanceOrderChange } from './binance-books.ts';
 import { createFakeBinanceMarketStreams, isFakeBinanceMarketStreamPath } from './binance-market-ws.ts';
 import { createFakeBinanceWsApi, FAKE_BINANCE_WS_API_PATH } from './binance-ws.ts';

@@ -5,10 +5,9 @@
 // minute or more; so do the fakes.
 import type { Server } from 'node:http';
 
-export const FAKE_KEEP_ALIVE_MS = 65_000;
+const KEEP_ALIVE_MS = 65_000;
 
-/** Sets the fake's keep-alive to a broker's; returns the server. */
-export const keepConnectionsLikeABroker = <T extends Server>(server: T): T => {
-  server.keepAliveTimeout = FAKE_KEEP_ALIVE_MS;
-  return server;
+/** Keeps the fake's idle connections open as long as a broker does. */
+export const keepConnectionsLikeABroker = (server: Server): void => {
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
 };

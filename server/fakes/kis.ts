@@ -7,11 +7,11 @@
 // through prices and fault switches; a user can run it to try real mode on one machine.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import type { AddressInfo } from 'node:net';
 import { KIS_LEGACY_ORDER_TR_IDS, KIS_MSG, KIS_PATHS, KIS_TR_IDS, type KisDailyChartRow, type KisOrderCashRequest, type KisReviseCancelRequest, type KisTokenRequest } from '../brokers/kis/wire.ts';
 import type { TTradingMode } from '../brokers/types.ts';
 import type { KisApprovalRequest } from '../brokers/kis/quote-wire.ts';
+import { keepConnectionsLikeABroker } from './keep-alive.ts';
 import { createFakeKisBooks, FakeKisRefusal, type FakeKisAccountSeed } from './kis-books.ts';
 import { startFakeKisQuotes } from './kis-quotes.ts';
 
