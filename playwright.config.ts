@@ -42,7 +42,7 @@ export default defineConfig({
     // tests assert on DOM and data; only screenshots.spec.ts compares pixels, with its baselines.
     // The trace keeps its DOM snapshots of every step (what a failure is read from) but no
     // screencast: recording a video of every test cost about a third of a spec's CPU (research:
-    // 88 CPU s with it, 64 without, 55 with no trace at all).
+    // 88 CPU s with it, 64 without, 55 with no trace at all). CI runs with none (.ci/run).
     screenshot: 'only-on-failure',
     trace: { mode: 'retain-on-failure', screenshots: false },
   },

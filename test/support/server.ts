@@ -25,6 +25,16 @@ export interface TestServer extends RunningApp {
   stop(): Promise<void>;
 }
 
+/**
+ * How a test database copies the template. PostgreSQL 15 and later copy it by default through the
+ * WAL, block by block (5 MB of WAL and about 200 ms of a backend's CPU for our template, some 140
+ * times a run); a file copy with a checkpoint writes 18 KB of WAL. The Postgres pass took 192 s
+ * against 226 s with it, its database's CPU 123 s against 154 s. Older servers know only the copy.
+ */
+let copyStrategy: Promise<string> | undefined;
+const copyStrategyOf = (admin: postgres.Sql): Promise<string> =>
+  (copyStrategy ??= admin`show server_version_num`.then(([row]) => (Number(row?.server_version_num) >= 150_000 ? ' strategy file_copy' : '')));
+
 /** A fresh database on the Postgres named by DATABASE_URL (a copy of the migrated template); '' on PGlite. */
 export const createTestDatabase = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
   const adminUrl = process.env.DATABASE_URL;
@@ -33,7 +43,7 @@ export const createTestDatabase = async (): Promise<{ url: string; drop: () => P
   const fromTemplate = source?.kind === 'postgres' ? source.name : undefined;
   const name = `${fromTemplate ? testDatabasePrefix(fromTemplate) : 'ts_test_'}${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => undefined });
-  await admin.unsafe(fromTemplate ? `create database ${name} template ${fromTemplate}` : `create database ${name}`);
+  await admin.unsafe(fromTemplate ? `create database ${name} template ${fromTemplate}${await copyStrategyOf(admin)}` : `create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
