@@ -19,6 +19,7 @@ import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { placementStep } from '../observability/placement-steps.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import { createAnswerRecorder, fundsRefusalOf } from './broker-answer.ts';
 import { createDuplicates } from './duplicates.ts';
@@ -136,7 +137,10 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
       );
       if (failure && !(await findOrderByClientId(db, { userId: opts.user.id, clientOrderId }))) throw failure;
     }
-    return underWay.track(key, placeOnce({ ...opts, clientOrderId }));
+    placementStep(opts.user.id, clientOrderId, 'received');
+    const answer = await underWay.track(key, placeOnce({ ...opts, clientOrderId }));
+    placementStep(opts.user.id, clientOrderId, 'answered');
+    return answer;
   };
 
   const placeOnce = async (opts: PlaceOptions & { clientOrderId: string }): Promise<TOrderResponse> => {
@@ -144,6 +148,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
     if (prepared.taken) return duplicates.answerDuplicate(prepared.user.id, prepared.clientOrderId, prepared.hash);
     const racedAnswer = await passGates(prepared);
     if (racedAnswer) return racedAnswer;
+    placementStep(prepared.user.id, prepared.clientOrderId, 'gated');
     if (opts.beforeClose) {
       await opts.beforeClose().catch(async (error: unknown) => {
         await releaseClaims(db, prepared.attempt);

@@ -92,7 +92,8 @@
 // probe's length, default 5),
 // BENCH_ORDERS_WARMUP (warm-up and census orders per target, default 400, each at most 30 s),
 // BENCH_ORDERS_PIN (0: unpinned), BENCH_ORDERS_PROFILE (a folder: a V8 CPU profile of each measured slice,
-// ours' and the floor's, is written there, to see where each one's time goes). The defaults take about two minutes. DATABASE_URL is required (an
+// ours' and the floor's, is written there, to see where each one's time goes), BENCH_ORDERS_STEPS (1: where ours'
+// open-loop orders spent their time in the server, step by step, test/bench/placement-steps.ts). The defaults take about two minutes. DATABASE_URL is required (an
 // admin URL: a fresh database is created and dropped); without it the bench says so and exits 0.
 // The exit code is 0 whatever the figures (a report, not a test); non-zero on a crash.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -108,6 +109,7 @@ import type postgres from 'postgres';
 import type { OrdersFloor } from './orders-floor.ts';
 import { createCleanups, fixed, percentile, positiveInt, postgresAdminUrl, runBench, sleep } from './common.ts';
 import { probeStorage, storageLine, type StorageProbe } from './storage-probe.ts';
+import { createStepsRecorder, type StepsRecorder } from './placement-steps.ts';
 
 const ROUTE = '/api/equity/orders';
 const GOAL_RATIO = 0.4;
@@ -846,6 +848,8 @@ interface PhaseResult {
   rate: number;
   /** The storage alone at that rate (the many-user phase only): see probeStorage. */
   storage: StorageProbe | undefined;
+  /** With BENCH_ORDERS_STEPS: where ours' open-loop orders spent their time in the server. */
+  steps: string[] | undefined;
   /** 201s per user (the index into phase.users), the check orders included. */
   answered: Record<TargetName, number[]>;
   onDisk: OnDisk;
@@ -858,6 +862,8 @@ const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** BENCH_ORDERS_PROFILE=<dir>: a V8 CPU profile of each measured slice, named by its target (ours-N, floor-N), written there. */
 const profileDir = process.env.BENCH_ORDERS_PROFILE;
+/** BENCH_ORDERS_STEPS=1: the steps of ours' open-loop orders in the server (placement-steps.ts). */
+const stepsWanted = process.env.BENCH_ORDERS_STEPS === '1';
 let profiles = 0;
 const startProfile = async () => {
   const session = new inspector.Session();
@@ -940,6 +946,7 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
   );
   console.log(`  this process during the slices: ${stallsLine(openLoop.floor)}; ${stallsLine(openLoop.ours)}`);
   console.log(`  its main thread ready to run but waiting for its CPU: ${cpuWaitLine(openLoop.floor)}; ${cpuWaitLine(openLoop.ours)}`);
+  for (const line of r.steps ?? []) console.log(line);
   for (const s of [openLoop.floor, openLoop.ours]) {
     if (s.spanSec > s.windowSec + 1) console.log(`  WARN  ${s.name} fell behind the offered rate: its last answer came ${fixed(s.spanSec - s.windowSec, 1)} s after the schedule ended, so its latencies are mostly queueing`);
     if (s.timeouts > 0) console.log(`  WARN  ${s.name}: ${s.timeouts} orders not answered within ${REQUEST_TIMEOUT_MS / 1000} s; they count in its latencies as the time waited`);
@@ -1292,7 +1299,10 @@ const main = async () => {
    * event-loop delay, and the GC pauses (V8's, reported by perf_hooks). They tell a tail made here
    * from one the machine made.
    */
+  /** Set while an open loop runs with BENCH_ORDERS_STEPS: ours' slices are listened to. */
+  let openLoopSteps: StepsRecorder | undefined;
   const slice = async (command: LoadCommand) => {
+    const stopListening = command.target.name === 'ours' ? openLoopSteps?.listen() : undefined;
     const eluBefore = performance.eventLoopUtilization();
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     const gcPauses: number[] = [];
@@ -1302,6 +1312,7 @@ const main = async () => {
     const profiling = profileDir !== undefined ? await startProfile() : undefined;
     const scheduleBefore = mainThreadSchedule();
     const result = await run(command);
+    stopListening?.();
     if (profiling) await profiling.stop(command.target.name);
     gcObserver.disconnect();
     loopDelay.disable();
@@ -1357,13 +1368,16 @@ const main = async () => {
     const floorRps = closedLoop.floor.okInWindow / closedLoop.floor.windowSec;
     const rate = Math.max(1, Math.round(floorRps * OPEN_RATE_FRACTION));
     console.log(`  open loop: ${rate} orders/s offered (${OPEN_RATE_FRACTION * 100} % of the floor's ${fixed(floorRps)}/s), ${settings.rateSeconds} s per target in ${settings.rateRounds} alternating slices ...`);
+    const steps = stepsWanted ? createStepsRecorder() : undefined;
+    openLoopSteps = steps;
     const openLoop = await alternate((name) => ({ op: 'open', target: targets[name], rate, seconds: settings.rateSeconds / settings.rateRounds }), settings.rateRounds);
+    openLoopSteps = undefined;
     let storage: StorageProbe | undefined;
     if (phase.key === 'many') {
       console.log(`  storage alone: a one-row insert and commit at ${rate}/s for ${settings.probeSeconds} s ...`);
       storage = await probeStorage(databaseUrl, { rate, seconds: settings.probeSeconds, poolSize: POOL_SIZE });
     }
-    return { phase, census: censuses, closedLoop, openLoop, rate, storage };
+    return { phase, census: censuses, closedLoop, openLoop, rate, storage, steps: steps?.lines() };
   };
 
   // The check orders are the one user's.

@@ -1,11 +1,13 @@
 // /api/equity/orders, positions and account over HTTP: the five gates in order, idempotent
 // client order ids, fills arriving as broker events, cancel, reads, and the audit trail.
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
 import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
 import { setLock } from '../../server/controls/queries.ts';
+import { PLACEMENT_STEPS_CHANNEL, type PlacementStep } from '../../server/observability/placement-steps.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -130,6 +132,24 @@ describe('POST /api/equity/orders', () => {
     const bracket = await place(user, { ...buyBtc, bracket: { take_profit: 60000, stop_loss: 45000 } });
     expect(bracket.status, bracket.text).toBe(201);
     expect(bracket.body.bracket).toEqual({ take_profit: 60000, stop_loss: 45000, stop_loss_limit: null });
+  });
+
+  it('publishes the steps of a paper placement on its diagnostics channel, in order, to whoever listens', async () => {
+    const user = await trader('ord_steps');
+    const heard: PlacementStep[] = [];
+    const onStep = (message: unknown) => heard.push(message as PlacementStep);
+    diagnosticsChannel.subscribe(PLACEMENT_STEPS_CHANNEL, onStep);
+    try {
+      const res = await place(user, { ...buyBtc, client_order_id: 'steps-1' });
+      expect(res.status, res.text).toBe(201);
+    } finally {
+      diagnosticsChannel.unsubscribe(PLACEMENT_STEPS_CHANNEL, onStep);
+    }
+    const own = heard.filter((step) => step.userId === user.user.id && step.clientOrderId === 'steps-1');
+    expect(own.map((step) => step.step)).toEqual(['received', 'gated', 'queued', 'began', 'committed', 'answered']);
+    const times = own.map((step) => step.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    await settle();
   });
 
   it('generates a 32-hex client_order_id when none is given', async () => {

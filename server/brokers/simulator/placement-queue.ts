@@ -4,6 +4,7 @@
 import { statementsSent, type Db, type Tx } from '../../db/client.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { InstrumentRow } from '../../db/schema/index.ts';
+import { placementStep } from '../../observability/placement-steps.ts';
 import { BrokerRejectedError, type BrokerAnswer, type BrokerOrderRequest, type BrokerSnapshot } from '../types.ts';
 import { toBrokerOrder } from './books.ts';
 import { placeInBooks } from './books-placement.ts';
@@ -145,6 +146,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
     const ended: Ended[] = [];
     try {
       await db.transaction(async (tx) => {
+        for (const { key, placement } of batch) placementStep(key.userId, placement.request.clientOrderId, 'began');
         for (const round of roundsOf(batch)) {
           // Every account's lock read and, right behind it, the caller's intent: sent together,
           // answered in one round trip.
@@ -165,6 +167,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
         }
         await statementsSent();
       });
+      for (const { key, placement } of batch) placementStep(key.userId, placement.request.clientOrderId, 'committed');
     } catch (error) {
       // When a statement sent without waiting failed, COMMIT rolled back: its error says why.
       for (const { unsettled } of taken) {

@@ -12,6 +12,7 @@ import type { ChangeFeed } from '../../events/changes.ts';
 import { findInstrument as readInstrument } from '../../instruments/queries.ts';
 import { nextClose } from '../../markets/calendar.ts';
 import type { Logger } from '../../observability/logger.ts';
+import { placementStep } from '../../observability/placement-steps.ts';
 import { ExactDecimal } from '../../decimal.ts';
 import { BrokerRejectedError, BrokerUnavailableError, type BrokerAccount, type BrokerOrderRequest, type BrokerPosition, type BrokerSnapshot } from '../types.ts';
 import { buyingPowerOf } from '../funds.ts';
@@ -220,6 +221,7 @@ export const createSimulator = async (options: SimulatorOptions): Promise<Simula
     const expiresAt = request.timeInForce === 'day' ? nextClose({ assetClass: key.assetClass, at }) : null;
     // Read before the transaction: calendar arithmetic, and a KRX band kept for its session.
     const market = await rules.stateOf(instrument, at);
+    placementStep(key.userId, request.clientOrderId, 'queued');
     const placed = await new Promise<InBooksPlacement<T>>((resolve, reject) => {
       // `recorded` is what this placement's own `record` returned.
       placements.enqueue(key, { request, instrument, at, expiresAt, market, steps, resolve: resolve as QueuedPlacement['resolve'], reject });
