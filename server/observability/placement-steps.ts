@@ -10,7 +10,8 @@ export const PLACEMENT_STEPS_CHANNEL = 'trading-service:placement-steps';
 /**
  * `received` the placement began; `gated` its first four gates passed; `queued` it waits for a
  * transaction of the simulator's books; `began` that transaction began; `committed` it committed;
- * `answered` the placement has its answer.
+ * `answered` the placement answers with its order (a refusal, thrown, ends the steps where it
+ * came). Orders of other brokers are neither queued nor in the books' transaction.
  */
 export type TPlacementStep = 'received' | 'gated' | 'queued' | 'began' | 'committed' | 'answered';
 
