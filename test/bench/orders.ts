@@ -1294,13 +1294,13 @@ const main = async () => {
   };
 
   // --- Measured slices, alternating between the targets. ------------------------------------
+  /** Set while an open loop runs with BENCH_ORDERS_STEPS: ours' slices are listened to. */
+  let openLoopSteps: StepsRecorder | undefined;
   /**
    * Records this process's own stalls during a slice (both servers live in it): the longest
    * event-loop delay, and the GC pauses (V8's, reported by perf_hooks). They tell a tail made here
-   * from one the machine made.
+   * from one the machine made; with BENCH_ORDERS_STEPS, ours' placement steps too.
    */
-  /** Set while an open loop runs with BENCH_ORDERS_STEPS: ours' slices are listened to. */
-  let openLoopSteps: StepsRecorder | undefined;
   const slice = async (command: LoadCommand) => {
     const stopListening = command.target.name === 'ours' ? openLoopSteps?.listen() : undefined;
     const eluBefore = performance.eventLoopUtilization();
