@@ -891,6 +891,47 @@ const holdAccounts = (...userIds: number[]) => {
   });
   return { lockTaken, release: async () => (release(), await done) };
 };
+/**
+ * Holds the COMMIT of every transaction that writes a simulated order for these users until
+ * `release` (PostgreSQL only): a deferred trigger of the test's own takes an advisory lock at
+ * commit, which a transaction here holds meanwhile. `waitingInCommit` counts the backends waiting
+ * for it. The trigger goes with `release`.
+ */
+const holdCommits = (userIds: number[]) => {
+  const { db } = server.services;
+  const key = 4242;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked!: () => void;
+  const held = new Promise<void>((resolve) => (locked = resolve));
+  const holder = (async () => {
+    await db.execute(
+      sql.raw(`create or replace function sim_test_hold_commit() returns trigger language plpgsql as $$
+        begin if new.user_id in (${userIds.map(Number).join(', ')}) then perform pg_advisory_xact_lock(${key}, new.user_id); end if; return null; end $$`),
+    );
+    await db.execute(sql.raw(`create constraint trigger sim_test_hold_commit after insert on sim_orders deferrable initially deferred for each row execute function sim_test_hold_commit()`));
+    await db.transaction(async (tx) => {
+      for (const userId of userIds) await tx.execute(sql`select pg_advisory_xact_lock(${key}::integer, ${userId}::integer)`);
+      locked();
+      await released;
+    });
+  })();
+  let ended: Promise<void> | undefined;
+  return {
+    /** Resolves once the lock is held; rejects when the trigger or the lock could not be had. */
+    held: Promise.race([held, holder]),
+    waitingInCommit: async () =>
+      Number(
+        (await rowsOf<{ n: number }>(db, sql`select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`))[0]?.n ?? 0,
+      ),
+    release: () =>
+      (ended ??= (async () => {
+        release();
+        await holder;
+        await db.execute(sql.raw('drop trigger if exists sim_test_hold_commit on sim_orders'));
+      })()),
+  };
+};
 /** The transaction that wrote each order (rows written together share it). */
 const writersOf = async (userId: number, clientOrderIds: string[]) =>
   new Map(
@@ -1030,6 +1071,30 @@ describe('placements of several accounts that arrive together', () => {
     expect(d((await positionRow(alice!.userId, symbol))!.qty).eq('1.001')).toBe(true);
     expect(d((await positionRow(bob!.userId, symbol))!.qty).eq('5.002')).toBe(true);
     expect(d((await positionRow(carol!.userId, symbol))!.qty).eq('3.001')).toBe(true);
+  });
+
+  // PostgreSQL only: on PGlite's one connection, transactions run one after the other anyway.
+  it.runIf(process.env.DATABASE_URL)('a transaction waiting for its COMMIT leaves its place to the next one, which places meanwhile', async () => {
+    const symbol = await newInstrument('crypto', { price: '100', lot: '0.001' });
+    const stuck = await openedAccounts(MAX_TRANSACTIONS_AT_ONCE, symbol);
+    const [free] = await openedAccounts(1, symbol);
+    const commits = holdCommits(stuck.map((account) => account.userId));
+    try {
+      await commits.held;
+      const waiting = outcomes(stuck.map((account) => account.broker.placeOrder(order({ symbol, side: 'buy', qty: '1' }))));
+      // Every transaction the queue may run at once has sent its statements and waits in its COMMIT.
+      await waitFor(commits.waitingInCommit, (count) => count === MAX_TRANSACTIONS_AT_ONCE);
+      const placed = await free!.broker.placeOrder(order({ symbol, side: 'buy', qty: '2' }));
+      expect(placed.status).toBe('accepted');
+      expect(await commits.waitingInCommit()).toBe(MAX_TRANSACTIONS_AT_ONCE);
+      await commits.release();
+      expect((await waiting).map((outcome) => outcome.status)).toEqual(stuck.map(() => 'fulfilled'));
+    } finally {
+      await commits.release();
+    }
+    await queuingSim.idle();
+    expect(d((await positionRow(free!.userId, symbol))!.qty).eq('2.001')).toBe(true);
+    for (const account of stuck) expect(d((await positionRow(account.userId, symbol))!.qty).eq('1.001')).toBe(true);
   });
 });
 

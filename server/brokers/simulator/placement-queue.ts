@@ -18,12 +18,21 @@ import type { InBooksPlacement, InBooksSteps } from './api.ts';
 /** At most this many queued placements share a transaction (it stays short). */
 const MAX_PLACEMENTS_PER_COMMIT = 64;
 /**
- * At most this many placement transactions run at once. Each takes what queued while the others
- * ran, so under load a transaction carries many accounts' orders: one BEGIN, one COMMIT and one
- * round trip per step for them all, where a transaction per account paid each per order. More than
- * one, so the database works on one while this process prepares the next.
+ * At most this many placement transactions send their statements at once. Each takes what queued
+ * while the others ran, so under load a transaction carries many accounts' orders: one BEGIN, one
+ * COMMIT and one round trip per step for them all, where a transaction per account paid each per
+ * order. More than one, so the database works on one while this process prepares the next. A
+ * transaction whose statements are all sent and answered no longer counts: its COMMIT waits for
+ * the WAL's flush, and the next transaction runs meanwhile (its commit joins the next flush), as a
+ * connection per order would, rather than waiting for that flush before it begins.
  */
 export const MAX_TRANSACTIONS_AT_ONCE = 2;
+/**
+ * At most this many placement transactions hold a connection at once, committing ones counted: a
+ * flush that stalls (storage now and then takes tens of ms) must not take the whole pool
+ * (DB_POOL_SIZE, 10 by default) from the service's other statements.
+ */
+export const MAX_TRANSACTIONS_IN_FLIGHT = 4;
 
 export const accountIdOf = (key: AccountKey) => `${key.userId}:${key.assetClass}:${key.mode}`;
 
@@ -84,7 +93,9 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
   let waiting: Queued[] = [];
   /** Accounts with placements in a transaction under way: theirs wait for it to end, so an account's placements keep their order. */
   const busy = new Set<string>();
+  /** Transactions sending statements (MAX_TRANSACTIONS_AT_ONCE), and those with a connection, committing ones too (MAX_TRANSACTIONS_IN_FLIGHT). */
   let running = 0;
+  let inFlight = 0;
   /** A client order id used before in the account, as the caller hears of it. */
   const refusalOf = (failure: unknown) => (isUniqueViolation(failure, CLIENT_ORDER_ID_KEY) ? new BrokerRejectedError('duplicate client order id') : failure);
 
@@ -141,7 +152,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
    * what committed; throws (resolving none) when the transaction fails, with the error of the
    * statement that failed it.
    */
-  const placeTogether = async (batch: readonly Queued[]): Promise<void> => {
+  const placeTogether = async (batch: readonly Queued[], committing: () => void = () => undefined): Promise<void> => {
     const taken: Taken[] = [];
     const ended: Ended[] = [];
     try {
@@ -166,6 +177,7 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
           }
         }
         await statementsSent();
+        committing();
       });
       for (const { key, placement } of batch) placementStep(key.userId, placement.request.clientOrderId, 'committed');
     } catch (error) {
@@ -188,8 +200,8 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
    * Places a batch, and when its transaction failed, each of its placements again on its own, so
    * that only the placement at fault fails.
    */
-  const placeBatch = async (batch: readonly Queued[]): Promise<void> => {
-    const failed = await placeTogether(batch).then(
+  const placeBatch = async (batch: readonly Queued[], committing: () => void): Promise<void> => {
+    const failed = await placeTogether(batch, committing).then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
@@ -222,14 +234,30 @@ export const createPlacementQueue = ({ db, hub, opening, liquidityLotsPerTick, s
     return batch;
   };
 
-  /** Starts transactions while fewer than the most run and placements can go. Under no load each placement has a transaction of its own, with no wait. */
+  /**
+   * Starts transactions while fewer than the most send statements and placements can go. Under no
+   * load each placement has a transaction of its own, with no wait. A batch's accounts stay busy
+   * until it has ended (committed, or failed and been placed again one by one): their next
+   * placements read what it wrote.
+   */
   const pump = (): void => {
-    while (running < MAX_TRANSACTIONS_AT_ONCE && waiting.length > 0) {
+    while (running < MAX_TRANSACTIONS_AT_ONCE && inFlight < MAX_TRANSACTIONS_IN_FLIGHT && waiting.length > 0) {
       const batch = takeBatch();
       if (batch.length === 0) return;
       running += 1;
-      void placeBatch(batch).finally(() => {
+      inFlight += 1;
+      let counted = true;
+      const release = () => {
+        if (!counted) return;
+        counted = false;
         running -= 1;
+      };
+      void placeBatch(batch, () => {
+        release();
+        pump();
+      }).finally(() => {
+        release();
+        inFlight -= 1;
         for (const { key } of batch) busy.delete(accountIdOf(key));
         pump();
       });
