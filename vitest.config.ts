@@ -14,7 +14,7 @@ import { ProcessFilesFirst } from './test/support/sequencer.ts';
 // unit and integration share one module graph per worker (isolate: false): every file importing
 // the whole server again cost about half of their time. Each file still builds its own app (its
 // own database, config, clock and services), so no state of one is seen by another.
-const OWN_MODULES = ['test/integration/db-internals.test.ts', 'test/integration/duplicate-wait.test.ts', 'test/unit/clock.test.ts', 'test/unit/logger.test.ts'];
+const OWN_MODULES = ['test/integration/db-internals.test.ts', 'test/integration/duplicate-wait.test.ts', 'test/unit/clock.test.ts', 'test/unit/console-session.test.ts', 'test/unit/logger.test.ts'];
 // Integration files that open no database (broker adapters against their fakes, the alerts'
 // channels, the OpenAPI document): their own project, which CI's PostgreSQL pass leaves out, since
 // they would do the same work there.

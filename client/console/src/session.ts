@@ -35,12 +35,17 @@ const setState = (next: TSessionState) => {
   for (const listener of listeners) listener();
 };
 
-/** Takes new tokens; resolves once the refresh token is where every tab's next refresh reads it. */
-const keep = (tokens: TTokenResponse): Promise<void> => {
+/**
+ * Takes new tokens; resolves once the refresh token is where every tab's next refresh reads it.
+ * Signed in only then: the pages show once the new token is kept, so a reload or a link opened
+ * from them presents it, never the one the service has just rotated away (which would revoke the
+ * whole session).
+ */
+const keep = async (tokens: TTokenResponse): Promise<void> => {
   const lifeMs = tokens.expires_in * 1000;
   access = { token: tokens.access_token, refreshAt: Date.now() + lifeMs - Math.min(EARLY_MS, lifeMs / 4) };
+  await refreshStore.write(tokens.refresh_token);
   setState('signed_in');
-  return refreshStore.write(tokens.refresh_token);
 };
 
 const forget = () => {
@@ -96,7 +101,8 @@ export const session = {
     access = undefined;
   },
   refreshToken: (): string | undefined => refreshStore.mirror(),
-  signIn: (tokens: TTokenResponse): void => void keep(tokens),
+  /** Resolves once signed in: the refresh token kept (keep). */
+  signIn: (tokens: TTokenResponse): Promise<void> => keep(tokens),
   signOut: forget,
   /** On load: turns a kept refresh token into a session (or ends it). */
   restore: async (): Promise<void> => {

@@ -14,7 +14,15 @@ import { Wordmark } from '../shell/wordmark.tsx';
 const textOf = (form: HTMLFormElement, name: string) => fieldText(new FormData(form), name);
 
 /** Login, keeping the tokens and opening the overview. */
-const useLogin = () => useMutation(trpc.auth.login.mutationOptions({ onSuccess: (tokens) => (session.signIn(tokens), navigate('/', { replace: true })) }));
+const useLogin = () =>
+  useMutation(
+    trpc.auth.login.mutationOptions({
+      onSuccess: async (tokens) => {
+        await session.signIn(tokens);
+        navigate('/', { replace: true });
+      },
+    }),
+  );
 
 const OtherPage = ({ question, to, title }: { question: string; to: string; title: string }) => (
   <Text size="sm" ta="center" c="dimmed">
