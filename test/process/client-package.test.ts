@@ -164,23 +164,6 @@ describe.skipIf(!ON_PGLITE)('the packed client in a fresh project', () => {
     expect(readFileSync(path.join(installed, 'dist', 'client', 'router.d.ts'), 'utf8')).not.toMatch(/from '\.\.\/\.\.\/server|server\/routers/);
   });
 
-  it('ships the router type the server has: every procedure\'s input and output, both ways (test/fixtures/client-router)', async () => {
-    const started = performance.now();
-    // Only check.ts's own diagnostics, as scripts/build-client.ts reads client/router.ts's: the
-    // server's files are `tsc --noEmit`'s, and checking them all here took twice the time.
-    const { default: ts } = await import('typescript');
-    const config = path.join(REPO, 'test', 'fixtures', 'client-router', 'tsconfig.json');
-    const parsed = ts.getParsedCommandLineOfConfigFile(config, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
-    expect(parsed?.errors ?? ['unreadable'], config).toEqual([]);
-    const program = ts.createProgram(parsed!.fileNames, parsed!.options);
-    const check = program.getSourceFile(path.join(REPO, 'test', 'fixtures', 'client-router', 'check.ts'));
-    expect(check, 'check.ts in its program').toBeDefined();
-    const diagnostics = [...program.getOptionsDiagnostics(), ...program.getSyntacticDiagnostics(check), ...program.getSemanticDiagnostics(check)];
-    const text = ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (file) => file, getCurrentDirectory: () => REPO, getNewLine: () => '\n' });
-    expect(diagnostics.length, text).toBe(0);
-    timings.routerCheck = Math.round(performance.now() - started);
-  }, STEP_MS);
-
   it('type-checks a strict consumer with moduleResolution bundler, then node16 (which compiles it)', async () => {
     const tsc = path.join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
     const bundler = ok(await run(NODE24, [tsc, '-p', 'tsconfig.bundler.json'], { cwd: consumer }), 'tsc bundler');
