@@ -35,11 +35,6 @@
 //   Postgres runs as a system service, not ours to pin: its backends run on either core. The
 //   report says which CPUs each had (read back from /proc), or that the run was unpinned and why
 //   (no taskset, fewer than two CPUs, or BENCH_ORDERS_PIN=0).
-// - The generator runs at a higher priority (nice -10, where this process may set it): it stands
-//   for clients on other machines, and on two cores the Postgres backends, which run on either
-//   core, took its CPU from it, so that it sent ours' orders up to 19 ms late at p99 (the floor's
-//   4 ms), late sends counted in the latencies. Both targets meet the same generator; the send lag
-//   is still measured and printed. BENCH_ORDERS_NICE=0 leaves it at the default priority.
 // - The load generator is this file run as a child process (`--load`): on 2 cores an in-process
 //   generator would share the servers' event loop. It is a small node:http client rather than
 //   autocannon, because autocannon cannot do either half of what is asked: every request needs a
@@ -107,7 +102,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import inspector from 'node:inspector/promises';
 import http from 'node:http';
 import net from 'node:net';
-import { cpus, loadavg, setPriority } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
@@ -440,7 +435,6 @@ const startGenerator = (cpu: number | undefined) => {
   // taskset execs node, so the child's pid is the generator's own.
   const child = cpu === undefined ? spawn(process.execPath, [THIS_FILE, '--load'], { stdio }) : spawn('taskset', ['-c', String(cpu), process.execPath, THIS_FILE, '--load'], { stdio });
   loadChild = child;
-  const priority = raisePriority(child.pid);
   let exited = false;
   child.once('exit', () => {
     exited = true;
@@ -491,28 +485,7 @@ const startGenerator = (cpu: number | undefined) => {
     });
   /** The CPUs the generator may run on, as /proc lists them. */
   const cpus = () => (child.pid === undefined ? undefined : allowedCpusOf(String(child.pid)));
-  return { run, stop, cpus, priority };
-};
-
-/** A process's nice value as /proc/<pid>/stat has it (its 19th field), checked rather than assumed. */
-const niceOf = (pid: number): string => {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16] ?? '?';
-  } catch {
-    return '?';
-  }
-};
-
-/** The generator's priority raised to nice -10 (see the header); what it runs at, or why it stays at the default. */
-const raisePriority = (pid: number | undefined): string => {
-  if (process.env.BENCH_ORDERS_NICE === '0') return 'the default priority (BENCH_ORDERS_NICE=0)';
-  if (pid === undefined) return 'the default priority (no pid)';
-  try {
-    setPriority(pid, -10);
-    return `nice ${niceOf(pid)} (read back from /proc)`;
-  } catch (error) {
-    return `the default priority (nice -10 refused: ${(error as NodeJS.ErrnoException).code ?? String(error)})`;
-  }
+  return { run, stop, cpus };
 };
 
 type StatementKind = 'select' | 'locking select' | 'insert' | 'update' | 'delete' | 'begin' | 'commit' | 'rollback' | 'other';
@@ -1499,7 +1472,6 @@ const main = async () => {
       ? `  UNPINNED (${pinning.why}): this process (threads: ${threads}), the generator and Postgres share all CPUs`
       : `  pinned with taskset: this process, both servers (threads: ${threads}), on CPU ${pinning.server}; the generator on CPU ${generatorCpus ?? '?'}; Postgres, a system service, unpinned`,
   );
-  console.log(`  the generator runs at ${generator.priority}`);
   console.log(
     `  many users: ${settings.users} users, a closed-loop client each, the open loop's orders dealt to them in turn; every order a market buy of the next of ${symbols.map((s) => `${s.symbol} ${s.qty}`).join(', ')} (about 5 USDT), ` +
       `so each symbol is shared by all; the floor gets the same users (x-user-id) and upserts each user's own position rows`,
