@@ -138,7 +138,9 @@ describe('stops and stop-limits at KIS, emulated', () => {
     // Above the stop: nothing; a fixed stop does not follow the price up.
     kis.setPrice(SYMBOL, '98000');
     kis.setPrice(SYMBOL, '95100');
-    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '95000'), alice, 'emus-stop-1', isFilled);
+    // The child's broker id is recorded once the broker has answered its placement, in a
+    // transaction of its own, which the child's fill may overtake: both are waited for.
+    const row = await tradeUntil(() => kis.setPrice(SYMBOL, '95000'), alice, 'emus-stop-1', (seen) => isFilled(seen) && childPlaced(seen));
     expect(row).toMatchObject({ filledQty: '2', avgFillPrice: '95000', stopPrice: '95000', brokerOrderId: placed.body.broker_order_id });
     expect(row!.metadata).toMatchObject({ emulated: true, child_client_order_id: 'emus-stop-1.tr', child_broker_order_id: expect.any(String) });
     expect(kisOrderCalls()).toBe(calls + 1);

@@ -112,9 +112,11 @@ describe('a trailing stop at KIS, emulated', () => {
     // Below the old stop, not the new one: nothing; at the new stop: the trigger.
     kis.setPrice(SYMBOL, '99000');
     kis.setPrice(SYMBOL, '94900');
+    // The child's broker id is recorded once the broker has answered its placement, in a
+    // transaction of its own, which the child's fill may overtake: both are waited for.
     const filled = await waitFor(
       () => orderRow('emu-trail-1'),
-      (row) => row?.status === 'filled',
+      (row) => row?.status === 'filled' && typeof row.metadata.child_broker_order_id === 'string',
     );
     expect(filled).toMatchObject({ filledQty: '2', avgFillPrice: '94900', brokerOrderId: placed.body.broker_order_id });
     expect(filled!.metadata).toMatchObject({ emulated: true, child_client_order_id: 'emu-trail-1.tr', child_broker_order_id: expect.any(String) });
