@@ -1,6 +1,7 @@
 // Type-check and lint in one process: `tsc --noEmit` on both projects (the service's, with the
-// shipped router's check, and the web console's) and `eslint .`, with the lint's type-aware rules reading the same two TypeScript
-// programs the type check built. Run apart, each built and checked both programs for itself: the
+// shipped router's check, and the web console's) and `eslint .`, with the lint's type-aware rules
+// reading the same two TypeScript programs the type check built. Run apart, each built and checked
+// both programs for itself: the
 // lint's type-aware rules ask for nearly every type the check computes, so the pair cost about 165 s
 // of CPU where this costs about 100. `npm run typecheck` and `npm run lint` stay as they are; CI
 // runs this (.ci/run). Exits non-zero when either finds an error, after printing both.

@@ -894,8 +894,8 @@ const holdAccounts = (...userIds: number[]) => {
 /**
  * Holds the COMMIT of every transaction that writes a simulated order for these users until
  * `release` (PostgreSQL only): a deferred trigger of the test's own takes an advisory lock at
- * commit, which a transaction here holds meanwhile. `waitingInCommit` counts the backends waiting
- * for it. The trigger goes with `release`.
+ * commit, which a transaction here holds meanwhile. `waitingInCommit` counts the transactions
+ * waiting for it. The trigger goes with `release`.
  */
 const holdCommits = (userIds: number[]) => {
   const { db } = server.services;
@@ -922,7 +922,8 @@ const holdCommits = (userIds: number[]) => {
     held: Promise.race([held, holder]),
     waitingInCommit: async () =>
       Number(
-        (await rowsOf<{ n: number }>(db, sql`select count(*)::integer as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`))[0]?.n ?? 0,
+        // This lock's waiters only (two int4 keys: classid is the first, objsubid 2).
+        (await rowsOf<{ n: number }>(db, sql`select count(*)::integer as n from pg_locks where locktype = 'advisory' and not granted and classid = ${key}::oid and objsubid = 2`))[0]?.n ?? 0,
       ),
     release: () =>
       (ended ??= (async () => {
