@@ -8,8 +8,8 @@ import { ProcessFilesFirst } from './test/support/sequencer.ts';
 // - integration: the real server in-process over HTTP, each file on its own copy of a migrated
 //   template database; the model-based test of a paper account (test/model) runs here with a
 //   bounded number of runs;
-// - isolated: the few files that replace a module (vi.mock) or fake the timers, which need a
-//   module graph of their own;
+// - isolated: the few files that replace a module (vi.mock), fake the timers or set a browser's
+//   globals (console-session.test.ts), which need a module graph of their own;
 // - no-database: integration files that open no database (NO_DATABASE below).
 // unit and integration share one module graph per worker (isolate: false): every file importing
 // the whole server again cost about half of their time. Each file still builds its own app (its

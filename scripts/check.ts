@@ -1,10 +1,10 @@
 // Type-check and lint in one process: `tsc --noEmit` on both projects (the service's, with the
 // shipped router's check, and the web console's) and `eslint .`, with the lint's type-aware rules
 // reading the same two TypeScript programs the type check built. Run apart, each built and checked
-// both programs for itself: the
-// lint's type-aware rules ask for nearly every type the check computes, so the pair cost about 165 s
-// of CPU where this costs about 100. `npm run typecheck` and `npm run lint` stay as they are; CI
-// runs this (.ci/run). Exits non-zero when either finds an error, after printing both.
+// both programs for itself: the lint's type-aware rules ask for nearly every type the check
+// computes, so the pair cost about 165 s of CPU where this costs about 100. `npm run typecheck`
+// and `npm run lint` stay as they are; CI runs this (.ci/run). Exits non-zero when either finds an
+// error, after printing both.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
@@ -44,6 +44,9 @@ const programs = PROJECTS.map(programOf);
 const formatHost: ts.FormatDiagnosticsHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };
 const typeErrors = programs.flatMap((program) => [...ts.getPreEmitDiagnostics(program)]);
 if (typeErrors.length > 0) process.stdout.write(ts.formatDiagnosticsWithColorAndContext(typeErrors, formatHost));
+if (typeErrors.some((diagnostic) => diagnostic.file?.fileName === path.join(root, ROUTER_CHECK))) {
+  process.stdout.write(`the router type in ${SHIPPED_ROUTER} is not the server's: \`npm run build:client\` writes it again (a client/dist older than a router change shows here too)\n`);
+}
 process.stdout.write(`type-check: ${typeErrors.length} error(s) in ${PROJECTS.join(', ')}\n`);
 
 // The TypeScript files get their types from the programs above instead of a project service of
