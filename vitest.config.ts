@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { TEST_NODE_FLAGS } from './test/support/child-node.ts';
 import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
 // Five projects, run together on three workers (the process files first: test/support/sequencer.ts):
@@ -33,6 +34,8 @@ const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
 export default defineConfig({
   test: {
     pool: 'forks',
+    // V8's collector on each worker's own thread: test/support/child-node.ts says why.
+    execArgv: [...TEST_NODE_FLAGS],
     // Bounds, not waits: a test that starts servers takes seconds of CPU, and the suite must pass
     // on a loaded machine (two CPU hogs beside it, or CI's other work).
     testTimeout: 60_000,

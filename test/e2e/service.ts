@@ -1,13 +1,15 @@
-// The service as the e2e tests run it, the way `npm start` does (node server/main.ts): PGlite in a
-// temporary DATA_DIR, an ephemeral port on 127.0.0.1, an admin from the environment, prices that
-// move only when a test sets them. Its whole log is kept in a file, for tests that read what it
-// says (a live confirm token without SMTP). global-setup.ts starts the run's shared one; a spec
-// that needs other settings (a short token lifetime) starts its own.
+// The service as the e2e tests run it, the way `npm start` does (node server/main.ts, with the
+// tests' V8 flags: TEST_NODE_FLAGS): PGlite in a temporary DATA_DIR, an ephemeral port on
+// 127.0.0.1, an admin from the environment, prices that move only when a test sets them. Its
+// whole log is kept in a file, for tests that read what it says (a live confirm token without
+// SMTP). global-setup.ts starts the run's shared one; a spec that needs other settings (a short
+// token lifetime) starts its own.
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { TEST_NODE_FLAGS } from '../support/child-node.ts';
 
 export const E2E_ADMIN = { username: 'e2e_admin', password: 'e2e-admin-password' };
 // A bound, not a wait: a start-up on two cores shared with the rest of CI has been seen to take over a minute.
@@ -51,7 +53,7 @@ const waitForPort = (lines: AsyncIterable<string>, log: string[], onLine: (line:
 export const startE2eService = async (env: Record<string, string> = {}): Promise<E2eService> => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'ts-e2e-'));
   const logFile = path.join(dataDir, 'service.log');
-  const child = spawn(process.execPath, ['server/main.ts'], {
+  const child = spawn(process.execPath, [...TEST_NODE_FLAGS, 'server/main.ts'], {
     cwd: root,
     env: {
       ...process.env,

@@ -1,11 +1,23 @@
 // How the process tests start the service's entry points (server, worker, CLI) as children.
 
 /**
- * V8 flags for those children: PGlite's WebAssembly compiled once, by Liftoff, and never again by
- * TurboFan in the background (`--liftoff-only`). A child of these tests lives for seconds, too
- * short for optimised code to pay back its compile: `users create-admin` took about 4 s of CPU
- * with the flag against 7 without, and the process files' children are the largest share of the
- * suite's CPU. What the tests assert (exit codes, output, files, answers, data) does not depend on
- * how V8 compiles; the service itself runs on V8's defaults.
+ * V8's garbage collector on the process's own thread (`--single-threaded-gc`), for every Node
+ * process the tests start: the suite's workers (vitest.config.ts), the process files' children
+ * and the browser tests' service. A parallel scavenge splits its work over helper threads and
+ * waits for all of them; on two cores shared by three workers, a browser and their children, a
+ * helper is often not running, and the process waits for it with its pause held open. With the
+ * flag, CI on one machine took 807 s and about 1,070 CPU-s (its children's, by time) against
+ * 1,013 s and 1,380 CPU-s without (docs/architecture.md, Testing). What the tests assert does not
+ * depend on how V8 collects; the service itself runs on V8's defaults.
  */
-export const CHILD_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
+export const TEST_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
+
+/**
+ * V8 flags for the process files' children: TEST_NODE_FLAGS, and PGlite's WebAssembly compiled
+ * once, by Liftoff, and never again by TurboFan in the background (`--liftoff-only`). A child of
+ * these tests lives for seconds, too short for optimised code to pay back its compile: `users
+ * create-admin` took about 4 s of CPU with the flag against 7 without, and the process files'
+ * children are the largest share of the suite's CPU. What the tests assert (exit codes, output,
+ * files, answers, data) does not depend on how V8 compiles.
+ */
+export const CHILD_NODE_FLAGS: readonly string[] = ['--liftoff-only', ...TEST_NODE_FLAGS];
