@@ -15,6 +15,7 @@ import { startFakeBinance, type FakeBinance } from '../../server/fakes/binance.t
 import { startFakeKis, type FakeKis } from '../../server/fakes/kis.ts';
 import { ohlcvFetch } from '../../server/cli-commands.ts';
 import { CommandError } from '../../server/entry.ts';
+import { TEST_NODE_FLAGS } from '../support/child-node.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { createTestDatabase, dataDirFromTemplate, startTestServer, tempDir, type TestServer } from '../support/server.ts';
 
@@ -158,7 +159,7 @@ describe('ohlcv fetch from the broker of a user’s key', () => {
     };
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, ['server/cli.ts', 'ohlcv', 'fetch', ...args], { cwd: REPO, env, timeout: 170_000 }, (error, stdout, stderr) => {
+        execFile(process.execPath, [...TEST_NODE_FLAGS, 'server/cli.ts', 'ohlcv', 'fetch', ...args], { cwd: REPO, env, timeout: 170_000 }, (error, stdout, stderr) => {
           resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
         });
       });

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ON_PGLITE } from '../support/suite-pass.ts';
-import { CHILD_NODE_FLAGS } from '../support/child-node.ts';
+import { CHILD_NODE_FLAGS, TEST_NODE_FLAGS } from '../support/child-node.ts';
 import { dataDirFromTemplate } from '../support/template.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -166,8 +166,8 @@ describe.skipIf(!ON_PGLITE)('the packed client in a fresh project', () => {
 
   it('type-checks a strict consumer with moduleResolution bundler, then node16 (which compiles it)', async () => {
     const tsc = path.join(consumer, 'node_modules', 'typescript', 'bin', 'tsc');
-    const bundler = ok(await run(NODE24, [tsc, '-p', 'tsconfig.bundler.json'], { cwd: consumer }), 'tsc bundler');
-    const node16 = ok(await run(NODE24, [tsc, '-p', 'tsconfig.node16.json'], { cwd: consumer }), 'tsc node16');
+    const bundler = ok(await run(NODE24, [...TEST_NODE_FLAGS, tsc, '-p', 'tsconfig.bundler.json'], { cwd: consumer }), 'tsc bundler');
+    const node16 = ok(await run(NODE24, [...TEST_NODE_FLAGS, tsc, '-p', 'tsconfig.node16.json'], { cwd: consumer }), 'tsc node16');
     timings.typecheckBundler = bundler.ms;
     timings.typecheckNode16 = node16.ms;
     expect(existsSync(path.join(consumer, 'out', 'flow.js'))).toBe(true);

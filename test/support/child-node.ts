@@ -3,7 +3,8 @@
 /**
  * V8's garbage collector on the process's own thread (`--single-threaded-gc`), for every Node
  * process the tests start: the suite's workers (vitest.config.ts), the process files' children
- * and the browser tests' service. A parallel scavenge splits its work over helper threads and
+ * (the service, the worker, the CLI, tsc), the browser tests' service. Not npm's own processes
+ * (npm pack, npm install, npm start): Node takes no such V8 flag from NODE_OPTIONS. A parallel scavenge splits its work over helper threads and
  * waits for all of them; on two cores shared by three workers, a browser and their children, a
  * helper is often not running, and the process waits for it with its pause held open. With the
  * flag, CI on one machine took 807 s and about 1,070 CPU-s (its children's, by time) against

@@ -5,6 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { TEST_NODE_FLAGS } from './child-node.ts';
 import { waitFor } from './wait.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -81,7 +82,7 @@ export const serverProcesses = (prefix: string) => {
   const start = (env: Record<string, string>): ServerProcess => {
     const dataDir = mkdtempSync(path.join(tmpdir(), `ts-${prefix}-`));
     dirs.push(dataDir);
-    const proc = spawn(NODE, ['server/main.ts'], {
+    const proc = spawn(NODE, [...TEST_NODE_FLAGS, 'server/main.ts'], {
       cwd: REPO,
       stdio: 'pipe',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? tmpdir(), DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', DEMO_DATA: 'false', ...env },
