@@ -4,12 +4,11 @@
  * V8's garbage collector on the process's own thread (`--single-threaded-gc`), for every Node
  * process the tests start: the suite's workers (vitest.config.ts), the process files' children
  * (the service, the worker, the CLI, tsc), the browser tests' service. Not npm's own processes
- * (npm pack, npm install, npm start): Node takes no such V8 flag from NODE_OPTIONS. A parallel scavenge splits its work over helper threads and
- * waits for all of them; on two cores shared by three workers, a browser and their children, a
- * helper is often not running, and the process waits for it with its pause held open. With the
- * flag, CI on one machine took 807 s and about 1,070 CPU-s (its children's, by time) against
- * 1,013 s and 1,380 CPU-s without (docs/architecture.md, Testing). What the tests assert does not
- * depend on how V8 collects; the service itself runs on V8's defaults.
+ * (npm pack, npm install, npm start): Node takes no such V8 flag from NODE_OPTIONS. Meant to
+ * spare a paused process waiting for GC helper threads that two crowded cores do not run; CI's
+ * runs with it (807-944 s) and without (1,013 and 882 s) show no gain beyond their noise
+ * (docs/architecture.md, Testing), so it is kept as harmless, not as a measured gain. What the
+ * tests assert does not depend on how V8 collects; the service itself runs on V8's defaults.
  */
 export const TEST_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
 
