@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { TEST_NODE_FLAGS } from './test/support/child-node.ts';
+import { CHILD_NODE_FLAGS } from './test/support/child-node.ts';
 import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
 // Five projects, run together on three workers (the process files first: test/support/sequencer.ts):
@@ -34,8 +34,9 @@ const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
 export default defineConfig({
   test: {
     pool: 'forks',
-    // V8's collector on each worker's own thread: test/support/child-node.ts says why.
-    execArgv: [...TEST_NODE_FLAGS],
+    // V8's collector on each worker's own thread, and PGlite's WebAssembly left to Liftoff:
+    // test/support/child-node.ts says why.
+    execArgv: [...CHILD_NODE_FLAGS],
     // Bounds, not waits: a test that starts servers takes seconds of CPU, and the suite must pass
     // on a loaded machine (two CPU hogs beside it, or CI's other work).
     testTimeout: 60_000,
