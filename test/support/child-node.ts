@@ -1,4 +1,5 @@
-// How the process tests start the service's entry points (server, worker, CLI) as children.
+// The V8 flags of the Node processes the tests start: the suite's workers, the process files' children
+// (the service, the worker, the CLI), the browser tests' service.
 
 /**
  * V8's garbage collector on the process's own thread (`--single-threaded-gc`), for every Node
