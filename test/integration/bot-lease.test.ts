@@ -4,7 +4,7 @@
 // once the holder stops renewing its lease.
 import { and, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { insertBotBar } from '../../server/bot/queries.ts';
+import { insertBotBar, readBotBars } from '../../server/bot/queries.ts';
 import { createBotRunner, type BotRunner } from '../../server/bot/runner.ts';
 import { manualClock } from '../../server/clock.ts';
 import { botOrders, bots, orderFills, orders } from '../../server/db/schema/index.ts';
@@ -56,6 +56,8 @@ describe('restart', () => {
     await waitFor(() => Promise.resolve(first.services.botRunner.held()), (held) => held.includes(user.user.id));
     // Two bars close (50,000 and 45,000) before the stop; the bar of 55,000 is still open.
     await minuteOfPrices(first, admin, [50_000, 45_000, 55_000]);
+    // Ticks reach the runner by NOTIFY, after the price's answer: wait for the two closed bars.
+    await waitFor(() => readBotBars(first.services.db, { userId: user.user.id, assetClass: 'crypto', symbol: 'BTC/USDT', timeframe: '1m', limit: 10 }), (bars) => bars.length === 2);
     await first.services.botRunner.idle();
     await first.close();
 
