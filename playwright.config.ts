@@ -1,6 +1,10 @@
 // End-to-end tests of the web console: Playwright's runner driving Debian's chromium (never a
 // downloaded browser) against the real service, started once by test/e2e/global-setup.ts.
 import { defineConfig } from '@playwright/test';
+import { useMemoryTmpdir } from './test/support/memory-tmpdir.ts';
+
+// The service's data directory in memory where the machine allows it (test/support/memory-tmpdir.ts).
+useMemoryTmpdir();
 
 const runningAsRoot = process.getuid?.() === 0;
 

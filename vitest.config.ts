@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { CHILD_NODE_FLAGS } from './test/support/child-node.ts';
+import { useMemoryTmpdir } from './test/support/memory-tmpdir.ts';
 import { ProcessFilesFirst } from './test/support/sequencer.ts';
 
 // Five projects, run together on three workers (the process files first: test/support/sequencer.ts):
@@ -30,6 +31,10 @@ const NO_DATABASE = [
   'test/integration/openapi-typescript.test.ts',
 ];
 const DATABASE = { globalSetup: ['test/support/global-setup.ts'] };
+
+// The run's temporary files (data directories above all) in memory where the machine allows it:
+// test/support/memory-tmpdir.ts says why. Set before any worker starts, so all of them inherit it.
+useMemoryTmpdir();
 
 export default defineConfig({
   test: {
