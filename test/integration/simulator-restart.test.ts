@@ -51,6 +51,9 @@ describe('restart', () => {
 
     const second = await startTestServer(env, { dataDir: first.dataDir, databaseUrl: first.databaseUrl });
     cleanups.push(() => second.stop());
+    // The server's own simulator runs one matching round as it starts: let it end first, so the
+    // price below is matched by this test's simulator alone, whose events the test reads.
+    await second.services.simulator.idle();
     sim = await simulatorOf(second);
     cleanups.push(() => sim.stop());
     const broker = sim.brokerFor(account);
