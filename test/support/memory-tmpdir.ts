@@ -29,8 +29,10 @@ export const makeMemoryTmpdir = (env: NodeJS.ProcessEnv, { root = '/dev/shm', mi
 };
 
 /**
- * Points TMPDIR, for this process and every process it starts, at a fresh directory on /dev/shm
- * (makeMemoryTmpdir), removed when this process exits. Where there is none, nothing changes: the
+ * Points TMPDIR, for this process and every process it starts with its environment (vitest's
+ * workers, Playwright's), at a fresh directory on /dev/shm (makeMemoryTmpdir), removed when this
+ * process exits. Children started with an environment of their own (the process files') keep the
+ * system's; the data directories they use are made here and handed to them. Where there is none, nothing changes: the
  * tests use the system's temporary directory, only more slowly.
  */
 export const useMemoryTmpdir = (): void => {
