@@ -103,7 +103,7 @@ import inspector from 'node:inspector/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { constants as perfConstants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type postgres from 'postgres';
 import type { OrdersFloor } from './orders-floor.ts';
@@ -716,11 +716,17 @@ const processCpuMs = (pids: number[]): Map<number, number> => {
 };
 
 /** This process's stalls during one slice. */
+/** A GC entry of perf_hooks for a major collection (its `detail.kind`, which the typings of PerformanceEntry leave out). */
+const isMajorGc = (entry: object) => (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
+
 interface Stalls {
   loopDelayMaxMs: number;
   gcCount: number;
   gcTotalMs: number;
   gcMaxMs: number;
+  /** Of those, V8's major collections (mark-compact): what fills the old generation decides when they come. */
+  majorGcCount: number;
+  majorGcMs: number;
   /** How the main thread shared its core (Linux); undefined where /proc has no schedstat. */
   core: CoreShare | undefined;
 }
@@ -909,7 +915,10 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
   const ms = (values: number[]) => values.map((v) => `${fixed(v)} ms`).join(', ');
   const stallsLine = (s: PhaseSummary) =>
     `${s.name} loop delay max ${fixed(Math.max(0, ...s.stalls.map((t) => t.loopDelayMaxMs)), 1)} ms, GC ${sumOf(s.stalls.map((t) => t.gcCount))} pauses ` +
-    `(${fixed(sumOf(s.stalls.map((t) => t.gcTotalMs)))} ms in all, longest ${fixed(Math.max(0, ...s.stalls.map((t) => t.gcMaxMs)), 1)} ms)`;
+    `(${fixed(sumOf(s.stalls.map((t) => t.gcTotalMs)))} ms in all, longest ${fixed(Math.max(0, ...s.stalls.map((t) => t.gcMaxMs)), 1)} ms; ` +
+    `${sumOf(s.stalls.map((t) => t.majorGcCount))} of them major, ${fixed(sumOf(s.stalls.map((t) => t.majorGcMs)))} ms)`;
+  /** Each slice's p99, starred where a major GC ran in the slice. */
+  const sliceP99s = (s: PhaseSummary) => s.sliceP99Ms.map((v, i) => `${fixed(v, 1)}${(s.stalls[i]?.majorGcCount ?? 0) > 0 ? '*' : ''}`).join(' ');
   /** The main thread's wait for its CPU over the slices, in all and per order answered. */
   const cpuWaitLine = (s: PhaseSummary) => {
     const shares = s.stalls.map((t) => t.core);
@@ -938,7 +947,7 @@ const printPhase = (r: PhaseResult, settings: { seconds: number; rateSeconds: nu
   console.log(header);
   console.log(line('floor (bare, 1 tx)', openLoop.floor, openLoop.floor.spanSec));
   console.log(line('ours (5 gates + sim)', openLoop.ours, openLoop.ours.spanSec));
-  console.log(`  p99 of each slice, ms: floor ${openLoop.floor.sliceP99Ms.map((v) => fixed(v, 1)).join(' ')}; ours ${openLoop.ours.sliceP99Ms.map((v) => fixed(v, 1)).join(' ')}`);
+  console.log(`  p99 of each slice, ms (* a major GC ran in it): floor ${sliceP99s(openLoop.floor)}; ours ${sliceP99s(openLoop.ours)}`);
   if (r.storage) console.log(`  ${storageLine(r.storage, rate)}`);
   console.log(
     `  generator send lag p99 (max): floor ${fixed(openLoop.floor.sendLagP99Ms, 1)} (${fixed(openLoop.floor.sendLagMaxMs, 1)}) ms, ours ${fixed(openLoop.ours.sendLagP99Ms, 1)} (${fixed(openLoop.ours.sendLagMaxMs, 1)}) ms; ` +
@@ -1305,8 +1314,10 @@ const main = async () => {
     const stopListening = command.target.name === 'ours' ? openLoopSteps?.listen() : undefined;
     const eluBefore = performance.eventLoopUtilization();
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-    const gcPauses: number[] = [];
-    const gcObserver = new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((entry) => entry.duration)));
+    const gcPauses: { ms: number; major: boolean }[] = [];
+    const gcObserver = new PerformanceObserver((list) =>
+      gcPauses.push(...list.getEntries().map((entry) => ({ ms: entry.duration, major: isMajorGc(entry) }))),
+    );
     loopDelay.enable();
     gcObserver.observe({ entryTypes: ['gc'] });
     const profiling = profileDir !== undefined ? await startProfile() : undefined;
@@ -1319,8 +1330,10 @@ const main = async () => {
     const stalls: Stalls = {
       loopDelayMaxMs: loopDelay.max / 1e6,
       gcCount: gcPauses.length,
-      gcTotalMs: sumOf(gcPauses),
-      gcMaxMs: Math.max(0, ...gcPauses),
+      gcTotalMs: sumOf(gcPauses.map((pause) => pause.ms)),
+      gcMaxMs: Math.max(0, ...gcPauses.map((pause) => pause.ms)),
+      majorGcCount: gcPauses.filter((pause) => pause.major).length,
+      majorGcMs: sumOf(gcPauses.filter((pause) => pause.major).map((pause) => pause.ms)),
       core: coreShareBetween(scheduleBefore, mainThreadSchedule()),
     };
     return { result, elu: performance.eventLoopUtilization(eluBefore).utilization, stalls, drainMs: command.target.name === 'ours' ? await drainOurs() : 0 };
