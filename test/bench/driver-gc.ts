@@ -6,9 +6,9 @@
 //
 // Why it matters: what is promoted fills the old generation, and the order bench's worst open-loop
 // slices hold a major (mark-compact) collection; each scavenge also takes as long as what it
-// copies. It found that the driver's queries (closures made in a constructor V8 does not
-// optimise, so allocated old) kept every statement's objects alive until the next full
-// collection: about 700 bytes promoted per statement, against 1 for the control; with the driver
+// copies. It found that the driver's queries (closures written into properties in a constructor
+// V8 does not optimise, which it allocates old) kept every statement's objects alive until the
+// next full collection: about 700 bytes promoted per statement, against 1 for the control; with the driver
 // patch's garbage-collector change (docs/operations.md), about 40.
 //
 // Each target runs in a child process of its own with `--trace-gc-nvp` (V8 prints one line per

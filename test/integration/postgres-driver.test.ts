@@ -297,10 +297,11 @@ describe.skipIf(!process.env.DATABASE_URL)("postgres.js's writes to a connection
 // The patch's change to the shape of a query and of a reserved client: a query's resolve and reject
 // are methods of its class, over the promise's own functions, and a reservation's functions are
 // the pool's, bound to its state, where the driver made closures in the query's constructor and in
-// reserve(). V8 optimises neither, and a closure made in unoptimised code is allocated in the old
-// generation, where a dead one kept its query's (or its reserved client's) young objects alive
-// until the next full collection (test/bench/driver-gc.ts measures it for queries: about 700
-// bytes promoted per statement before, 40 after).
+// reserve(). V8 allocates a function written straight into a property in the old generation (as it
+// would a method), always in code it has not optimised, and neither of those is; a dead one there
+// kept its query's (or its reserved client's) young objects alive until the next full collection
+// (test/bench/driver-gc.ts measures it for queries: about 700 bytes promoted per statement
+// before, 40 after).
 describe("postgres.js's queries", () => {
   /** What the class gives a query to settle it with; the driver's typings leave it out. */
   type Settling = { resolve(value: unknown): void; reject(error: unknown): void; active: boolean };
