@@ -49,9 +49,11 @@
 //   storage of a machine like this one stalls a commit for tens of ms now and then (a bare
 //   insert-and-commit loop at these rates has a p99 of 13-53 ms here, with stalls up to 120 ms), and
 //   in two long slices per target one stall decided which target's p99 carried it. Each slice's
-//   own p99 is printed, and after the many-user phase's open loop the storage alone is measured at
-//   the same rate (test/bench/storage-probe.ts), so a reader can tell the machine's tail from the
-//   service's. Ours answers an
+//   own p99 is printed, starred where V8 ran a major (mark-compact) collection in it (the two
+//   servers share one heap: such a slice's tail is the process's, and every slice of ours over
+//   100 ms measured here held one), and after the many-user phase's open loop the storage alone is
+//   measured at the same rate (test/bench/storage-probe.ts), so a reader can tell the machine's
+//   tail from the service's. Ours answers an
 //   order when the broker has accepted it; the fill follows as a broker event in the same process.
 //   After each slice of ours the bench waits for those fills to be applied (the "drain") before
 //   the next slice starts, so ours' deferred work never lands on the floor's slice; the drain time
