@@ -717,10 +717,10 @@ const processCpuMs = (pids: number[]): Map<number, number> => {
   return cpu;
 };
 
-/** This process's stalls during one slice. */
 /** A GC entry of perf_hooks for a major collection (its `detail.kind`, which the typings of PerformanceEntry leave out). */
 const isMajorGc = (entry: object) => (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR;
 
+/** This process's stalls during one slice. */
 interface Stalls {
   loopDelayMaxMs: number;
   gcCount: number;
