@@ -16,8 +16,9 @@
 //   "answer read -> frame read" time is measured the same way.
 // - Memory: resident set size per idle connection at 10,000 connections (1,000 users x 10 each on
 //   ours; the hello frame has arrived on every one before the count is taken), for ours and for
-//   the bare server: RSS (and the V8 heap) after full garbage collections, the median of several
-//   readings, before and after opening them, divided by the count.
+//   the bare server: RSS (and the V8 heap) after full garbage collections that also give back
+//   the pages V8 pools (FULL_COLLECTION, below), the median of several readings, before and after
+//   opening them, divided by the count.
 //
 // Fairness:
 // - Clients are never in a server's process: one child (test/bench/ws-clients.ts) holds the idle
@@ -38,8 +39,8 @@
 //   connections had grown and freed (neither V8 nor glibc hands all of them back), and would look
 //   cheaper than it is. In its own process the bare server starts from nothing and grows what it
 //   needs; ours grows what it needs from its own post-start-up baseline. Both are read the same
-//   way (process.memoryUsage() after gc(); this process turns gc on at run time when not started
-//   with --expose-gc). Kernel socket buffers are not part of either RSS.
+//   way (process.memoryUsage() after gc(FULL_COLLECTION); this process turns gc on at run time
+//   when not started with --expose-gc). Kernel socket buffers are not part of either RSS.
 // - Ours runs as configured for production apart from what the bench needs: NODE_ENV=test,
 //   LOG_LEVEL=info to a file (an async pino destination, as production writes it; ours logs a line
 //   per request, the bare server nothing), RATE_LIMIT_ORDERS_PER_MIN=1000000
@@ -97,19 +98,28 @@ const median = (values: number[]) => percentile([...values].sort((a, b) => a - b
 // ---------------------------------------------------------------------------------------------
 // Memory readings, the same in this process and in the bare server's.
 
-let gcFunction: (() => void) | undefined;
+/**
+ * A full collection that also gives back what V8 holds for later (`last-resort`: the pages it
+ * pools, a young generation shrunk to its least). A regular one leaves those as they happen to
+ * be, and they are tens of MB: ours' young generation alone is up to 2 x 32 MB (npm start's
+ * --max-semi-space-size), which one reading found grown and the next pooled or given back,
+ * depending on the GC's threads (--single-threaded-gc pools it), so that a per-connection figure
+ * carried it.
+ */
+const FULL_COLLECTION: NodeJS.GCOptions = { type: 'major', execution: 'sync', flavor: 'last-resort' };
+
+let gcFunction: NodeJS.GCFunction | undefined;
 const collectGarbage = () => {
   if (!gcFunction) {
-    const exposed = globalThis.gc;
-    if (typeof exposed === 'function') {
-      gcFunction = () => exposed();
+    if (typeof globalThis.gc === 'function') {
+      gcFunction = globalThis.gc;
     } else {
       // Not started with --expose-gc: the flag can still be set now; new contexts then get gc().
       setFlagsFromString('--expose-gc');
-      gcFunction = runInNewContext('gc') as () => void;
+      gcFunction = runInNewContext('gc') as NodeJS.GCFunction;
     }
   }
-  gcFunction();
+  gcFunction(FULL_COLLECTION);
 };
 
 interface MemoryReading {
@@ -117,7 +127,7 @@ interface MemoryReading {
   heapUsed: number;
 }
 
-/** The median of MEMORY_READINGS readings, each after a full collection and a pause. */
+/** The median of MEMORY_READINGS readings, each after a full collection (FULL_COLLECTION) and a pause. */
 const settledMemory = async (): Promise<MemoryReading> => {
   const readings: MemoryReading[] = [];
   for (let i = 0; i < MEMORY_READINGS; i++) {
