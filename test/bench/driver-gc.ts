@@ -12,11 +12,10 @@
 // patch's garbage-collector change (docs/operations.md), about 40.
 //
 // Each target runs in a child process of its own with `--trace-gc-nvp` (V8 prints one line per
-// collection, with the bytes it promoted) and `npm start`'s flags (`--max-semi-space-size=32
-// --single-threaded-gc`); the statements are paced by timers, as requests arrive at a server,
-// after a warm-up. The parent reads the collections that began inside the measured window.
-// Settings: BENCH_DRIVER_RATE (statements per second, 2000), BENCH_DRIVER_SECONDS (10),
-// BENCH_DRIVER_POOL (connections, 20).
+// collection, with the bytes it promoted) and `--max-semi-space-size=32` (as `npm start`); the
+// statements are paced by timers, as requests arrive at a server, after a warm-up. The parent
+// reads the collections that began inside the measured window. Settings: BENCH_DRIVER_RATE
+// (statements per second, 2000), BENCH_DRIVER_SECONDS (10), BENCH_DRIVER_POOL (connections, 20).
 // The exit code is 0 whatever the figures; non-zero on a crash.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -123,7 +122,7 @@ const collectionsOf = (trace: string): Collections => {
 
 const runChild = (role: Role, url: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--max-semi-space-size=32', '--single-threaded-gc', '--trace-gc-nvp', fileURLToPath(import.meta.url), role, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--max-semi-space-size=32', '--trace-gc-nvp', fileURLToPath(import.meta.url), role, url], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);

@@ -25,9 +25,10 @@
 //
 // Fairness, as in run.ts:
 // - Both servers live in this process (same Node, flags, heap); only one is under load at a time.
-//   `npm run bench` runs it with `npm start`'s flags (`--max-semi-space-size=32`: a larger young
-//   generation, so scavenges come half as often; `--single-threaded-gc`: no GC helper threads to
-//   share the pinned core with; docs/operations.md), which both servers then share.
+//   `npm run bench` runs it with the flags `npm start` takes on one core, as the servers get here
+//   (scripts/node.sh: `--max-semi-space-size=32`, a larger young generation, so scavenges come
+//   half as often; `--single-threaded-gc`, no GC helper threads to take the core from the main
+//   thread; docs/operations.md), which both servers then share.
 //   Each has a pool of DB_POOL_SIZE connections to the same fresh database on the same Postgres,
 //   and the floor's commits are as durable as ours (the server's own synchronous_commit / fsync).
 // - Pinned: where taskset (util-linux) is on PATH, every thread of this process, so both servers,

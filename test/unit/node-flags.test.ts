@@ -1,32 +1,53 @@
-// The node flags the service runs with (docs/operations.md, "The node process's flags"): `npm
-// start` and `npm run worker` share them, every bench of the service runs with them (so what it
-// measures is what is deployed), and this Node accepts them (V8 exits at an unknown flag).
+// The node flags the service runs with (docs/operations.md, "The node process's flags"):
+// scripts/node.sh picks them by the cores the process may use, `npm start` and `npm run worker`
+// run through it, every bench of the service runs with its flags (the order bench, which pins its
+// servers to one core, with those of one core), and this Node accepts them.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+const REPO = new URL('../..', import.meta.url);
+
+const MANY_CORES = ['--max-semi-space-size=32'];
+const ONE_CORE = [...MANY_CORES, '--single-threaded-gc'];
 
 /** The flags between `node` and the script's file, for each `node` command of a script. */
 const nodeCommandsOf = (script: string) =>
   [...script.matchAll(/\bnode((?:\s+--[\w-]+(?:=\S+)?)*)\s+(\S+\.ts)/g)].map(([, flags = '', file = '']) => ({ flags: flags.trim().split(/\s+/).filter(Boolean), file }));
 
-const startFlags = nodeCommandsOf(scripts.start ?? '')[0]?.flags ?? [];
+/** The flags node got from scripts/node.sh, run under `prefix` (taskset, say). */
+const flagsFromNodeSh = (prefix: string[] = []) => {
+  const [command = 'sh', ...args] = [...prefix, 'sh', 'scripts/node.sh', '-e', 'process.stdout.write(JSON.stringify(process.execArgv.slice(0, process.execArgv.indexOf("-e"))))'];
+  // node.sh runs the `node` on PATH, as npm's scripts do: this one first.
+  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  const run = spawnSync(command, args, { cwd: REPO, env, encoding: 'utf8' });
+  expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+  return JSON.parse(run.stdout) as string[];
+};
+
+const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 describe("the node process's flags", () => {
-  it('are the ones docs/operations.md explains, the same for the server and the worker', () => {
-    expect(startFlags).toEqual(['--max-semi-space-size=32', '--single-threaded-gc']);
-    expect(nodeCommandsOf(scripts.worker ?? '')).toEqual([{ flags: startFlags, file: 'server/worker.ts' }]);
+  it('npm start and npm run worker run node through scripts/node.sh', () => {
+    expect(scripts.start).toBe('exec sh scripts/node.sh server/main.ts');
+    expect(scripts.worker).toBe('exec sh scripts/node.sh server/worker.ts');
   });
 
-  it("are every service bench's flags (the console's bench drives a browser, not the service's process)", () => {
+  it('scripts/node.sh collects garbage on the main thread alone where the process may use one core, with helper threads where more', () => {
+    expect(flagsFromNodeSh()).toEqual(availableParallelism() > 1 ? MANY_CORES : ONE_CORE);
+  });
+
+  it.skipIf(!hasTaskset)('scripts/node.sh sees one core under taskset', () => {
+    expect(flagsFromNodeSh(['taskset', '-c', '0'])).toEqual(ONE_CORE);
+  });
+
+  it('are every service bench\'s, the order bench\'s those of one core (the console\'s bench drives a browser)', () => {
     const benches = nodeCommandsOf(scripts.bench ?? '');
     expect(benches.length).toBeGreaterThan(10);
-    for (const { flags, file } of benches) expect({ file, flags }).toEqual({ file, flags: file === 'test/bench/console.ts' ? [] : startFlags });
-  });
-
-  it('are accepted by this Node', () => {
-    const run = spawnSync(process.execPath, [...startFlags, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' });
-    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 0, stdout: 'ok', stderr: '' });
+    const expected = (file: string) => (file === 'test/bench/console.ts' ? [] : file === 'test/bench/orders.ts' ? ONE_CORE : MANY_CORES);
+    for (const { flags, file } of benches) expect({ file, flags }).toEqual({ file, flags: expected(file) });
   });
 });
