@@ -3,8 +3,8 @@
 // run through it, every bench of the service runs with its flags (the order bench, which pins its
 // servers to one core, with those of one core), and this Node accepts them.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -19,10 +19,10 @@ const nodeCommandsOf = (script: string) =>
   [...script.matchAll(/\bnode((?:\s+--[\w-]+(?:=\S+)?)*)\s+(\S+\.ts)/g)].map(([, flags = '', file = '']) => ({ flags: flags.trim().split(/\s+/).filter(Boolean), file }));
 
 /** The flags node got from scripts/node.sh, run under `prefix` (taskset, say). */
-const flagsFromNodeSh = (prefix: string[] = []) => {
+const flagsFromNodeSh = (prefix: string[] = [], extraEnv: Record<string, string> = {}) => {
   const [command = 'sh', ...args] = [...prefix, 'sh', 'scripts/node.sh', '-e', 'process.stdout.write(JSON.stringify(process.execArgv.slice(0, process.execArgv.indexOf("-e"))))'];
   // node.sh runs the `node` on PATH, as npm's scripts do: this one first.
-  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+  const env = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`, ...extraEnv };
   const run = spawnSync(command, args, { cwd: REPO, env, encoding: 'utf8' });
   expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
   return JSON.parse(run.stdout) as string[];
@@ -42,6 +42,23 @@ describe("the node process's flags", () => {
 
   it.skipIf(!hasTaskset)('scripts/node.sh sees one core under taskset', () => {
     expect(flagsFromNodeSh(['taskset', '-c', '0'])).toEqual(ONE_CORE);
+  });
+
+  it("scripts/node.sh counts a cgroup's CPU quota under two cores as one core", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'node-sh-'));
+    try {
+      const quota = (line: string) => {
+        const file = path.join(dir, 'cpu.max');
+        writeFileSync(file, `${line}\n`);
+        return flagsFromNodeSh([], { NODE_SH_CPU_MAX: file });
+      };
+      const byAffinity = availableParallelism() > 1 ? MANY_CORES : ONE_CORE;
+      expect(quota('150000 100000')).toEqual(ONE_CORE);
+      expect(quota('200000 100000')).toEqual(byAffinity);
+      expect(quota('max 100000')).toEqual(byAffinity);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('are every service bench\'s, the order bench\'s those of one core (the console\'s bench drives a browser)', () => {
