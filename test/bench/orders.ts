@@ -503,7 +503,11 @@ const startGenerator = (cpu: number | undefined) => {
  */
 const GENERATOR_NICE = -10;
 
-/** Raises the generator's priority to GENERATOR_NICE, or says why it could not (raising takes root or CAP_SYS_NICE). */
+/**
+ * Raises the generator's priority to GENERATOR_NICE, or says why it could not (raising takes root
+ * or CAP_SYS_NICE). On Linux a nice value is a thread's: this sets the main thread's, which sends
+ * and reads every request; node's helper threads, started before, keep theirs.
+ */
 const raisePriority = (pid: number | undefined): string => {
   if (pid === undefined) return 'at normal priority (no pid)';
   try {
