@@ -48,6 +48,12 @@ describe('a bracket whose stop leg trails, at Alpaca: the entry at Alpaca, its e
   it('sells through the trailing leg at market; the leg reads open until its child’s fill, never accepted again', async () => {
     const key = await call('POST', '/api/exchange-keys', { asset_class: 'us_equity', exchange: 'us_broker', api_key: alpacaKey.keyId, api_secret: alpacaKey.secretKey, base_url: alpaca.url });
     expect(key.status, key.text).toBe(201);
+    // Alpaca sends a trade update only to a stream listening when it happens (the fake too): the
+    // entry's fill must find the key's stream taken in, as in real-brokers.test.ts.
+    await waitFor(
+      () => Promise.resolve(alpaca.listenerCount(alpacaKey.keyId)),
+      (count) => count === 1,
+    );
     const placed = await call('POST', '/api/equity/orders', { asset_class: 'us_equity', symbol: 'AAPL', side: 'buy', qty: 2, order_type: 'market', client_order_id: 'alp-br-1', bracket: { take_profit: 260, trail_price: 5 } });
     expect(placed.status, placed.text).toBe(201);
     const leg = await waitFor(
