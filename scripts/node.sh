@@ -11,7 +11,11 @@ cores=$(nproc 2>/dev/null || echo 2)
 cpu_max=${NODE_SH_CPU_MAX:-/sys/fs/cgroup/cpu.max}
 if [ -r "$cpu_max" ]; then
   read -r quota period < "$cpu_max"
-  if [ "$quota" != max ] && [ "$quota" -lt $((2 * period)) ]; then cores=1; fi
+  # Only two whole numbers are a quota ("max", or a file of another shape, is none).
+  case "$quota:$period" in
+    *[!0-9:]* | :* | *:) ;;
+    *) if [ "$quota" -lt $((2 * period)) ]; then cores=1; fi ;;
+  esac
 fi
 if [ "$cores" -le 1 ]; then flags="$flags --single-threaded-gc"; fi
 exec node $flags "$@"

@@ -55,8 +55,8 @@
 //   insert-and-commit loop at these rates has a p99 of 13-53 ms here, with stalls up to 120 ms), and
 //   in two long slices per target one stall decided which target's p99 carried it. Each slice's
 //   own p99 is printed, starred where V8 ran a major (mark-compact) collection in it (the two
-//   servers share one heap: such a slice's tail is the process's, and every slice of ours over
-//   100 ms measured here held one), and after the many-user phase's open loop the storage alone is
+//   servers share one heap: such a slice's tail is the process's; before --single-threaded-gc,
+//   most slices of ours over 100 ms measured here held one), and after the many-user phase's open loop the storage alone is
 //   measured at the same rate (test/bench/storage-probe.ts), so a reader can tell the machine's
 //   tail from the service's. Ours answers an
 //   order when the broker has accepted it; the fill follows as a broker event in the same process.
@@ -512,7 +512,7 @@ const raisePriority = (pid: number | undefined): string => {
   if (pid === undefined) return 'at normal priority (no pid)';
   try {
     setPriority(pid, GENERATOR_NICE);
-    return `at nice ${GENERATOR_NICE}, ahead of the Postgres backends on its CPU`;
+    return `at nice ${GENERATOR_NICE}`;
   } catch (error) {
     return `at normal priority (raising it was refused: ${(error as NodeJS.ErrnoException).code ?? String(error)})`;
   }
@@ -1513,7 +1513,7 @@ const main = async () => {
   console.log(
     pinning.server === undefined
       ? `  UNPINNED (${pinning.why}): this process (threads: ${threads}), the generator (${generator.priority}) and Postgres share all CPUs`
-      : `  pinned with taskset: this process, both servers (threads: ${threads}), on CPU ${pinning.server}; the generator on CPU ${generatorCpus ?? '?'}, ${generator.priority}; Postgres, a system service, unpinned`,
+      : `  pinned with taskset: this process, both servers (threads: ${threads}), on CPU ${pinning.server}; the generator on CPU ${generatorCpus ?? '?'}, ${generator.priority} (ahead of the Postgres backends there); Postgres, a system service, unpinned`,
   );
   console.log(
     `  many users: ${settings.users} users, a closed-loop client each, the open loop's orders dealt to them in turn; every order a market buy of the next of ${symbols.map((s) => `${s.symbol} ${s.qty}`).join(', ')} (about 5 USDT), ` +

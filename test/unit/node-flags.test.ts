@@ -29,6 +29,9 @@ const flagsFromNodeSh = (prefix: string[] = [], extraEnv: Record<string, string>
 };
 
 const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+/** The flags by this process's affinity alone, and the setting that hides the machine's own cgroup quota from node.sh. */
+const BY_AFFINITY = availableParallelism() > 1 ? MANY_CORES : ONE_CORE;
+const NO_QUOTA = { NODE_SH_CPU_MAX: '/nonexistent/cpu.max' };
 
 describe("the node process's flags", () => {
   it('npm start and npm run worker run node through scripts/node.sh', () => {
@@ -37,11 +40,11 @@ describe("the node process's flags", () => {
   });
 
   it('scripts/node.sh collects garbage on the main thread alone where the process may use one core, with helper threads where more', () => {
-    expect(flagsFromNodeSh()).toEqual(availableParallelism() > 1 ? MANY_CORES : ONE_CORE);
+    expect(flagsFromNodeSh([], NO_QUOTA)).toEqual(BY_AFFINITY);
   });
 
   it.skipIf(!hasTaskset)('scripts/node.sh sees one core under taskset', () => {
-    expect(flagsFromNodeSh(['taskset', '-c', '0'])).toEqual(ONE_CORE);
+    expect(flagsFromNodeSh(['taskset', '-c', '0'], NO_QUOTA)).toEqual(ONE_CORE);
   });
 
   it("scripts/node.sh counts a cgroup's CPU quota under two cores as one core", () => {
@@ -52,10 +55,12 @@ describe("the node process's flags", () => {
         writeFileSync(file, `${line}\n`);
         return flagsFromNodeSh([], { NODE_SH_CPU_MAX: file });
       };
-      const byAffinity = availableParallelism() > 1 ? MANY_CORES : ONE_CORE;
       expect(quota('150000 100000')).toEqual(ONE_CORE);
-      expect(quota('200000 100000')).toEqual(byAffinity);
-      expect(quota('max 100000')).toEqual(byAffinity);
+      expect(quota('200000 100000')).toEqual(BY_AFFINITY);
+      expect(quota('max 100000')).toEqual(BY_AFFINITY);
+      // A file of another shape is no quota, and never stops the start.
+      expect(quota('150000')).toEqual(BY_AFFINITY);
+      expect(quota('1.5 cores')).toEqual(BY_AFFINITY);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
