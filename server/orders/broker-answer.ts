@@ -19,7 +19,8 @@ import { recordAcceptance, recordAnswer, updateOrder } from './write-queries.ts'
 import { acceptedTrail } from './trailing.ts';
 import { EMULATED_EXITS } from './emulator/exits.ts';
 import { acceptanceRecordsOf, acceptedResponse, acceptedRowOf, localBrokerId, orderEventOf, placedFrameOf, placedPayloadOf, UNCONFIRMED, type TPlacedPayload } from './records.ts';
-import type { CountGate, PreparedPlacement } from './placement.ts';
+import type { CountGate } from './placement.ts';
+import type { PreparedPlacement } from './prepare.ts';
 
 /** Where a rejected order keeps the gate's answer it was refused with under the account's lock (a replay answers it). */
 export const REFUSAL_KEY = 'refusal';

@@ -5,7 +5,8 @@ import { refusedError, unavailableError, unconfirmedError } from '../brokers/err
 import type { Db } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import { AppError } from '../errors.ts';
-import { MINUTE_SCOPE, releaseClaims, type OrderAttempt } from './gates.ts';
+import type { OrderAttempt } from './attempt.ts';
+import { MINUTE_SCOPE, releaseClaims } from './gates.ts';
 import type { OrderPublisher } from './publisher.ts';
 import { findOrderByClientId } from './queries.ts';
 import { releaseRate } from '../controls/rate-queries.ts';

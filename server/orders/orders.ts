@@ -36,7 +36,7 @@ import { createEmulatedExpiry } from './emulator/expiry.ts';
 export { toOrderResponse } from './records.ts';
 /** The order list's kept count, for the job that folds its changes (server/jobs). */
 export { orderTally } from './queries.ts';
-export type { PlaceOptions } from './placement.ts';
+export type { PlaceOptions } from './prepare.ts';
 
 export interface OrderDeps {
   db: Db;

@@ -1,21 +1,16 @@
 // Placement of an order, top to bottom: prepare the attempt → answer a duplicate → the first four
 // gates → the intent → submit it to the broker → record the broker's answer. Idempotent by client
 // order id: a copy of a request under way in this process waits for it and answers the same.
-import { createHash, randomUUID } from 'node:crypto';
-import { orderClassOf, type TOrderResponse, type TOrderSource, type TPlaceOrderRequest } from '../../contracts/orders.ts';
-import { normaliseSymbol } from '../../contracts/symbols.ts';
-import { recordAudit, type AuditRecord, type RequestOrigin } from '../audit/log.ts';
+import { randomUUID } from 'node:crypto';
+import type { TOrderResponse } from '../../contracts/orders.ts';
+import { recordAudit, type AuditRecord } from '../audit/log.ts';
 import type { Alerts } from '../alerts/index.ts';
-import { checkLot } from '../brokers/fills.ts';
 import { FundsRejectedError } from '../brokers/types.ts';
-import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { createDayStartEquity } from '../controls/day-start-cache.ts';
 import { utcDateOf } from '../controls/day-start.ts';
 import type { Db, Queryable } from '../db/client.ts';
-import type { InstrumentRow } from '../db/schema/index.ts';
-import { AppError } from '../errors.ts';
 import type { Instruments } from '../instruments/instruments.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -23,51 +18,18 @@ import { placementStep } from '../observability/placement-steps.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
 import { createAnswerRecorder, fundsRefusalOf } from './broker-answer.ts';
 import { createDuplicates } from './duplicates.ts';
-import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGates, type OrderAttempt, type TGateName } from './gates.ts';
+import type { OrderAttempt, TGateName } from './attempt.ts';
+import { deferredChecksOf, deferredRefusalOf, GateRefusal, releaseClaims, runGates } from './gates.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
-import { findOrderByClientId, readPreflight } from './queries.ts';
+import { findOrderByClientId } from './queries.ts';
 import { insertIntentRecorded, withdrawIntentRecorded, type IntentOutcome } from './write-queries.ts';
-import { trailMetadataOf, trailRequestOf } from './trailing.ts';
-import { brokerBracketOf } from './brackets.ts';
-import { auditRecordOf, brokerRequestOf, intentRowOf, normalisedRequest, placedPayloadOf } from './records.ts';
+import { trailMetadataOf } from './trailing.ts';
+import { createPreparation, type PlaceOptions, type PreparedPlacement } from './prepare.ts';
+import { auditRecordOf, brokerRequestOf, intentRowOf, placedPayloadOf } from './records.ts';
 import { unregisteredSymbolSubmission, type Placing, type SubmissionFor } from './submission.ts';
 import { EMULATED_EXITS, entryAloneOf } from './emulator/exits.ts';
-
-export interface PlaceOptions {
-  user: { id: number };
-  request: TPlaceOrderRequest;
-  /** The request's origin; absent when the service places it itself (a liquidation). */
-  origin?: RequestOrigin;
-  /** A kill-switch liquidation (a sell only): passes the flag and rate gates. */
-  liquidation?: boolean;
-  /**
-   * A position's close (commands.ts): run once the gates have passed and before the sell is
-   * submitted, it cancels the symbol's working sells, which the gates therefore leave out of what
-   * the sell may use. A close the gates refuse cancels nothing.
-   */
-  beforeClose?: () => Promise<void>;
-  /** Who placed it, shown in `metadata.source`; `api` unless the bot or a signal webhook did. */
-  source?: TOrderSource;
-}
-
-/** An attempt as prepared: what the steps after the preparation share. */
-export interface PreparedPlacement {
-  user: { id: number };
-  request: TPlaceOrderRequest;
-  origin?: RequestOrigin;
-  source: TOrderSource;
-  clientOrderId: string;
-  /** The symbol in its registered form. */
-  symbol: string;
-  instrument: InstrumentRow | undefined;
-  /** The SHA-256 of the normalised request: a replay must match it. */
-  hash: string;
-  attempt: OrderAttempt;
-  /** A live order's preflight found the id used: the placement answers as a replay. */
-  taken: boolean;
-}
 
 /**
  * The risk gate's refusal that the books make again under the account's lock (funds, the quantity
@@ -119,6 +81,7 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
   const gateDeps = { db, clock, config, forUser, dayStart, liveSuspended, judgesRiskUnderLock };
   const countGate: CountGate = (assetClass, gate, outcome) => metrics.ordersByGate.labels({ asset_class: assetClass, gate, outcome }).inc();
   const duplicates = createDuplicates({ db, publisher, replayWaitMs });
+  const prepare = createPreparation({ db, instruments, forUser, judgesRiskUnderLock });
   const answers = createAnswerRecorder({ db, clock, logger, alerts, audit, publisher, underWay, countGate });
 
   /**
@@ -174,52 +137,6 @@ export const createPlacement = ({ db, clock, config, logger, metrics, alerts, in
         countGate(prepared.attempt.assetClass, 'broker', 'passed');
         return answers.recordAccepted(prepared, placing.intent, submitted.order, submitted.written);
     }
-  };
-
-  /** The symbol resolved and the lot checked (422), the request's hash, and what the gates will judge. */
-  const prepare = async ({ user, request, origin, clientOrderId, liquidation, beforeClose, source = 'api' }: PlaceOptions & { clientOrderId: string }): Promise<PreparedPlacement> => {
-    const assetClass = request.asset_class;
-    const mode = request.live_mode ? 'live' : 'paper';
-    const instrument = await instruments.resolve({ symbol: request.symbol, assetClass });
-    const symbol = instrument?.symbol ?? (normaliseSymbol(request.symbol, assetClass) as { symbol?: string }).symbol ?? request.symbol.toUpperCase();
-    if (instrument) {
-      const lot = checkLot(new ExactDecimal(request.qty), new ExactDecimal(instrument.lotSize), instrument.fractional);
-      if (lot) throw new AppError('VALIDATION_ERROR', `qty: ${lot}`, { errors: [{ path: 'qty', message: lot }] });
-    }
-    const hash = createHash('sha256').update(JSON.stringify(normalisedRequest(request, symbol))).digest('hex');
-    // A paper account's books are read before the gates rather than after them, where the risk
-    // gate judges a snapshot (a close): it needs them, and the read is local. A refusal before that
-    // gate leaves them unused; a failure of the read is the risk gate's to report, as when it reads
-    // them itself. Books that judge the risk rules under their lock need no snapshot.
-    const snapshotRead = instrument && mode === 'paper' && !judgesRiskUnderLock({ userId: user.id, assetClass, mode, closing: beforeClose !== undefined });
-    const snapshot = snapshotRead ? forUser({ userId: user.id, assetClass, mode }).then((broker) => broker.snapshot({ symbol: instrument.symbol })) : undefined;
-    snapshot?.catch(() => undefined);
-    // A live order reads, before its gates, whether its id is taken, the account's lock and the
-    // user's live flag. A paper order reads none of them (one statement less on the hot path): it
-    // needs no live flag, the statement that writes its intent checks the lock and the id, and a
-    // copy that reaches the gates answers as a replay wherever it stops.
-    const preflight = mode === 'live' ? await readPreflight(db, { userId: user.id, clientOrderId, assetClass }) : undefined;
-    const attempt: OrderAttempt = {
-      userId: user.id,
-      assetClass,
-      mode,
-      side: request.side,
-      qty: new ExactDecimal(request.qty).toFixed(),
-      orderType: request.order_type,
-      limitPrice: request.limit_price === undefined ? null : String(request.limit_price),
-      stopPrice: request.stop_price === undefined ? null : String(request.stop_price),
-      trail: trailRequestOf(request),
-      bracket: request.bracket ? brokerBracketOf(request.bracket) : null,
-      orderClass: orderClassOf(request),
-      instrument,
-      liveEnabled: preflight?.liveEnabled ?? false,
-      lockedUntil: preflight ? preflight.lockedUntil : undefined,
-      snapshot,
-      claimed: [],
-      liquidation: liquidation === true && request.side === 'sell',
-      closing: beforeClose !== undefined,
-    };
-    return { user, request, origin, source, clientOrderId, symbol, instrument, hash, attempt, taken: preflight?.taken === true };
   };
 
   /** A gate's refusal as the audit log records it: no order, the attempt's id and symbol. */

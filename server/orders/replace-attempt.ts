@@ -6,7 +6,7 @@ import { checkLot } from '../brokers/fills.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import { ExactDecimal } from '../decimal.ts';
 import { AppError } from '../errors.ts';
-import type { OrderAttempt, TTrailRequest } from './gates.ts';
+import type { OrderAttempt, TTrailRequest } from './attempt.ts';
 import { trailRequestOf } from './trailing.ts';
 import { brokerBracketOf } from './brackets.ts';
 

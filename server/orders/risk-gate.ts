@@ -13,7 +13,7 @@ import { findLock } from '../controls/queries.ts';
 import { previousSessionClose } from '../marketdata/queries.ts';
 import { KRX_TIME_ZONE } from '../markets/krx.ts';
 import { localDateTimeOf } from '../markets/zoned.ts';
-import type { GateDeps, OrderAttempt } from './gates.ts';
+import type { GateDeps, OrderAttempt } from './attempt.ts';
 import { firstStopOf, trailOf } from './trailing.ts';
 import { checkRisk, riskRefusalError, riskSettingsFromConfig, type RiskAttempt, type RiskVerdict } from './risk.ts';
 import { buyingPowerWithout, positionOf } from './risk/exposure.ts';

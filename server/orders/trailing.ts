@@ -10,7 +10,7 @@ import { trailStopOf, type TTrail } from '../brokers/matching.ts';
 import type { BrokerOrder } from '../brokers/types.ts';
 import type { InstrumentRow, OrderRow } from '../db/schema/index.ts';
 import { ExactDecimal } from '../decimal.ts';
-import type { TTrailRequest } from './gates.ts';
+import type { TTrailRequest } from './attempt.ts';
 import { gridTickAt } from './risk/price-grid.ts';
 
 export const TRAIL_PERCENT = 'trail_percent';

@@ -7,7 +7,7 @@ import type { Broker } from '../../server/brokers/types.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { Db } from '../../server/db/client.ts';
 import { AppError } from '../../server/errors.ts';
-import type { GateDeps, OrderAttempt } from '../../server/orders/gates.ts';
+import type { GateDeps, OrderAttempt } from '../../server/orders/attempt.ts';
 import { riskGate } from '../../server/orders/risk-gate.ts';
 import { btcUsdtRow } from '../support/instrument-rows.ts';
 

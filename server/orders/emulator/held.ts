@@ -9,7 +9,7 @@ import { reservedCash } from '../../brokers/funds.ts';
 import type { BrokerOrder } from '../../brokers/types.ts';
 import type { Queryable } from '../../db/client.ts';
 import { ExactDecimal } from '../../decimal.ts';
-import type { OrderAttempt } from '../gates.ts';
+import type { OrderAttempt } from '../attempt.ts';
 import { workingOrderOf } from '../risk/exposure.ts';
 import { workingEmulatedOrders } from './trigger-queries.ts';
 
