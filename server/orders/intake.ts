@@ -5,10 +5,11 @@ import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import type { TOrderEvent } from '../../contracts/orders.ts';
 import { ExactDecimal } from '../decimal.ts';
 import type { Clock } from '../clock.ts';
-import type { Db, Tx } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
 import type { OrderRow } from '../db/schema/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { BrokerOfAccount } from './broker-calls.ts';
+import { followFill, type FillFollowUps } from './fill-follow-ups.ts';
 import type { OrderAudit } from './order-audit.ts';
 import { placementKey, type PlacementsUnderWay } from './placements-under-way.ts';
 import type { OrderPublisher } from './publisher.ts';
@@ -32,14 +33,11 @@ export interface IntakeDeps {
   underWay: PlacementsUnderWay;
   /**
    * The order emulator: its mapping of a trigger's child's events to its parent order
-   * (emulator/watch.ts), and the exits it arms with an entry's fill (emulator/exits.ts).
+   * (emulator/watch.ts), and what a fill sets off in it (fill-follow-ups.ts).
    */
-  children?: {
+  children?: FillFollowUps & {
     mayBeChildEvent: (event: TBrokerEvent) => boolean;
     asParentEvent: (event: TBrokerEvent) => Promise<TBrokerEvent>;
-    armExits?: (tx: Tx, entry: OrderRow, fill: NonNullable<TBrokerEvent['fill']>) => Promise<TOrderEvent[]>;
-    /** An emulated OCO leg's fill ends its sibling (or makes it smaller), in the fill's transaction (emulator/oco.ts). */
-    settleOco?: (tx: Tx, leg: OrderRow) => Promise<TOrderEvent[]>;
     wake?: (account: { userId: number; assetClass: TBrokerEvent['asset_class']; mode: TBrokerEvent['mode'] }) => void;
   };
 }
@@ -93,9 +91,8 @@ export const createIntake = ({ db, clock, logger, forUser, audit, publisher, und
         ]);
         if (!recorded) throw new DuplicateFill(fill!.execution_id);
         // An entry whose exits the emulator holds arms them with this fill, in its transaction.
-        const exits = record && children?.armExits ? await children.armExits(tx, next, fill) : [];
-        const settled = record && children?.settleOco ? await children.settleOco(tx, next) : [];
-        return [...frames, ...exits, ...settled];
+        const followed = record && children ? await followFill(children, tx, next, fill) : [];
+        return [...frames, ...followed];
       })
       .catch((error: unknown) => {
         if (error instanceof DuplicateFill) return [];

@@ -1,9 +1,9 @@
 // The order service, composed: placement through the five gates with idempotent client order ids
 // and the intent written before the broker is called (placement.ts); cancel, replace and closing
 // a position (commands.ts); reads of orders, positions and the account (reads.ts); the intake of
-// broker events (intake.ts); the reconciler that settles intents a crash left without an answer
-// (reconcile.ts); and the publisher of order events (publisher.ts). Each part takes only what it
-// needs; this module builds them once from OrderDeps.
+// broker events (intake.ts); the reconciler that settles intents a crash left without an answer,
+// and orders whose events no stream heard (reconcile.ts); and the publisher of order events
+// (publisher.ts). Each part takes only what it needs; this module builds them once from OrderDeps.
 import type { TAssetClass } from '../../contracts/common.ts';
 import type { Alerts } from '../alerts/index.ts';
 import type { Clock } from '../clock.ts';
@@ -79,7 +79,8 @@ export const createOrders = ({ db, clock, config, logger, metrics, instruments, 
   // An emulated OCO's (or a bracket's exits') leg that fills ends the other, in the fill's transaction.
   const settleOco = createOcoSettlement({ clock, audit, publisher });
   const { ingest, idle } = createIntake({ db, clock, logger, forUser, audit, publisher, underWay, children: { ...emulator, armExits, settleOco } });
-  const reconcile = createReconciler({ db, clock, logger, forUser, audit, onTriggerChange: emulator.changed });
+  // What it finds is told and followed up as the intake's broker events are.
+  const reconcile = createReconciler({ db, clock, logger, forUser, audit, publisher, fillFollowUps: { armExits, settleOco }, onTriggerChange: emulator.changed });
   const expireEmulated = createEmulatedExpiry({ db, clock, audit, publisher, onTriggerChange: emulator.changed });
 
   /** Sets a user's live flag for an asset class (the live-promotion area will call this). */

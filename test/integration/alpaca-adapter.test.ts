@@ -356,18 +356,20 @@ describe('the trade_updates stream', () => {
     expect(eventsOf(events, second.brokerOrderId)).toEqual(['accepted', 'open', 'fill']);
   });
 
-  it('reconnects after a drop with a bounded backoff, calls onReconnect, and streams again', async () => {
+  it('reconnects after a drop with a bounded backoff, calls onListening again, and streams again', async () => {
     const retries: StreamRetry[] = [];
-    let reconnects = 0;
-    const { broker, keyId } = newBroker({ backoff: { initialMs: 20, maxMs: 40 }, random: () => 0.999_999, onRetry: (retry) => retries.push(retry), onReconnect: () => void (reconnects += 1) });
+    let listenings = 0;
+    const { broker, keyId } = newBroker({ backoff: { initialMs: 20, maxMs: 40 }, random: () => 0.999_999, onRetry: (retry) => retries.push(retry), onListening: () => void (listenings += 1) });
     const { events } = collectEvents(broker);
     await streamReady(keyId);
+    // The first connection's listening is told too: what came before it was never sent.
+    await until(() => listenings, (count) => count === 1);
     const resting = await broker.placeOrder(order({ orderType: 'limit', limitPrice: '90', timeInForce: 'gtc' }));
     await until(() => eventsOf(events, resting.brokerOrderId), (types) => types.includes('open'));
     const connectionsBefore = fake.streamConnections;
     // The connection drops mid-order, and the next two attempts are dropped on arrival.
     fake.dropStreams(2);
-    await until(() => reconnects, (count) => count === 1);
+    await until(() => listenings, (count) => count === 2);
     expect(fake.streamConnections - connectionsBefore).toBe(3);
     expect(retries.map((retry) => retry.attempt)).toEqual([1, 2, 3]);
     // Doubling from 20 ms, capped at 40: the third wait would be 80 ms without the cap.
@@ -386,20 +388,21 @@ describe('the trade_updates stream', () => {
   const watchedBroker = () => {
     const clock = manualClock();
     const retries: StreamRetry[] = [];
-    let reconnects = 0;
+    let listenings = 0;
     let pongs = 0;
     const { broker, keyId } = newBroker({
       watchdogClock: clock,
       onPong: () => void (pongs += 1),
       onRetry: (retry) => retries.push(retry),
-      onReconnect: () => void (reconnects += 1),
+      onListening: () => void (listenings += 1),
     });
     collectEvents(broker);
     return {
       clock,
       keyId,
       reasons: () => retries.map((retry) => retry.reason),
-      reconnects: () => reconnects,
+      /** Connections that listened, the first included. */
+      listenings: () => listenings,
       /** Moves the clock across the next round (a ping) and waits for the pong. */
       roundAnswered: async () => {
         const before = pongs;
@@ -437,7 +440,7 @@ describe('the trade_updates stream', () => {
     // Heard (a pong) within the silence, yet not listening once the silence has passed since it opened.
     await stream.roundAnswered();
     stream.clock.advance(SILENCE_MS + 1 - ROUND_MS);
-    await until(stream.reconnects, (count) => count >= 1);
+    await until(stream.listenings, (count) => count >= 2);
     expect(stream.reasons()).toEqual(['silent', 'not listening']);
     await streamReady(stream.keyId);
   });

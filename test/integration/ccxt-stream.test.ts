@@ -1,6 +1,6 @@
 // The ccxt adapter's events from watchOrders (ccxt's pro binance class) against the fake
 // Binance's WebSocket API on 127.0.0.1: fills, partial fills, cancels and expiries by the stream
-// with no polling, a drop mid-order (the fill made meanwhile settled once by the reconnect
+// with no polling, a drop mid-order (the fill made meanwhile settled once by the listening
 // hook), the silence watchdog, a refused key, and BROKER_CRYPTO_STREAM=poll keeping the poller.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,8 @@ afterAll(async () => {
 const account = (overrides: Partial<CcxtBrokerOptions> = {}) => {
   const key = { apiKey: overrides.apiKey ?? `bn-${randomBytes(6).toString('hex')}`, secret: overrides.secret ?? `bn-secret-${randomBytes(16).toString('hex')}` };
   if (!overrides.apiKey) fake.addAccount({ ...key, balances: { USDT: '10000', ETH: '1' } });
-  const reconnects: number[] = [];
+  /** When the stream was subscribed, the first time included (the listening hook's calls). */
+  const listenings: number[] = [];
   const options: CcxtBrokerOptions = {
     userId: 1,
     mode: 'paper',
@@ -39,7 +40,7 @@ const account = (overrides: Partial<CcxtBrokerOptions> = {}) => {
     pollIntervalMs: 50,
     silenceSeconds: ROOMY_SILENCE_SECONDS,
     streamBackoff: { initialMs: 20, maxMs: 200 },
-    onReconnect: () => void reconnects.push(Date.now()),
+    onListening: () => void listenings.push(Date.now()),
     ...overrides,
   };
   const adapter = createCcxtBroker(options);
@@ -57,7 +58,7 @@ const account = (overrides: Partial<CcxtBrokerOptions> = {}) => {
     key,
     adapter,
     events,
-    reconnects,
+    listenings,
     failure: () => failure,
     of: (brokerOrderId: string) => events.filter((event) => event.broker_order_id === brokerOrderId),
     /** Resolves once the account's stream is subscribed on the fake. */
@@ -167,6 +168,26 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
     await streaming.stop();
   });
 
+  it('calls the listening hook at its first subscription too: a fill made before it is never sent', async () => {
+    // Every connection refused from the start: the account's stream has never been subscribed.
+    fake.dropUserStreams(1_000);
+    const connections = fake.userStreamConnections;
+    const account_ = account();
+    await until(() => fake.userStreamConnections, (count) => count > connections);
+    const before = await account_.adapter.placeOrder({ clientOrderId: 'ws-first-1', symbol: 'BTC/USDT', side: 'buy', qty: '0.01', orderType: 'market', timeInForce: 'gtc' });
+    expect(fake.books.orders(account_.key.apiKey).find((row) => String(row.orderId) === before.metadata.exchange_order_id)?.status).toBe('FILLED');
+    expect(account_.listenings).toHaveLength(0);
+    fake.dropUserStreams(0);
+    await account_.subscribed();
+    await until(() => account_.listenings.length, (count) => count === 1);
+    // The stream reports what comes after it is subscribed, not the fill before: the hook is where that is looked for.
+    const after = await account_.adapter.placeOrder({ clientOrderId: 'ws-first-2', symbol: 'BTC/USDT', side: 'buy', qty: '0.01', orderType: 'market', timeInForce: 'gtc' });
+    await until(() => account_.of(after.brokerOrderId), (seen) => seen.length >= 1);
+    expect(account_.of(before.brokerOrderId)).toEqual([]);
+    expect(account_.listenings).toHaveLength(1);
+    await account_.stop();
+  });
+
   it('takes a fill made while the stream was down once: by the reconcile after the reconnect, not by the stream', async () => {
     const account_ = await streamingAccount();
     const order = await account_.adapter.placeOrder({ clientOrderId: 'ws-gap-1', symbol: 'ETH/USDT', side: 'buy', qty: '0.2', orderType: 'limit', limitPrice: '2900', timeInForce: 'gtc' });
@@ -178,10 +199,11 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
     fake.setPrice('ETHUSDT', '3000');
     expect(fake.books.orders(account_.key.apiKey).find((row) => String(row.orderId) === order.metadata.exchange_order_id)?.status).toBe('FILLED');
     await until(() => fake.userStreamConnections, (count) => count > connections + 1);
-    expect(account_.reconnects).toHaveLength(0);
+    // The first subscription's only: no connection since has been subscribed.
+    expect(account_.listenings).toHaveLength(1);
     fake.dropUserStreams(0);
     await account_.subscribed();
-    await until(() => account_.reconnects.length, (count) => count === 1);
+    await until(() => account_.listenings.length, (count) => count === 2);
     // The reconcile's read finds it filled; the stream never reported it.
     expect(await account_.adapter.getOrder({ brokerOrderId: order.brokerOrderId })).toMatchObject({ status: 'filled', filledQty: '0.2' });
     const after = await account_.adapter.placeOrder({ clientOrderId: 'ws-gap-2', symbol: 'ETH/USDT', side: 'buy', qty: '0.1', orderType: 'market', timeInForce: 'gtc' });
@@ -199,7 +221,7 @@ describe('ccxt order events by watchOrders on the fake Binance', () => {
     fake.silenceUserStreams();
     const firstDrop = () => logs.lines.find((line) => line.msg === 'ccxt stream: the order stream dropped; reconnecting');
     await advanceUntilDropped(clock, ROUND_MS, firstDrop);
-    await until(() => account_.reconnects.length, (count) => count >= 1);
+    await until(() => account_.listenings.length, (count) => count >= 2);
     // Dropped by the silence watchdog (ccxt's own keep-alive would give up only after eight missed pongs, twice as late).
     expect(firstDrop()).toMatchObject({ reason: 'silent' });
     expect(fake.userStreamConnections).toBeGreaterThan(connections);

@@ -42,8 +42,8 @@ export interface AlpacaBrokerOptions extends AlpacaAccountKey {
   /** The streams' watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s); onRetry and the test hooks below serve both streams. */
   silenceSeconds?: number;
   backoff?: StreamBackoff;
-  /** The trade_updates stream's alone (where the service reconciles orders); the quote stream has none. */
-  onReconnect?: () => void | Promise<void>;
+  /** Each time the trade_updates stream listens, the first time included (where the service reconciles orders); the quote stream has none. */
+  onListening?: () => void | Promise<void>;
   onRetry?: (retry: StreamRetry) => void;
   /** The streams' watchdog clock (timers by default), and a word of each pong: for tests, see KeepAliveOptions. */
   watchdogClock?: Clock;
@@ -78,7 +78,7 @@ export const dataStreamUrlOf = (dataUrl: string) => {
   return url.toString();
 };
 
-/** What both streams are watched and retried with (onReconnect is the events' alone: it reconciles orders). */
+/** What both streams are watched and retried with (onListening is the events' alone: it reconciles orders). */
 const keepAliveOf = (options: AlpacaBrokerOptions, url: string): KeepAliveOptions => ({
   url,
   silenceSeconds: options.silenceSeconds ?? 30,
@@ -201,7 +201,7 @@ async function* eventsOf(options: AlpacaBrokerOptions, key: AlpacaAccountKey, si
   const seen = new Set<string>();
   const url = options.streamUrl ?? webSocketUrlOf('/stream', options.baseUrl ?? (options.mode === 'live' ? ALPACA_LIVE_URL : ALPACA_PAPER_URL)).toString();
   const updates = streamTradeUpdates(
-    { ...keepAliveOf(options, url), ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}), keyId: options.keyId, secretKey: options.secretKey },
+    { ...keepAliveOf(options, url), ...(options.onListening ? { onListening: options.onListening } : {}), keyId: options.keyId, secretKey: options.secretKey },
     signal,
   );
   for await (const update of updates) {

@@ -1,8 +1,9 @@
 // One WebSocket to Alpaca kept alive for the protocol spoken over it (the trade_updates stream, the
 // market data stream): a watchdog pings and reconnects when nothing (not even a pong) arrives in
-// time, reconnections back off exponentially with jitter, and every reconnection after the first
-// ready connection calls `onReconnect`. What the protocol reads comes out as an async iterator,
-// until the signal aborts or the protocol meets a refusal that retrying would not cure.
+// time, reconnections back off exponentially with jitter, and every connection that gets as far as
+// ready (the first one included) calls `onListening`. What the protocol reads comes out as an
+// async iterator, until the signal aborts or the protocol meets a refusal that retrying would not
+// cure.
 import { WebSocket, type RawData } from 'ws';
 import { systemClock, wakeAt, type Clock } from '../../clock.ts';
 import type { Logger } from '../../observability/logger.ts';
@@ -19,8 +20,11 @@ export interface KeepAliveOptions {
   /** Reconnect when nothing, not even a pong, has arrived for this many seconds. */
   silenceSeconds: number;
   backoff: StreamBackoff;
-  /** Called once the stream is ready again after a reconnection (not on the first connection). */
-  onReconnect?: () => void | Promise<void>;
+  /**
+   * Called each time a connection is ready, the first one included: what the server sent before
+   * (while no connection listened) it never sends again, so the caller looks for it then.
+   */
+  onListening?: () => void | Promise<void>;
   /** Told each scheduled reconnection, before its wait. */
   onRetry?: (retry: StreamRetry) => void;
   /** The jitter's source, [0, 1). */
@@ -74,7 +78,6 @@ const keepConnected = <M, T>(options: KeepAliveOptions, protocol: StreamProtocol
   const roundMs = Math.max(10, Math.floor(silenceMs / 4));
   let stopped = false;
   const schedule = reconnectSchedule(options.backoff, random);
-  let readyBefore = false;
   let socket: WebSocket | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   /** Connections that got as far as ready. */
@@ -93,12 +96,12 @@ const keepConnected = <M, T>(options: KeepAliveOptions, protocol: StreamProtocol
       if (ready.has(ws)) return;
       schedule.reset();
       ready.add(ws);
-      if (readyBefore && options.onReconnect) {
+      // Off the delivery path: the hook's work (a reconciliation) never holds the items back.
+      if (options.onListening) {
         void Promise.resolve()
-          .then(options.onReconnect)
-          .catch((error: unknown) => options.logger?.warn({ err: error }, `alpaca: the ${protocol.name} reconnect hook failed`));
+          .then(options.onListening)
+          .catch((error: unknown) => options.logger?.warn({ err: error }, `alpaca: the ${protocol.name} listening hook failed`));
       }
-      readyBefore = true;
     },
     deliver: onItem,
     drop: () => ws.terminate(),

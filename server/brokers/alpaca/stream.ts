@@ -1,6 +1,7 @@
 // The `trade_updates` WebSocket of one Alpaca key: authenticates and listens, on a connection
-// keep-alive.ts keeps alive (watchdog, jittered exponential reconnects, `onReconnect` after each
-// reconnection, where the service reconciles what it may have missed).
+// keep-alive.ts keeps alive (watchdog, jittered exponential reconnects, `onListening` each time a
+// connection listens, the first included, where the service reconciles what it may have missed:
+// Alpaca sends an update only to a stream listening when it happens).
 import { BrokerRejectedError } from '../types.ts';
 import { keepStreaming, type KeepAliveOptions, type StreamProtocol } from './keep-alive.ts';
 import type { AlpacaStreamMessage, AlpacaTradeUpdate } from './wire.ts';

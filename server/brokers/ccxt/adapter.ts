@@ -72,8 +72,8 @@ export interface CcxtBrokerOptions {
   /** The order and trade price streams' watchdog (default 30 s) and reconnect backoff (default 0.5 s doubling to 30 s). */
   silenceSeconds?: number;
   streamBackoff?: StreamBackoff;
-  /** Called after every reconnection of the order stream (where the service reconciles). */
-  onReconnect?: () => void | Promise<void>;
+  /** Called each time the order stream is subscribed, the first time included (where the service reconciles); polling never calls it. */
+  onListening?: () => void | Promise<void>;
   /** The streams' watchdog clock: timers by default; a test moves its own (see CcxtKeptStreamSettings). */
   watchdogClock?: Clock;
   logger?: Pick<Logger, 'warn'>;
@@ -450,7 +450,7 @@ export const createCcxtBroker = (options: CcxtBrokerOptions): CcxtBroker => {
             watch: (symbol) => void watched.add(symbol),
             // A long id of ours went to the exchange as its digest form: its updates carry ours again.
             ourClientOrderId: (order) => (isDigestClientOrderId(order.clientOrderId, idRule) ? clientIds.find(order.clientOrderId, order.brokerOrderId) : undefined),
-            ...(options.onReconnect ? { onReconnect: options.onReconnect } : {}),
+            ...(options.onListening ? { onListening: options.onListening } : {}),
           },
           signal,
         )

@@ -17,8 +17,11 @@ export interface CcxtKeptStreamSettings {
   /** Reconnect when nothing, not even a pong, has arrived for this many seconds. */
   silenceSeconds: number;
   backoff: StreamBackoff;
-  /** Called once the stream is subscribed again after a drop (not on the first connection). */
-  onReconnect?: () => void | Promise<void>;
+  /**
+   * Called each time a connection is subscribed, the first one included: what the exchange sent
+   * before (while no connection was subscribed) it never sends again, so the caller looks for it then.
+   */
+  onListening?: () => void | Promise<void>;
   /** Told each scheduled reconnection, before its wait. */
   onRetry?: (retry: StreamRetry) => void;
   /** The jitter's source, [0, 1). */
@@ -37,7 +40,7 @@ export interface CcxtKeptStreamSettings {
 export interface CcxtStreamSession {
   /** The promise, or the connection's drop if it comes first (the promise's own failure then goes unheard). */
   until: <R>(promise: Promise<R>) => Promise<R>;
-  /** The subscription is on: the backoff starts over, and a later connection's calls the reconnect hook. */
+  /** The subscription is on: the backoff starts over, and the listening hook is called. */
   subscribed: () => void;
   /** Something arrived: the watchdog's silence starts over. */
   heard: () => void;
@@ -104,7 +107,6 @@ export async function* keepCcxtStream<C extends { exchange: Exchange }, T>(optio
   };
 
   const schedule = reconnectSchedule(options.backoff, random);
-  let subscribedBefore = false;
   /** One connection, until it drops: the reason it dropped. */
   const session = async (): Promise<string> => {
     let connection: C | undefined;
@@ -141,12 +143,12 @@ export async function* keepCcxtStream<C extends { exchange: Exchange }, T>(optio
     const subscribed = () => {
       heard();
       schedule.reset();
-      if (subscribedBefore && options.onReconnect) {
+      // Off the delivery path: the hook's work (a reconciliation) never holds the items back.
+      if (options.onListening) {
         void Promise.resolve()
-          .then(options.onReconnect)
-          .catch((error: unknown) => options.logger?.warn({ err: error }, `ccxt stream: the ${options.name}'s reconnect hook failed`));
+          .then(options.onListening)
+          .catch((error: unknown) => options.logger?.warn({ err: error }, `ccxt stream: the ${options.name}'s listening hook failed`));
       }
-      subscribedBefore = true;
     };
     try {
       connection = await until(options.open());

@@ -7,7 +7,8 @@
 // ccxt did not attach one), the missing trades are read by REST (fetchMyTrades) before its next
 // events. The connection is kept (kept-stream.ts): a watchdog ends it when nothing (no update, no
 // pong) arrives within the silence window, reconnections back off exponentially with jitter, and
-// every reconnection calls `onReconnect` (where the service reconciles what the gap may have hidden).
+// every subscription, the first included, calls `onListening` (where the service reconciles what
+// came while nothing was subscribed: an update is sent only to a subscribed stream).
 import type { Exchange, Order, Trade } from 'ccxt';
 import type { Decimal } from 'decimal.js';
 import { ExactDecimal } from '../../decimal.ts';

@@ -43,9 +43,14 @@ export interface OrderLinkStores {
   ccxt(account: { userId: number; mode: TTradingMode; rule: ClientOrderIdRule }): CcxtClientIdStore;
 }
 
-/** What an events consumer adds to an adapter: the reconnect hook (where it reconciles). */
+/** What an events consumer adds to an adapter: the listening hook (where it reconciles). */
 export interface StreamHooks {
-  onReconnect?: () => void | Promise<void>;
+  /**
+   * Called each time the account's event stream listens, the first time included (Alpaca's
+   * trade_updates, ccxt's order stream): an update is sent only to a stream listening when it
+   * happens. Polled events (KIS, ccxt without an order stream) never call it.
+   */
+  onListening?: () => void | Promise<void>;
 }
 
 const perSecond = (count: number) => ({ requestsPerMinute: count * 60, burst: count });
@@ -113,7 +118,7 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           timeoutMs: config.BROKER_TIMEOUT_MS,
           limiter: alpacaLimiters.forKey(credentials.apiKey),
           silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
-          ...(hooks.onReconnect ? { onReconnect: hooks.onReconnect } : {}),
+          ...(hooks.onListening ? { onListening: hooks.onListening } : {}),
           logger: warn,
         });
       case 'kr_equity':
@@ -158,10 +163,10 @@ export const createRealAdapters = ({ db, clock, config, logger, cipher, orderLin
           watched: watchedSymbols.of(userId, mode, exchangeId),
           clientIds: clientIdStores.of(userId, mode, exchangeId),
           placed: placedOrders.of(userId, mode, exchangeId),
-          // watchOrders where the exchange has it: the same watchdog and reconnect hook as the US stream.
+          // watchOrders where the exchange has it: the same watchdog and listening hook as the US stream.
           stream: config.BROKER_CRYPTO_STREAM,
           silenceSeconds: config.BROKER_STREAM_SILENCE_SEC,
-          ...(hooks.onReconnect ? { onReconnect: hooks.onReconnect } : {}),
+          ...(hooks.onListening ? { onListening: hooks.onListening } : {}),
           logger: warn,
         });
       }

@@ -2,10 +2,12 @@
 // events (Alpaca's trade_updates stream, KIS's polling) in the whole deployment, held by a lease
 // in Postgres, feeding the order service as the simulator's events do. A consumer starts when its
 // key is active (at start-up, or on the change feed), stops when the key is deactivated or
-// deleted, when its lease is lost, and at shutdown. After every reconnect of the stream, and
-// every restart of a consumer, the account's unfinished orders are reconciled with the broker:
-// what fell in the gap arrives once, by reconciliation or by replay, never twice (fills are keyed
-// by execution id and by the filled quantity).
+// deleted, when its lease is lost, and at shutdown. Each time the account's stream listens (the
+// first time after a start included: a broker sends an update only to a stream listening when it
+// happens, so an order placed before that is never reported) and at every restart of a polling
+// consumer, the account's unfinished orders are reconciled with the broker: what fell in the gap
+// arrives once, by reconciliation or by replay, never twice (fills are keyed by execution id and
+// by the filled quantity).
 import type { TTradingMode } from '../../../contracts/brokers.ts';
 import type { TAssetClass } from '../../../contracts/common.ts';
 import type { Clock } from '../../clock.ts';
@@ -53,6 +55,11 @@ interface Consumer {
   running?: Promise<void>;
   /** Starts so far: every start after the first follows a gap in which events may have been missed. */
   starts: number;
+  /**
+   * Whether its adapter's events have ever called the listening hook (a stream's do, each time it
+   * listens; a poller's never): a restart of one that did is reconciled once its stream listens.
+   */
+  listens: boolean;
 }
 
 export type BrokerIngestion = ReturnType<typeof createBrokerIngestion>;
@@ -71,7 +78,7 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
       const outcome = await reconcile(accountOf(key));
       log.info({ keyId: key.keyId, userId: key.userId, assetClass: key.assetClass, why, outcome }, 'reconciled the account with its broker');
     } catch (error) {
-      log.warn({ err: error, keyId: key.keyId, why }, 'reconciling the account failed; the next reconnect or restart tries again');
+      log.warn({ err: error, keyId: key.keyId, why }, 'reconciling the account failed; the next listening, restart or minute’s run tries again');
     }
   };
 
@@ -79,14 +86,24 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
   const consume = async (consumer: Consumer, signal: AbortSignal) => {
     const { key } = consumer;
     consumer.starts += 1;
+    const restarted = consumer.starts > 1;
+    let listenings = 0;
+    // Called by the stream off its delivery path: the events flow while the account is reconciled.
+    const onListening = () => {
+      consumer.listens = true;
+      listenings += 1;
+      return reconcileAccount(key, listenings > 1 ? 'stream reconnected' : restarted ? 'consumer restarted' : 'stream listening');
+    };
     // What runs beside the events ends with them: a restart never leaves two running.
     const beside = new AbortController();
     const endBeside = () => beside.abort();
     signal.addEventListener('abort', endBeside, { once: true });
     let besides: Promise<void> | undefined;
     try {
-      const broker = adapters.build({ ...accountOf(key), credentials: key.credentials }, { onReconnect: () => reconcileAccount(key, 'stream reconnected') });
-      if (consumer.starts > 1) await reconcileAccount(key, 'consumer restarted');
+      const broker = adapters.build({ ...accountOf(key), credentials: key.credentials }, { onListening });
+      // A poller never listens: its restart is reconciled here, before its first reading, which
+      // replays only the day's (KIS) or the last hour's (ccxt) orders.
+      if (restarted && !consumer.listens) await reconcileAccount(key, 'consumer restarted');
       besides = alongside?.(accountOf(key), broker, beside.signal).catch((error: unknown) => log.warn({ err: error, keyId: key.keyId }, 'the work beside the broker events stopped'));
       for await (const event of broker.events(signal)) {
         // An order KIS has that no link names (placed outside this service) has no client id: not ours to record.
@@ -147,6 +164,7 @@ export const createBrokerIngestion = ({ db, clock, logger, changes, holder, keys
         const made: Consumer = {
           key,
           starts: 0,
+          listens: false,
           // Its work runs only while the lease is held; this module schedules the rounds (start() is never called).
           loop: createLeasedLoop({ db, clock, logger: log, name: `broker-events:key:${keyId}`, holder, ttlMs: leaseTtlMs, intervalMs: roundMs, work: () => ensureRunning(made) }),
         };
