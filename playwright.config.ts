@@ -27,7 +27,8 @@ export default defineConfig({
     toHaveScreenshot: { pathTemplate: '{testDir}/../../docs/screenshots/{arg}{ext}', maxDiffPixelRatio: 0.002 },
   },
   forbidOnly: true,
-  reporter: [['list'], ['./test/e2e/summary-reporter.ts']],
+  // A failed test's service log lines are printed under it (service-log-reporter.ts says why).
+  reporter: [['list'], ['./test/e2e/service-log-reporter.ts'], ['./test/e2e/summary-reporter.ts']],
   use: {
     browserName: 'chromium',
     launchOptions: {
