@@ -21,33 +21,13 @@ import { fillsOf, findOrderByClientId, listUnfinishedOrders } from './queries.ts
 import { insertFill, mergeOrderMetadata, updateOrder } from './write-queries.ts';
 import { CHILD_BROKER_ORDER_ID } from './emulator/fire.ts';
 import { rearmAfterLostChild, setChildBrokerOrderId, triggersAwaitingChild, type EmulatedAccount } from './emulator/trigger-queries.ts';
-import { AMBIGUOUS, localBrokerId, orderEventOf, TERMINAL } from './records.ts';
+import { AMBIGUOUS, eventTypeOfStatus, localBrokerId, orderEventOf, TERMINAL } from './records.ts';
 
 /**
  * An intent the broker does not know is settled as never placed only once it is older than this:
  * a younger one may still be on its way to the broker from another instance.
  */
 const SETTLE_AFTER_MS = 60_000;
-
-/** The order event of a broker status, as the intake names a broker event that reports it. */
-const eventTypeOfStatus = (status: TBrokerOrderStatus): TOrderEvent['event_type'] => {
-  switch (status) {
-    case 'accepted':
-      return 'accepted';
-    case 'open':
-      return 'open';
-    case 'partially_filled':
-      return 'partial_fill';
-    case 'filled':
-      return 'fill';
-    // A broker's `expired` reaches clients as `canceled` with status `expired` (DESIGN §6).
-    case 'canceled':
-    case 'expired':
-      return 'canceled';
-    case 'rejected':
-      return 'rejected';
-  }
-};
 
 /**
  * The order events of a link (`row` as it left it): the broker's status, as its broker event would

@@ -2,7 +2,7 @@
 // a replay compares it, the change a broker event makes to an order's row, order event frames,
 // outbox rows, audit records, and the rows of an intent, an acceptance and a broker-made child.
 // No I/O: the instant comes in as `at`.
-import type { TBrokerEvent } from '../../contracts/brokers.ts';
+import type { TBrokerEvent, TBrokerEventType, TBrokerOrderStatus } from '../../contracts/brokers.ts';
 import { CURRENCY_OF_ASSET_CLASS } from '../../contracts/common.ts';
 import type { TOrderEvent, TOrderResponse, TOrderStatus, TPlaceOrderRequest } from '../../contracts/orders.ts';
 import type { AuditRecord, RequestOrigin } from '../audit/log.ts';
@@ -99,7 +99,21 @@ export const changeByEvent = (row: OrderRow, event: TBrokerEvent) => {
 };
 
 /** A broker's `expired` reaches clients as `canceled` with status `expired`. */
-export const eventTypeOf = (event: TBrokerEvent): TOrderEvent['event_type'] => (event.type === 'expired' ? 'canceled' : event.type);
+export const eventTypeOf = (event: Pick<TBrokerEvent, 'type'>): TOrderEvent['event_type'] => (event.type === 'expired' ? 'canceled' : event.type);
+
+/** The broker event that reports each status. */
+const EVENT_OF_STATUS: Record<TBrokerOrderStatus, TBrokerEventType> = {
+  accepted: 'accepted',
+  open: 'open',
+  partially_filled: 'partial_fill',
+  filled: 'fill',
+  canceled: 'canceled',
+  rejected: 'rejected',
+  expired: 'expired',
+};
+
+/** The order event that tells a status learned without its broker event (the reconciler's link). */
+export const eventTypeOfStatus = (status: TBrokerOrderStatus): TOrderEvent['event_type'] => eventTypeOf({ type: EVENT_OF_STATUS[status] });
 
 export const orderEventOf = (row: OrderRow, eventType: TOrderEvent['event_type'], payload: Record<string, unknown>, at: Date): TOrderEvent => ({
   type: 'order_event',

@@ -8,6 +8,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orders, outboxEvents } from '../../server/db/schema/index.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { alpacaServerSettings } from '../support/alpaca-server.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -19,15 +20,7 @@ let alice: FactoryUser;
 
 beforeAll(async () => {
   alpaca = await startFakeAlpaca({ accounts: [{ ...alpacaKey, cash: '100000' }], prices: { AAPL: '200' } });
-  server = await startTestServer({
-    BROKER_MODE: 'real',
-    BROKER_BASE_URLS: `us_broker:paper=${alpaca.url}`,
-    BROKER_US_DATA_URL: alpaca.url,
-    BROKER_US_DATA_STREAM_URL: alpaca.dataStreamUrl,
-    RISK_MARKET_HOURS: 'ignore',
-    SIM_TICK_INTERVAL_MS: '0',
-    WORKERS_IN_PROCESS: 'false',
-  });
+  server = await startTestServer(alpacaServerSettings(alpaca));
   alice = await newUser(server, { prefix: 'emu_alpaca' });
 });
 afterAll(async () => {

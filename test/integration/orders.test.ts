@@ -5,7 +5,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TBrokerEvent } from '../../contracts/brokers.ts';
 import { manualClock } from '../../server/clock.ts';
-import { auditEvents, orderFills, orders, simOrders } from '../../server/db/schema/index.ts';
+import { auditEvents, orderFills, orders, outboxEvents, simOrders } from '../../server/db/schema/index.ts';
 import { setLock } from '../../server/controls/queries.ts';
 import { PLACEMENT_STEPS_CHANNEL, type PlacementStep } from '../../server/observability/placement-steps.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
@@ -514,6 +514,16 @@ describe('the reconciler', () => {
       ['crashed-after', 'linked'],
       ['crashed-before', 'settled'],
     ]);
+    // Each decision reached the user as its broker event would have: the order's event in the
+    // outbox (the link's fill with its trade, the settled intent's rejection).
+    const written = await db.select().from(outboxEvents).where(eq(outboxEvents.userId, user.user.id)).orderBy(asc(outboxEvents.id));
+    const reconciled = written.filter(({ frame }) => (frame.payload as { reconciled?: unknown } | undefined)?.reconciled === true);
+    expect(reconciled.map(({ frame }) => [frame.client_order_id, frame.event_type, frame.status])).toEqual([
+      ['crashed-after', 'fill', 'filled'],
+      ['crashed-before', 'rejected', 'rejected'],
+    ]);
+    const linkId = written.indexOf(reconciled[0]!);
+    expect(written[linkId + 1]).toMatchObject({ channel: 'live', frame: { type: 'trade', symbol: 'BTC/USDT', side: 'buy', amount: 0.002 } });
   });
 });
 

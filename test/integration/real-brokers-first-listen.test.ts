@@ -9,6 +9,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderFills, orders, orderTriggers, outboxEvents } from '../../server/db/schema/index.ts';
 import { startFakeAlpaca, type FakeAlpaca } from '../../server/fakes/alpaca.ts';
+import { alpacaServerSettings } from '../support/alpaca-server.ts';
 import { newUser, type FactoryUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { waitFor } from '../support/wait.ts';
@@ -26,17 +27,9 @@ let bob: FactoryUser;
 
 beforeAll(async () => {
   alpaca = await startFakeAlpaca({ accounts: [{ ...aliceKey, cash: '100000' }, { ...bobKey, cash: '100000' }], prices: { AAPL: '200' } });
-  server = await startTestServer({
-    BROKER_MODE: 'real',
-    BROKER_BASE_URLS: `us_broker:paper=${alpaca.url}`,
-    BROKER_US_DATA_URL: alpaca.url,
-    BROKER_US_DATA_STREAM_URL: alpaca.dataStreamUrl,
-    RISK_MARKET_HOURS: 'ignore',
-    SIM_TICK_INTERVAL_MS: '0',
-    // No minute's jobs: their reconcile of every account would settle the order whether or not
-    // the stream's first listening does.
-    WORKERS_IN_PROCESS: 'false',
-  });
+  // No minute's jobs there: their reconcile of every account would settle the order whether or not
+  // the stream's first listening does.
+  server = await startTestServer(alpacaServerSettings(alpaca));
   alice = await newUser(server, { prefix: 'gap_alice' });
   bob = await newUser(server, { prefix: 'gap_bob' });
 });
